@@ -1,0 +1,389 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// entryRequires says which members are always written for an entry type:
+// the ones pi's loader reads without checking they exist.
+func entryRequires(t session.EntryType, key string) bool {
+	switch key {
+	case "type", "id", "parentId", "timestamp":
+		return true
+	case "message":
+		return t == session.TypeMessage
+	case "thinkingLevel":
+		return t == session.TypeThinkingLevelChange
+	case "provider", "modelId":
+		return t == session.TypeModelChange
+	case "activeTools":
+		return t == session.TypeActiveToolsChange
+	case "summary":
+		return t == session.TypeCompaction || t == session.TypeBranchSummary
+	case "firstKeptEntryId", "tokensBefore":
+		return t == session.TypeCompaction
+	case "fromId":
+		return t == session.TypeBranchSummary
+	case "customType":
+		return t == session.TypeCustom || t == session.TypeCustomMessage
+	case "content", "display":
+		return t == session.TypeCustomMessage
+	case "targetId":
+		return t == session.TypeLabel
+	}
+	return false
+}
+
+// AppendEntry appends the JSON encoding of e (one line, no newline) to b.
+func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
+	if e.Type == "" || e.Type == session.TypeSession {
+		return b, fmt.Errorf("%w: entry %q has type %q", ErrInvalid, e.ID, e.Type)
+	}
+	if e.ID == "" {
+		return b, fmt.Errorf("%w: %s entry has no id", ErrInvalid, e.Type)
+	}
+	t := e.Type
+	req := func(k string) bool { return entryRequires(t, k) }
+	w := newObj(b, e.Extra)
+	w.str("type", string(t), true)
+	w.str("customType", e.CustomType, req("customType"))
+	w.str("id", e.ID, true)
+	if e.ParentID == "" {
+		w.null("parentId")
+	} else {
+		w.str("parentId", e.ParentID, true)
+	}
+	w.str("timestamp", e.Timestamp, true)
+	if w.want("message", e.Message != nil, req("message")) {
+		w.key("message")
+		m := e.Message
+		if m == nil {
+			m = &session.Message{}
+		}
+		var err error
+		w.b, err = appendMessage(w.b, m)
+		w.fail(err)
+	}
+	w.str("thinkingLevel", e.ThinkingLevel, req("thinkingLevel"))
+	w.str("provider", e.Provider, req("provider"))
+	w.str("modelId", e.ModelID, req("modelId"))
+	if w.want("activeTools", e.ActiveTools != nil, req("activeTools")) {
+		w.key("activeTools")
+		w.b = append(w.b, '[')
+		for i, name := range e.ActiveTools {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, name)
+		}
+		w.b = append(w.b, ']')
+	}
+	w.str("fromId", e.FromID, req("fromId"))
+	w.str("summary", e.Summary, req("summary"))
+	w.str("firstKeptEntryId", e.FirstKeptEntryID, req("firstKeptEntryId"))
+	w.int("tokensBefore", e.TokensBefore, req("tokensBefore"))
+	if w.want("retainedTail", e.RetainedTail != nil, false) {
+		w.key("retainedTail")
+		w.b = append(w.b, '[')
+		for i := range e.RetainedTail {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			var err error
+			w.b, err = appendMessage(w.b, &e.RetainedTail[i])
+			w.fail(err)
+		}
+		w.b = append(w.b, ']')
+	}
+	if w.want("usage", e.Usage != nil, false) {
+		w.key("usage")
+		w.b, w.err = appendUsage(w.b, e.Usage, w.err)
+	}
+	if w.want("content", !e.Content.IsZero(), req("content")) {
+		w.key("content")
+		w.b, w.err = appendContent(w.b, e.Content, w.err)
+	}
+	w.bool("display", e.Display, req("display"))
+	w.raw("data", e.Data, false, "")
+	w.raw("details", e.Details, false, "")
+	w.bool("fromHook", e.FromHook, false)
+	w.str("targetId", e.TargetID, req("targetId"))
+	w.str("label", e.Label, false)
+	w.str("name", e.Name, false)
+	return w.close()
+}
+
+// EncodeEntry returns the JSON line for e, without the newline.
+func EncodeEntry(e *session.Entry) ([]byte, error) { return AppendEntry(nil, e) }
+
+// DecodeEntry decodes one JSON line holding an entry (not a header).
+func DecodeEntry(line []byte) (*session.Entry, error) {
+	r := getReader(line)
+	defer putReader(r)
+	e := &session.Entry{}
+	if err := r.entry(e); err != nil {
+		return nil, err
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// end checks nothing but whitespace follows the value.
+func (r *reader) end() error {
+	if k := r.d.PeekKind(); k != 0 {
+		return fmt.Errorf("%w: text after the JSON value", ErrMalformed)
+	}
+	return nil
+}
+
+func (r *reader) entry(e *session.Entry) error {
+	var fs fieldSet
+	var hasType, hasID, hasParent bool
+	err := r.object("line", func(key string) error {
+		switch key {
+		case "type":
+			hasType = true
+			return r.structural(key, (*string)(&e.Type), false)
+		case "id":
+			hasID = true
+			return r.structural(key, &e.ID, false)
+		case "parentId":
+			hasParent = true
+			return r.structural(key, &e.ParentID, true)
+		case "timestamp":
+			return r.str(key, &e.Timestamp, &fs)
+		case "message":
+			if r.d.PeekKind() != '{' {
+				return r.keep(key, &fs)
+			}
+			e.Message = &session.Message{}
+			return r.message(e.Message)
+		case "thinkingLevel":
+			return r.str(key, &e.ThinkingLevel, &fs)
+		case "provider":
+			return r.str(key, &e.Provider, &fs)
+		case "modelId":
+			return r.str(key, &e.ModelID, &fs)
+		case "activeTools":
+			return r.strings(key, &e.ActiveTools, &fs)
+		case "summary":
+			return r.str(key, &e.Summary, &fs)
+		case "firstKeptEntryId":
+			return r.str(key, &e.FirstKeptEntryID, &fs)
+		case "tokensBefore":
+			return r.integer(key, &e.TokensBefore, &fs)
+		case "retainedTail":
+			return r.messages(key, &e.RetainedTail, &fs)
+		case "usage":
+			if r.d.PeekKind() != '{' {
+				return r.keep(key, &fs)
+			}
+			e.Usage = &session.Usage{}
+			return r.usage(e.Usage)
+		case "details":
+			return r.raw(&e.Details)
+		case "data":
+			return r.raw(&e.Data)
+		case "fromHook":
+			return r.boolean(key, &e.FromHook, &fs)
+		case "fromId":
+			return r.str(key, &e.FromID, &fs)
+		case "customType":
+			return r.str(key, &e.CustomType, &fs)
+		case "content":
+			return r.content(key, &e.Content, &fs)
+		case "display":
+			return r.boolean(key, &e.Display, &fs)
+		case "targetId":
+			return r.str(key, &e.TargetID, &fs)
+		case "label":
+			return r.str(key, &e.Label, &fs)
+		case "name":
+			return r.str(key, &e.Name, &fs)
+		}
+		return r.keep(key, &fs)
+	})
+	if err != nil {
+		return malformed(err)
+	}
+	switch {
+	case !hasType || e.Type == "":
+		return fmt.Errorf("%w: no type", ErrMalformed)
+	case e.Type == session.TypeSession:
+		return fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
+	case !hasID || e.ID == "":
+		return fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
+	case !hasParent:
+		return fmt.Errorf("%w: entry %s has no parentId", ErrMalformed, e.ID)
+	case e.ParentID == e.ID:
+		return fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
+	}
+	t := e.Type
+	e.Extra = fs.finish(func(k string) bool { return entryRequires(t, k) })
+	return nil
+}
+
+// structural reads a member the tree depends on: it must be a string (or
+// null where nullable); anything else makes the line unusable.
+func (r *reader) structural(key string, dst *string, nullable bool) error {
+	k := r.d.PeekKind()
+	if k == 'n' && nullable {
+		_, err := r.d.ReadToken()
+		*dst = ""
+		return err
+	}
+	if k != '"' {
+		v, err := r.d.ReadValue()
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%q is %s (%s), not a string", key, kindName(k), truncate(v))
+	}
+	tok, err := r.d.ReadToken()
+	if err != nil {
+		return err
+	}
+	*dst = tok.String()
+	return nil
+}
+
+func (r *reader) messages(key string, dst *[]session.Message, fs *fieldSet) error {
+	if r.d.PeekKind() != '[' {
+		return r.keep(key, fs)
+	}
+	if _, err := r.d.ReadToken(); err != nil {
+		return err
+	}
+	out := []session.Message{}
+	for r.d.PeekKind() != ']' {
+		var m session.Message
+		if err := r.message(&m); err != nil {
+			return err
+		}
+		out = append(out, m)
+	}
+	*dst = out
+	_, err := r.d.ReadToken()
+	return err
+}
+
+func malformed(err error) error {
+	if errors.Is(err, ErrMalformed) {
+		return err
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%w: %v", ErrMalformed, se.Err)
+	}
+	return fmt.Errorf("%w: %w", ErrMalformed, err)
+}
+
+func truncate(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:40]) + "…"
+	}
+	return string(v)
+}
+
+// AppendHeader appends the JSON encoding of the session header.
+func AppendHeader(b []byte, h *session.Header) ([]byte, error) {
+	if h.ID == "" {
+		return b, fmt.Errorf("%w: header has no id", ErrInvalid)
+	}
+	w := newObj(b, h.Extra)
+	w.str("type", string(session.TypeSession), true)
+	w.int("version", int64(h.Version), true)
+	w.str("id", h.ID, true)
+	w.str("timestamp", h.Timestamp, true)
+	w.str("cwd", h.Cwd, true)
+	w.str("parentSession", h.ParentSession, false)
+	w.raw("metadata", h.Metadata, false, "")
+	return w.close()
+}
+
+// EncodeHeader returns the JSON line of a session header.
+func EncodeHeader(h *session.Header) ([]byte, error) { return AppendHeader(nil, h) }
+
+// DecodeHeader decodes a session header line. A header without a version
+// is version 1, as pi reads it.
+func DecodeHeader(line []byte) (*session.Header, error) {
+	r := getReader(line)
+	defer putReader(r)
+	h := &session.Header{}
+	var fs fieldSet
+	var typ string
+	var version int64 = -1
+	err := r.object("header", func(key string) error {
+		switch key {
+		case "type":
+			return r.structural(key, &typ, false)
+		case "id":
+			return r.structural(key, &h.ID, false)
+		case "version":
+			return r.integer(key, &version, &fs)
+		case "timestamp":
+			return r.str(key, &h.Timestamp, &fs)
+		case "cwd":
+			return r.str(key, &h.Cwd, &fs)
+		case "parentSession":
+			return r.str(key, &h.ParentSession, &fs)
+		case "metadata":
+			return r.raw(&h.Metadata)
+		}
+		return r.keep(key, &fs)
+	})
+	if err != nil {
+		return nil, malformed(err)
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	if typ != string(session.TypeSession) {
+		return nil, fmt.Errorf("%w: first line has type %q, not a session header", ErrMalformed, typ)
+	}
+	if h.ID == "" {
+		return nil, fmt.Errorf("%w: session header has no id", ErrMalformed)
+	}
+	h.Version = int(version)
+	if version < 0 {
+		h.Version = 1
+	}
+	h.Extra = fs.finish(func(k string) bool {
+		return k == "cwd" || k == "timestamp" || k == "version"
+	})
+	return h, nil
+}
+
+// PeekType returns the "type" member of a JSON line without decoding the
+// rest, or "" if the line has none.
+func PeekType(line []byte) string {
+	r := getReader(line)
+	defer putReader(r)
+	var typ string
+	stop := errors.New("stop")
+	_ = r.object("line", func(key string) error {
+		if key == "type" {
+			if r.d.PeekKind() == '"' {
+				tok, err := r.d.ReadToken()
+				if err != nil {
+					return err
+				}
+				typ = tok.String()
+			}
+			return stop
+		}
+		return r.d.SkipValue()
+	})
+	return typ
+}
+
+// Valid reports whether data is one well-formed JSON value.
+func Valid(data []byte) bool { return jsontext.Value(bytes.TrimSpace(data)).IsValid() }

@@ -1,0 +1,18 @@
+// Package codec turns session entries into bytes and back: JSON lines in
+// the pi coding agent's v3 session format, and msgpack for the wire. Both
+// round-trip every field, including entry types and members this version
+// does not know. The package does no I/O.
+package codec
+
+import "errors"
+
+var (
+	// ErrMalformed is returned by the decoders when the input is not a
+	// well-formed entry: bad JSON or msgpack, a missing or mistyped id,
+	// type or parentId. The wrapping error says where and what.
+	ErrMalformed = errors.New("codec: malformed input")
+
+	// ErrInvalid is returned by the encoders when an entry cannot be
+	// written faithfully: a Raw field that is not JSON, a NaN cost.
+	ErrInvalid = errors.New("codec: invalid entry")
+)

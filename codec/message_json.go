@@ -1,0 +1,334 @@
+package codec
+
+import (
+	"fmt"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// messageRequires says which members pi always writes for a message role.
+func messageRequires(role, key string) bool {
+	switch key {
+	case "role", "timestamp":
+		return true
+	case "content":
+		return role == session.RoleUser || role == session.RoleAssistant ||
+			role == session.RoleToolResult || role == session.RoleCustom
+	case "api", "provider", "model", "usage", "stopReason":
+		return role == session.RoleAssistant
+	case "toolCallId", "toolName", "isError":
+		return role == session.RoleToolResult
+	case "customType", "display":
+		return role == session.RoleCustom
+	case "summary":
+		return role == session.RoleCompactionSummary || role == session.RoleBranchSummary
+	case "tokensBefore":
+		return role == session.RoleCompactionSummary
+	case "fromId":
+		return role == session.RoleBranchSummary
+	}
+	return false
+}
+
+func appendMessage(b []byte, m *session.Message) ([]byte, error) {
+	req := func(k string) bool { return messageRequires(m.Role, k) }
+	w := newObj(b, m.Extra)
+	w.str("role", m.Role, true)
+	w.str("customType", m.CustomType, req("customType"))
+	w.str("toolCallId", m.ToolCallID, req("toolCallId"))
+	w.str("toolName", m.ToolName, req("toolName"))
+	if w.want("content", !m.Content.IsZero(), req("content")) {
+		w.key("content")
+		w.b, w.err = appendContent(w.b, m.Content, w.err)
+	}
+	w.bool("display", m.Display, req("display"))
+	w.str("summary", m.Summary, req("summary"))
+	w.int("tokensBefore", m.TokensBefore, req("tokensBefore"))
+	w.str("fromId", m.FromID, req("fromId"))
+	w.str("api", m.API, req("api"))
+	w.str("provider", m.Provider, req("provider"))
+	w.str("model", m.Model, req("model"))
+	w.str("responseId", m.ResponseID, false)
+	if w.want("usage", m.Usage != nil, req("usage")) {
+		w.key("usage")
+		u := m.Usage
+		if u == nil {
+			u = &session.Usage{}
+		}
+		w.b, w.err = appendUsage(w.b, u, w.err)
+	}
+	w.str("stopReason", m.StopReason, req("stopReason"))
+	w.str("errorMessage", m.ErrorMessage, false)
+	w.raw("details", m.Details, false, "")
+	w.bool("isError", m.IsError, req("isError"))
+	w.int("timestamp", m.Timestamp, true)
+	return w.close()
+}
+
+func appendContent(b []byte, c session.Content, prev error) ([]byte, error) {
+	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == session.BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].TextSignature == "" {
+		return appendString(b, c.Blocks[0].Text), prev
+	}
+	if c.IsZero() {
+		return append(b, `""`...), prev
+	}
+	b = append(b, '[')
+	for i := range c.Blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		b, err = appendBlock(b, &c.Blocks[i])
+		if err != nil && prev == nil {
+			prev = err
+		}
+	}
+	return append(b, ']'), prev
+}
+
+func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
+	t := c.Type
+	if t == "" && len(c.Extra) == 1 && c.Extra[0].Key == "" {
+		// An element that was not an object, kept verbatim by the decoder.
+		return append(b, c.Extra[0].Value...), nil
+	}
+	w := newObj(b, c.Extra)
+	w.str("type", t, true)
+	w.str("text", c.Text, t == session.BlockText)
+	w.str("textSignature", c.TextSignature, false)
+	w.str("thinking", c.Thinking, t == session.BlockThinking)
+	w.str("thinkingSignature", c.ThinkingSignature, false)
+	w.bool("redacted", c.Redacted, false)
+	w.str("data", c.Data, t == session.BlockImage)
+	w.str("mimeType", c.MimeType, t == session.BlockImage)
+	w.str("id", c.ID, t == session.BlockToolCall)
+	w.str("name", c.Name, t == session.BlockToolCall)
+	w.raw("arguments", c.Arguments, t == session.BlockToolCall, "{}")
+	w.str("thoughtSignature", c.ThoughtSignature, false)
+	return w.close()
+}
+
+func appendUsage(b []byte, u *session.Usage, prev error) ([]byte, error) {
+	w := newObj(b, u.Extra)
+	w.int("input", u.Input, true)
+	w.int("output", u.Output, true)
+	w.int("cacheRead", u.CacheRead, true)
+	w.int("cacheWrite", u.CacheWrite, true)
+	w.int("totalTokens", u.TotalTokens, true)
+	w.key("cost")
+	cw := newObj(w.b, u.Cost.Extra)
+	cw.float("input", u.Cost.Input, true)
+	cw.float("output", u.Cost.Output, true)
+	cw.float("cacheRead", u.Cost.CacheRead, true)
+	cw.float("cacheWrite", u.Cost.CacheWrite, true)
+	cw.float("total", u.Cost.Total, true)
+	var err error
+	w.b, err = cw.close()
+	w.fail(err)
+	out, err := w.close()
+	if prev != nil {
+		err = prev
+	}
+	return out, err
+}
+
+func (r *reader) message(m *session.Message) error {
+	var fs fieldSet
+	err := r.object("message", func(key string) error {
+		switch key {
+		case "role":
+			return r.str(key, &m.Role, &fs)
+		case "content":
+			return r.content(key, &m.Content, &fs)
+		case "timestamp":
+			return r.integer(key, &m.Timestamp, &fs)
+		case "api":
+			return r.str(key, &m.API, &fs)
+		case "provider":
+			return r.str(key, &m.Provider, &fs)
+		case "model":
+			return r.str(key, &m.Model, &fs)
+		case "responseId":
+			return r.str(key, &m.ResponseID, &fs)
+		case "usage":
+			if r.d.PeekKind() != '{' {
+				return r.keep(key, &fs)
+			}
+			m.Usage = &session.Usage{}
+			return r.usage(m.Usage)
+		case "stopReason":
+			return r.str(key, &m.StopReason, &fs)
+		case "errorMessage":
+			return r.str(key, &m.ErrorMessage, &fs)
+		case "toolCallId":
+			return r.str(key, &m.ToolCallID, &fs)
+		case "toolName":
+			return r.str(key, &m.ToolName, &fs)
+		case "isError":
+			return r.boolean(key, &m.IsError, &fs)
+		case "details":
+			return r.raw(&m.Details)
+		case "customType":
+			return r.str(key, &m.CustomType, &fs)
+		case "display":
+			return r.boolean(key, &m.Display, &fs)
+		case "summary":
+			return r.str(key, &m.Summary, &fs)
+		case "tokensBefore":
+			return r.integer(key, &m.TokensBefore, &fs)
+		case "fromId":
+			return r.str(key, &m.FromID, &fs)
+		}
+		return r.keep(key, &fs)
+	})
+	m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
+	return err
+}
+
+func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
+	switch r.d.PeekKind() {
+	case '"':
+		tok, err := r.d.ReadToken()
+		if err != nil {
+			return err
+		}
+		*c = session.TextContent(tok.String())
+		return nil
+	case '[':
+	default:
+		return r.keep(key, fs)
+	}
+	if _, err := r.d.ReadToken(); err != nil {
+		return err
+	}
+	c.Blocks = []session.ContentBlock{}
+	for r.d.PeekKind() != ']' {
+		var blk session.ContentBlock
+		if r.d.PeekKind() != '{' {
+			// Not a block: keep the element verbatim in a block of no type.
+			var v session.Raw
+			if err := r.raw(&v); err != nil {
+				return err
+			}
+			blk.Extra = []session.Field{{Key: "", Value: v}}
+		} else if err := r.block(&blk); err != nil {
+			return err
+		}
+		c.Blocks = append(c.Blocks, blk)
+	}
+	_, err := r.d.ReadToken()
+	return err
+}
+
+func (r *reader) block(c *session.ContentBlock) error {
+	var fs fieldSet
+	err := r.object("content block", func(key string) error {
+		switch key {
+		case "type":
+			return r.str(key, &c.Type, &fs)
+		case "text":
+			return r.str(key, &c.Text, &fs)
+		case "textSignature":
+			return r.str(key, &c.TextSignature, &fs)
+		case "thinking":
+			return r.str(key, &c.Thinking, &fs)
+		case "thinkingSignature":
+			return r.str(key, &c.ThinkingSignature, &fs)
+		case "redacted":
+			return r.boolean(key, &c.Redacted, &fs)
+		case "data":
+			return r.str(key, &c.Data, &fs)
+		case "mimeType":
+			return r.str(key, &c.MimeType, &fs)
+		case "id":
+			return r.str(key, &c.ID, &fs)
+		case "name":
+			return r.str(key, &c.Name, &fs)
+		case "arguments":
+			return r.raw(&c.Arguments)
+		case "thoughtSignature":
+			return r.str(key, &c.ThoughtSignature, &fs)
+		}
+		return r.keep(key, &fs)
+	})
+	t := c.Type
+	c.Extra = fs.finish(func(k string) bool {
+		switch k {
+		case "type":
+			return true
+		case "text":
+			return t == session.BlockText
+		case "thinking":
+			return t == session.BlockThinking
+		case "data", "mimeType":
+			return t == session.BlockImage
+		case "id", "name":
+			return t == session.BlockToolCall
+		}
+		return false
+	})
+	return err
+}
+
+func (r *reader) usage(u *session.Usage) error {
+	var fs fieldSet
+	err := r.object("usage", func(key string) error {
+		switch key {
+		case "input":
+			return r.integer(key, &u.Input, &fs)
+		case "output":
+			return r.integer(key, &u.Output, &fs)
+		case "cacheRead":
+			return r.integer(key, &u.CacheRead, &fs)
+		case "cacheWrite":
+			return r.integer(key, &u.CacheWrite, &fs)
+		case "totalTokens":
+			return r.integer(key, &u.TotalTokens, &fs)
+		case "cost":
+			if r.d.PeekKind() != '{' {
+				return r.keep(key, &fs)
+			}
+			var cfs fieldSet
+			err := r.object("usage.cost", func(key string) error {
+				switch key {
+				case "input":
+					return r.float(key, &u.Cost.Input, &cfs)
+				case "output":
+					return r.float(key, &u.Cost.Output, &cfs)
+				case "cacheRead":
+					return r.float(key, &u.Cost.CacheRead, &cfs)
+				case "cacheWrite":
+					return r.float(key, &u.Cost.CacheWrite, &cfs)
+				case "total":
+					return r.float(key, &u.Cost.Total, &cfs)
+				}
+				return r.keep(key, &cfs)
+			})
+			u.Cost.Extra = cfs.extra
+			return err
+		}
+		return r.keep(key, &fs)
+	})
+	// All usage members are always written, so zeros need no keeping.
+	u.Extra = fs.extra
+	return err
+}
+
+// DecodeMessage decodes one agent message from JSON.
+func DecodeMessage(data []byte) (*session.Message, error) {
+	r := getReader(data)
+	defer putReader(r)
+	m := &session.Message{}
+	if err := r.message(m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// EncodeMessage encodes one agent message as JSON.
+func EncodeMessage(m *session.Message) ([]byte, error) {
+	return appendMessage(nil, m)
+}

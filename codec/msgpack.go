@@ -1,0 +1,248 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// The wire form of an entry is the msgpack image of its JSON form: the same
+// camelCase keys, integers as msgpack integers, other numbers as float64.
+// Deriving one from the other keeps a single schema for both codecs.
+
+// EncodeEntryMsgpack encodes e for the wire.
+func EncodeEntryMsgpack(e *session.Entry) ([]byte, error) {
+	j, err := EncodeEntry(e)
+	if err != nil {
+		return nil, err
+	}
+	return JSONToMsgpack(j)
+}
+
+// DecodeEntryMsgpack decodes an entry encoded by EncodeEntryMsgpack (or by
+// any msgpack writer using the same keys).
+func DecodeEntryMsgpack(b []byte) (*session.Entry, error) {
+	j, err := MsgpackToJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeEntry(j)
+}
+
+// EncodeHeaderMsgpack encodes a session header for the wire.
+func EncodeHeaderMsgpack(h *session.Header) ([]byte, error) {
+	j, err := EncodeHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	return JSONToMsgpack(j)
+}
+
+// DecodeHeaderMsgpack decodes a header encoded by EncodeHeaderMsgpack.
+func DecodeHeaderMsgpack(b []byte) (*session.Header, error) {
+	j, err := MsgpackToJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeHeader(j)
+}
+
+// mpTok is one flattened JSON token; n counts members of a container.
+type mpTok struct {
+	kind jsontext.Kind
+	s    string
+	n    int
+}
+
+// JSONToMsgpack transcodes one JSON value to msgpack.
+func JSONToMsgpack(data []byte) ([]byte, error) {
+	r := getReader(data)
+	defer putReader(r)
+	// First pass: flatten, counting container members so the msgpack
+	// headers can carry their lengths.
+	type frame struct{ tok, seen int }
+	var toks []mpTok
+	var stack []frame
+	for {
+		tok, err := r.d.ReadToken()
+		if err != nil {
+			return nil, malformed(err)
+		}
+		k := tok.Kind()
+		if len(stack) > 0 && k != '}' && k != ']' {
+			top := &stack[len(stack)-1]
+			// Count array elements, and object members on their names.
+			if toks[top.tok].kind == '[' || top.seen%2 == 0 {
+				toks[top.tok].n++
+			}
+			top.seen++
+		}
+		switch k {
+		case '{', '[':
+			toks = append(toks, mpTok{kind: k})
+			stack = append(stack, frame{tok: len(toks) - 1})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case '"', '0':
+			toks = append(toks, mpTok{kind: k, s: tok.String()})
+		default:
+			toks = append(toks, mpTok{kind: k})
+		}
+		if len(stack) == 0 {
+			break
+		}
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	for _, t := range toks {
+		var err error
+		switch t.kind {
+		case '{':
+			err = enc.EncodeMapLen(t.n)
+		case '[':
+			err = enc.EncodeArrayLen(t.n)
+		case '"':
+			err = enc.EncodeString(t.s)
+		case '0':
+			err = encodeNumber(enc, t.s)
+		case 't':
+			err = enc.EncodeBool(true)
+		case 'f':
+			err = enc.EncodeBool(false)
+		case 'n':
+			err = enc.EncodeNil()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func encodeNumber(enc *msgpack.Encoder, lit string) error {
+	if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
+		return enc.EncodeInt(i)
+	}
+	if u, err := strconv.ParseUint(lit, 10, 64); err == nil {
+		return enc.EncodeUint(u)
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return err
+	}
+	return enc.EncodeFloat64(f)
+}
+
+// MsgpackToJSON transcodes one msgpack value to JSON. Binary values become
+// base64 strings and timestamps ISO-8601 strings; other extension types are
+// refused.
+func MsgpackToJSON(data []byte) ([]byte, error) {
+	dec := msgpack.NewDecoder(bytes.NewReader(data))
+	out, err := mpValue(dec, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: msgpack: %w", ErrMalformed, err)
+	}
+	if _, err := dec.PeekCode(); err == nil {
+		return nil, fmt.Errorf("%w: msgpack: bytes after the value", ErrMalformed)
+	}
+	return out, nil
+}
+
+const maxDepth = 10000
+
+func mpValue(dec *msgpack.Decoder, b []byte, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return b, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	c, err := dec.PeekCode()
+	if err != nil {
+		return b, err
+	}
+	switch {
+	case c == msgpcode.Nil:
+		return append(b, "null"...), dec.DecodeNil()
+	case c == msgpcode.True || c == msgpcode.False:
+		v, err := dec.DecodeBool()
+		return strconv.AppendBool(b, v), err
+	case msgpcode.IsFixedNum(c) || c == msgpcode.Int8 || c == msgpcode.Int16 || c == msgpcode.Int32 || c == msgpcode.Int64:
+		v, err := dec.DecodeInt64()
+		return strconv.AppendInt(b, v, 10), err
+	case c == msgpcode.Uint8 || c == msgpcode.Uint16 || c == msgpcode.Uint32 || c == msgpcode.Uint64:
+		v, err := dec.DecodeUint64()
+		return strconv.AppendUint(b, v, 10), err
+	case c == msgpcode.Float || c == msgpcode.Double:
+		v, err := dec.DecodeFloat64()
+		if err != nil {
+			return b, err
+		}
+		return appendFloat(b, v, "number", nil)
+	case msgpcode.IsString(c):
+		s, err := dec.DecodeString()
+		return appendString(b, s), err
+	case msgpcode.IsBin(c):
+		v, err := dec.DecodeBytes()
+		return appendString(b, base64.StdEncoding.EncodeToString(v)), err
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		n, err := dec.DecodeArrayLen()
+		if err != nil {
+			return b, err
+		}
+		b = append(b, '[')
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = mpValue(dec, b, depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		n, err := dec.DecodeMapLen()
+		if err != nil {
+			return b, err
+		}
+		b = append(b, '{')
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			kc, err := dec.PeekCode()
+			if err != nil {
+				return b, err
+			}
+			if !msgpcode.IsString(kc) {
+				return b, fmt.Errorf("map key of type 0x%02x is not a string", kc)
+			}
+			k, err := dec.DecodeString()
+			if err != nil {
+				return b, err
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if b, err = mpValue(dec, b, depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case msgpcode.IsExt(c):
+		t, err := dec.DecodeTime()
+		if err != nil {
+			return b, fmt.Errorf("extension type is not a timestamp: %w", err)
+		}
+		return appendString(b, t.UTC().Format(time.RFC3339Nano)), nil
+	}
+	return b, fmt.Errorf("unknown msgpack code 0x%02x", c)
+}

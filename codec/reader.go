@@ -1,0 +1,218 @@
+package codec
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// reader decodes one JSON value token by token, so that the whole line is
+// scanned once however deeply the entry nests.
+type reader struct {
+	br bytes.Reader
+	d  *jsontext.Decoder
+}
+
+var readerPool = sync.Pool{New: func() any {
+	r := &reader{}
+	r.d = jsontext.NewDecoder(&r.br, decoderOpts...)
+	return r
+}}
+
+// JSON.parse accepts duplicate names (last wins) and lone surrogates.
+var decoderOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+func getReader(data []byte) *reader {
+	r := readerPool.Get().(*reader)
+	r.br.Reset(data)
+	r.d.Reset(&r.br, decoderOpts...)
+	return r
+}
+
+func putReader(r *reader) {
+	r.br.Reset(nil)
+	readerPool.Put(r)
+}
+
+// fieldSet collects unknown members and known members whose value had to be
+// kept raw (wrong JSON kind) or that were present with a zero value.
+type fieldSet struct {
+	extra []session.Field
+	zeros []session.Field
+}
+
+func (r *reader) object(what string, fn func(key string) error) error {
+	tok, err := r.d.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("%s is %s, not an object", what, kindName(tok.Kind()))
+	}
+	for r.d.PeekKind() != '}' {
+		kt, err := r.d.ReadToken()
+		if err != nil {
+			return err
+		}
+		if err := fn(kt.String()); err != nil {
+			return err
+		}
+	}
+	_, err = r.d.ReadToken()
+	return err
+}
+
+// keep stores the next value verbatim under key.
+func (r *reader) keep(key string, fs *fieldSet) error {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return err
+	}
+	fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+	return nil
+}
+
+func (r *reader) zero(key string, lit string, fs *fieldSet) {
+	fs.zeros = append(fs.zeros, session.Field{Key: key, Value: session.Raw(lit)})
+}
+
+func (r *reader) str(key string, dst *string, fs *fieldSet) error {
+	if r.d.PeekKind() != '"' {
+		return r.keep(key, fs)
+	}
+	tok, err := r.d.ReadToken()
+	if err != nil {
+		return err
+	}
+	*dst = tok.String()
+	if *dst == "" {
+		r.zero(key, `""`, fs)
+	}
+	return nil
+}
+
+func (r *reader) boolean(key string, dst *bool, fs *fieldSet) error {
+	k := r.d.PeekKind()
+	if k != 't' && k != 'f' {
+		return r.keep(key, fs)
+	}
+	tok, err := r.d.ReadToken()
+	if err != nil {
+		return err
+	}
+	*dst = tok.Bool()
+	if !*dst {
+		r.zero(key, "false", fs)
+	}
+	return nil
+}
+
+func (r *reader) integer(key string, dst *int64, fs *fieldSet) error {
+	if r.d.PeekKind() != '0' {
+		return r.keep(key, fs)
+	}
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return err
+	}
+	n, perr := strconv.ParseInt(string(v), 10, 64)
+	if perr != nil {
+		// 1.5 or 1e3 where an integer belongs: keep the number as written.
+		fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+		return nil
+	}
+	*dst = n
+	if n == 0 {
+		r.zero(key, "0", fs)
+	}
+	return nil
+}
+
+func (r *reader) float(key string, dst *float64, fs *fieldSet) error {
+	if r.d.PeekKind() != '0' {
+		return r.keep(key, fs)
+	}
+	tok, err := r.d.ReadToken()
+	if err != nil {
+		return err
+	}
+	f, ferr := tok.Float()
+	if ferr != nil {
+		return ferr
+	}
+	*dst = f
+	return nil
+}
+
+func (r *reader) raw(dst *session.Raw) error {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return err
+	}
+	*dst = session.Raw(bytes.Clone(v))
+	return nil
+}
+
+func (r *reader) strings(key string, dst *[]string, fs *fieldSet) error {
+	if r.d.PeekKind() != '[' {
+		return r.keep(key, fs)
+	}
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return err
+	}
+	out := []string{}
+	sub := getReader(v)
+	defer putReader(sub)
+	if _, err := sub.d.ReadToken(); err != nil {
+		return err
+	}
+	for sub.d.PeekKind() != ']' {
+		if sub.d.PeekKind() != '"' {
+			// Not a list of names: keep it as written.
+			fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+			return nil
+		}
+		tok, err := sub.d.ReadToken()
+		if err != nil {
+			return err
+		}
+		out = append(out, tok.String())
+	}
+	*dst = out
+	return nil
+}
+
+// finish appends the zero-valued members that the encoder would not write
+// on its own, so that an explicit false or "" survives a round trip.
+func (fs *fieldSet) finish(required func(key string) bool) []session.Field {
+	for _, z := range fs.zeros {
+		if !required(z.Key) {
+			fs.extra = append(fs.extra, z)
+		}
+	}
+	return fs.extra
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "invalid"
+}

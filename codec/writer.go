@@ -1,0 +1,209 @@
+package codec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// objWriter appends one JSON object member by member. Known fields are
+// written when set, or when their type requires them and no Extra field
+// stands in for them; Extra fields follow, minus keys already written.
+type objWriter struct {
+	b       []byte
+	extra   []session.Field
+	written []string
+	n       int
+	err     error
+}
+
+func newObj(b []byte, extra []session.Field) objWriter {
+	return objWriter{b: append(b, '{'), extra: extra}
+}
+
+func (w *objWriter) hasExtra(key string) bool {
+	for _, f := range w.extra {
+		if f.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// want decides whether a known field is written.
+func (w *objWriter) want(key string, set, required bool) bool {
+	if set {
+		return true
+	}
+	return required && !w.hasExtra(key)
+}
+
+func (w *objWriter) key(k string) {
+	if w.n > 0 {
+		w.b = append(w.b, ',')
+	}
+	w.n++
+	w.b = appendString(w.b, k)
+	w.b = append(w.b, ':')
+	if len(w.extra) > 0 {
+		w.written = append(w.written, k)
+	}
+}
+
+func (w *objWriter) str(k, v string, required bool) {
+	if w.want(k, v != "", required) {
+		w.key(k)
+		w.b = appendString(w.b, v)
+	}
+}
+
+func (w *objWriter) int(k string, v int64, required bool) {
+	if w.want(k, v != 0, required) {
+		w.key(k)
+		w.b = strconv.AppendInt(w.b, v, 10)
+	}
+}
+
+func (w *objWriter) float(k string, v float64, required bool) {
+	if w.want(k, v != 0, required) {
+		w.key(k)
+		w.b, w.err = appendFloat(w.b, v, k, w.err)
+	}
+}
+
+func (w *objWriter) bool(k string, v, required bool) {
+	if w.want(k, v, required) {
+		w.key(k)
+		w.b = strconv.AppendBool(w.b, v)
+	}
+}
+
+func (w *objWriter) null(k string) {
+	w.key(k)
+	w.b = append(w.b, "null"...)
+}
+
+// raw writes a verbatim JSON value after checking it is one. def is written
+// for a required field that is absent.
+func (w *objWriter) raw(k string, v session.Raw, required bool, def string) {
+	if !w.want(k, v != nil, required) {
+		return
+	}
+	w.key(k)
+	if v == nil {
+		w.b = append(w.b, def...)
+		return
+	}
+	if !jsontext.Value(v).IsValid() {
+		w.fail(fmt.Errorf("%w: field %q is not valid JSON", ErrInvalid, k))
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, v...)
+}
+
+func (w *objWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *objWriter) close() ([]byte, error) {
+	for _, f := range w.extra {
+		dup := false
+		for _, k := range w.written {
+			if k == f.Key {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		w.raw(f.Key, f.Value, true, "null")
+	}
+	w.b = append(w.b, '}')
+	return w.b, w.err
+}
+
+// appendFloat formats f as JavaScript's Number.prototype.toString does, so
+// files we write read back in pi with the same numbers.
+func appendFloat(b []byte, f float64, field string, prev error) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		if prev == nil {
+			prev = fmt.Errorf("%w: field %q is %v, which JSON cannot hold", ErrInvalid, field, f)
+		}
+		return append(b, '0'), prev
+	}
+	abs := math.Abs(f)
+	fmtc := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmtc = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmtc, -1, 64)
+	if fmtc == 'e' {
+		// strconv writes e-07 where JavaScript writes e-7.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, prev
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s exactly as JSON.stringify does: only '"', '\\' and
+// control characters are escaped; invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"':
+				b = append(b, '\\', '"')
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

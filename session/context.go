@@ -1,0 +1,183 @@
+package session
+
+// Context is what a model call needs from a session: the messages on the
+// current branch (after the latest compaction) and the settings in force.
+type Context struct {
+	Messages []Message
+	// Sources[i] is the id of the entry Messages[i] came from.
+	Sources []string
+	// ThinkingLevel is the last thinking_level_change on the branch, "off"
+	// when there is none.
+	ThinkingLevel string
+	// Model is the last model_change or assistant message's model.
+	Model *ModelRef
+	// ActiveTools is the last active_tools_change on the branch; nil when
+	// the branch never set one (the agent's defaults apply).
+	ActiveTools []string
+	// Compaction is the compaction entry that was applied, if any.
+	Compaction *Entry
+}
+
+// ModelRef names a model.
+type ModelRef struct {
+	Provider string
+	ModelID  string
+}
+
+// DefaultThinkingLevel is the thinking level of a branch that never set one.
+const DefaultThinkingLevel = "off"
+
+// EntryTransform rewrites a branch entry before the context is built from
+// it. It returns the entry to use (a modified copy, never e changed in
+// place) or nil to leave the entry out.
+type EntryTransform func(e *Entry) *Entry
+
+// Projector turns a custom entry of one customType into context messages;
+// custom entries otherwise never reach the context.
+type Projector func(e *Entry) []Message
+
+// ContextOptions customise BuildContext. Session-level options (Config)
+// and call-level options (ContextOption) are merged: session transforms
+// run first, then call transforms; a call projector replaces the session
+// projector of the same customType.
+type ContextOptions struct {
+	Transforms []EntryTransform
+	Projectors map[string]Projector
+}
+
+func (o ContextOptions) merge(call ContextOptions) ContextOptions {
+	out := ContextOptions{Transforms: append(append([]EntryTransform(nil), o.Transforms...), call.Transforms...)}
+	if len(o.Projectors)+len(call.Projectors) > 0 {
+		out.Projectors = make(map[string]Projector, len(o.Projectors)+len(call.Projectors))
+		for k, v := range o.Projectors {
+			out.Projectors[k] = v
+		}
+		for k, v := range call.Projectors {
+			out.Projectors[k] = v
+		}
+	}
+	return out
+}
+
+// BuildContext builds the context of a branch given root first (as
+// Tree.Branch returns it). It is linear in the length of the branch.
+func BuildContext(branch []*Entry, opts ContextOptions) Context {
+	if len(opts.Transforms) > 0 {
+		branch = transformBranch(branch, opts.Transforms)
+	}
+	c := Context{ThinkingLevel: DefaultThinkingLevel}
+	compactionAt := -1
+	for i, e := range branch {
+		switch e.Type {
+		case TypeThinkingLevelChange:
+			c.ThinkingLevel = e.ThinkingLevel
+		case TypeModelChange:
+			c.Model = &ModelRef{Provider: e.Provider, ModelID: e.ModelID}
+		case TypeMessage:
+			if m := e.Message; m != nil && m.Role == RoleAssistant {
+				c.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
+			}
+		case TypeActiveToolsChange:
+			c.ActiveTools = e.ActiveTools
+		case TypeCompaction:
+			compactionAt = i
+		}
+	}
+	if compactionAt < 0 {
+		c.Messages = make([]Message, 0, len(branch))
+		c.Sources = make([]string, 0, len(branch))
+		for _, e := range branch {
+			c.emit(e, opts.Projectors)
+		}
+		return c
+	}
+	comp := branch[compactionAt]
+	c.Compaction = comp
+	c.push(comp.ID, Message{
+		Role:         RoleCompactionSummary,
+		Summary:      comp.Summary,
+		TokensBefore: comp.TokensBefore,
+		Timestamp:    epochMillis(comp.Timestamp),
+	})
+	if comp.RetainedTail != nil {
+		for _, m := range comp.RetainedTail {
+			c.push(comp.ID, m)
+		}
+	} else {
+		kept := false
+		for _, e := range branch[:compactionAt] {
+			if e.ID == comp.FirstKeptEntryID {
+				kept = true
+			}
+			if kept {
+				c.emit(e, opts.Projectors)
+			}
+		}
+	}
+	for _, e := range branch[compactionAt+1:] {
+		c.emit(e, opts.Projectors)
+	}
+	return c
+}
+
+func (c *Context) push(id string, m Message) {
+	c.Messages = append(c.Messages, m)
+	c.Sources = append(c.Sources, id)
+}
+
+// emit adds the messages an entry contributes, as pi's context builder does.
+func (c *Context) emit(e *Entry, projectors map[string]Projector) {
+	switch e.Type {
+	case TypeMessage:
+		if e.Message != nil {
+			c.push(e.ID, *e.Message)
+		}
+	case TypeCustomMessage:
+		c.push(e.ID, Message{
+			Role:       RoleCustom,
+			CustomType: e.CustomType,
+			Content:    e.Content,
+			Display:    e.Display,
+			Details:    e.Details,
+			Timestamp:  epochMillis(e.Timestamp),
+		})
+	case TypeBranchSummary:
+		if e.Summary != "" {
+			c.push(e.ID, Message{
+				Role:      RoleBranchSummary,
+				Summary:   e.Summary,
+				FromID:    e.FromID,
+				Timestamp: epochMillis(e.Timestamp),
+			})
+		}
+	case TypeCustom:
+		if p := projectors[e.CustomType]; p != nil {
+			for _, m := range p(e) {
+				c.push(e.ID, m)
+			}
+		}
+	}
+}
+
+func transformBranch(branch []*Entry, ts []EntryTransform) []*Entry {
+	out := make([]*Entry, 0, len(branch))
+	for _, e := range branch {
+		for _, t := range ts {
+			if e = t(e); e == nil {
+				break
+			}
+		}
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func epochMillis(ts string) int64 {
+	t := parseTime(ts)
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

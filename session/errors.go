@@ -1,0 +1,80 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound is returned when an entry id names no entry of the
+	// session, and by a Repo when a session id names no session.
+	ErrNotFound = errors.New("session: entry not found")
+
+	// ErrDuplicateID is returned by Append when an entry with the same id
+	// is already stored.
+	ErrDuplicateID = errors.New("session: duplicate entry id")
+
+	// ErrParentNotFound is returned by Append when the entry's parent is
+	// not stored.
+	ErrParentNotFound = errors.New("session: parent entry not found")
+
+	// ErrCycle is reported by loaders when parent links loop.
+	ErrCycle = errors.New("session: parent links form a cycle")
+
+	// ErrInvalidEntry is returned by Append for an entry that is not well
+	// formed (no id, no type, a message entry without a message, …). The
+	// wrapping error names the field.
+	ErrInvalidEntry = errors.New("session: invalid entry")
+
+	// ErrInvalidTarget is returned by MoveTo, SetLabel, AppendCompaction and
+	// fork selection when the entry they are pointed at cannot be used for
+	// that purpose. See TargetError.
+	ErrInvalidTarget = errors.New("session: invalid target")
+
+	// ErrClosed is returned by a Store used after Close.
+	ErrClosed = errors.New("session: store closed")
+
+	// ErrConflict is returned by Append when another writer moved the
+	// session on since the caller last looked. See ConflictError.
+	ErrConflict = errors.New("session: concurrent write conflict")
+
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("session: invalid config")
+)
+
+// TargetError says why an entry cannot be the target of an operation.
+type TargetError struct {
+	Op     string // "move", "label", "fork before", "compaction", …
+	ID     string
+	Reason string
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("session: %s: entry %q %s", e.Op, e.ID, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidTarget) hold, and ErrNotFound when
+// the target does not exist.
+func (e *TargetError) Unwrap() []error {
+	if e.Reason == reasonMissing {
+		return []error{ErrInvalidTarget, ErrNotFound}
+	}
+	return []error{ErrInvalidTarget}
+}
+
+const reasonMissing = "does not exist"
+
+// ConflictError carries the state a losing writer must rebase onto.
+type ConflictError struct {
+	// Leaf is the session's leaf after the winning write.
+	Leaf string
+	// Sequence is the stream position the store saw, when it has one.
+	Sequence uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("session: concurrent write conflict (leaf is now %q)", e.Leaf)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Unwrap() error { return ErrConflict }

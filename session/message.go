@@ -1,0 +1,195 @@
+package session
+
+// Message roles. User, assistant and tool-result messages are stored in
+// message entries; the other three are synthesised into the context from
+// compaction, branch_summary and custom_message entries (pi's own shapes).
+const (
+	RoleUser              = "user"
+	RoleAssistant         = "assistant"
+	RoleToolResult        = "toolResult"
+	RoleCustom            = "custom"
+	RoleCompactionSummary = "compactionSummary"
+	RoleBranchSummary     = "branchSummary"
+)
+
+// Content block types.
+const (
+	BlockText     = "text"
+	BlockThinking = "thinking"
+	BlockImage    = "image"
+	BlockToolCall = "toolCall"
+)
+
+// Message is an agent message as pi stores it. Which fields apply depends on
+// Role; unknown members are kept in Extra.
+type Message struct {
+	Role    string
+	Content Content
+	// Timestamp is epoch milliseconds.
+	Timestamp int64
+
+	// assistant
+	API          string
+	Provider     string
+	Model        string
+	ResponseID   string
+	Usage        *Usage
+	StopReason   string
+	ErrorMessage string
+
+	// toolResult
+	ToolCallID string
+	ToolName   string
+	IsError    bool
+
+	// toolResult and custom
+	Details Raw
+
+	// custom
+	CustomType string
+	Display    bool
+
+	// compactionSummary and branchSummary
+	Summary      string
+	TokensBefore int64
+	FromID       string
+
+	Extra []Field
+}
+
+// Clone returns a deep copy of m.
+func (m Message) Clone() Message {
+	c := m
+	c.Content = m.Content.Clone()
+	if m.Usage != nil {
+		u := *m.Usage
+		u.Extra = cloneFields(m.Usage.Extra)
+		u.Cost.Extra = cloneFields(m.Usage.Cost.Extra)
+		c.Usage = &u
+	}
+	c.Details = cloneRaw(m.Details)
+	c.Extra = cloneFields(m.Extra)
+	return c
+}
+
+// Text concatenates the text blocks of the message content.
+func (m *Message) Text() string { return m.Content.Text() }
+
+// Content is a message body: either a plain string (Plain true, one text
+// block) or a list of content blocks.
+type Content struct {
+	Blocks []ContentBlock
+	Plain  bool
+}
+
+// TextContent returns plain string content.
+func TextContent(s string) Content {
+	return Content{Blocks: []ContentBlock{{Type: BlockText, Text: s}}, Plain: true}
+}
+
+// BlocksContent returns content made of blocks.
+func BlocksContent(blocks ...ContentBlock) Content {
+	if blocks == nil {
+		blocks = []ContentBlock{}
+	}
+	return Content{Blocks: blocks}
+}
+
+// IsZero reports whether the content was never set.
+func (c Content) IsZero() bool { return c.Blocks == nil && !c.Plain }
+
+// Text concatenates the text of all text blocks.
+func (c Content) Text() string {
+	if len(c.Blocks) == 1 {
+		return c.Blocks[0].Text
+	}
+	n := 0
+	for _, b := range c.Blocks {
+		n += len(b.Text)
+	}
+	buf := make([]byte, 0, n)
+	for _, b := range c.Blocks {
+		if b.Type == BlockText {
+			buf = append(buf, b.Text...)
+		}
+	}
+	return string(buf)
+}
+
+// Clone returns a deep copy.
+func (c Content) Clone() Content {
+	if c.Blocks == nil {
+		return c
+	}
+	out := Content{Plain: c.Plain, Blocks: make([]ContentBlock, len(c.Blocks))}
+	for i, b := range c.Blocks {
+		b.Arguments = cloneRaw(b.Arguments)
+		b.Extra = cloneFields(b.Extra)
+		out.Blocks[i] = b
+	}
+	return out
+}
+
+// ContentBlock is one block of message content.
+type ContentBlock struct {
+	Type string
+
+	// text
+	Text          string
+	TextSignature string
+
+	// thinking
+	Thinking          string
+	ThinkingSignature string
+	Redacted          bool
+
+	// image: base64 data
+	Data     string
+	MimeType string
+
+	// toolCall
+	ID               string
+	Name             string
+	Arguments        Raw
+	ThoughtSignature string
+
+	Extra []Field
+}
+
+// Usage is what one model call consumed.
+type Usage struct {
+	Input       int64
+	Output      int64
+	CacheRead   int64
+	CacheWrite  int64
+	TotalTokens int64
+	Cost        Cost
+	Extra       []Field
+}
+
+// Add accumulates o into u (Extra fields are not summed).
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.Input += o.Input
+	u.Output += o.Output
+	u.CacheRead += o.CacheRead
+	u.CacheWrite += o.CacheWrite
+	u.TotalTokens += o.TotalTokens
+	u.Cost.Input += o.Cost.Input
+	u.Cost.Output += o.Cost.Output
+	u.Cost.CacheRead += o.Cost.CacheRead
+	u.Cost.CacheWrite += o.Cost.CacheWrite
+	u.Cost.Total += o.Cost.Total
+}
+
+// Cost is the price of a model call in dollars, by token kind.
+type Cost struct {
+	Input      float64
+	Output     float64
+	CacheRead  float64
+	CacheWrite float64
+	Total      float64
+	Extra      []Field
+}

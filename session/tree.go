@@ -1,0 +1,321 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// MaxIDLen bounds entry ids, which travel in message ids and file lines.
+const MaxIDLen = 256
+
+// Tree is the materialised state of one session: its entries in append
+// order, an index by id, labels, name, leaf and running statistics. It is
+// a plain value owned by one goroutine; stores guard it with their own lock.
+//
+// Entries passed to Apply are kept, not copied: the caller must not change
+// them afterwards. Entries returned by Tree are shared and read-only.
+type Tree struct {
+	header  Header
+	entries []*Entry
+	parent  []int32 // index of each entry's parent, -1 for roots
+	index   map[string]int32
+	labels  map[string]labelState
+	nlabel  int // insertion counter for label order
+	name    string
+	leaf    int32 // -1: before the first entry
+	stats   Stats
+}
+
+type labelState struct {
+	label string
+	at    string // timestamp of the label entry
+	order int
+}
+
+// NewTree returns an empty tree for the session described by h.
+func NewTree(h Header) *Tree {
+	return &Tree{
+		header: h,
+		index:  make(map[string]int32),
+		labels: make(map[string]labelState),
+		leaf:   -1,
+		stats:  newStats(),
+	}
+}
+
+// Header returns the session header.
+func (t *Tree) Header() Header { return t.header }
+
+// Len returns the number of entries.
+func (t *Tree) Len() int { return len(t.entries) }
+
+// Entries returns all entries in append order. The slice is shared: do not
+// modify it or its entries.
+func (t *Tree) Entries() []*Entry { return t.entries[:len(t.entries):len(t.entries)] }
+
+// Get returns the entry with the given id.
+func (t *Tree) Get(id string) (*Entry, bool) {
+	i, ok := t.index[id]
+	if !ok {
+		return nil, false
+	}
+	return t.entries[i], true
+}
+
+// Leaf returns the id of the current leaf, or "" when the session is empty
+// or the leaf was moved before the first entry.
+func (t *Tree) Leaf() string {
+	if t.leaf < 0 {
+		return ""
+	}
+	return t.entries[t.leaf].ID
+}
+
+// Name returns the session's display name ("" if unnamed).
+func (t *Tree) Name() string { return t.name }
+
+// Label returns the label on entry id, if any.
+func (t *Tree) Label(id string) (string, bool) {
+	l, ok := t.labels[id]
+	return l.label, ok
+}
+
+// LabelInfo is one label in force.
+type LabelInfo struct {
+	ID        string // the labelled entry
+	Label     string
+	Timestamp string // when the label was set
+}
+
+// Labels returns the labels in force, in the order they were first set
+// (re-setting a label keeps its place; clearing and setting moves it last).
+func (t *Tree) Labels() []LabelInfo {
+	out := make([]LabelInfo, 0, len(t.labels))
+	for id, l := range t.labels {
+		out = append(out, LabelInfo{ID: id, Label: l.label, Timestamp: l.at})
+	}
+	orderOf := func(li LabelInfo) int { return t.labels[li.ID].order }
+	slices.SortFunc(out, func(a, b LabelInfo) int { return orderOf(a) - orderOf(b) })
+	return out
+}
+
+// FindByType returns the entries of type typ in append order.
+func (t *Tree) FindByType(typ EntryType) []*Entry {
+	var out []*Entry
+	for _, e := range t.entries {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// PathToRoot returns the entries from id up to its root, id first. An
+// empty id gives an empty path.
+func (t *Tree) PathToRoot(id string) ([]*Entry, error) {
+	if id == "" {
+		return nil, nil
+	}
+	i, ok := t.index[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	var out []*Entry
+	for ; i >= 0; i = t.parent[i] {
+		out = append(out, t.entries[i])
+	}
+	return out, nil
+}
+
+// Branch returns the entries from the root down to id (the current leaf
+// when id is ""), root first.
+func (t *Tree) Branch(id string) ([]*Entry, error) {
+	if id == "" {
+		id = t.Leaf()
+	}
+	p, err := t.PathToRoot(id)
+	if err != nil {
+		return nil, err
+	}
+	reverse(p)
+	return p, nil
+}
+
+// Stats returns the running statistics of the whole session.
+func (t *Tree) Stats() Stats { return t.stats.clone() }
+
+// Check reports whether e could be applied, without applying it.
+func (t *Tree) Check(e *Entry) error { return t.check(e, nil) }
+
+// check validates e against the tree plus the ids in added (entries of the
+// same batch that come before e).
+func (t *Tree) check(e *Entry, added map[string]bool) error {
+	if err := ValidateEntry(e); err != nil {
+		return err
+	}
+	has := func(id string) bool {
+		_, ok := t.index[id]
+		return ok || added[id]
+	}
+	if has(e.ID) {
+		return fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
+	}
+	if e.ParentID != "" && !has(e.ParentID) {
+		return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
+	}
+	if e.Type == TypeLabel && !has(e.TargetID) {
+		return &TargetError{Op: "label", ID: e.TargetID, Reason: reasonMissing}
+	}
+	return nil
+}
+
+// ValidateEntry checks what can be checked of an entry on its own.
+func ValidateEntry(e *Entry) error {
+	if e == nil {
+		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
+	}
+	if err := ValidateID(e.ID); err != nil {
+		return err
+	}
+	if e.ParentID != "" {
+		if err := ValidateID(e.ParentID); err != nil {
+			return fmt.Errorf("%w (parentId of %q)", err, e.ID)
+		}
+	}
+	if e.ParentID == e.ID {
+		return fmt.Errorf("%w: entry %q is its own parent", ErrInvalidEntry, e.ID)
+	}
+	switch e.Type {
+	case "":
+		return fmt.Errorf("%w: entry %q has no type", ErrInvalidEntry, e.ID)
+	case TypeSession:
+		return fmt.Errorf("%w: entry %q has the header's type %q", ErrInvalidEntry, e.ID, e.Type)
+	case TypeMessage:
+		if e.Message == nil {
+			return fmt.Errorf("%w: message entry %q has no message", ErrInvalidEntry, e.ID)
+		}
+		if e.Message.Role == "" {
+			return fmt.Errorf("%w: message entry %q has no role", ErrInvalidEntry, e.ID)
+		}
+	case TypeLabel:
+		if e.TargetID == "" {
+			return fmt.Errorf("%w: label entry %q has no targetId", ErrInvalidEntry, e.ID)
+		}
+	case TypeCustom, TypeCustomMessage:
+		if e.CustomType == "" {
+			return fmt.Errorf("%w: %s entry %q has no customType", ErrInvalidEntry, e.Type, e.ID)
+		}
+	case TypeModelChange:
+		if e.Provider == "" || e.ModelID == "" {
+			return fmt.Errorf("%w: model_change entry %q needs provider and modelId", ErrInvalidEntry, e.ID)
+		}
+	case TypeThinkingLevelChange:
+		if e.ThinkingLevel == "" {
+			return fmt.Errorf("%w: thinking_level_change entry %q has no thinkingLevel", ErrInvalidEntry, e.ID)
+		}
+	}
+	if strings.ContainsFunc(string(e.Type), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return fmt.Errorf("%w: entry %q has type %q with spaces or control characters", ErrInvalidEntry, e.ID, e.Type)
+	}
+	return nil
+}
+
+// ValidateID checks an entry id: non-empty, at most MaxIDLen bytes, no
+// whitespace or control characters.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty id", ErrInvalidEntry)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: id of %d bytes (max %d)", ErrInvalidEntry, len(id), MaxIDLen)
+	case strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Errorf("%w: id %q has spaces or control characters", ErrInvalidEntry, id)
+	}
+	return nil
+}
+
+// Apply checks e and adds it to the tree, moving the leaf: to e itself, or
+// for a leaf entry to the entry it names (its parent).
+func (t *Tree) Apply(e *Entry) error {
+	if err := t.Check(e); err != nil {
+		return err
+	}
+	t.apply(e)
+	return nil
+}
+
+func (t *Tree) apply(e *Entry) {
+	i := int32(len(t.entries))
+	p := int32(-1)
+	if e.ParentID != "" {
+		p = t.index[e.ParentID]
+	}
+	t.entries = append(t.entries, e)
+	t.parent = append(t.parent, p)
+	t.index[e.ID] = i
+	switch e.Type {
+	case TypeLeaf:
+		t.leaf = p
+	default:
+		t.leaf = i
+	}
+	switch e.Type {
+	case TypeLabel:
+		if e.Label == "" {
+			delete(t.labels, e.TargetID)
+		} else if l, ok := t.labels[e.TargetID]; ok {
+			t.labels[e.TargetID] = labelState{label: e.Label, at: e.Timestamp, order: l.order}
+		} else {
+			t.nlabel++
+			t.labels[e.TargetID] = labelState{label: e.Label, at: e.Timestamp, order: t.nlabel}
+		}
+	case TypeSessionInfo:
+		t.name = strings.TrimSpace(e.Name)
+	}
+	t.stats.add(e)
+}
+
+// SetLeaf moves the leaf without an entry. Loaders use it to restore the
+// leaf a file names when its lines are not in parent-first order; sessions
+// move the leaf by appending a leaf entry.
+func (t *Tree) SetLeaf(id string) error {
+	if id == "" {
+		t.leaf = -1
+		return nil
+	}
+	i, ok := t.index[id]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if t.entries[i].Type == TypeLeaf {
+		i = t.parent[i]
+	}
+	t.leaf = i
+	return nil
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// CheckBatch reports whether entries could be applied in order, without
+// applying any.
+func (t *Tree) CheckBatch(entries []*Entry) error {
+	var added map[string]bool
+	if len(entries) > 1 {
+		added = make(map[string]bool, len(entries))
+	}
+	for _, e := range entries {
+		if err := t.check(e, added); err != nil {
+			return err
+		}
+		if added != nil {
+			added[e.ID] = true
+		}
+	}
+	return nil
+}
