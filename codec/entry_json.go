@@ -127,7 +127,22 @@ func DecodeEntry(line []byte) (*session.Entry, error) {
 	r := getReader(line)
 	defer putReader(r)
 	e := &session.Entry{}
-	if err := r.entry(e); err != nil {
+	if err := r.entry(e, false); err != nil {
+		return nil, err
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// DecodeLegacyEntry decodes an entry of a version 1 file, which has no id
+// and no parentId; the caller assigns both.
+func DecodeLegacyEntry(line []byte) (*session.Entry, error) {
+	r := getReader(line)
+	defer putReader(r)
+	e := &session.Entry{}
+	if err := r.entry(e, true); err != nil {
 		return nil, err
 	}
 	if err := r.end(); err != nil {
@@ -144,7 +159,7 @@ func (r *reader) end() error {
 	return nil
 }
 
-func (r *reader) entry(e *session.Entry) error {
+func (r *reader) entry(e *session.Entry, legacy bool) error {
 	var fs fieldSet
 	var hasType, hasID, hasParent bool
 	err := r.object("line", func(key string) error {
@@ -219,11 +234,12 @@ func (r *reader) entry(e *session.Entry) error {
 		return fmt.Errorf("%w: no type", ErrMalformed)
 	case e.Type == session.TypeSession:
 		return fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
+	case legacy:
 	case !hasID || e.ID == "":
 		return fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
 	case !hasParent:
 		return fmt.Errorf("%w: entry %s has no parentId", ErrMalformed, e.ID)
-	case e.ParentID == e.ID:
+	case e.ParentID == e.ID && e.ID != "":
 		return fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
 	}
 	t := e.Type

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -218,6 +219,52 @@ func ValidateEntry(e *Entry) error {
 	}
 	if strings.ContainsFunc(string(e.Type), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return fmt.Errorf("%w: entry %q has type %q with spaces or control characters", ErrInvalidEntry, e.ID, e.Type)
+	}
+	return validateRaws(e)
+}
+
+// validateRaws checks that every verbatim JSON field holds JSON, so that
+// no backend stores what it could not write back.
+func validateRaws(e *Entry) error {
+	bad := func(field string, r Raw) error {
+		if r != nil && !json.Valid(r) {
+			return fmt.Errorf("%w: entry %q: %s is not valid JSON", ErrInvalidEntry, e.ID, field)
+		}
+		return nil
+	}
+	check := func(prefix string, m *Message) error {
+		if err := bad(prefix+"details", m.Details); err != nil {
+			return err
+		}
+		for i := range m.Content.Blocks {
+			if err := bad(fmt.Sprintf("%scontent[%d].arguments", prefix, i), m.Content.Blocks[i].Arguments); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, f := range [...]struct {
+		name string
+		r    Raw
+	}{{"details", e.Details}, {"data", e.Data}} {
+		if err := bad(f.name, f.r); err != nil {
+			return err
+		}
+	}
+	for _, f := range e.Extra {
+		if err := bad(f.Key, f.Value); err != nil {
+			return err
+		}
+	}
+	if e.Message != nil {
+		if err := check("message.", e.Message); err != nil {
+			return err
+		}
+	}
+	for i := range e.RetainedTail {
+		if err := check(fmt.Sprintf("retainedTail[%d].", i), &e.RetainedTail[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,369 @@
+package filestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Mode says what a load does with bad lines.
+type Mode int
+
+const (
+	// Strict refuses a file with any bad line (a torn last line excepted).
+	Strict Mode = iota
+	// Lenient loads every good entry and reports what it skipped.
+	Lenient
+)
+
+func (m Mode) String() string {
+	if m == Lenient {
+		return "lenient"
+	}
+	return "strict"
+}
+
+// Loaded is a parsed session file.
+type Loaded struct {
+	Tree *session.Tree
+	// Issues lists the lines skipped (Lenient) and a torn last line.
+	Issues []*LineError
+	// Version is the format version the file had; Tree's header says 3
+	// after migration.
+	Version  int
+	Migrated bool
+	// ValidEnd is the offset just past the last complete line.
+	ValidEnd int64
+	// MissingNewline is set when the file ends in a complete line that
+	// lacks its newline (the next append must add one first).
+	MissingNewline bool
+	// Torn is set when the file ends in an incomplete line.
+	Torn bool
+}
+
+type fileLine struct {
+	no    int
+	entry *session.Entry
+}
+
+// Load parses the bytes of a session file. name is used in errors only.
+func Load(data []byte, name string, mode Mode) (*Loaded, error) {
+	ld := &Loaded{}
+	var header *session.Header
+	var lines []fileLine
+	var issues []*LineError
+	report := func(no int, id string, err error) {
+		issues = append(issues, &LineError{File: name, Line: no, ID: id, Err: err})
+	}
+	// pi's migration indexes compaction targets by position among the
+	// parsed lines, header included.
+	var parsedIdx []int // index into lines per parsed position (-1: header)
+
+	no := 0
+	for off := 0; off < len(data); {
+		no++
+		nl := bytes.IndexByte(data[off:], '\n')
+		complete := nl >= 0
+		var line []byte
+		if complete {
+			line = data[off : off+nl]
+		} else {
+			line = data[off:]
+		}
+		start := off
+		if complete {
+			off += nl + 1
+		} else {
+			off = len(data)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if complete {
+				ld.ValidEnd = int64(off)
+			}
+			continue
+		}
+		if header == nil {
+			h, err := codec.DecodeHeader(line)
+			if err != nil {
+				return nil, &LineError{File: name, Line: no, Err: fmt.Errorf("%w: %w", ErrBadHeader, err)}
+			}
+			if !complete {
+				ld.MissingNewline = true
+			}
+			header = h
+			ld.Version = h.Version
+			ld.ValidEnd = int64(off)
+			parsedIdx = append(parsedIdx, -1)
+			continue
+		}
+		var e *session.Entry
+		var err error
+		if header.Version <= 1 {
+			e, err = codec.DecodeLegacyEntry(line)
+		} else {
+			e, err = codec.DecodeEntry(line)
+		}
+		if err != nil {
+			if !complete {
+				ld.Torn = true
+				ld.ValidEnd = int64(start)
+				issues = append(issues, &LineError{File: name, Line: no, Err: fmt.Errorf("%w: %w", ErrTornWrite, err)})
+				break
+			}
+			report(no, "", fmt.Errorf("%w: %w", ErrMalformedLine, err))
+			ld.ValidEnd = int64(off)
+			continue
+		}
+		if !complete {
+			ld.MissingNewline = true
+		}
+		ld.ValidEnd = int64(off)
+		parsedIdx = append(parsedIdx, len(lines))
+		lines = append(lines, fileLine{no: no, entry: e})
+	}
+	if header == nil {
+		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file has no lines", ErrBadHeader)}
+	}
+	if header.Version > session.CurrentVersion {
+		ld.Version = header.Version
+	}
+	if header.Version < session.CurrentVersion {
+		migrate(header, lines, parsedIdx)
+		ld.Migrated = true
+	}
+
+	tree := session.NewTree(*header)
+	issues = append(issues, buildTree(tree, lines, name)...)
+	ld.Tree = tree
+	ld.Issues = issues
+	if mode == Strict {
+		var bad []*LineError
+		for _, is := range issues {
+			if !isTorn(is) {
+				bad = append(bad, is)
+			}
+		}
+		if len(bad) > 0 {
+			return nil, &LoadError{File: name, Issues: bad}
+		}
+	}
+	return ld, nil
+}
+
+func isTorn(is *LineError) bool { return errors.Is(is.Err, ErrTornWrite) }
+
+// buildTree applies the lines parent-first, keeping file order where it
+// can, and reports duplicates, missing parents and cycles.
+func buildTree(tree *session.Tree, lines []fileLine, name string) []*LineError {
+	var issues []*LineError
+	report := func(l fileLine, err error) {
+		issues = append(issues, &LineError{File: name, Line: l.no, ID: l.entry.ID, Err: err})
+	}
+	seen := make(map[string]int, len(lines)) // id -> line number of first occurrence
+	skipped := map[string]bool{}
+	waiting := map[string][]fileLine{} // parent id -> children not yet applied
+	last := ""                         // last applied entry in file order
+	lastNo := 0
+
+	apply := func(l fileLine) {
+		// Iterative over waiting children, so deep chains cannot overflow.
+		stack := []fileLine{l}
+		for len(stack) > 0 {
+			l := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if err := tree.Apply(l.entry); err != nil {
+				report(l, err)
+				markSkipped(l.entry.ID, skipped, waiting, func(c fileLine) {
+					report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))
+				})
+				continue
+			}
+			if l.no > lastNo {
+				last, lastNo = l.entry.ID, l.no
+			}
+			kids := waiting[l.entry.ID]
+			delete(waiting, l.entry.ID)
+			for i := len(kids) - 1; i >= 0; i-- {
+				stack = append(stack, kids[i])
+			}
+		}
+	}
+
+	for _, l := range lines {
+		e := l.entry
+		if first, dup := seen[e.ID]; dup {
+			report(l, fmt.Errorf("%w: %q was first used on line %d", session.ErrDuplicateID, e.ID, first))
+			continue
+		}
+		seen[e.ID] = l.no
+		switch {
+		case e.ParentID == "":
+			apply(l)
+		case skipped[e.ParentID]:
+			report(l, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, e.ParentID))
+			markSkipped(e.ID, skipped, waiting, func(c fileLine) {
+				report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))
+			})
+		default:
+			if _, ok := tree.Get(e.ParentID); ok {
+				apply(l)
+			} else {
+				waiting[e.ParentID] = append(waiting[e.ParentID], l)
+			}
+		}
+	}
+	if len(waiting) > 0 {
+		issues = append(issues, explainWaiting(waiting, seen, name)...)
+	}
+	if last != "" {
+		_ = tree.SetLeaf(last) // last exists: it was applied
+	}
+	sortIssues(issues)
+	return issues
+}
+
+func markSkipped(id string, skipped map[string]bool, waiting map[string][]fileLine, report func(fileLine)) {
+	stack := []string{id}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		skipped[id] = true
+		for _, c := range waiting[id] {
+			report(c)
+			stack = append(stack, c.entry.ID)
+		}
+		delete(waiting, id)
+	}
+}
+
+// explainWaiting reports entries that were never applied: their parent is
+// missing from the file, or their parent links loop.
+func explainWaiting(waiting map[string][]fileLine, seen map[string]int, name string) []*LineError {
+	byID := map[string]fileLine{}
+	for _, kids := range waiting {
+		for _, k := range kids {
+			byID[k.entry.ID] = k
+		}
+	}
+	// verdict per id: the error for it.
+	verdict := map[string]error{}
+	var issues []*LineError
+	for id := range byID {
+		if verdict[id] != nil {
+			continue
+		}
+		// Walk up until an entry with a verdict, a parent outside the
+		// waiting set, or a repeat (a cycle).
+		var path []string
+		onPath := map[string]int{}
+		cur := id
+		var cause error
+		for {
+			if v := verdict[cur]; v != nil {
+				cause = v
+				break
+			}
+			if at, again := onPath[cur]; again {
+				cycle := path[at:]
+				cerr := fmt.Errorf("%w: %v", session.ErrCycle, cycle)
+				for _, c := range cycle {
+					verdict[c] = cerr
+				}
+				path = path[:at]
+				cause = fmt.Errorf("%w: an ancestor is in a cycle", session.ErrCycle)
+				break
+			}
+			onPath[cur] = len(path)
+			path = append(path, cur)
+			l := byID[cur]
+			p := l.entry.ParentID
+			if _, waits := byID[p]; !waits {
+				if _, inFile := seen[p]; !inFile {
+					verdict[cur] = fmt.Errorf("%w: %q is not in the file", session.ErrParentNotFound, p)
+				} else {
+					verdict[cur] = fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, p)
+				}
+				path = path[:len(path)-1]
+				cause = fmt.Errorf("%w: an ancestor's parent is missing", session.ErrParentNotFound)
+				break
+			}
+			cur = p
+		}
+		for _, p := range path {
+			if verdict[p] == nil {
+				verdict[p] = cause
+			}
+		}
+	}
+	for id, l := range byID {
+		issues = append(issues, &LineError{File: name, Line: l.no, ID: id, Err: verdict[id]})
+	}
+	return issues
+}
+
+func sortIssues(is []*LineError) {
+	// Insertion order is mostly sorted already; a stable sort by line
+	// keeps reports readable.
+	for i := 1; i < len(is); i++ {
+		for j := i; j > 0 && is[j].Line < is[j-1].Line; j-- {
+			is[j], is[j-1] = is[j-1], is[j]
+		}
+	}
+}
+
+// migrate brings entries of a version 1 or 2 file to version 3 as pi's
+// loader does: v1 entries get ids and a parent chain in file order, and
+// compaction indexes become ids; v2 "hookMessage" messages become "custom".
+// Ids are derived from the session id and position, so a read-only load of
+// an old file gives the same ids every time.
+func migrate(h *session.Header, lines []fileLine, parsedIdx []int) {
+	if h.Version <= 1 {
+		used := map[string]bool{}
+		prev := ""
+		for i := range lines {
+			e := lines[i].entry
+			e.ID = legacyID(h.ID, i, used)
+			e.ParentID = prev
+			prev = e.ID
+		}
+		for i := range lines {
+			e := lines[i].entry
+			if e.Type != session.TypeCompaction {
+				continue
+			}
+			for k, f := range e.Extra {
+				if f.Key != "firstKeptEntryIndex" {
+					continue
+				}
+				if n, err := strconv.Atoi(string(f.Value)); err == nil && n >= 0 && n < len(parsedIdx) && parsedIdx[n] >= 0 {
+					e.FirstKeptEntryID = lines[parsedIdx[n]].entry.ID
+				}
+				e.Extra = append(e.Extra[:k:k], e.Extra[k+1:]...)
+				break
+			}
+		}
+	}
+	for i := range lines {
+		if m := lines[i].entry.Message; m != nil && m.Role == "hookMessage" {
+			m.Role = session.RoleCustom
+		}
+	}
+	h.Version = session.CurrentVersion
+}
+
+func legacyID(sessionID string, pos int, used map[string]bool) string {
+	for attempt := 0; ; attempt++ {
+		f := fnv.New32a()
+		fmt.Fprintf(f, "%s/%d/%d", sessionID, pos, attempt)
+		id := fmt.Sprintf("%08x", f.Sum32())
+		if !used[id] {
+			used[id] = true
+			return id
+		}
+	}
+}

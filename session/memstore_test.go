@@ -1,0 +1,17 @@
+package session_test
+
+import (
+	"testing"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+func TestMemoryStoreConformance(t *testing.T) {
+	sessiontest.Run(t, sessiontest.Backend{
+		Name: "memory",
+		New: func(t *testing.T, h session.Header) session.Store {
+			return session.NewMemoryStore(h)
+		},
+	})
+}

@@ -1,0 +1,5 @@
+package sessiontest
+
+import "testing"
+
+func runScenarios(t *testing.T, b Backend) {}

@@ -1,0 +1,136 @@
+// Package sessiontest is the conformance suite every session.Store backend
+// runs: the scenario files under testdata/scenarios drive the Session API,
+// and the pi sample files under testdata/pi are replayed and compared with
+// what pi itself reported for them.
+package sessiontest
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+//go:embed testdata
+var testdata embed.FS
+
+// Backend describes a store implementation to the suite.
+type Backend struct {
+	Name string
+	// New creates an empty store for the session h.
+	New func(t *testing.T, h session.Header) session.Store
+	// Reopen closes s and opens the same session again, as a new process
+	// would. Nil for backends that keep nothing (the memory store).
+	Reopen func(t *testing.T, s session.Store) session.Store
+}
+
+// Run runs every conformance test against b.
+func Run(t *testing.T, b Backend) {
+	t.Helper()
+	t.Run("scenarios", func(t *testing.T) { runScenarios(t, b) })
+	t.Run("pi-samples", func(t *testing.T) { runPiSamples(t, b) })
+	t.Run("append-validation", func(t *testing.T) { runAppendValidation(t, b) })
+}
+
+// SteppingClock starts at a fixed instant and moves one second per call.
+type SteppingClock struct{ t time.Time }
+
+// NewSteppingClock returns a clock starting at 2025-01-01T00:00:00Z.
+func NewSteppingClock() *SteppingClock {
+	return &SteppingClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// Now implements session.Clock.
+func (c *SteppingClock) Now() time.Time {
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+// SequentialIDs yields e0001, e0002, ….
+type SequentialIDs struct{ n int }
+
+// NewID implements session.IDSource.
+func (s *SequentialIDs) NewID() string {
+	s.n++
+	return fmt.Sprintf("e%04d", s.n)
+}
+
+// TestConfig is a deterministic session.Config.
+func TestConfig() session.Config {
+	return session.Config{Clock: NewSteppingClock(), IDs: &SequentialIDs{}}
+}
+
+// TestHeader returns a header for a test session.
+func TestHeader(id string) session.Header {
+	return session.Header{
+		Version: session.CurrentVersion, ID: id,
+		Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/work",
+	}
+}
+
+func runAppendValidation(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := b.New(t, TestHeader("validation"))
+	defer s.Close(ctx)
+	root := &session.Entry{Type: session.TypeMessage, ID: "r1", Timestamp: "2025-01-01T00:00:01.000Z",
+		Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("hi"), Timestamp: 1}}
+	if err := s.Append(ctx, root); err != nil {
+		t.Fatalf("append root: %v", err)
+	}
+	msg := func(id, parent string) *session.Entry {
+		return &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:02.000Z",
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("x"), Timestamp: 2}}
+	}
+	tests := []struct {
+		name    string
+		entry   *session.Entry
+		wantErr error
+	}{
+		{"duplicate id", msg("r1", ""), session.ErrDuplicateID},
+		{"missing parent", msg("r2", "nope"), session.ErrParentNotFound},
+		{"empty id", msg("", "r1"), session.ErrInvalidEntry},
+		{"id with space", msg("a b", "r1"), session.ErrInvalidEntry},
+		{"own parent", msg("r3", "r3"), session.ErrInvalidEntry},
+		{"no type", &session.Entry{ID: "r4", ParentID: "r1"}, session.ErrInvalidEntry},
+		{"header type", &session.Entry{Type: session.TypeSession, ID: "r5", ParentID: "r1"}, session.ErrInvalidEntry},
+		{"message without message", &session.Entry{Type: session.TypeMessage, ID: "r6", ParentID: "r1"}, session.ErrInvalidEntry},
+		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", TargetID: "zz", Label: "x"}, session.ErrNotFound},
+		{"custom without type", &session.Entry{Type: session.TypeCustom, ID: "r8", ParentID: "r1"}, session.ErrInvalidEntry},
+		{"bad details JSON", &session.Entry{Type: session.TypeCustom, ID: "r9", ParentID: "r1", CustomType: "x", Data: session.Raw("{oops")}, session.ErrInvalidEntry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := s.Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Append(ctx, tt.entry)
+			if err == nil {
+				t.Fatalf("Append succeeded, want an error")
+			}
+			if tt.wantErr != nil && !errorsIs(err, tt.wantErr) {
+				t.Fatalf("Append error = %v, want %v", err, tt.wantErr)
+			}
+			after, err := s.Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after) != len(before) {
+				t.Fatalf("a refused append changed the store: %d entries, had %d", len(after), len(before))
+			}
+		})
+	}
+	if b.Reopen != nil {
+		s = b.Reopen(t, s)
+		entries, err := s.Entries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].ID != "r1" {
+			t.Fatalf("after reopen: %d entries, want only r1", len(entries))
+		}
+	}
+}
