@@ -105,8 +105,8 @@ type Entry struct {
 	ActiveTools []string
 
 	// compaction and branch_summary
-	Summary string
-	Details Raw  // also custom_message
+	Summary  string
+	Details  Raw  // also custom_message
 	FromHook bool // written only when true (or when the file had it)
 
 	// compaction
