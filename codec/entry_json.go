@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -52,7 +53,12 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	req := func(k string) bool { return entryRequires(t, k) }
 	w := newObj(b, e.Extra)
 	w.str("type", string(t), true)
-	w.str("customType", e.CustomType, req("customType"))
+	// pi spreads custom fields before the envelope for these two types;
+	// writing the same order keeps its files byte-identical on round trip.
+	customFirst := t == session.TypeCustom || t == session.TypeCustomMessage
+	if customFirst {
+		writeCustom(&w, e, req)
+	}
 	w.str("id", e.ID, true)
 	if e.ParentID == "" {
 		w.null("parentId")
@@ -60,6 +66,9 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 		w.str("parentId", e.ParentID, true)
 	}
 	w.str("timestamp", e.Timestamp, true)
+	if !customFirst {
+		writeCustom(&w, e, req)
+	}
 	if w.want("message", e.Message != nil, req("message")) {
 		w.key("message")
 		m := e.Message
@@ -105,18 +114,28 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 		w.key("usage")
 		w.b, w.err = appendUsage(w.b, e.Usage, w.err)
 	}
-	if w.want("content", !e.Content.IsZero(), req("content")) {
-		w.key("content")
-		w.b, w.err = appendContent(w.b, e.Content, w.err)
+	if !customFirst {
+		w.raw("details", e.Details, false, "")
 	}
-	w.bool("display", e.Display, req("display"))
-	w.raw("data", e.Data, false, "")
-	w.raw("details", e.Details, false, "")
 	w.bool("fromHook", e.FromHook, false)
 	w.str("targetId", e.TargetID, req("targetId"))
 	w.str("label", e.Label, false)
 	w.str("name", e.Name, false)
 	return w.close()
+}
+
+// writeCustom writes the members of custom and custom_message entries.
+func writeCustom(w *objWriter, e *session.Entry, req func(string) bool) {
+	w.str("customType", e.CustomType, req("customType"))
+	w.raw("data", e.Data, false, "")
+	if w.want("content", !e.Content.IsZero(), req("content")) {
+		w.key("content")
+		w.b, w.err = appendContent(w.b, e.Content, w.err)
+	}
+	w.bool("display", e.Display, req("display"))
+	if e.Type == session.TypeCustom || e.Type == session.TypeCustomMessage {
+		w.raw("details", e.Details, false, "")
+	}
 }
 
 // EncodeEntry returns the JSON line for e, without the newline.
@@ -153,7 +172,7 @@ func DecodeLegacyEntry(line []byte) (*session.Entry, error) {
 
 // end checks nothing but whitespace follows the value.
 func (r *reader) end() error {
-	if k := r.d.PeekKind(); k != 0 {
+	if _, err := r.d.ReadToken(); err != io.EOF {
 		return fmt.Errorf("%w: text after the JSON value", ErrMalformed)
 	}
 	return nil

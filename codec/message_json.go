@@ -61,6 +61,8 @@ func appendMessage(b []byte, m *session.Message) ([]byte, error) {
 	w.str("errorMessage", m.ErrorMessage, false)
 	w.raw("details", m.Details, false, "")
 	w.bool("isError", m.IsError, req("isError"))
+	// Every pi message shape ends with its timestamp.
+	w.flushExtra()
 	w.int("timestamp", m.Timestamp, true)
 	return w.close()
 }

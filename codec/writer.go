@@ -20,6 +20,7 @@ type objWriter struct {
 	written []string
 	n       int
 	err     error
+	flushed bool
 }
 
 func newObj(b []byte, extra []session.Field) objWriter {
@@ -113,7 +114,21 @@ func (w *objWriter) fail(err error) {
 	}
 }
 
+// flushExtra writes the Extra fields now rather than last.
+func (w *objWriter) flushExtra() {
+	w.writeExtra()
+	w.flushed = true
+}
+
 func (w *objWriter) close() ([]byte, error) {
+	if !w.flushed {
+		w.writeExtra()
+	}
+	w.b = append(w.b, '}')
+	return w.b, w.err
+}
+
+func (w *objWriter) writeExtra() {
 	for _, f := range w.extra {
 		dup := false
 		for _, k := range w.written {
@@ -127,8 +142,6 @@ func (w *objWriter) close() ([]byte, error) {
 		}
 		w.raw(f.Key, f.Value, true, "null")
 	}
-	w.b = append(w.b, '}')
-	return w.b, w.err
 }
 
 // appendFloat formats f as JavaScript's Number.prototype.toString does, so
