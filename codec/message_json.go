@@ -3,6 +3,8 @@ package codec
 import (
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -90,12 +92,14 @@ func appendContent(b []byte, c session.Content, prev error) ([]byte, error) {
 
 func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
 	t := c.Type
-	if t == "" && len(c.Extra) == 1 && c.Extra[0].Key == "" {
-		// An element that was not an object, kept verbatim by the decoder.
-		return append(b, c.Extra[0].Value...), nil
+	if c.Verbatim != nil {
+		if !jsontextValid(c.Verbatim) {
+			return b, fmt.Errorf("%w: content element is not valid JSON", ErrInvalid)
+		}
+		return append(b, c.Verbatim...), nil
 	}
 	w := newObj(b, c.Extra)
-	w.str("type", t, true)
+	w.str("type", t, false)
 	w.str("text", c.Text, t == session.BlockText)
 	w.str("textSignature", c.TextSignature, false)
 	w.str("thinking", c.Thinking, t == session.BlockThinking)
@@ -208,11 +212,9 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 		var blk session.ContentBlock
 		if r.d.PeekKind() != '{' {
 			// Not a block: keep the element verbatim in a block of no type.
-			var v session.Raw
-			if err := r.raw(&v); err != nil {
+			if err := r.raw(&blk.Verbatim); err != nil {
 				return err
 			}
-			blk.Extra = []session.Field{{Key: "", Value: v}}
 		} else if err := r.block(&blk); err != nil {
 			return err
 		}
@@ -256,8 +258,6 @@ func (r *reader) block(c *session.ContentBlock) error {
 	t := c.Type
 	c.Extra = fs.finish(func(k string) bool {
 		switch k {
-		case "type":
-			return true
 		case "text":
 			return t == session.BlockText
 		case "thinking":
@@ -334,3 +334,5 @@ func DecodeMessage(data []byte) (*session.Message, error) {
 func EncodeMessage(m *session.Message) ([]byte, error) {
 	return appendMessage(nil, m)
 }
+
+func jsontextValid(v []byte) bool { return jsontext.Value(v).IsValid(decoderOpts...) }

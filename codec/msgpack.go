@@ -149,8 +149,10 @@ func encodeNumber(enc *msgpack.Encoder, lit string) error {
 // base64 strings and timestamps ISO-8601 strings; other extension types are
 // refused.
 func MsgpackToJSON(data []byte) ([]byte, error) {
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
-	out, err := mpValue(dec, nil, 0)
+	rd := bytes.NewReader(data)
+	dec := msgpack.NewDecoder(rd)
+	m := &mpReader{dec: dec, rd: rd, data: data}
+	out, err := m.value(nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: msgpack: %w", ErrMalformed, err)
 	}
@@ -162,12 +164,53 @@ func MsgpackToJSON(data []byte) ([]byte, error) {
 
 const maxDepth = 10000
 
-func mpValue(dec *msgpack.Decoder, b []byte, depth int) ([]byte, error) {
+// mpReader walks msgpack input held in memory, so that every declared
+// length can be checked against the bytes that remain before anything is
+// allocated for it.
+type mpReader struct {
+	dec  *msgpack.Decoder
+	rd   *bytes.Reader
+	data []byte
+}
+
+// checkLen refuses a str, bin, ext, array or map header that declares more
+// items or bytes than the input has left.
+func (m *mpReader) checkLen(c byte) error {
+	pos := len(m.data) - m.rd.Len()
+	hdr := m.data[pos:]
+	var n, size int
+	switch {
+	case c == msgpcode.Str8 || c == msgpcode.Bin8:
+		size = 1
+	case c == msgpcode.Str16 || c == msgpcode.Bin16 || c == msgpcode.Array16 || c == msgpcode.Map16:
+		size = 2
+	case c == msgpcode.Str32 || c == msgpcode.Bin32 || c == msgpcode.Array32 || c == msgpcode.Map32:
+		size = 4
+	default:
+		return nil
+	}
+	if len(hdr) < 1+size {
+		return fmt.Errorf("truncated header")
+	}
+	for _, x := range hdr[1 : 1+size] {
+		n = n<<8 | int(x)
+	}
+	if left := len(hdr) - 1 - size; n > left {
+		return fmt.Errorf("declared length %d exceeds the %d bytes left", n, left)
+	}
+	return nil
+}
+
+func (m *mpReader) value(b []byte, depth int) ([]byte, error) {
+	dec := m.dec
 	if depth > maxDepth {
 		return b, fmt.Errorf("nested deeper than %d", maxDepth)
 	}
 	c, err := dec.PeekCode()
 	if err != nil {
+		return b, err
+	}
+	if err := m.checkLen(c); err != nil {
 		return b, err
 	}
 	switch {
@@ -204,7 +247,7 @@ func mpValue(dec *msgpack.Decoder, b []byte, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = mpValue(dec, b, depth+1); err != nil {
+			if b, err = m.value(b, depth+1); err != nil {
 				return b, err
 			}
 		}
@@ -232,7 +275,7 @@ func mpValue(dec *msgpack.Decoder, b []byte, depth int) ([]byte, error) {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			if b, err = mpValue(dec, b, depth+1); err != nil {
+			if b, err = m.value(b, depth+1); err != nil {
 				return b, err
 			}
 		}

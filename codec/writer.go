@@ -100,7 +100,7 @@ func (w *objWriter) raw(k string, v session.Raw, required bool, def string) {
 		w.b = append(w.b, def...)
 		return
 	}
-	if !jsontext.Value(v).IsValid() {
+	if !jsontext.Value(v).IsValid(decoderOpts...) {
 		w.fail(fmt.Errorf("%w: field %q is not valid JSON", ErrInvalid, k))
 		w.b = append(w.b, "null"...)
 		return

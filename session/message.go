@@ -124,6 +124,7 @@ func (c Content) Clone() Content {
 	out := Content{Plain: c.Plain, Blocks: make([]ContentBlock, len(c.Blocks))}
 	for i, b := range c.Blocks {
 		b.Arguments = cloneRaw(b.Arguments)
+		b.Verbatim = cloneRaw(b.Verbatim)
 		b.Extra = cloneFields(b.Extra)
 		out.Blocks[i] = b
 	}
@@ -152,6 +153,10 @@ type ContentBlock struct {
 	Name             string
 	Arguments        Raw
 	ThoughtSignature string
+
+	// Verbatim holds a content element that was not a JSON object, kept
+	// as read; the other fields are then unused.
+	Verbatim Raw
 
 	Extra []Field
 }
