@@ -1,0 +1,34 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// A write that fails leaves nothing applied, and the store refuses further
+// writes rather than guess what reached the disk.
+func TestFailedWritePoisons(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "p.jsonl")
+	s, err := Create(ctx, p, session.Header{ID: "p", Timestamp: "t", Cwd: "/"}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	s.f.Close() // the disk "fails": writes and truncates now error
+	e := &session.Entry{Type: session.TypeCustom, ID: "c1", Timestamp: "t", CustomType: "x"}
+	if err := s.Append(ctx, e); err == nil {
+		t.Fatal("append on a failed file succeeded")
+	}
+	if _, err := s.Get(ctx, "c1"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("failed entry was applied: %v", err)
+	}
+	e2 := &session.Entry{Type: session.TypeCustom, ID: "c2", Timestamp: "t", CustomType: "x"}
+	if err := s.Append(ctx, e2); !errors.Is(err, ErrPoisoned) {
+		t.Fatalf("second append: %v, want ErrPoisoned", err)
+	}
+}
