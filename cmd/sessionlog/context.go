@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+func runContext(ctx context.Context, e env) error {
+	fs := newFlags("context", e)
+	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
+	at := fs.String("at", "", "build the context of the branch ending at this entry instead of the leaf")
+	path, err := oneArg(fs, e.args, "session file")
+	if err != nil {
+		return err
+	}
+	s, sess, err := openFile(ctx, path, *lenient)
+	if err != nil {
+		return err
+	}
+	defer s.Close(ctx)
+	var opts []session.ContextOption
+	if *at != "" {
+		opts = append(opts, session.FromEntry(*at))
+	}
+	c, err := sess.BuildContext(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	// Messages are written with the pi codec, so the output is exactly
+	// what pi would feed its model.
+	var msgs bytes.Buffer
+	msgs.WriteByte('[')
+	for i := range c.Messages {
+		if i > 0 {
+			msgs.WriteByte(',')
+		}
+		b, err := codec.EncodeMessage(&c.Messages[i])
+		if err != nil {
+			return err
+		}
+		msgs.Write(b)
+	}
+	msgs.WriteByte(']')
+	out := map[string]any{
+		"thinkingLevel": c.ThinkingLevel,
+		"model":         nil,
+		"messages":      json.RawMessage(msgs.Bytes()),
+		"sources":       c.Sources,
+	}
+	if c.Model != nil {
+		out["model"] = map[string]string{"provider": c.Model.Provider, "modelId": c.Model.ModelID}
+	}
+	if c.ActiveTools != nil {
+		out["activeTools"] = c.ActiveTools
+	}
+	if c.Compaction != nil {
+		out["compaction"] = c.Compaction.ID
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/system"
+)
+
+// runDemo plays a short agent conversation into a new session file —
+// tool use, a label, a branch with a summary, a compaction — then reopens
+// the file as another process would and prints its tree, context and
+// stats.
+func runDemo(ctx context.Context, e env) error {
+	fs := newFlags("demo", e)
+	dir := fs.String("dir", "", "directory for the session file (default: a new temporary directory)")
+	if err := fs.Parse(e.args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "sessionlog-demo-")
+		if err != nil {
+			return err
+		}
+		*dir = d
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return err
+	}
+	clock := system.Clock{}
+	h := session.Header{Version: session.CurrentVersion, ID: system.SessionID(), Timestamp: session.FormatTime(clock.Now()), Cwd: *dir}
+	path := filepath.Join(*dir, h.ID+".jsonl")
+	store, err := filestore.Create(ctx, path, h, filestore.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if err := playDemo(ctx, store); err != nil {
+		store.Close(ctx)
+		return err
+	}
+	if err := store.Close(ctx); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(e.stdout, "wrote %s\n\n", path)
+	w := e.stdout
+	for _, step := range []struct {
+		title string
+		verb  func(context.Context, env) error
+	}{
+		{"tree", runTree}, {"context", runContext}, {"stats", runStats}, {"check", runCheck},
+	} {
+		fmt.Fprintf(w, "── sessionlog %s %s\n", step.title, path)
+		if err := step.verb(ctx, env{args: []string{path}, stdout: w, stderr: e.stderr}); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func playDemo(ctx context.Context, store session.Store) error {
+	s, err := session.New(store, system.Config())
+	if err != nil {
+		return err
+	}
+	var firstAnswer, task *session.Entry
+	usage := func(in, out int64) *session.Usage {
+		cost := float64(in)*3e-6 + float64(out)*15e-6
+		return &session.Usage{Input: in, Output: out, TotalTokens: in + out,
+			Cost: session.Cost{Input: float64(in) * 3e-6, Output: float64(out) * 15e-6, Total: cost}}
+	}
+	assistant := func(text string, in, out int64, calls ...session.ContentBlock) session.Message {
+		blocks := append([]session.ContentBlock{{Type: session.BlockText, Text: text}}, calls...)
+		stop := "stop"
+		if len(calls) > 0 {
+			stop = "toolUse"
+		}
+		return session.Message{Role: session.RoleAssistant, API: "anthropic-messages", Provider: "anthropic",
+			Model: "claude-sonnet-4", Content: session.BlocksContent(blocks...), Usage: usage(in, out), StopReason: stop}
+	}
+	user := func(text string) session.Message {
+		return session.Message{Role: session.RoleUser, Content: session.TextContent(text)}
+	}
+	steps := []func() error{
+		func() (err error) { _, err = s.AppendModelChange(ctx, "anthropic", "claude-sonnet-4"); return },
+		func() (err error) { _, err = s.AppendThinkingLevelChange(ctx, "medium"); return },
+		func() (err error) { _, err = s.AppendActiveToolsChange(ctx, []string{"read", "edit", "bash"}); return },
+		func() (err error) { task, err = s.AppendMessage(ctx, user("Add retries to the HTTP client in client.go")); return },
+		func() (err error) {
+			_, err = s.AppendMessage(ctx, assistant("Let me read it first.", 1200, 40, session.ContentBlock{
+				Type: session.BlockToolCall, ID: "call_1", Name: "read", Arguments: session.Raw(`{"path":"client.go"}`)}))
+			return
+		},
+		func() (err error) {
+			_, err = s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, ToolCallID: "call_1", ToolName: "read",
+				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "func Get(url string) (*Response, error) { … }"})})
+			return
+		},
+		func() (err error) {
+			firstAnswer, err = s.AppendMessage(ctx, assistant("Get now retries 3 times on 5xx responses.", 1500, 200))
+			return
+		},
+		func() (err error) { _, err = s.SetLabel(ctx, task.ID, "task"); return },
+		func() (err error) { _, err = s.AppendMessage(ctx, user("Make the backoff exponential with jitter.")); return },
+		func() (err error) { _, err = s.AppendMessage(ctx, assistant("Done: 100ms·2^n with full jitter.", 1800, 150)); return },
+		func() (err error) {
+			_, err = s.MoveTo(ctx, firstAnswer.ID, session.WithBranchSummary("Tried exponential backoff with jitter; the user preferred a circuit breaker.", nil, false))
+			return
+		},
+		func() (err error) { _, err = s.AppendMessage(ctx, user("Use a circuit breaker instead.")); return },
+		func() (err error) { _, err = s.AppendMessage(ctx, assistant("Added a breaker that opens after 5 failures.", 2100, 220)); return },
+		func() (err error) {
+			leaf, err := s.Leaf(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = s.AppendCompaction(ctx, session.Compaction{
+				Summary: "The user asked for retries in client.go; Get retries 3 times on 5xx and a circuit breaker guards it.",
+				FirstKeptEntryID: leaf, TokensBefore: 2320, Usage: usage(2400, 90),
+			})
+			return err
+		},
+		func() (err error) { _, err = s.SetName(ctx, "HTTP client retries"); return },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			return fmt.Errorf("demo step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+func runStats(ctx context.Context, e env) error {
+	fs := newFlags("stats", e)
+	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
+	path, err := oneArg(fs, e.args, "session file")
+	if err != nil {
+		return err
+	}
+	s, sess, err := openFile(ctx, path, *lenient)
+	if err != nil {
+		return err
+	}
+	defer s.Close(ctx)
+	st, err := sess.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "entries      %d\n", st.Entries)
+	fmt.Fprintf(w, "messages     %d\n", st.Messages)
+	roles := make([]string, 0, len(st.ByRole))
+	for r := range st.ByRole {
+		roles = append(roles, r)
+	}
+	sort.Strings(roles)
+	for _, r := range roles {
+		fmt.Fprintf(w, "  %-10s %d\n", r, st.ByRole[r])
+	}
+	fmt.Fprintf(w, "tool calls   %d\n", st.ToolCalls)
+	fmt.Fprintf(w, "compactions  %d\n", st.Compactions)
+	u := st.Usage
+	fmt.Fprintf(w, "tokens       input %d, output %d, cache read %d, cache write %d, total %d\n",
+		u.Input, u.Output, u.CacheRead, u.CacheWrite, u.TotalTokens)
+	fmt.Fprintf(w, "cost         $%.4f\n", u.Cost.Total)
+	return nil
+}
