@@ -90,7 +90,10 @@ func playDemo(ctx context.Context, store session.Store) error {
 		func() (err error) { _, err = s.AppendModelChange(ctx, "anthropic", "claude-sonnet-4"); return },
 		func() (err error) { _, err = s.AppendThinkingLevelChange(ctx, "medium"); return },
 		func() (err error) { _, err = s.AppendActiveToolsChange(ctx, []string{"read", "edit", "bash"}); return },
-		func() (err error) { task, err = s.AppendMessage(ctx, user("Add retries to the HTTP client in client.go")); return },
+		func() (err error) {
+			task, err = s.AppendMessage(ctx, user("Add retries to the HTTP client in client.go"))
+			return
+		},
 		func() (err error) {
 			_, err = s.AppendMessage(ctx, assistant("Let me read it first.", 1200, 40, session.ContentBlock{
 				Type: session.BlockToolCall, ID: "call_1", Name: "read", Arguments: session.Raw(`{"path":"client.go"}`)}))
@@ -106,21 +109,30 @@ func playDemo(ctx context.Context, store session.Store) error {
 			return
 		},
 		func() (err error) { _, err = s.SetLabel(ctx, task.ID, "task"); return },
-		func() (err error) { _, err = s.AppendMessage(ctx, user("Make the backoff exponential with jitter.")); return },
-		func() (err error) { _, err = s.AppendMessage(ctx, assistant("Done: 100ms·2^n with full jitter.", 1800, 150)); return },
+		func() (err error) {
+			_, err = s.AppendMessage(ctx, user("Make the backoff exponential with jitter."))
+			return
+		},
+		func() (err error) {
+			_, err = s.AppendMessage(ctx, assistant("Done: 100ms·2^n with full jitter.", 1800, 150))
+			return
+		},
 		func() (err error) {
 			_, err = s.MoveTo(ctx, firstAnswer.ID, session.WithBranchSummary("Tried exponential backoff with jitter; the user preferred a circuit breaker.", nil, false))
 			return
 		},
 		func() (err error) { _, err = s.AppendMessage(ctx, user("Use a circuit breaker instead.")); return },
-		func() (err error) { _, err = s.AppendMessage(ctx, assistant("Added a breaker that opens after 5 failures.", 2100, 220)); return },
+		func() (err error) {
+			_, err = s.AppendMessage(ctx, assistant("Added a breaker that opens after 5 failures.", 2100, 220))
+			return
+		},
 		func() (err error) {
 			leaf, err := s.Leaf(ctx)
 			if err != nil {
 				return err
 			}
 			_, err = s.AppendCompaction(ctx, session.Compaction{
-				Summary: "The user asked for retries in client.go; Get retries 3 times on 5xx and a circuit breaker guards it.",
+				Summary:          "The user asked for retries in client.go; Get retries 3 times on 5xx and a circuit breaker guards it.",
 				FirstKeptEntryID: leaf, TokensBefore: 2320, Usage: usage(2400, 90),
 			})
 			return err
