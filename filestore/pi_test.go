@@ -77,7 +77,10 @@ func TestPiFilesBothWays(t *testing.T) {
 			branch, _ := sess.Branch(ctx, "")
 			mid := branch[len(branch)/2]
 			steps := []func() error{
-				func() error { _, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("from sessionlog")}); return err },
+				func() error {
+					_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("from sessionlog")})
+					return err
+				},
 				func() error { _, err := sess.MoveTo(ctx, mid.ID); return err },
 			}
 			for i, step := range steps {
