@@ -164,12 +164,7 @@ func (e *Entry) Clone() *Entry {
 			c.RetainedTail[i] = e.RetainedTail[i].Clone()
 		}
 	}
-	if e.Usage != nil {
-		u := *e.Usage
-		u.Extra = cloneFields(e.Usage.Extra)
-		u.Cost.Extra = cloneFields(e.Usage.Cost.Extra)
-		c.Usage = &u
-	}
+	c.Usage = e.Usage.Clone()
 	c.Extra = cloneFields(e.Extra)
 	return &c
 }

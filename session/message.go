@@ -61,12 +61,7 @@ type Message struct {
 func (m Message) Clone() Message {
 	c := m
 	c.Content = m.Content.Clone()
-	if m.Usage != nil {
-		u := *m.Usage
-		u.Extra = cloneFields(m.Usage.Extra)
-		u.Cost.Extra = cloneFields(m.Usage.Cost.Extra)
-		c.Usage = &u
-	}
+	c.Usage = m.Usage.Clone()
 	c.Details = cloneRaw(m.Details)
 	c.Extra = cloneFields(m.Extra)
 	return c
@@ -170,6 +165,17 @@ type Usage struct {
 	TotalTokens int64
 	Cost        Cost
 	Extra       []Field
+}
+
+// Clone returns a deep copy of u (nil for nil).
+func (u *Usage) Clone() *Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Extra = cloneFields(u.Extra)
+	c.Cost.Extra = cloneFields(u.Cost.Extra)
+	return &c
 }
 
 // Add accumulates o into u (Extra fields are not summed).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -11,21 +12,17 @@ import (
 )
 
 func runContext(ctx context.Context, e env) error {
-	fs := newFlags("context", e)
-	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
-	at := fs.String("at", "", "build the context of the branch ending at this entry instead of the leaf")
-	path, err := oneArg(fs, e.args, "session file")
-	if err != nil {
-		return err
+	var at *string
+	flags := func(fs *flag.FlagSet) {
+		at = fs.String("at", "", "build the context of the branch ending at this entry instead of the leaf")
 	}
-	s, sess, err := openFile(ctx, path, *lenient)
-	if err != nil {
-		return err
-	}
-	defer s.Close(ctx)
+	return fileVerb(ctx, e, "context", flags, func(sess *session.Session) error { return printContext(ctx, e, sess, *at) })
+}
+
+func printContext(ctx context.Context, e env, sess *session.Session, at string) error {
 	var opts []session.ContextOption
-	if *at != "" {
-		opts = append(opts, session.FromEntry(*at))
+	if at != "" {
+		opts = append(opts, session.FromEntry(at))
 	}
 	c, err := sess.BuildContext(ctx, opts...)
 	if err != nil {

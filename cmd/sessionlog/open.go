@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
@@ -25,4 +26,24 @@ func openFile(ctx context.Context, path string, lenient bool) (*filestore.Store,
 		return nil, nil, err
 	}
 	return s, sess, nil
+}
+
+// fileVerb parses the flags common to the verbs that read one session
+// file, opens it read-only, and runs fn on it.
+func fileVerb(ctx context.Context, e env, name string, addFlags func(fs *flag.FlagSet), fn func(sess *session.Session) error) error {
+	fs := newFlags(name, e)
+	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
+	if addFlags != nil {
+		addFlags(fs)
+	}
+	path, err := oneArg(fs, e.args, "session file")
+	if err != nil {
+		return err
+	}
+	s, sess, err := openFile(ctx, path, *lenient)
+	if err != nil {
+		return err
+	}
+	defer s.Close(ctx)
+	return fn(sess)
 }

@@ -4,20 +4,15 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/agentcore/sessionlog/session"
 )
 
 func runStats(ctx context.Context, e env) error {
-	fs := newFlags("stats", e)
-	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
-	path, err := oneArg(fs, e.args, "session file")
-	if err != nil {
-		return err
-	}
-	s, sess, err := openFile(ctx, path, *lenient)
-	if err != nil {
-		return err
-	}
-	defer s.Close(ctx)
+	return fileVerb(ctx, e, "stats", nil, func(sess *session.Session) error { return printStats(ctx, e, sess) })
+}
+
+func printStats(ctx context.Context, e env, sess *session.Session) error {
 	st, err := sess.Stats(ctx)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,18 +12,12 @@ import (
 )
 
 func runTree(ctx context.Context, e env) error {
-	fs := newFlags("tree", e)
-	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
-	width := fs.Int("width", 72, "characters of each entry's text to show")
-	path, err := oneArg(fs, e.args, "session file")
-	if err != nil {
-		return err
-	}
-	s, sess, err := openFile(ctx, path, *lenient)
-	if err != nil {
-		return err
-	}
-	defer s.Close(ctx)
+	var width *int
+	flags := func(fs *flag.FlagSet) { width = fs.Int("width", 72, "characters of each entry's text to show") }
+	return fileVerb(ctx, e, "tree", flags, func(sess *session.Session) error { return printSession(ctx, e, sess, *width) })
+}
+
+func printSession(ctx context.Context, e env, sess *session.Session, width int) error {
 	v, err := sess.Tree(ctx)
 	if err != nil {
 		return err
@@ -33,7 +28,7 @@ func runTree(ctx context.Context, e env) error {
 	}
 	name, _ := sess.Name(ctx)
 	fmt.Fprintf(e.stdout, "session %s %s\n", h.ID, quoteIf(name))
-	printTree(e.stdout, v, *width)
+	printTree(e.stdout, v, width)
 	return nil
 }
 
