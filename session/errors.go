@@ -7,8 +7,15 @@ import (
 
 var (
 	// ErrNotFound is returned when an entry id names no entry of the
-	// session, and by a Repo when a session id names no session.
+	// session.
 	ErrNotFound = errors.New("session: entry not found")
+
+	// ErrSessionNotFound is returned by a Repo when a session id names no
+	// session.
+	ErrSessionNotFound = errors.New("session: session not found")
+
+	// ErrSessionExists is returned by Repo.Create for an id already used.
+	ErrSessionExists = errors.New("session: session already exists")
 
 	// ErrDuplicateID is returned by Append when an entry with the same id
 	// is already stored.

@@ -105,6 +105,21 @@ func (s *TreeStore) ReadTree(ctx context.Context, fn func(t *Tree) error) error 
 	return s.read(fn)
 }
 
+// Update runs fn with the tree under the store's write lock. Stores that
+// fold in entries written elsewhere (a stream's other writers) use it; fn
+// must leave the tree consistent even when it fails.
+func (s *TreeStore) Update(ctx context.Context, fn func(t *Tree) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return fn(s.tree)
+}
+
 // Header implements Store.
 func (s *TreeStore) Header(ctx context.Context) (h Header, err error) {
 	err = s.read(func(t *Tree) error { h = t.Header(); return nil })

@@ -1,0 +1,234 @@
+// Package cluster runs the NATS server sessionlog stores its sessions in:
+// an embedded JetStream node inside the process (the zero-setup default),
+// or a connection to an existing NATS deployment.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+var (
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("cluster: invalid config")
+	// ErrNotReady is returned by Start when the node did not become ready
+	// (accepting connections, JetStream enabled) within Config.ReadyTimeout.
+	ErrNotReady = errors.New("cluster: node not ready")
+	// ErrClosed is returned by Connect after Close.
+	ErrClosed = errors.New("cluster: node closed")
+)
+
+// Config configures an embedded node.
+type Config struct {
+	// DataDir holds the JetStream file store. Required.
+	DataDir string
+	// ServerName names the node (default "sessionlog").
+	ServerName string
+	// Listen is the client address ("127.0.0.1:4222", port 0 for a random
+	// one). Empty: no TCP listener; only in-process connections.
+	Listen string
+	// SyncAlways fsyncs every write before acknowledging it. On by
+	// default: with the server's periodic sync, acknowledged writes can be
+	// lost in a power failure.
+	SyncAlways bool
+	// MaxStore bounds the file store in bytes (0: the server's default,
+	// a share of the disk).
+	MaxStore int64
+	// MaxMemory bounds memory storage in bytes (0: the server's default).
+	MaxMemory int64
+	// MaxPayload is the largest message the node accepts (0: 8 MiB).
+	MaxPayload int32
+	// ReadyTimeout bounds how long Start waits for the node.
+	ReadyTimeout time.Duration
+	// Logs sends the server's log to stderr.
+	Logs bool
+}
+
+// DefaultConfig returns the embedded default for dataDir: no TCP listener,
+// fsync always, 8 MiB messages.
+func DefaultConfig(dataDir string) Config {
+	return Config{
+		DataDir:      dataDir,
+		ServerName:   "sessionlog",
+		SyncAlways:   true,
+		MaxPayload:   8 << 20,
+		ReadyTimeout: 30 * time.Second,
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch {
+	case c.DataDir == "":
+		return fmt.Errorf("%w: DataDir is required", ErrInvalidConfig)
+	case c.ReadyTimeout <= 0:
+		return fmt.Errorf("%w: ReadyTimeout must be positive", ErrInvalidConfig)
+	case c.MaxPayload < 0 || c.MaxPayload > 64<<20:
+		return fmt.Errorf("%w: MaxPayload %d outside 0..64MiB", ErrInvalidConfig, c.MaxPayload)
+	case c.MaxStore < 0 || c.MaxMemory < 0:
+		return fmt.Errorf("%w: negative storage limit", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// Node is a running embedded NATS server with JetStream.
+type Node struct {
+	srv *server.Server
+	cfg Config
+
+	mu     sync.Mutex
+	closed bool
+	conns  []*nats.Conn
+}
+
+// Start runs an embedded node and waits until it accepts connections and
+// JetStream is up.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster: data dir: %w", err)
+	}
+	opts := &server.Options{
+		ServerName:         cfg.ServerName,
+		JetStream:          true,
+		StoreDir:           filepath.Join(cfg.DataDir, "jetstream"),
+		SyncAlways:         cfg.SyncAlways,
+		JetStreamMaxStore:  cfg.MaxStore,
+		JetStreamMaxMemory: cfg.MaxMemory,
+		MaxPayload:         cfg.MaxPayload,
+		NoSigs:             true,
+		NoLog:              !cfg.Logs,
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = "sessionlog"
+	}
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = 8 << 20
+	}
+	// The server refuses a max_pending below max_payload.
+	opts.MaxPending = int64(opts.MaxPayload) * 8
+	if cfg.Listen == "" {
+		opts.DontListen = true
+	} else {
+		host, port, err := splitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Listen: %v", ErrInvalidConfig, err)
+		}
+		opts.Host, opts.Port = host, port
+		if port == 0 {
+			opts.Port = server.RANDOM_PORT
+		}
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: new server: %w", err)
+	}
+	if cfg.Logs {
+		srv.ConfigureLogger()
+	}
+	go srv.Start()
+	deadline := time.Now().Add(cfg.ReadyTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if !srv.ReadyForConnections(time.Until(deadline)) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("%w: not accepting connections after %v (is %s in use by another process?)", ErrNotReady, cfg.ReadyTimeout, cfg.DataDir)
+	}
+	for !srv.JetStreamEnabled() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			srv.Shutdown()
+			srv.WaitForShutdown()
+			return nil, fmt.Errorf("%w: JetStream did not start", ErrNotReady)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &Node{srv: srv, cfg: cfg}, nil
+}
+
+// ClientURL returns the node's client URL, or "" without a listener.
+func (n *Node) ClientURL() string {
+	if n.cfg.Listen == "" {
+		return ""
+	}
+	return n.srv.ClientURL()
+}
+
+// Server exposes the embedded server (tests, monitoring).
+func (n *Node) Server() *server.Server { return n.srv }
+
+// Connect opens a client connection to the node, in-process when it has no
+// listener. The node closes it on Close if the caller has not.
+func (n *Node) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, ErrClosed
+	}
+	opts = append([]nats.Option{nats.Name("sessionlog"), nats.MaxReconnects(-1)}, opts...)
+	var nc *nats.Conn
+	var err error
+	if n.cfg.Listen == "" {
+		nc, err = nats.Connect("", append(opts, nats.InProcessServer(n.srv))...)
+	} else {
+		nc, err = nats.Connect(n.srv.ClientURL(), opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: connect: %w", err)
+	}
+	n.conns = append(n.conns, nc)
+	return nc, nil
+}
+
+// Close drains the node's connections and shuts the server down, waiting
+// until it has stopped. It is idempotent.
+func (n *Node) Close(ctx context.Context) error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	conns := n.conns
+	n.conns = nil
+	n.mu.Unlock()
+	for _, nc := range conns {
+		nc.Close()
+	}
+	n.srv.Shutdown()
+	done := make(chan struct{})
+	go func() { n.srv.WaitForShutdown(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cluster: shutdown: %w", ctx.Err())
+	}
+}
+
+// Dial connects to an existing NATS deployment.
+func Dial(ctx context.Context, url string, opts ...nats.Option) (*nats.Conn, error) {
+	if url == "" {
+		return nil, fmt.Errorf("%w: empty NATS URL", ErrInvalidConfig)
+	}
+	opts = append([]nats.Option{nats.Name("sessionlog"), nats.MaxReconnects(-1)}, opts...)
+	if d, ok := ctx.Deadline(); ok {
+		opts = append(opts, nats.Timeout(time.Until(d)))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: connect to %s: %w", url, err)
+	}
+	return nc, nil
+}

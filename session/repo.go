@@ -1,0 +1,184 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Repo creates, opens, lists, deletes and forks sessions. Implementations:
+// filestore.Repo (a directory of JSONL files) and stream.Repo (JetStream).
+type Repo interface {
+	// Create starts a session with header h (h.ID must be set and unused:
+	// ErrSessionExists otherwise).
+	Create(ctx context.Context, h Header) (Store, error)
+	// Open opens an existing session, or returns ErrSessionNotFound.
+	Open(ctx context.Context, id string) (Store, error)
+	// List returns sessions most recently updated first, a page at a time.
+	List(ctx context.Context, opts ListOptions) (ListPage, error)
+	// Delete removes a session and everything in it.
+	Delete(ctx context.Context, id string) error
+	// Fork copies a branch of session from into a new session whose
+	// header is h; h.ParentSession is set to name the source.
+	Fork(ctx context.Context, from string, p ForkPoint, h Header) (Store, ForkSelection, error)
+}
+
+// SessionInfo is one session in a listing.
+type SessionInfo struct {
+	ID            string `json:"id"`
+	Cwd           string `json:"cwd,omitempty"`
+	ParentSession string `json:"parentSession,omitempty"`
+	Name          string `json:"name,omitempty"`
+	Created       string `json:"created"`
+	Updated       string `json:"updated"`
+	Entries       int    `json:"entries"`
+	Leaf          string `json:"leaf,omitempty"`
+}
+
+// ListOptions pages a listing.
+type ListOptions struct {
+	// Limit is the page size (default DefaultPageSize, at most MaxPageSize).
+	Limit int
+	// Cursor is ListPage.Next of the previous page ("" for the first).
+	Cursor string
+}
+
+// Page sizes.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 1000
+)
+
+// ListPage is one page of a listing.
+type ListPage struct {
+	Sessions []SessionInfo
+	// Next is the cursor of the following page, "" after the last.
+	Next string
+}
+
+// PageLimit validates and defaults a page size.
+func (o ListOptions) PageLimit() (int, error) {
+	switch {
+	case o.Limit == 0:
+		return DefaultPageSize, nil
+	case o.Limit < 0 || o.Limit > MaxPageSize:
+		return 0, fmt.Errorf("%w: page size %d outside 1..%d", ErrInvalidConfig, o.Limit, MaxPageSize)
+	}
+	return o.Limit, nil
+}
+
+// Page sorts infos most recently updated first (ties by id) and cuts the
+// page after cursor. Repos that hold their whole index use it.
+func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
+	limit, err := opts.PageLimit()
+	if err != nil {
+		return ListPage{}, err
+	}
+	sortBy(infos)
+	start := 0
+	if opts.Cursor != "" {
+		start = len(infos)
+		for i, in := range infos {
+			if after(in, opts.Cursor) {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+limit, len(infos))
+	page := ListPage{Sessions: append([]SessionInfo(nil), infos[start:end]...)}
+	if end < len(infos) {
+		last := infos[end-1]
+		page.Next = last.Updated + "|" + last.ID
+	}
+	return page, nil
+}
+
+func sortBy(infos []SessionInfo) {
+	slices.SortFunc(infos, func(a, b SessionInfo) int {
+		if a.Updated != b.Updated {
+			if a.Updated > b.Updated {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+}
+
+// after reports whether in sorts after the cursor "updated|id".
+func after(in SessionInfo, cursor string) bool {
+	cu, cid, _ := cutLast(cursor, '|')
+	if in.Updated != cu {
+		return in.Updated < cu
+	}
+	return in.ID > cid
+}
+
+func cutLast(s string, sep byte) (string, string, bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// Info summarises a tree for a listing; updated is the time of its last
+// entry (or the header's when it has none).
+func (t *Tree) Info() SessionInfo {
+	h := t.Header()
+	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
+		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf()}
+	if n := len(t.entries); n > 0 && t.entries[n-1].Timestamp > in.Updated {
+		in.Updated = t.entries[n-1].Timestamp
+	}
+	return in
+}
+
+// CopyFork selects a fork of src and appends it to dst, atomically when
+// dst is a BatchAppender.
+func CopyFork(ctx context.Context, src Store, p ForkPoint, dst Store) (ForkSelection, error) {
+	var sel ForkSelection
+	var err error
+	if th, ok := src.(TreeHolder); ok {
+		err = th.ReadTree(ctx, func(t *Tree) error { sel, err = SelectFork(t, p); return err })
+	} else {
+		var h Header
+		if h, err = src.Header(ctx); err == nil {
+			var entries []*Entry
+			if entries, err = src.Entries(ctx); err == nil {
+				t := NewTree(h)
+				for _, e := range entries {
+					if err = t.Apply(e); err != nil {
+						break
+					}
+				}
+				if err == nil {
+					sel, err = SelectFork(t, p)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return sel, err
+	}
+	if len(sel.Entries) == 0 {
+		return sel, nil
+	}
+	if ba, ok := dst.(BatchAppender); ok {
+		return sel, ba.AppendBatch(ctx, sel.Entries)
+	}
+	for _, e := range sel.Entries {
+		if err := dst.Append(ctx, e); err != nil {
+			return sel, err
+		}
+	}
+	return sel, nil
+}

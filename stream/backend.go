@@ -1,0 +1,189 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Backend is the repository of sessions in one stream: it creates, opens,
+// lists, deletes and forks them.
+type Backend struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	cfg    Config
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+	policy ConflictPolicy
+}
+
+var _ session.Repo = (*Backend)(nil)
+
+// Option configures New.
+type Option func(*Backend)
+
+// WithConflictPolicy sets the policy of the stores the backend opens.
+func WithConflictPolicy(p ConflictPolicy) Option { return func(b *Backend) { b.policy = p } }
+
+// New provisions (or checks) the stream and index on nc and returns the
+// repository.
+func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
+	b := &Backend{nc: nc, js: js, cfg: cfg}
+	for _, o := range opts {
+		o(b)
+	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Config returns the backend's config.
+func (b *Backend) Config() Config { return b.cfg }
+
+// JetStream returns the JetStream context (replicas, consumers).
+func (b *Backend) JetStream() jetstream.JetStream { return b.js }
+
+func (b *Backend) maxPayload() int64 { return b.nc.MaxPayload() }
+
+// Create implements session.Repo: it writes the header, refusing an id in
+// use, and indexes the session.
+func (b *Backend) Create(ctx context.Context, h session.Header) (session.Store, error) {
+	return b.CreateStore(ctx, h)
+}
+
+// CreateStore is Create returning the concrete store.
+func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, error) {
+	if err := ValidateSessionID(h.ID); err != nil {
+		return nil, err
+	}
+	if h.Version == 0 {
+		h.Version = session.CurrentVersion
+	}
+	data, err := codec.EncodeHeaderMsgpack(&h)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(b.cfg.headerSubject(h.ID))
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session")
+	pctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	ack, err := b.js.PublishMsg(pctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
+	if isWrongLastSeq(err) || (err == nil && ack.Duplicate) {
+		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream: create %s: %w", h.ID, err)
+	}
+	t := session.NewTree(h)
+	if err := b.putIndex(ctx, indexRecord{SessionInfo: t.Info(), Seq: ack.Sequence}); err != nil {
+		return nil, fmt.Errorf("stream: index %s: %w", h.ID, err)
+	}
+	return newStore(b, t, ack.Sequence, b.policy), nil
+}
+
+// Open implements session.Repo.
+func (b *Backend) Open(ctx context.Context, id string) (session.Store, error) {
+	return b.OpenStore(ctx, id)
+}
+
+// OpenStore is Open returning the concrete store.
+func (b *Backend) OpenStore(ctx context.Context, id string) (*Store, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return nil, err
+	}
+	t, last, err := b.loadTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return newStore(b, t, last, b.policy), nil
+}
+
+// List implements session.Repo from the index: one record per session,
+// never the entries.
+func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
+	if _, err := opts.PageLimit(); err != nil {
+		return session.ListPage{}, err
+	}
+	infos, err := b.readIndex(ctx)
+	if err != nil {
+		return session.ListPage{}, err
+	}
+	return session.Page(infos, opts)
+}
+
+// Delete implements session.Repo: it purges the session's subjects and its
+// index record. Consumers that already received entries keep them, and
+// mirrors or sources of the stream do not see purges.
+func (b *Backend) Delete(ctx context.Context, id string) error {
+	if err := ValidateSessionID(id); err != nil {
+		return err
+	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	_, err := b.stream.GetLastMsgForSubject(ctx, b.cfg.headerSubject(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("stream: delete %s: %w", id, err)
+	}
+	if err := b.stream.Purge(ctx, jetstream.WithPurgeSubject(b.cfg.sessionSubjects(id))); err != nil {
+		return fmt.Errorf("stream: delete %s: %w", id, err)
+	}
+	if err := b.kv.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("stream: delete %s from the index: %w", id, err)
+	}
+	return nil
+}
+
+// Fork implements session.Repo: the selected branch is copied into the new
+// session in one atomic batch per MaxBatch entries.
+func (b *Backend) Fork(ctx context.Context, from string, p session.ForkPoint, h session.Header) (session.Store, session.ForkSelection, error) {
+	src, err := b.OpenStore(ctx, from)
+	if err != nil {
+		return nil, session.ForkSelection{}, err
+	}
+	defer src.Close(ctx)
+	h.ParentSession = from
+	dst, err := b.CreateStore(ctx, h)
+	if err != nil {
+		return nil, session.ForkSelection{}, err
+	}
+	sel, err := session.CopyFork(ctx, src, p, chunked{dst})
+	if err != nil {
+		dst.Close(ctx)
+		return nil, sel, err
+	}
+	return dst, sel, nil
+}
+
+// chunked splits a long batch into atomic batches of MaxBatch.
+type chunked struct{ *Store }
+
+func (c chunked) AppendBatch(ctx context.Context, entries []*session.Entry) error {
+	for len(entries) > 0 {
+		n := min(len(entries), MaxBatch)
+		if err := c.Store.AppendBatch(ctx, entries[:n]); err != nil {
+			return err
+		}
+		entries = entries[n:]
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config names and shapes the stream sessions live in.
+type Config struct {
+	// Stream is the stream name (default "SESSIONS").
+	Stream string
+	// Prefix is the first subject token (default "sessions").
+	Prefix string
+	// Replicas is the stream's replication factor (1 on one node, 3 in a
+	// cluster).
+	Replicas int
+	// DedupeWindow is how long the server remembers message ids, so that
+	// a retried append inside it is recognised without a read.
+	DedupeWindow time.Duration
+	// Index is the key-value bucket listing sessions (default
+	// "<Stream>_INDEX").
+	Index string
+	// RequestTimeout bounds each JetStream request when the caller's
+	// context has no deadline.
+	RequestTimeout time.Duration
+}
+
+// DefaultConfig returns the single-node defaults.
+func DefaultConfig() Config {
+	return Config{
+		Stream:         "SESSIONS",
+		Prefix:         "sessions",
+		Replicas:       1,
+		DedupeWindow:   2 * time.Minute,
+		RequestTimeout: 10 * time.Second,
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch {
+	case !nameRE.MatchString(c.Stream):
+		return fmt.Errorf("%w: stream name %q (letters, digits, '-', '_')", ErrInvalidConfig, c.Stream)
+	case !nameRE.MatchString(c.Prefix):
+		return fmt.Errorf("%w: subject prefix %q (one token: letters, digits, '-', '_')", ErrInvalidConfig, c.Prefix)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("%w: replicas %d outside 1..5", ErrInvalidConfig, c.Replicas)
+	case c.DedupeWindow <= 0:
+		return fmt.Errorf("%w: dedupe window must be positive", ErrInvalidConfig)
+	case c.Index != "" && !nameRE.MatchString(c.Index):
+		return fmt.Errorf("%w: index bucket %q", ErrInvalidConfig, c.Index)
+	case c.RequestTimeout <= 0:
+		return fmt.Errorf("%w: request timeout must be positive", ErrInvalidConfig)
+	}
+	return nil
+}
+
+func (c Config) indexBucket() string {
+	if c.Index != "" {
+		return c.Index
+	}
+	return c.Stream + "_INDEX"
+}
+
+// MaxSessionIDLen bounds session ids.
+const MaxSessionIDLen = 128
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ValidateSessionID refuses ids that are not a single safe subject token
+// (no '.', '*', '>', whitespace) and file name.
+func ValidateSessionID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidSessionID)
+	case len(id) > MaxSessionIDLen:
+		return fmt.Errorf("%w: %d bytes (max %d)", ErrInvalidSessionID, len(id), MaxSessionIDLen)
+	case !idRE.MatchString(id):
+		return fmt.Errorf("%w: %q (use letters, digits, '-' and '_')", ErrInvalidSessionID, id)
+	}
+	return nil
+}
+
+var typeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func (c Config) sessionSubjects(id string) string { return c.Prefix + "." + id + ".>" }
+func (c Config) subject(id, typ string) string  { return c.Prefix + "." + id + "." + typ }
+func (c Config) headerSubject(id string) string { return c.subject(id, "session") }
+
+// sessionOf returns the session id of a subject of this stream.
+func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
+	rest, ok := strings.CutPrefix(subject, c.Prefix+".")
+	if !ok {
+		return "", "", false
+	}
+	id, typ, ok = strings.Cut(rest, ".")
+	return id, typ, ok
+}
+
+// Provision creates the stream and the index bucket, or checks that
+// existing ones can hold sessions safely. An incompatible stream is
+// reported with ErrIncompatibleStream and never changed.
+func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	want := jetstream.StreamConfig{
+		Name:               cfg.Stream,
+		Description:        "sessionlog sessions",
+		Subjects:           []string{cfg.Prefix + ".>"},
+		Storage:            jetstream.FileStorage,
+		Retention:          jetstream.LimitsPolicy,
+		Replicas:           cfg.Replicas,
+		Duplicates:         cfg.DedupeWindow,
+		MaxMsgs:            -1,
+		MaxBytes:           -1,
+		MaxMsgsPerSubject:  -1,
+		Discard:            jetstream.DiscardNew,
+		AllowAtomicPublish: true,
+		AllowDirect:        true,
+		DenyDelete:         true,
+	}
+	s, err := js.CreateStream(ctx, want)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.Stream(ctx, cfg.Stream)
+		if err == nil {
+			err = checkCompatible(s.CachedInfo().Config, cfg)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream: provision %s: %w", cfg.Stream, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.indexBucket(),
+		Description: "sessionlog session index",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		History:     1,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream: provision index %s: %w", cfg.indexBucket(), err)
+	}
+	return s, kv, nil
+}
+
+// checkCompatible lists every setting of an existing stream that would
+// make it lose, refuse or misfile entries.
+func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
+	var bad []string
+	if !slices.Contains(got.Subjects, cfg.Prefix+".>") {
+		bad = append(bad, fmt.Sprintf("subjects %v do not include %s.>", got.Subjects, cfg.Prefix))
+	}
+	if got.Retention != jetstream.LimitsPolicy {
+		bad = append(bad, fmt.Sprintf("retention %v deletes messages once consumed", got.Retention))
+	}
+	if got.MaxAge > 0 || got.MaxMsgs > 0 || got.MaxBytes > 0 || got.MaxMsgsPerSubject > 0 {
+		bad = append(bad, "limits (max age, msgs, bytes or msgs per subject) would expire entries")
+	}
+	if got.Storage != jetstream.FileStorage {
+		bad = append(bad, "memory storage does not survive a restart")
+	}
+	if !got.AllowAtomicPublish {
+		bad = append(bad, "atomic batch publish is not allowed")
+	}
+	if got.DenyPurge {
+		bad = append(bad, "purge is denied, so sessions cannot be deleted")
+	}
+	if got.Duplicates <= 0 {
+		bad = append(bad, "no duplicate window")
+	}
+	if got.Sealed {
+		bad = append(bad, "the stream is sealed")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s: %s", ErrIncompatibleStream, got.Name, strings.Join(bad, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+// Package stream keeps sessions in a NATS JetStream stream: one subject
+// hierarchy per session (<prefix>.<sessionID>.<entryType>), entries as
+// msgpack messages, appends guarded by a per-session sequence check so that
+// writers on different machines never silently lose, duplicate or
+// interleave entries.
+package stream
+
+import (
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var (
+	// ErrInvalidSessionID is returned for a session id that cannot be a
+	// subject token and file name: empty, too long, or holding anything but
+	// letters, digits, '-' and '_'.
+	ErrInvalidSessionID = errors.New("stream: invalid session id")
+
+	// ErrIncompatibleStream is returned by Provision when a stream of the
+	// configured name exists with settings that could lose or reject
+	// session entries. The stream is left as it is.
+	ErrIncompatibleStream = errors.New("stream: existing stream is incompatible")
+
+	// ErrEntryTooLarge is returned by Append for an entry whose encoding is
+	// larger than the server's max payload.
+	ErrEntryTooLarge = errors.New("stream: entry larger than the server's max payload")
+
+	// ErrCorrupt is returned when a session's messages cannot be read back
+	// into a tree: an undecodable message, a missing header, an entry that
+	// does not fit the tree.
+	ErrCorrupt = errors.New("stream: session data is corrupt")
+
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("stream: invalid config")
+)
+
+// The server reports a failed sequence check as 10071, or as 10164 on a
+// replicated stream with a write in flight.
+var (
+	errWrongLastSeq         = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}
+	errWrongLastSeqConstant = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}
+)
+
+func isWrongLastSeq(err error) bool {
+	return errors.Is(err, errWrongLastSeq) || errors.Is(err, errWrongLastSeqConstant)
+}

@@ -1,0 +1,175 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// indexRecord is a session's entry in the index bucket. Seq orders
+// concurrent updates: a record never replaces one with a higher Seq.
+type indexRecord struct {
+	session.SessionInfo
+	Seq uint64 `json:"seq"`
+}
+
+// putIndex writes rec unless the index already holds a newer record.
+func (b *Backend) putIndex(ctx context.Context, rec indexRecord) error {
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	for range 8 {
+		cur, err := b.kv.Get(ctx, rec.ID)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			if _, err = b.kv.Create(ctx, rec.ID, val); errors.Is(err, jetstream.ErrKeyExists) {
+				continue
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		var old indexRecord
+		if json.Unmarshal(cur.Value(), &old) == nil && old.Seq >= rec.Seq {
+			return nil
+		}
+		if _, err = b.kv.Update(ctx, rec.ID, val, cur.Revision()); errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("stream: index of %s: too much contention", rec.ID)
+}
+
+// readIndex returns every session in the index.
+func (b *Backend) readIndex(ctx context.Context) ([]session.SessionInfo, error) {
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	w, err := b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("stream: read index: %w", err)
+	}
+	defer w.Stop()
+	var out []session.SessionInfo
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stream: read index: %w", ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("stream: read index: watcher stopped")
+			}
+			if e == nil { // every current value has been delivered
+				return out, nil
+			}
+			var rec indexRecord
+			if err := json.Unmarshal(e.Value(), &rec); err != nil {
+				continue // not ours; an index holds only sessionlog records
+			}
+			out = append(out, rec.SessionInfo)
+		}
+	}
+}
+
+// indexer keeps one session's index record fresh while it is written to,
+// at most once per interval, so that appends do not pay an index write
+// each. Its goroutine starts on the first touch; close flushes and waits.
+type indexer struct {
+	b        *Backend
+	interval time.Duration
+
+	mu      sync.Mutex
+	pending *indexRecord
+	started bool
+	closed  bool
+	kick    chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newIndexer(b *Backend, id string, interval time.Duration) *indexer {
+	return &indexer{b: b, interval: interval, kick: make(chan struct{}, 1)}
+}
+
+func (x *indexer) touch(info session.SessionInfo, seq uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return
+	}
+	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
+	if !x.started {
+		x.started = true
+		ctx, cancel := context.WithCancel(context.Background())
+		x.cancel = cancel
+		x.wg.Add(1)
+		go x.run(ctx)
+	}
+	select {
+	case x.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (x *indexer) run(ctx context.Context) {
+	defer x.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.kick:
+		}
+		_ = x.flush(ctx) // best effort: the next touch or close retries
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(x.interval):
+		}
+	}
+}
+
+func (x *indexer) flush(ctx context.Context) error {
+	x.mu.Lock()
+	rec := x.pending
+	x.pending = nil
+	x.mu.Unlock()
+	if rec == nil {
+		return nil
+	}
+	if err := x.b.putIndex(ctx, *rec); err != nil {
+		x.mu.Lock()
+		if x.pending == nil {
+			x.pending = rec
+		}
+		x.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// close stops the goroutine and writes what is pending.
+func (x *indexer) close(ctx context.Context) error {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return nil
+	}
+	x.closed = true
+	cancel := x.cancel
+	x.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	x.wg.Wait()
+	return x.flush(ctx)
+}

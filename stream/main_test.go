@@ -1,0 +1,78 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+var (
+	node    *cluster.Node
+	nc      *nats.Conn
+	streams atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "sessionlog-stream-test-")
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	cfg := cluster.DefaultConfig(dir)
+	cfg.Listen = "127.0.0.1:0" // tests connect several clients over TCP
+	node, err = cluster.Start(ctx, cfg)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer node.Close(ctx)
+	if nc, err = node.Connect(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	return m.Run()
+}
+
+// newBackend provisions a stream of its own for one test.
+func newBackend(t testing.TB, opts ...stream.Option) *stream.Backend {
+	t.Helper()
+	n := streams.Add(1)
+	cfg := stream.DefaultConfig()
+	cfg.Stream = fmt.Sprintf("T%d", n)
+	cfg.Prefix = fmt.Sprintf("t%d", n)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := stream.New(ctx, nc, cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkFor polls fn until it returns nil or the time is up.
+func checkFor(t testing.TB, total, every time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = fn(); err == nil {
+			return
+		}
+		time.Sleep(every)
+	}
+	t.Fatalf("condition not met after %v: %v", total, err)
+}

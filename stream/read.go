@@ -1,0 +1,133 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// record is one message of a session read back.
+type record struct {
+	seq    uint64
+	header *session.Header
+	entry  *session.Entry
+}
+
+const fetchBatch = 1000
+
+// read delivers the session's messages after sequence `after`, in order,
+// until it has caught up with what the stream held when the read began.
+// It returns the sequence of the last message delivered (after, if none).
+func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(record) error) (uint64, error) {
+	cc := jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{b.cfg.sessionSubjects(id)},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}
+	if after > 0 {
+		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cc.OptStartSeq = after + 1
+	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	cons, err := b.js.OrderedConsumer(ctx, b.cfg.Stream, cc)
+	if err != nil {
+		return after, fmt.Errorf("stream: read %s: %w", id, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return after, fmt.Errorf("stream: read %s: %w", id, err)
+	}
+	pending := info.NumPending
+	last := after
+	for pending > 0 {
+		batch, err := cons.Fetch(int(min(pending, fetchBatch)), jetstream.FetchMaxWait(b.cfg.RequestTimeout))
+		if err != nil {
+			return last, fmt.Errorf("stream: read %s: %w", id, err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			meta, err := msg.Metadata()
+			if err != nil {
+				return last, fmt.Errorf("stream: read %s: %w", id, err)
+			}
+			rec, err := b.decode(id, msg.Subject(), msg.Data(), meta.Sequence.Stream)
+			if err != nil {
+				return last, err
+			}
+			if err := fn(rec); err != nil {
+				return last, err
+			}
+			last = meta.Sequence.Stream
+			pending = meta.NumPending
+		}
+		if err := batch.Error(); err != nil {
+			return last, fmt.Errorf("stream: read %s: %w", id, err)
+		}
+		if n == 0 {
+			return last, fmt.Errorf("stream: read %s: no messages within %v with %d pending", id, b.cfg.RequestTimeout, pending)
+		}
+	}
+	return last, nil
+}
+
+func (b *Backend) decode(id, subject string, data []byte, seq uint64) (record, error) {
+	sid, typ, ok := b.cfg.sessionOf(subject)
+	if !ok || sid != id {
+		return record{}, fmt.Errorf("%w: message %d on %q does not belong to session %s", ErrCorrupt, seq, subject, id)
+	}
+	if typ == string(session.TypeSession) {
+		h, err := codec.DecodeHeaderMsgpack(data)
+		if err != nil {
+			return record{}, fmt.Errorf("%w: header of %s (seq %d): %w", ErrCorrupt, id, seq, err)
+		}
+		return record{seq: seq, header: h}, nil
+	}
+	e, err := codec.DecodeEntryMsgpack(data)
+	if err != nil {
+		return record{}, fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, seq, err)
+	}
+	if string(e.Type) != typ {
+		return record{}, fmt.Errorf("%w: %s seq %d: a %s entry on a %s subject", ErrCorrupt, id, seq, e.Type, typ)
+	}
+	return record{seq: seq, entry: e}, nil
+}
+
+func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
+}
+
+// loadTree reads a whole session into a tree.
+func (b *Backend) loadTree(ctx context.Context, id string) (*session.Tree, uint64, error) {
+	var t *session.Tree
+	last, err := b.read(ctx, id, 0, func(r record) error {
+		switch {
+		case r.header != nil && t == nil:
+			t = session.NewTree(*r.header)
+		case r.header != nil:
+			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.seq)
+		case t == nil:
+			return fmt.Errorf("%w: %s starts with an entry (seq %d), not its header", ErrCorrupt, id, r.seq)
+		default:
+			if err := t.Apply(r.entry); err != nil {
+				return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, r.seq, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if t == nil {
+		return nil, 0, fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+	}
+	return t, last, nil
+}
+

@@ -1,0 +1,239 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// ConflictPolicy says what Append does when another writer appended to the
+// session since this store last saw it.
+type ConflictPolicy int
+
+const (
+	// ReturnConflict catches up and returns a *session.ConflictError
+	// carrying the new leaf; nothing is written.
+	ReturnConflict ConflictPolicy = iota
+	// Rebase catches up and, when the refused entries were meant for the
+	// leaf, re-parents the first onto the new leaf and retries.
+	Rebase
+)
+
+// MaxRebases bounds the retries of the Rebase policy for one append.
+const MaxRebases = 64
+
+// MaxBatch is the most entries one atomic batch can carry.
+const MaxBatch = 1000
+
+// Store is one session kept in the stream. It implements session.Store;
+// reads come from the tree it keeps, which holds every entry this store
+// wrote or caught up with (Refresh catches up explicitly).
+type Store struct {
+	*session.TreeStore
+	b      *Backend
+	id     string
+	policy ConflictPolicy
+
+	lastSeq uint64 // guarded by TreeStore's write lock (Update)
+
+	idx *indexer
+}
+
+var (
+	_ session.Store         = (*Store)(nil)
+	_ session.BatchAppender = (*Store)(nil)
+	_ session.TreeHolder    = (*Store)(nil)
+)
+
+func newStore(b *Backend, t *session.Tree, lastSeq uint64, policy ConflictPolicy) *Store {
+	s := &Store{b: b, id: t.Header().ID, policy: policy, lastSeq: lastSeq}
+	s.idx = newIndexer(b, s.id, b.cfg.indexInterval())
+	s.TreeStore = session.NewTreeStore(t, nil, s.close)
+	return s
+}
+
+// ID returns the session id.
+func (s *Store) ID() string { return s.id }
+
+// Sequence returns the stream sequence of the last message this store has
+// applied: what a reader waits for to see this store's writes.
+func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
+	err = s.ReadTree(ctx, func(*session.Tree) error { seq = s.lastSeq; return nil })
+	return seq, err
+}
+
+// Refresh catches up with entries other writers appended.
+func (s *Store) Refresh(ctx context.Context) error {
+	return s.Update(ctx, func(t *session.Tree) error { return s.catchUp(ctx, t) })
+}
+
+func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
+	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
+		if r.header != nil {
+			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, s.id, r.seq)
+		}
+		if _, dup := t.Get(r.entry.ID); dup {
+			return nil // our own write, seen again after an ambiguous publish
+		}
+		if err := t.Apply(r.entry); err != nil {
+			return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
+		}
+		return nil
+	})
+	s.lastSeq = max(s.lastSeq, last)
+	if err == nil {
+		s.idx.touch(t.Info(), s.lastSeq)
+	}
+	return err
+}
+
+// Append implements session.Store. See AppendBatch.
+func (s *Store) Append(ctx context.Context, e *session.Entry) error {
+	return s.AppendBatch(ctx, []*session.Entry{e})
+}
+
+// AppendBatch stores entries atomically, checked against the session as
+// the stream holds it: if another writer got there first the entries are
+// not written and a *session.ConflictError says where the leaf is now (or,
+// with the Rebase policy, they are re-parented and retried). Retrying an
+// append that was already stored — after a timeout, say — succeeds without
+// storing it twice.
+func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if len(entries) > MaxBatch {
+		return fmt.Errorf("%w: a batch holds at most %d entries, not %d", session.ErrInvalidEntry, MaxBatch, len(entries))
+	}
+	for _, e := range entries {
+		if e != nil && !typeRE.MatchString(string(e.Type)) {
+			return fmt.Errorf("%w: entry %q has type %q, which cannot be a subject token", session.ErrInvalidEntry, e.ID, e.Type)
+		}
+	}
+	return s.Update(ctx, func(t *session.Tree) error {
+		for attempt := 0; ; attempt++ {
+			if err := t.CheckBatch(entries); err != nil {
+				return err
+			}
+			msgs, err := s.messages(entries)
+			if err != nil {
+				return err
+			}
+			seq, dup, err := s.publish(ctx, msgs)
+			if err == nil && !dup {
+				for _, e := range entries {
+					_ = t.Apply(e) // checked above, under the same lock
+				}
+				s.lastSeq = seq
+				s.idx.touch(t.Info(), seq)
+				return nil
+			}
+			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) {
+				return fmt.Errorf("stream: append to %s: %w", s.id, err)
+			}
+			// Someone else wrote, or we cannot tell whether we did: read
+			// what the stream holds now.
+			oldLeaf := t.Leaf()
+			if cerr := s.catchUp(ctx, t); cerr != nil {
+				return errors.Join(err, cerr)
+			}
+			if stored(t, entries) {
+				return nil
+			}
+			if err != nil && !isWrongLastSeq(err) {
+				return fmt.Errorf("stream: append to %s: %w", s.id, err)
+			}
+			if s.policy != Rebase || attempt >= MaxRebases || !rebase(t, entries, oldLeaf) {
+				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
+			}
+		}
+	})
+}
+
+// stored reports whether every entry is in the tree with the same parent
+// (a retry of an append that had succeeded).
+func stored(t *session.Tree, entries []*session.Entry) bool {
+	for _, e := range entries {
+		got, ok := t.Get(e.ID)
+		if !ok || got.ParentID != e.ParentID || got.Type != e.Type {
+			return false
+		}
+	}
+	return true
+}
+
+// rebase re-parents the first entry onto the new leaf when it was meant
+// for the old one. Moves (leaf entries) and entries aimed elsewhere are
+// never re-parented: that would change what they mean.
+func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
+	first := entries[0]
+	if first.Type == session.TypeLeaf || first.ParentID != oldLeaf || t.Leaf() == oldLeaf {
+		return false
+	}
+	first.ParentID = t.Leaf()
+	return true
+}
+
+// ambiguous errors leave it unknown whether the server stored the message.
+func ambiguous(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+}
+
+func (s *Store) messages(entries []*session.Entry) ([]*nats.Msg, error) {
+	msgs := make([]*nats.Msg, len(entries))
+	max := s.b.maxPayload()
+	for i, e := range entries {
+		data, err := codec.EncodeEntryMsgpack(e)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", session.ErrInvalidEntry, err)
+		}
+		if max > 0 && int64(len(data)) > max-1024 {
+			return nil, fmt.Errorf("%w: entry %s encodes to %d bytes; the server takes at most %d", ErrEntryTooLarge, e.ID, len(data), max)
+		}
+		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, s.id+":"+e.ID)
+		msgs[i] = m
+	}
+	return msgs, nil
+}
+
+// publish writes msgs (one, or an atomic batch) with the sequence check on
+// the first. dup reports a duplicate the server recognised by message id.
+func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) (seq uint64, dup bool, err error) {
+	ctx, cancel := s.b.withTimeout(ctx)
+	defer cancel()
+	subjects := s.b.cfg.sessionSubjects(s.id)
+	if len(msgs) == 1 {
+		ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
+		if err != nil {
+			return 0, false, err
+		}
+		return ack.Sequence, ack.Duplicate, nil
+	}
+	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
+	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
+	ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs)
+	if err != nil {
+		return 0, false, err
+	}
+	return ack.Sequence, false, nil
+}
+
+func (s *Store) close(ctx context.Context) error {
+	return s.idx.close(ctx)
+}
+
+// indexInterval is how often a store refreshes its session's index entry
+// while it is being written to.
+func (c Config) indexInterval() time.Duration { return 250 * time.Millisecond }
+
