@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,6 +120,9 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 		}
 	}
 	return s.Update(ctx, func(t *session.Tree) error {
+		if stored(t, entries) {
+			return nil // a retry of an append that succeeded
+		}
 		for attempt := 0; ; attempt++ {
 			if err := t.CheckBatch(entries); err != nil {
 				return err
@@ -158,12 +162,18 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 	})
 }
 
-// stored reports whether every entry is in the tree with the same parent
-// (a retry of an append that had succeeded).
+// stored reports whether every entry is in the tree exactly as given: the
+// append is a retry of one that succeeded. An entry that only shares its id
+// with a stored one is not stored (Check then reports the duplicate id).
 func stored(t *session.Tree, entries []*session.Entry) bool {
 	for _, e := range entries {
 		got, ok := t.Get(e.ID)
 		if !ok || got.ParentID != e.ParentID || got.Type != e.Type {
+			return false
+		}
+		a, err1 := codec.EncodeEntry(got)
+		b, err2 := codec.EncodeEntry(e)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			return false
 		}
 	}
