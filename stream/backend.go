@@ -81,7 +81,9 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 	}
 	m := nats.NewMsg(b.cfg.headerSubject(h.ID))
 	m.Data = data
-	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session")
+	// The timestamp keeps a re-creation after a delete from being taken
+	// for a duplicate inside the dedupe window.
+	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session:"+h.Timestamp)
 	pctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	ack, err := b.js.PublishMsg(pctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
@@ -95,7 +97,7 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 	if err := b.putIndex(ctx, indexRecord{SessionInfo: t.Info(), Seq: ack.Sequence}); err != nil {
 		return nil, fmt.Errorf("stream: index %s: %w", h.ID, err)
 	}
-	return newStore(b, t, ack.Sequence, b.policy), nil
+	return newStore(b, t, ack.Sequence, ack.Sequence, b.policy), nil
 }
 
 // Open implements session.Repo.
@@ -108,11 +110,11 @@ func (b *Backend) OpenStore(ctx context.Context, id string) (*Store, error) {
 	if err := ValidateSessionID(id); err != nil {
 		return nil, err
 	}
-	t, last, err := b.loadTree(ctx, id)
+	t, epoch, last, err := b.loadTree(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return newStore(b, t, last, b.policy), nil
+	return newStore(b, t, epoch, last, b.policy), nil
 }
 
 // List implements session.Repo from the index: one record per session,

@@ -104,13 +104,14 @@ func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
 }
 
-// loadTree reads a whole session into a tree.
-func (b *Backend) loadTree(ctx context.Context, id string) (*session.Tree, uint64, error) {
-	var t *session.Tree
-	last, err := b.read(ctx, id, 0, func(r record) error {
+// loadTree reads a whole session into a tree. It returns the sequence of
+// the header (the session's epoch) and of the last message.
+func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
+	last, err = b.read(ctx, id, 0, func(r record) error {
 		switch {
 		case r.header != nil && t == nil:
 			t = session.NewTree(*r.header)
+			epoch = r.seq
 		case r.header != nil:
 			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.seq)
 		case t == nil:
@@ -123,11 +124,11 @@ func (b *Backend) loadTree(ctx context.Context, id string) (*session.Tree, uint6
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if t == nil {
-		return nil, 0, fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+		return nil, 0, 0, fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}
-	return t, last, nil
+	return t, epoch, last, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,6 +44,10 @@ type Store struct {
 	id     string
 	policy ConflictPolicy
 
+	// epoch is the sequence of the session's header: message ids carry it
+	// so that a session deleted and created again is not mistaken for a
+	// retry inside the dedupe window.
+	epoch   uint64
 	lastSeq uint64 // guarded by TreeStore's write lock (Update)
 
 	idx *indexer
@@ -54,8 +59,8 @@ var (
 	_ session.TreeHolder    = (*Store)(nil)
 )
 
-func newStore(b *Backend, t *session.Tree, lastSeq uint64, policy ConflictPolicy) *Store {
-	s := &Store{b: b, id: t.Header().ID, policy: policy, lastSeq: lastSeq}
+func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
+	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
 	s.idx = newIndexer(b, s.id, b.cfg.indexInterval())
 	s.TreeStore = session.NewTreeStore(t, nil, s.close)
 	return s
@@ -211,7 +216,7 @@ func (s *Store) messages(entries []*session.Entry) ([]*nats.Msg, error) {
 		}
 		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
 		m.Data = data
-		m.Header.Set(jetstream.MsgIDHeader, s.id+":"+e.ID)
+		m.Header.Set(jetstream.MsgIDHeader, s.id+":"+strconv.FormatUint(s.epoch, 10)+":"+e.ID)
 		msgs[i] = m
 	}
 	return msgs, nil
