@@ -85,3 +85,29 @@ func (e *ConflictError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrConflict) hold.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// ErrInvalidSessionID is returned for a session id that cannot be a
+// subject token and a file name: empty, too long, or holding anything but
+// letters, digits, '-' and '_'.
+var ErrInvalidSessionID = errors.New("session: invalid session id")
+
+// MaxSessionIDLen bounds session ids.
+const MaxSessionIDLen = 128
+
+// ValidateSessionID refuses ids that could not be one NATS subject token
+// and one file name: no '.', '*', '>', '/', whitespace or control
+// characters.
+func ValidateSessionID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidSessionID)
+	case len(id) > MaxSessionIDLen:
+		return fmt.Errorf("%w: %d bytes (max %d)", ErrInvalidSessionID, len(id), MaxSessionIDLen)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fmt.Errorf("%w: %q (use letters, digits, '-' and '_')", ErrInvalidSessionID, id)
+		}
+	}
+	return nil
+}

@@ -142,43 +142,25 @@ func (t *Tree) Info() SessionInfo {
 	return in
 }
 
-// CopyFork selects a fork of src and appends it to dst, atomically when
-// dst is a BatchAppender.
-func CopyFork(ctx context.Context, src Store, p ForkPoint, dst Store) (ForkSelection, error) {
-	var sel ForkSelection
-	var err error
-	if th, ok := src.(TreeHolder); ok {
-		err = th.ReadTree(ctx, func(t *Tree) error { sel, err = SelectFork(t, p); return err })
-	} else {
-		var h Header
-		if h, err = src.Header(ctx); err == nil {
-			var entries []*Entry
-			if entries, err = src.Entries(ctx); err == nil {
-				t := NewTree(h)
-				for _, e := range entries {
-					if err = t.Apply(e); err != nil {
-						break
-					}
-				}
-				if err == nil {
-					sel, err = SelectFork(t, p)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return sel, err
-	}
-	if len(sel.Entries) == 0 {
-		return sel, nil
+// SelectForkOf picks the branch a fork of the session in src copies.
+func SelectForkOf(ctx context.Context, src Store, p ForkPoint) (sel ForkSelection, err error) {
+	err = withTree(ctx, src, func(t *Tree) error { sel, err = SelectFork(t, p); return err })
+	return sel, err
+}
+
+// AppendAll appends entries in order, atomically when dst is a
+// BatchAppender.
+func AppendAll(ctx context.Context, dst Store, entries []*Entry) error {
+	if len(entries) == 0 {
+		return nil
 	}
 	if ba, ok := dst.(BatchAppender); ok {
-		return sel, ba.AppendBatch(ctx, sel.Entries)
+		return ba.AppendBatch(ctx, entries)
 	}
-	for _, e := range sel.Entries {
+	for _, e := range entries {
 		if err := dst.Append(ctx, e); err != nil {
-			return sel, err
+			return err
 		}
 	}
-	return sel, nil
+	return nil
 }

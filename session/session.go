@@ -370,17 +370,21 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 	return BuildContext(branch, s.cfg.Context.merge(cc.opts)), nil
 }
 
+func (s *Session) withTree(ctx context.Context, fn func(t *Tree) error) error {
+	return withTree(ctx, s.store, fn)
+}
+
 // withTree runs fn on the store's tree, or on one rebuilt from its entries
 // when the store keeps none.
-func (s *Session) withTree(ctx context.Context, fn func(t *Tree) error) error {
-	if th, ok := s.store.(TreeHolder); ok {
+func withTree(ctx context.Context, store Store, fn func(t *Tree) error) error {
+	if th, ok := store.(TreeHolder); ok {
 		return th.ReadTree(ctx, fn)
 	}
-	h, err := s.store.Header(ctx)
+	h, err := store.Header(ctx)
 	if err != nil {
 		return err
 	}
-	entries, err := s.store.Entries(ctx)
+	entries, err := store.Entries(ctx)
 	if err != nil {
 		return err
 	}
@@ -406,9 +410,8 @@ func (s *Session) Labels(ctx context.Context) (l []LabelInfo, err error) {
 }
 
 // SelectFork picks the branch a fork of this session copies.
-func (s *Session) SelectFork(ctx context.Context, p ForkPoint) (sel ForkSelection, err error) {
-	err = s.withTree(ctx, func(t *Tree) error { sel, err = SelectFork(t, p); return err })
-	return sel, err
+func (s *Session) SelectFork(ctx context.Context, p ForkPoint) (ForkSelection, error) {
+	return SelectForkOf(ctx, s.store, p)
 }
 
 // Stats returns statistics over the whole session.

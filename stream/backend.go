@@ -163,14 +163,19 @@ func (b *Backend) Fork(ctx context.Context, from string, p session.ForkPoint, h 
 		return nil, session.ForkSelection{}, err
 	}
 	defer src.Close(ctx)
+	sel, err := session.SelectForkOf(ctx, src, p)
+	if err != nil {
+		return nil, sel, err
+	}
 	h.ParentSession = from
 	dst, err := b.CreateStore(ctx, h)
 	if err != nil {
-		return nil, session.ForkSelection{}, err
+		return nil, sel, err
 	}
-	sel, err := session.CopyFork(ctx, src, p, chunked{dst})
-	if err != nil {
+	if err := session.AppendAll(ctx, chunked{dst}, sel.Entries); err != nil {
+		// Leave no half-made fork behind.
 		dst.Close(ctx)
+		_ = b.Delete(context.WithoutCancel(ctx), h.ID)
 		return nil, sel, err
 	}
 	return dst, sel, nil

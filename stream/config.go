@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
 )
 
 // Config names and shapes the stream sessions live in.
@@ -71,30 +73,15 @@ func (c Config) indexBucket() string {
 	return c.Stream + "_INDEX"
 }
 
-// MaxSessionIDLen bounds session ids.
-const MaxSessionIDLen = 128
-
-var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// ValidateSessionID refuses ids that are not a single safe subject token
-// (no '.', '*', '>', whitespace) and file name.
-func ValidateSessionID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: empty", ErrInvalidSessionID)
-	case len(id) > MaxSessionIDLen:
-		return fmt.Errorf("%w: %d bytes (max %d)", ErrInvalidSessionID, len(id), MaxSessionIDLen)
-	case !idRE.MatchString(id):
-		return fmt.Errorf("%w: %q (use letters, digits, '-' and '_')", ErrInvalidSessionID, id)
-	}
-	return nil
-}
+// ValidateSessionID is session.ValidateSessionID: ids must be one safe
+// subject token.
+func ValidateSessionID(id string) error { return session.ValidateSessionID(id) }
 
 var typeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (c Config) sessionSubjects(id string) string { return c.Prefix + "." + id + ".>" }
-func (c Config) subject(id, typ string) string  { return c.Prefix + "." + id + "." + typ }
-func (c Config) headerSubject(id string) string { return c.subject(id, "session") }
+func (c Config) subject(id, typ string) string    { return c.Prefix + "." + id + "." + typ }
+func (c Config) headerSubject(id string) string   { return c.subject(id, "session") }
 
 // sessionOf returns the session id of a subject of this stream.
 func (c Config) sessionOf(subject string) (id, typ string, ok bool) {

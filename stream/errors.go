@@ -12,11 +12,6 @@ import (
 )
 
 var (
-	// ErrInvalidSessionID is returned for a session id that cannot be a
-	// subject token and file name: empty, too long, or holding anything but
-	// letters, digits, '-' and '_'.
-	ErrInvalidSessionID = errors.New("stream: invalid session id")
-
 	// ErrIncompatibleStream is returned by Provision when a stream of the
 	// configured name exists with settings that could lose or reject
 	// session entries. The stream is left as it is.

@@ -131,4 +131,3 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 	}
 	return t, epoch, last, nil
 }
-

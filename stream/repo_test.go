@@ -163,17 +163,17 @@ func TestBadSessionIDs(t *testing.T) {
 		id   string
 	}{
 		{"dot", "a.b"}, {"star", "*"}, {"gt", ">"}, {"space", "a b"}, {"empty", ""},
-		{"too long", strings.Repeat("x", stream.MaxSessionIDLen+1)}, {"slash", "a/b"}, {"newline", "a\nb"},
+		{"too long", strings.Repeat("x", session.MaxSessionIDLen+1)}, {"slash", "a/b"}, {"newline", "a\nb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := b.Create(ctx, sessiontest.TestHeader(tt.id)); !errors.Is(err, stream.ErrInvalidSessionID) {
+			if _, err := b.Create(ctx, sessiontest.TestHeader(tt.id)); !errors.Is(err, session.ErrInvalidSessionID) {
 				t.Errorf("Create: %v", err)
 			}
-			if _, err := b.Open(ctx, tt.id); !errors.Is(err, stream.ErrInvalidSessionID) {
+			if _, err := b.Open(ctx, tt.id); !errors.Is(err, session.ErrInvalidSessionID) {
 				t.Errorf("Open: %v", err)
 			}
-			if err := b.Delete(ctx, tt.id); !errors.Is(err, stream.ErrInvalidSessionID) {
+			if err := b.Delete(ctx, tt.id); !errors.Is(err, session.ErrInvalidSessionID) {
 				t.Errorf("Delete: %v", err)
 			}
 		})

@@ -251,4 +251,3 @@ func (s *Store) close(ctx context.Context) error {
 // indexInterval is how often a store refreshes its session's index entry
 // while it is being written to.
 func (c Config) indexInterval() time.Duration { return 250 * time.Millisecond }
-

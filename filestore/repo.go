@@ -1,0 +1,176 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Repo is a directory of session files, <id>.jsonl each — the layout pi
+// uses inside a project's session folder.
+type Repo struct {
+	dir string
+	cfg Config
+}
+
+var _ session.Repo = (*Repo)(nil)
+
+// NewRepo returns the repository in dir, creating the directory.
+func NewRepo(dir string, cfg Config) (*Repo, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("filestore: %w", err)
+	}
+	return &Repo{dir: dir, cfg: cfg}, nil
+}
+
+// Path returns the file of session id.
+func (r *Repo) Path(id string) string { return filepath.Join(r.dir, id+".jsonl") }
+
+// Create implements session.Repo.
+func (r *Repo) Create(ctx context.Context, h session.Header) (session.Store, error) {
+	if err := session.ValidateSessionID(h.ID); err != nil {
+		return nil, err
+	}
+	s, err := Create(ctx, r.Path(h.ID), h, r.cfg)
+	if errors.Is(err, ErrExists) {
+		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
+	}
+	return s, err
+}
+
+// Open implements session.Repo.
+func (r *Repo) Open(ctx context.Context, id string) (session.Store, error) {
+	if err := session.ValidateSessionID(id); err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, r.Path(id), r.cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+	}
+	return s, err
+}
+
+// Delete implements session.Repo. It refuses a session another writer has
+// open.
+func (r *Repo) Delete(ctx context.Context, id string) error {
+	if err := session.ValidateSessionID(id); err != nil {
+		return err
+	}
+	p := r.Path(id)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("filestore: delete: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("filestore: delete %s: %w", id, err)
+	}
+	if err := os.Remove(p); err != nil {
+		return fmt.Errorf("filestore: delete: %w", err)
+	}
+	return syncDir(r.dir)
+}
+
+// Fork implements session.Repo. The new header names the source file as
+// its parent session, as pi does.
+func (r *Repo) Fork(ctx context.Context, from string, p session.ForkPoint, h session.Header) (session.Store, session.ForkSelection, error) {
+	if err := session.ValidateSessionID(from); err != nil {
+		return nil, session.ForkSelection{}, err
+	}
+	ro := r.cfg
+	ro.ReadOnly = true
+	src, err := Open(ctx, r.Path(from), ro)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, session.ForkSelection{}, fmt.Errorf("%w: %q", session.ErrSessionNotFound, from)
+	}
+	if err != nil {
+		return nil, session.ForkSelection{}, err
+	}
+	defer src.Close(ctx)
+	sel, err := session.SelectForkOf(ctx, src, p)
+	if err != nil {
+		return nil, sel, err
+	}
+	h.ParentSession = r.Path(from)
+	dst, err := r.Create(ctx, h)
+	if err != nil {
+		return nil, sel, err
+	}
+	if err := session.AppendAll(ctx, dst, sel.Entries); err != nil {
+		dst.Close(ctx)
+		os.Remove(r.Path(h.ID))
+		return nil, sel, err
+	}
+	return dst, sel, nil
+}
+
+// List implements session.Repo. Each file is read once (its header, name
+// lines and last line); files that are not sessions are skipped.
+func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
+	if _, err := opts.PageLimit(); err != nil {
+		return session.ListPage{}, err
+	}
+	names, err := filepath.Glob(filepath.Join(r.dir, "*.jsonl"))
+	if err != nil {
+		return session.ListPage{}, err
+	}
+	var infos []session.SessionInfo
+	for _, p := range names {
+		if err := ctx.Err(); err != nil {
+			return session.ListPage{}, err
+		}
+		in, ok := fileInfo(p)
+		if ok {
+			infos = append(infos, in)
+		}
+	}
+	return session.Page(infos, opts)
+}
+
+func fileInfo(p string) (session.SessionInfo, bool) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return session.SessionInfo{}, false
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return session.SessionInfo{}, false
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	h, err := codec.DecodeHeader(lines[0])
+	if err != nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
+		return session.SessionInfo{}, false
+	}
+	in := session.SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Created: h.Timestamp,
+		Updated: session.FormatTime(st.ModTime()), Entries: len(lines) - 1}
+	for _, l := range lines[1:] {
+		if bytes.Contains(l, []byte(`"session_info"`)) {
+			if e, err := codec.DecodeEntry(l); err == nil && e.Type == session.TypeSessionInfo {
+				in.Name = strings.TrimSpace(e.Name)
+			}
+		}
+	}
+	if len(lines) > 1 {
+		if e, err := codec.DecodeEntry(lines[len(lines)-1]); err == nil {
+			in.Leaf = e.ID
+			if e.Type == session.TypeLeaf {
+				in.Leaf = e.ParentID
+			}
+		}
+	}
+	return in, true
+}

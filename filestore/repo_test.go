@@ -1,0 +1,91 @@
+package filestore_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+func TestRepo(t *testing.T) {
+	dir := t.TempDir()
+	r, err := filestore.NewRepo(dir, filestore.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour)
+	for i, id := range []string{"a", "b", "c"} {
+		s, err := r.Create(ctx, sessiontest.TestHeader(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close(ctx)
+		mt := base.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(r.Path(id), mt, mt)
+	}
+	if _, err := r.Create(ctx, sessiontest.TestHeader("a")); !errors.Is(err, session.ErrSessionExists) {
+		t.Fatalf("create twice: %v", err)
+	}
+	if _, err := r.Create(ctx, sessiontest.TestHeader("../x")); !errors.Is(err, session.ErrInvalidSessionID) {
+		t.Fatalf("path in id: %v", err)
+	}
+	s, err := r.Open(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := session.New(s, sessiontest.TestConfig())
+	u, _ := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("hi")})
+	sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("more")})
+	sess.SetName(ctx, "first")
+	if err := r.Delete(ctx, "a"); !errors.Is(err, filestore.ErrLocked) {
+		t.Fatalf("delete while open: %v", err)
+	}
+	s.Close(ctx)
+
+	page, err := r.List(ctx, session.ListOptions{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range page.Sessions {
+		ids = append(ids, in.ID)
+	}
+	if !slices.Equal(ids, []string{"a", "c"}) || page.Next == "" || page.Sessions[0].Name != "first" || page.Sessions[0].Entries != 3 {
+		t.Fatalf("first page = %+v", page)
+	}
+	page2, _ := r.List(ctx, session.ListOptions{Limit: 2, Cursor: page.Next})
+	if len(page2.Sessions) != 1 || page2.Sessions[0].ID != "b" || page2.Next != "" {
+		t.Fatalf("second page = %+v", page2)
+	}
+
+	dst, sel, err := r.Fork(ctx, "a", session.At(u.ID), sessiontest.TestHeader("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := dst.Header(ctx)
+	es, _ := dst.Entries(ctx)
+	dst.Close(ctx)
+	if h.ParentSession != r.Path("a") || len(es) != 1 || len(sel.Entries) != 1 {
+		t.Fatalf("fork: header %+v, %d entries", h, len(es))
+	}
+	if _, _, err := r.Fork(ctx, "a", session.Before("zzz"), sessiontest.TestHeader("g")); !errors.Is(err, session.ErrInvalidTarget) {
+		t.Fatalf("bad fork: %v", err)
+	}
+	if _, err := os.Stat(r.Path("g")); !os.IsNotExist(err) {
+		t.Fatal("a failed fork left its file")
+	}
+	if err := r.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Open(ctx, "b"); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("open deleted: %v", err)
+	}
+	if err := r.Delete(ctx, "b"); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+}
