@@ -24,6 +24,9 @@ var (
 	ErrNotReady = errors.New("cluster: node not ready")
 	// ErrClosed is returned by Connect after Close.
 	ErrClosed = errors.New("cluster: node closed")
+	// ErrDataDirInUse is returned by Start when another node (in this or
+	// another process) runs on the same data dir.
+	ErrDataDirInUse = errors.New("cluster: data dir in use by another node")
 )
 
 // Config configures an embedded node.
@@ -81,8 +84,9 @@ func (c Config) Validate() error {
 
 // Node is a running embedded NATS server with JetStream.
 type Node struct {
-	srv *server.Server
-	cfg Config
+	srv  *server.Server
+	cfg  Config
+	lock *os.File
 
 	mu     sync.Mutex
 	closed bool
@@ -98,6 +102,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: data dir: %w", err)
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n, err := start(ctx, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	n.lock = lock
+	return n, nil
+}
+
+func start(ctx context.Context, cfg Config) (*Node, error) {
 	opts := &server.Options{
 		ServerName:         cfg.ServerName,
 		JetStream:          true,
@@ -211,6 +229,7 @@ func (n *Node) Close(ctx context.Context) error {
 	go func() { n.srv.WaitForShutdown(); close(done) }()
 	select {
 	case <-done:
+		n.lock.Close() // the store is closed: the next node may start
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("cluster: shutdown: %w", ctx.Err())
