@@ -16,7 +16,7 @@ func runContext(ctx context.Context, e env) error {
 	flags := func(fs *flag.FlagSet) {
 		at = fs.String("at", "", "build the context of the branch ending at this entry instead of the leaf")
 	}
-	return fileVerb(ctx, e, "context", flags, func(sess *session.Session) error { return printContext(ctx, e, sess, *at) })
+	return sessionVerb(ctx, e, "context", flags, func(sess *session.Session) error { return printContext(ctx, e, sess, *at) })
 }
 
 func printContext(ctx context.Context, e env, sess *session.Session, at string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,56 +12,96 @@ import (
 	"github.com/agentcore/sessionlog/session/system"
 )
 
-// runDemo plays a short agent conversation into a new session file —
-// tool use, a label, a branch with a summary, a compaction — then reopens
-// the file as another process would and prints its tree, context and
-// stats.
+// runDemo plays a short agent conversation — tool use, a label, a branch
+// with a summary, a compaction — into a session on the embedded JetStream
+// node, reopens it from the stream as another process would, prints its
+// tree, context and stats, and exports it as a pi file.
 func runDemo(ctx context.Context, e env) error {
 	fs := newFlags("demo", e)
-	dir := fs.String("dir", "", "directory for the session file (default: a new temporary directory)")
-	if err := fs.Parse(e.args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	rf := addRepoFlags(fs)
+	if err := parseFlags(fs, e.args); err != nil {
+		return err
 	}
-	if *dir == "" {
+	if !flagSet(fs, "data") && rf.url == "" && rf.files == "" {
 		d, err := os.MkdirTemp("", "sessionlog-demo-")
 		if err != nil {
 			return err
 		}
-		*dir = d
+		rf.data = d
 	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return err
-	}
-	clock := system.Clock{}
-	h := session.Header{Version: session.CurrentVersion, ID: system.SessionID(), Timestamp: session.FormatTime(clock.Now()), Cwd: *dir}
-	path := filepath.Join(*dir, h.ID+".jsonl")
-	store, err := filestore.Create(ctx, path, h, filestore.DefaultConfig())
-	if err != nil {
-		return err
-	}
-	if err := playDemo(ctx, store); err != nil {
-		store.Close(ctx)
-		return err
-	}
-	if err := store.Close(ctx); err != nil {
-		return err
-	}
-
-	fmt.Fprintf(e.stdout, "wrote %s\n\n", path)
 	w := e.stdout
-	for _, step := range []struct {
-		title string
-		verb  func(context.Context, env) error
-	}{
-		{"tree", runTree}, {"context", runContext}, {"stats", runStats}, {"check", runCheck},
-	} {
-		fmt.Fprintf(w, "── sessionlog %s %s\n", step.title, path)
-		if err := step.verb(ctx, env{args: []string{path}, stdout: w, stderr: e.stderr}); err != nil {
+	return withRepo(ctx, rf, func(repo session.Repo) error {
+		h := session.Header{Version: session.CurrentVersion, ID: system.SessionID(),
+			Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: "/work/http-client"}
+		st, err := repo.Create(ctx, h)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
-	}
-	return nil
+		if err := playDemo(ctx, st); err != nil {
+			st.Close(ctx)
+			return err
+		}
+		if err := st.Close(ctx); err != nil {
+			return err
+		}
+		where := "embedded JetStream node, data " + rf.data
+		if rf.files != "" {
+			where = "JSONL files in " + rf.files
+		} else if rf.url != "" {
+			where = rf.url
+		}
+		fmt.Fprintf(w, "session %s written to %s\n\n", h.ID, where)
+
+		st, err = repo.Open(ctx, h.ID) // read back from storage
+		if err != nil {
+			return err
+		}
+		defer st.Close(ctx)
+		sess, err := session.New(st, sysConfig())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "── sessionlog tree %s\n", h.ID)
+		if err := printSession(ctx, e, sess, 72); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n── sessionlog context %s\n", h.ID)
+		if err := printContext(ctx, e, sess, ""); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n── sessionlog stats %s\n", h.ID)
+		if err := printStats(ctx, e, sess); err != nil {
+			return err
+		}
+		entries, err := st.Entries(ctx)
+		if err != nil {
+			return err
+		}
+		data, err := filestore.Encode(&h, entries)
+		if err != nil {
+			return err
+		}
+		dir := rf.data
+		if rf.files != "" {
+			dir = rf.files
+		}
+		path := filepath.Join(dir, h.ID+".export.jsonl")
+		if err := writeAtomic(path, data); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n── sessionlog export %s -o %s\n", h.ID, path)
+		return runCheck(ctx, env{args: []string{path}, stdout: w, stderr: e.stderr})
+	})
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
 }
 
 func playDemo(ctx context.Context, store session.Store) error {

@@ -9,6 +9,8 @@ import (
 	"github.com/agentcore/sessionlog/session/system"
 )
 
+func sysConfig() session.Config { return system.Config() }
+
 // openFile opens a session file read-only for the display verbs.
 func openFile(ctx context.Context, path string, lenient bool) (*filestore.Store, *session.Session, error) {
 	cfg := filestore.DefaultConfig()
@@ -20,7 +22,7 @@ func openFile(ctx context.Context, path string, lenient bool) (*filestore.Store,
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := session.New(s, system.Config())
+	sess, err := session.New(s, sysConfig())
 	if err != nil {
 		s.Close(ctx)
 		return nil, nil, err
@@ -28,22 +30,38 @@ func openFile(ctx context.Context, path string, lenient bool) (*filestore.Store,
 	return s, sess, nil
 }
 
-// fileVerb parses the flags common to the verbs that read one session
-// file, opens it read-only, and runs fn on it.
-func fileVerb(ctx context.Context, e env, name string, addFlags func(fs *flag.FlagSet), fn func(sess *session.Session) error) error {
+// sessionVerb parses the flags of a verb that reads one session — a file
+// (path ending in .jsonl) or a session id in the repository — and runs fn
+// on it.
+func sessionVerb(ctx context.Context, e env, name string, addFlags func(fs *flag.FlagSet), fn func(sess *session.Session) error) error {
 	fs := newFlags(name, e)
-	lenient := fs.Bool("lenient", false, "skip bad lines instead of refusing the file")
+	lenient := fs.Bool("lenient", false, "for a file: skip bad lines instead of refusing the file")
+	rf := addRepoFlags(fs)
 	if addFlags != nil {
 		addFlags(fs)
 	}
-	path, err := oneArg(fs, e.args, "session file")
+	arg, err := oneArg(fs, e.args, "session id or .jsonl file")
 	if err != nil {
 		return err
 	}
-	s, sess, err := openFile(ctx, path, *lenient)
+	if !isFile(arg) {
+		return withSession(ctx, rf, arg, fn)
+	}
+	s, sess, err := openFile(ctx, arg, *lenient)
 	if err != nil {
 		return err
 	}
 	defer s.Close(ctx)
 	return fn(sess)
+}
+
+// parseArgs parses flags and requires exactly n positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string, n int, what string) ([]string, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != n {
+		return nil, usageError("want %s, got %d arguments", what, fs.NArg())
+	}
+	return fs.Args(), nil
 }

@@ -23,12 +23,28 @@ type verb struct {
 	run     func(ctx context.Context, e env) error
 }
 
-var verbs = map[string]verb{
-	"demo":    {"create a session, branch, compact and print its tree and context", runDemo},
-	"tree":    {"print a session file's tree with labels and the leaf marked", runTree},
-	"context": {"print the context of a session file's leaf as JSON", runContext},
-	"stats":   {"print message, token and cost totals of a session file", runStats},
-	"check":   {"load a session file and report every bad line", runCheck},
+var verbs map[string]verb
+
+func init() {
+	verbs = map[string]verb{
+		"demo":    {"play a session on the embedded node; print its tree, context and stats", runDemo},
+		"serve":   {"run the embedded node with a client listener for other processes", runServe},
+		"new":     {"create a session and print its id", runNew},
+		"append":  {"append a message (flags, or JSON on stdin) and print its id", runAppend},
+		"ls":      {"list sessions, most recently updated first", runList},
+		"tree":    {"print a session's tree with labels and the leaf marked", runTree},
+		"show":    {"same as tree", runTree},
+		"context": {"print the context of a session's leaf as JSON", runContext},
+		"stats":   {"print message, token and cost totals of a session", runStats},
+		"move":    {"move a session's leaf (optionally with a branch summary)", runMove},
+		"label":   {"label an entry (an empty label clears it)", runLabel},
+		"name":    {"name a session", runName},
+		"fork":    {"copy a branch into a new session", runFork},
+		"rm":      {"delete a session", runRemove},
+		"import":  {"import a pi JSONL session file", runImport},
+		"export":  {"export a session as a pi JSONL file", runExport},
+		"check":   {"load a session file and report every bad line", runCheck},
+	}
 }
 
 // errUsage marks errors that should be followed by the verb's usage.
@@ -79,18 +95,37 @@ func newFlags(name string, e env) *flag.FlagSet {
 	return fs
 }
 
+// parseFlags parses a verb's flags; flags may also follow the arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
 // oneArg parses flags and requires exactly one positional argument.
 func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", fmt.Errorf("%w: %v", errUsage, err)
+	got, err := parseArgs(fs, args, 1, "one "+what)
+	if err != nil {
+		return "", err
 	}
-	if fs.NArg() != 1 {
-		return "", fmt.Errorf("%w: want one %s, got %d arguments", errUsage, what, fs.NArg())
-	}
-	return fs.Arg(0), nil
+	return got[0], nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " | ") }

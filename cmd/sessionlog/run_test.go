@@ -27,7 +27,7 @@ func TestRunErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{"unknown verb", []string{"frobnicate"}, 2, `unknown verb "frobnicate"`},
-		{"missing argument", []string{"tree"}, 2, "want one session file"},
+		{"missing argument", []string{"tree"}, 2, "want one session id or .jsonl file"},
 		{"unknown flag", []string{"stats", "-nope", "x"}, 2, "flag provided but not defined"},
 		{"missing file", []string{"tree", filepath.Join(dir, "none.jsonl")}, 1, "no such file"},
 		{"bad line, strict", []string{"context", bad}, 1, "bad.jsonl:2"},
@@ -51,13 +51,13 @@ func TestRunErrors(t *testing.T) {
 
 func TestDemoEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	code, out, stderr := run(t, "demo", "-dir", dir)
+	code, out, stderr := run(t, "demo", "-data", dir)
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.export.jsonl"))
 	if len(files) != 1 {
-		t.Fatalf("demo wrote %d files", len(files))
+		t.Fatalf("demo exported %d files", len(files))
 	}
 	for _, want := range []string{"← leaf", "[task]", "branch summary", `"compaction"`, "compactionSummary", "0 problem(s)", "cost         $0.0375"} {
 		if !strings.Contains(out, want) {

@@ -9,7 +9,7 @@ import (
 )
 
 func runStats(ctx context.Context, e env) error {
-	return fileVerb(ctx, e, "stats", nil, func(sess *session.Session) error { return printStats(ctx, e, sess) })
+	return sessionVerb(ctx, e, "stats", nil, func(sess *session.Session) error { return printStats(ctx, e, sess) })
 }
 
 func printStats(ctx context.Context, e env, sess *session.Session) error {

@@ -14,7 +14,7 @@ import (
 func runTree(ctx context.Context, e env) error {
 	var width *int
 	flags := func(fs *flag.FlagSet) { width = fs.Int("width", 72, "characters of each entry's text to show") }
-	return fileVerb(ctx, e, "tree", flags, func(sess *session.Session) error { return printSession(ctx, e, sess, *width) })
+	return sessionVerb(ctx, e, "tree", flags, func(sess *session.Session) error { return printSession(ctx, e, sess, *width) })
 }
 
 func printSession(ctx context.Context, e env, sess *session.Session, width int) error {

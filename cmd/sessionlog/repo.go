@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// repoFlags say where sessions live: a NATS URL, the embedded node on a
+// data dir (the default), or a directory of JSONL files.
+type repoFlags struct {
+	data   string
+	url    string
+	files  string
+	stream string
+	prefix string
+}
+
+func addRepoFlags(fs *flag.FlagSet) *repoFlags {
+	r := &repoFlags{}
+	fs.StringVar(&r.data, "data", envOr("SESSIONLOG_DATA", defaultDataDir()), "data dir of the embedded node ($SESSIONLOG_DATA)")
+	fs.StringVar(&r.url, "url", os.Getenv("SESSIONLOG_URL"), "NATS URL of an existing deployment instead of the embedded node ($SESSIONLOG_URL)")
+	fs.StringVar(&r.files, "files", "", "keep sessions as JSONL files in this directory instead of JetStream")
+	fs.StringVar(&r.stream, "stream", "SESSIONS", "JetStream stream name")
+	fs.StringVar(&r.prefix, "prefix", "sessions", "subject prefix")
+	return r
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// defaultDataDir is $XDG_DATA_HOME/sessionlog, or ~/.local/share/sessionlog.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "sessionlog")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "sessionlog")
+	}
+	return filepath.Join(home, ".local", "share", "sessionlog")
+}
+
+// serveURLFile is where a running `sessionlog serve` leaves its URL, so
+// other invocations on the same data dir connect to it instead of starting
+// a node of their own.
+func serveURLFile(data string) string { return filepath.Join(data, "serve.url") }
+
+// openedRepo is a repository with what must be closed after it.
+type openedRepo struct {
+	session.Repo
+	close func(ctx context.Context) error
+}
+
+func (r *repoFlags) streamConfig() stream.Config {
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = r.stream, r.prefix
+	return cfg
+}
+
+func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
+	if r.files != "" {
+		repo, err := filestore.NewRepo(r.files, filestore.DefaultConfig())
+		if err != nil {
+			return nil, err
+		}
+		return &openedRepo{Repo: repo, close: func(context.Context) error { return nil }}, nil
+	}
+	url := r.url
+	if url == "" {
+		if b, err := os.ReadFile(serveURLFile(r.data)); err == nil {
+			url = strings.TrimSpace(string(b))
+		}
+	}
+	var nc *nats.Conn
+	var node *cluster.Node
+	var err error
+	if url != "" {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		nc, err = cluster.Dial(dctx, url, nats.MaxReconnects(0))
+		cancel()
+		if err != nil && r.url == "" {
+			// A stale serve.url from a serve that did not exit cleanly.
+			url = ""
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if url == "" {
+		node, err = cluster.Start(ctx, cluster.DefaultConfig(r.data))
+		if errors.Is(err, cluster.ErrDataDirInUse) {
+			return nil, fmt.Errorf("%w (a `sessionlog serve` may be starting; pass -url to reach it)", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if nc, err = node.Connect(); err != nil {
+			node.Close(ctx)
+			return nil, err
+		}
+	}
+	b, err := stream.New(ctx, nc, r.streamConfig(), stream.WithConflictPolicy(stream.Rebase))
+	closeAll := func(ctx context.Context) error {
+		nc.Close()
+		if node != nil {
+			return node.Close(ctx)
+		}
+		return nil
+	}
+	if err != nil {
+		closeAll(ctx)
+		return nil, err
+	}
+	return &openedRepo{Repo: b, close: closeAll}, nil
+}
+
+// withRepo opens the repository, runs fn, and closes it.
+func withRepo(ctx context.Context, rf *repoFlags, fn func(repo session.Repo) error) error {
+	repo, err := rf.open(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(repo.Repo)
+	if cerr := repo.close(context.WithoutCancel(ctx)); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// withSession opens one session of the repository for fn.
+func withSession(ctx context.Context, rf *repoFlags, id string, fn func(s *session.Session) error) error {
+	return withRepo(ctx, rf, func(repo session.Repo) error {
+		st, err := repo.Open(ctx, id)
+		if err != nil {
+			return err
+		}
+		sess, err := session.New(st, sysConfig())
+		if err != nil {
+			st.Close(ctx)
+			return err
+		}
+		err = fn(sess)
+		if cerr := st.Close(context.WithoutCancel(ctx)); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// isFile says whether a display verb's argument names a session file
+// rather than a session id.
+func isFile(arg string) bool {
+	if !strings.HasSuffix(arg, ".jsonl") && !strings.ContainsRune(arg, os.PathSeparator) {
+		return false
+	}
+	_, err := os.Stat(arg)
+	return err == nil || strings.HasSuffix(arg, ".jsonl")
+}

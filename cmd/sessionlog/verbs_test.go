@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runIn runs a verb against the embedded node on data, with stdin.
+func runIn(t *testing.T, data, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if data != "" {
+		args = append(args, "-data", data)
+	}
+	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func mustRun(t *testing.T, data, stdin string, args ...string) string {
+	t.Helper()
+	code, out, stderr := runIn(t, data, stdin, args...)
+	if code != 0 {
+		t.Fatalf("sessionlog %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
+func TestVerbsEndToEnd(t *testing.T) {
+	data := t.TempDir()
+	if got := mustRun(t, data, "", "new", "-id", "s1", "-name", "first session", "-cwd", "/w"); got != "s1" {
+		t.Fatalf("new printed %q", got)
+	}
+	u1 := mustRun(t, data, "", "append", "s1", "-text", "hello")
+	a1 := mustRun(t, data, "", "append", "s1", "-role", "assistant", "-text", "hi there", "-provider", "anthropic", "-model", "claude")
+	mustRun(t, data, `{"role":"user","content":[{"type":"text","text":"from stdin"}],"timestamp":5,"x-extra":1}`, "append", "s1", "-json")
+	mustRun(t, data, "", "label", "s1", u1, "start")
+	tree := mustRun(t, data, "", "tree", "s1")
+	for _, want := range []string{"first session", "[start]", "← leaf", "from stdin"} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("tree lacks %q:\n%s", want, tree)
+		}
+	}
+	ctxJSON := mustRun(t, data, "", "context", "s1")
+	if !strings.Contains(ctxJSON, `"x-extra": 1`) || !strings.Contains(ctxJSON, `"provider": "anthropic"`) {
+		t.Errorf("context lost fields:\n%s", ctxJSON)
+	}
+	mustRun(t, data, "", "move", "s1", a1, "-summary", "abandoned")
+	if c := mustRun(t, data, "", "context", "s1"); !strings.Contains(c, "branchSummary") || strings.Contains(c, "from stdin") {
+		t.Errorf("context after move:\n%s", c)
+	}
+	mustRun(t, data, "", "move", "-root", "s1")
+	if c := mustRun(t, data, "", "context", "s1"); !strings.Contains(c, `"messages": []`) {
+		t.Errorf("context after moving to the root:\n%s", c)
+	}
+	mustRun(t, data, "", "move", "s1", a1)
+
+	forked := mustRun(t, data, "", "fork", "s1", "-before", u1, "-id", "s2")
+	if forked != "s2" {
+		t.Fatalf("fork printed %q", forked)
+	}
+	out := filepath.Join(t.TempDir(), "s1.jsonl")
+	mustRun(t, data, "", "export", "s1", "-o", out)
+	if got := mustRun(t, "", "", "check", out); !strings.Contains(got, "0 problem(s)") {
+		t.Errorf("exported file: %s", got)
+	}
+	mustRun(t, data, "", "import", out, "-id", "s3")
+	exported, _ := os.ReadFile(out)
+	again := mustRun(t, data, "", "export", "s3")
+	// The import is the same session under another id.
+	if strings.Replace(again, `"id":"s3"`, `"id":"s1"`, 1) != strings.TrimSpace(string(exported)) {
+		t.Errorf("import/export changed the session:\n%s\n---\n%s", again, exported)
+	}
+	stats := mustRun(t, data, "", "stats", "s3")
+	if !strings.Contains(stats, "user       2") || !strings.Contains(stats, "assistant  1") {
+		t.Errorf("stats:\n%s", stats)
+	}
+	ls := mustRun(t, data, "", "ls")
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if !strings.Contains(ls, id) {
+			t.Errorf("ls lacks %s:\n%s", id, ls)
+		}
+	}
+	mustRun(t, data, "", "rm", "s2")
+	if ls := mustRun(t, data, "", "ls", "-json"); strings.Contains(ls, `"id":"s2"`) {
+		t.Errorf("rm left s2 listed:\n%s", ls)
+	}
+}
+
+func TestVerbErrors(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, data, "", "new", "-id", "e1")
+	tests := []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"dotted id", "", []string{"new", "-id", "a.b"}, 1, "invalid session id"},
+		{"wildcard id", "", []string{"append", ">", "-text", "x"}, 1, "invalid session id"},
+		{"unknown session", "", []string{"tree", "nope"}, 1, "session not found"},
+		{"existing session", "", []string{"new", "-id", "e1"}, 1, "already exists"},
+		{"move to a missing entry", "", []string{"move", "e1", "zzz"}, 1, "does not exist"},
+		{"label a missing entry", "", []string{"label", "e1", "zzz", "x"}, 1, "does not exist"},
+		{"fork before a non-user entry", "", []string{"fork", "e1", "-before", "zzz"}, 1, "does not exist"},
+		{"bad JSON on stdin", "{", []string{"append", "e1", "-json"}, 1, "malformed"},
+		{"unknown role", "", []string{"append", "e1", "-role", "robot"}, 2, "unknown role"},
+		{"tool result without ids", "", []string{"append", "e1", "-role", "toolResult"}, 2, "-tool-call-id"},
+		{"missing import file", "", []string{"import", "/nonexistent.jsonl"}, 1, "no such file"},
+		{"rm unknown", "", []string{"rm", "nope"}, 1, "session not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runIn(t, data, tt.stdin, tt.args...)
+			if code != tt.wantCode || !strings.Contains(stderr, tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.wantCode, tt.wantErr)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+				t.Errorf("error is not one line: %q", stderr)
+			}
+		})
+	}
+}
+
+// With -files the same verbs work on a directory of pi files.
+func TestVerbsOnFiles(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "", "", "new", "-id", "f1", "-files", dir)
+	mustRun(t, "", "", "append", "f1", "-text", "on disk", "-files", dir)
+	if tree := mustRun(t, "", "", "tree", filepath.Join(dir, "f1.jsonl")); !strings.Contains(tree, "on disk") {
+		t.Fatalf("tree of the file:\n%s", tree)
+	}
+	if ls := mustRun(t, "", "", "ls", "-files", dir); !strings.Contains(ls, "f1") {
+		t.Fatalf("ls:\n%s", ls)
+	}
+}
