@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if os.Getenv("SESSIONLOG_KILL_CHILD") != "" {
+		return m.Run() // the child of a kill test runs its own node
+	}
 	dir, err := os.MkdirTemp("", "sessionlog-stream-test-")
 	if err != nil {
 		fmt.Println(err)
