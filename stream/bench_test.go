@@ -1,0 +1,126 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+func benchMessage() session.Message {
+	return session.Message{Role: session.RoleUser, Content: session.TextContent(strings.Repeat("x", 900))}
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return
+	}
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkAppend measures one writer on one session: raw JetStream sync
+// publish of the same payload (the baseline) and Session.AppendMessage
+// (encode, sequence check, dedupe id, tree update), on the test node
+// (file store, fsync always).
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	m := benchMessage()
+	e := &session.Entry{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	payload, _ := codec.EncodeEntryMsgpack(e)
+
+	b.Run("raw-publish", func(b *testing.B) {
+		bk := newBackend(b)
+		js := bk.JetStream()
+		subject := bk.Config().Prefix + ".raw.message"
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			if _, err := js.Publish(ctx, subject, payload); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		reportLatency(b, lat)
+	})
+	b.Run("session-append", func(b *testing.B) {
+		bk := newBackend(b)
+		st, err := bk.CreateStore(ctx, sessiontest.TestHeader("bench"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close(ctx)
+		sess, _ := session.New(st, sessiontest.TestConfig())
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			if _, err := sess.AppendMessage(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		reportLatency(b, lat)
+	})
+}
+
+// BenchmarkConcurrentAppend runs 16 writers, each on its own session,
+// raw publishes against ours; ns/op is per append across all writers.
+func BenchmarkConcurrentAppend(b *testing.B) {
+	const writers = 16
+	ctx := context.Background()
+	m := benchMessage()
+	e := &session.Entry{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	payload, _ := codec.EncodeEntryMsgpack(e)
+	run := func(b *testing.B, op func(w int) error) {
+		var wg sync.WaitGroup
+		per := b.N/writers + 1
+		b.ResetTimer()
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					if err := op(w); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.Run("raw-publish", func(b *testing.B) {
+		bk := newBackend(b)
+		js := bk.JetStream()
+		run(b, func(w int) error {
+			_, err := js.Publish(ctx, fmt.Sprintf("%s.raw%d.message", bk.Config().Prefix, w), payload, jetstream.WithRetryAttempts(0))
+			return err
+		})
+	})
+	b.Run("session-append", func(b *testing.B) {
+		bk := newBackend(b)
+		sessions := make([]*session.Session, writers)
+		for w := range writers {
+			st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("w%d", w)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close(ctx)
+			sessions[w], _ = session.New(st, sessiontest.TestConfig())
+		}
+		run(b, func(w int) error {
+			_, err := sessions[w].AppendMessage(ctx, m)
+			return err
+		})
+	})
+}
