@@ -97,7 +97,7 @@ type indexer struct {
 	wg      sync.WaitGroup
 }
 
-func newIndexer(b *Backend, id string, interval time.Duration) *indexer {
+func newIndexer(b *Backend, interval time.Duration) *indexer {
 	return &indexer{b: b, interval: interval, kick: make(chan struct{}, 1)}
 }
 

@@ -65,17 +65,3 @@ func newBackend(t testing.TB, opts ...stream.Option) *stream.Backend {
 	}
 	return b
 }
-
-// checkFor polls fn until it returns nil or the time is up.
-func checkFor(t testing.TB, total, every time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("condition not met after %v: %v", total, err)
-}

@@ -61,7 +61,7 @@ var (
 
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
-	s.idx = newIndexer(b, s.id, b.cfg.indexInterval())
+	s.idx = newIndexer(b, b.cfg.indexInterval())
 	s.TreeStore = session.NewTreeStore(t, nil, s.close)
 	return s
 }

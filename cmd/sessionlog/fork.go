@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/agentcore/sessionlog/session"
-	"github.com/agentcore/sessionlog/session/system"
 )
 
 func runFork(ctx context.Context, e env) error {
@@ -28,11 +26,7 @@ func runFork(ctx context.Context, e env) error {
 	case *before != "":
 		p = session.Before(*before)
 	}
-	if *id == "" {
-		*id = system.SessionID()
-	}
-	cwd, _ := os.Getwd()
-	h := session.Header{Version: session.CurrentVersion, ID: *id, Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: cwd}
+	h := newHeader(*id, "")
 	return withRepo(ctx, rf, func(repo session.Repo) error {
 		st, sel, err := repo.Fork(ctx, args[0], p, h)
 		if err != nil {

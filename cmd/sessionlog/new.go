@@ -18,13 +18,7 @@ func runNew(ctx context.Context, e env) error {
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
-	if *id == "" {
-		*id = system.SessionID()
-	}
-	if *cwd == "" {
-		*cwd, _ = os.Getwd()
-	}
-	h := session.Header{Version: session.CurrentVersion, ID: *id, Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: *cwd}
+	h := newHeader(*id, *cwd)
 	return withRepo(ctx, rf, func(repo session.Repo) error {
 		st, err := repo.Create(ctx, h)
 		if err != nil {
@@ -43,4 +37,16 @@ func runNew(ctx context.Context, e env) error {
 		fmt.Fprintln(e.stdout, h.ID)
 		return nil
 	})
+}
+
+// newHeader makes the header of a new session: a random id and the
+// current directory unless given.
+func newHeader(id, cwd string) session.Header {
+	if id == "" {
+		id = system.SessionID()
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	return session.Header{Version: session.CurrentVersion, ID: id, Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: cwd}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // While `serve` runs on a data dir, other invocations on that dir reach
@@ -24,7 +26,7 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 		defer wg.Done()
 		code = Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
 	}()
-	checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if _, err := os.Stat(serveURLFile(data)); err != nil {
 			return err
 		}
@@ -49,18 +51,4 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	if tree := mustRun(t, data, "", "tree", "shared"); !strings.Contains(tree, "through the server") {
 		t.Fatalf("tree after serve stopped:\n%s", tree)
 	}
-}
-
-// checkFor polls fn until it returns nil or the time is up.
-func checkFor(t *testing.T, total, every time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("condition not met after %v: %v", total, err)
 }

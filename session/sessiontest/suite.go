@@ -134,3 +134,19 @@ func runAppendValidation(t *testing.T, b Backend) {
 		}
 	}
 }
+
+// CheckFor polls fn until it returns nil, failing the test when total has
+// passed: tests wait for asynchronous effects with it, never with bare
+// sleeps.
+func CheckFor(t testing.TB, total, every time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = fn(); err == nil {
+			return
+		}
+		time.Sleep(every)
+	}
+	t.Fatalf("condition not met after %v: %v", total, err)
+}
