@@ -20,6 +20,7 @@ type Backend struct {
 	cfg    Config
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
+	snaps  jetstream.ObjectStore
 	policy ConflictPolicy
 }
 
@@ -49,6 +50,15 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	defer cancel()
 	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
 		return nil, err
+	}
+	b.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:      cfg.snapshotBucket(),
+		Description: "sessionlog snapshots",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.snapshotBucket(), err)
 	}
 	return b, nil
 }
@@ -105,16 +115,32 @@ func (b *Backend) Open(ctx context.Context, id string) (session.Store, error) {
 	return b.OpenStore(ctx, id)
 }
 
-// OpenStore is Open returning the concrete store.
+// OpenStore is Open returning the concrete store. A session with a usable
+// snapshot loads it and reads only the entries after it.
 func (b *Backend) OpenStore(ctx context.Context, id string) (*Store, error) {
+	s, _, err := b.OpenStoreInfo(ctx, id)
+	return s, err
+}
+
+// OpenStoreInfo is OpenStore also saying how the session was loaded.
+func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInfo, error) {
 	if err := ValidateSessionID(id); err != nil {
-		return nil, err
+		return nil, OpenInfo{}, err
 	}
-	t, epoch, last, err := b.loadTree(ctx, id)
+	t, epoch, last, info, err := b.openTree(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
-	return newStore(b, t, epoch, last, b.policy), nil
+	return newStore(b, t, epoch, last, b.policy), info, nil
+}
+
+// LoadTree reads a session (snapshot and tail when it can) into a tree for
+// a replica: the tree, the session's epoch and the last sequence applied.
+func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint64, uint64, OpenInfo, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return nil, 0, 0, OpenInfo{}, err
+	}
+	return b.openTree(ctx, id)
 }
 
 // List implements session.Repo from the index: one record per session,
@@ -151,6 +177,9 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	}
 	if err := b.kv.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("stream: delete %s from the index: %w", id, err)
+	}
+	if err := b.snaps.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return fmt.Errorf("stream: delete the snapshot of %s: %w", id, err)
 	}
 	return nil
 }

@@ -32,6 +32,11 @@ type Config struct {
 	// RequestTimeout bounds each JetStream request when the caller's
 	// context has no deadline.
 	RequestTimeout time.Duration
+	// SnapshotEvery makes stores and replicas write a session's snapshot
+	// after this many entries since the last one (0: not by count).
+	SnapshotEvery int
+	// SnapshotOnCompaction also writes one after each compaction.
+	SnapshotOnCompaction bool
 }
 
 // DefaultConfig returns the single-node defaults.
@@ -42,6 +47,9 @@ func DefaultConfig() Config {
 		Replicas:       1,
 		DedupeWindow:   2 * time.Minute,
 		RequestTimeout: 10 * time.Second,
+
+		SnapshotEvery:        1000,
+		SnapshotOnCompaction: true,
 	}
 }
 
@@ -62,9 +70,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: index bucket %q", ErrInvalidConfig, c.Index)
 	case c.RequestTimeout <= 0:
 		return fmt.Errorf("%w: request timeout must be positive", ErrInvalidConfig)
+	case c.SnapshotEvery < 0:
+		return fmt.Errorf("%w: negative snapshot interval", ErrInvalidConfig)
 	}
 	return nil
 }
+
+func (c Config) snapshotBucket() string { return c.Stream + "_SNAPSHOTS" }
 
 func (c Config) indexBucket() string {
 	if c.Index != "" {

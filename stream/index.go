@@ -83,59 +83,26 @@ func (b *Backend) readIndex(ctx context.Context) ([]session.SessionInfo, error) 
 
 // indexer keeps one session's index record fresh while it is written to,
 // at most once per interval, so that appends do not pay an index write
-// each. Its goroutine starts on the first touch; close flushes and waits.
+// each. close writes what is still pending.
 type indexer struct {
-	b        *Backend
-	interval time.Duration
+	b   *Backend
+	job *job
 
 	mu      sync.Mutex
 	pending *indexRecord
-	started bool
-	closed  bool
-	kick    chan struct{}
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 }
 
 func newIndexer(b *Backend, interval time.Duration) *indexer {
-	return &indexer{b: b, interval: interval, kick: make(chan struct{}, 1)}
+	x := &indexer{b: b}
+	x.job = newJob(interval, b.cfg.RequestTimeout, x.flush)
+	return x
 }
 
 func (x *indexer) touch(info session.SessionInfo, seq uint64) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.closed {
-		return
-	}
 	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
-	if !x.started {
-		x.started = true
-		ctx, cancel := context.WithCancel(context.Background())
-		x.cancel = cancel
-		x.wg.Add(1)
-		go x.run(ctx)
-	}
-	select {
-	case x.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (x *indexer) run(ctx context.Context) {
-	defer x.wg.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-x.kick:
-		}
-		_ = x.flush(ctx) // best effort: the next touch or close retries
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(x.interval):
-		}
-	}
+	x.mu.Unlock()
+	x.job.trigger()
 }
 
 func (x *indexer) flush(ctx context.Context) error {
@@ -149,7 +116,7 @@ func (x *indexer) flush(ctx context.Context) error {
 	if err := x.b.putIndex(ctx, *rec); err != nil {
 		x.mu.Lock()
 		if x.pending == nil {
-			x.pending = rec
+			x.pending = rec // the next run or close retries
 		}
 		x.mu.Unlock()
 		return err
@@ -159,17 +126,6 @@ func (x *indexer) flush(ctx context.Context) error {
 
 // close stops the goroutine and writes what is pending.
 func (x *indexer) close(ctx context.Context) error {
-	x.mu.Lock()
-	if x.closed {
-		x.mu.Unlock()
-		return nil
-	}
-	x.closed = true
-	cancel := x.cancel
-	x.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	x.wg.Wait()
+	x.job.close()
 	return x.flush(ctx)
 }

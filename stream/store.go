@@ -13,6 +13,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -51,6 +52,11 @@ type Store struct {
 	lastSeq uint64 // guarded by TreeStore's write lock (Update)
 
 	idx *indexer
+
+	// Snapshots: entries applied since the last one was scheduled
+	// (guarded by the write lock) and the job that writes them.
+	sinceSnap int
+	snap      *job
 }
 
 var (
@@ -62,9 +68,68 @@ var (
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
 	s.idx = newIndexer(b, b.cfg.indexInterval())
-	s.TreeStore = session.NewTreeStore(t, nil, s.close)
+	s.snap = newJob(time.Second, b.cfg.RequestTimeout, s.writeSnapshot)
+	s.TreeStore = session.NewTreeStore(t, nil, nil)
 	return s
 }
+
+// SnapshotPolicy says when a session's snapshot is due.
+type SnapshotPolicy struct {
+	Every        int
+	OnCompaction bool
+}
+
+// Due reports whether entries just applied, after since others, call for
+// a snapshot.
+func (p SnapshotPolicy) Due(since int, entries []*session.Entry) bool {
+	if p.Every > 0 && since >= p.Every {
+		return true
+	}
+	if p.OnCompaction {
+		for _, e := range entries {
+			if e.Type == session.TypeCompaction {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Policy returns the snapshot policy of the config.
+func (c Config) Policy() SnapshotPolicy {
+	return SnapshotPolicy{Every: c.SnapshotEvery, OnCompaction: c.SnapshotOnCompaction}
+}
+
+// applied counts entries folded into the tree and schedules a snapshot
+// when one is due. Called with the write lock held.
+func (s *Store) applied(entries []*session.Entry) {
+	s.sinceSnap += len(entries)
+	if s.b.cfg.Policy().Due(s.sinceSnap, entries) {
+		s.sinceSnap = 0
+		s.snap.trigger()
+	}
+}
+
+func (s *Store) writeSnapshot(ctx context.Context) error {
+	var body []byte
+	var n int
+	var epoch, seq uint64
+	err := s.ReadTree(ctx, func(t *session.Tree) error {
+		h := t.Header()
+		var err error
+		body, err = filestore.Encode(&h, t.Entries())
+		n, epoch, seq = t.Len(), s.epoch, s.lastSeq
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.b.saveSnapshotBody(ctx, s.id, body, n, epoch, seq)
+}
+
+// SnapshotStatus reports how many snapshots this store wrote and the last
+// error.
+func (s *Store) SnapshotStatus() (int, error) { return s.snap.status() }
 
 // ID returns the session id.
 func (s *Store) ID() string { return s.id }
@@ -92,6 +157,7 @@ func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
 		if err := t.Apply(r.entry); err != nil {
 			return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
 		}
+		s.applied([]*session.Entry{r.entry})
 		return nil
 	})
 	s.lastSeq = max(s.lastSeq, last)
@@ -141,6 +207,7 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 				for _, e := range entries {
 					_ = t.Apply(e) // checked above, under the same lock
 				}
+				s.applied(entries)
 				s.lastSeq = seq
 				s.idx.touch(t.Info(), seq)
 				return nil
@@ -244,8 +311,12 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) (seq uint64, dup 
 	return ack.Sequence, false, nil
 }
 
-func (s *Store) close(ctx context.Context) error {
-	return s.idx.close(ctx)
+// Close lets a snapshot being written finish, writes the session's index
+// record, and closes the store. It is idempotent.
+func (s *Store) Close(ctx context.Context) error {
+	s.snap.close() // before the tree closes: the job reads it
+	err := s.idx.close(ctx)
+	return errors.Join(err, s.TreeStore.Close(ctx))
 }
 
 // indexInterval is how often a store refreshes its session's index entry

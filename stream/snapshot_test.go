@@ -1,0 +1,254 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// snapshotBackend is a backend whose stores snapshot every `every` entries.
+func snapshotBackend(t *testing.T, every int) *stream.Backend {
+	t.Helper()
+	n := streams.Add(1)
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = fmt.Sprintf("T%d", n), fmt.Sprintf("t%d", n)
+	cfg.SnapshotEvery = every
+	b, err := stream.New(context.Background(), nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fill(t *testing.T, st session.Store, n int, compactAt int) {
+	t.Helper()
+	ctx := context.Background()
+	s, _ := session.New(st, system.Config())
+	for i := range n {
+		var err error
+		if i == compactAt {
+			leaf, _ := st.Leaf(ctx)
+			_, err = s.AppendCompaction(ctx, session.Compaction{Summary: "so far", FirstKeptEntryID: leaf, TokensBefore: 10})
+		} else {
+			_, err = s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(fmt.Sprint("m", i))})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func encoded(t *testing.T, st session.Store) []byte {
+	t.Helper()
+	ctx := context.Background()
+	h, _ := st.Header(ctx)
+	es, _ := st.Entries(ctx)
+	data, err := filestore.Encode(&h, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := st.Leaf(ctx)
+	return append(data, leaf...)
+}
+
+func TestSnapshotOpensWithTheTail(t *testing.T) {
+	ctx := context.Background()
+	b := snapshotBackend(t, 10)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st, 25, -1)
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if n, err := st.SnapshotStatus(); n == 0 {
+			return fmt.Errorf("no snapshot yet (%v)", err)
+		}
+		return nil
+	})
+	fill(t, st, 3, -1)
+	want := encoded(t, st)
+	st.Close(ctx)
+
+	got, info, err := b.OpenStoreInfo(ctx, "snap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close(ctx)
+	if !info.FromSnapshot || info.Tail == 0 || info.Tail >= 28 || info.Fallback != nil {
+		t.Fatalf("open info = %+v, want a snapshot and a short tail", info)
+	}
+	if !bytes.Equal(encoded(t, got), want) {
+		t.Fatal("the session opened from a snapshot differs from the one written")
+	}
+	// The reopened store appends where the stream is.
+	fill(t, got, 1, -1)
+}
+
+func TestCompactionTriggersASnapshot(t *testing.T) {
+	ctx := context.Background()
+	b := snapshotBackend(t, 0)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("compacted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	fill(t, st, 5, -1)
+	if n, _ := st.SnapshotStatus(); n != 0 {
+		t.Fatalf("%d snapshots before any compaction", n)
+	}
+	fill(t, st, 1, 0)
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if n, err := st.SnapshotStatus(); n == 0 || err != nil {
+			return fmt.Errorf("runs %d, %v", n, err)
+		}
+		return nil
+	})
+}
+
+// A snapshot that cannot be trusted is never used: the session is rebuilt
+// from the stream and comes out right.
+func TestBadSnapshotsFallBack(t *testing.T) {
+	ctx := context.Background()
+	js, _ := jetstream.New(nc)
+	tests := []struct {
+		name string
+		// spoil damages the snapshot of session id in bucket obs.
+		spoil func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string)
+	}{
+		{"other version", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			rewriteMeta(t, obs, id, "sessionlog-snapshot", "99")
+		}},
+		{"checksum mismatch", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			rewriteMeta(t, obs, id, "sha256", "00")
+		}},
+		{"body that is not a session", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			info, _ := obs.GetInfo(ctx, id)
+			meta := info.ObjectMeta
+			body := []byte("not json\n")
+			meta.Metadata["sha256"] = sha(body)
+			if _, err := obs.Put(ctx, meta, bytes.NewReader(body)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"snapshot of an earlier session of the same id", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			// Someone purged the session without removing its snapshot,
+			// and it was created again.
+			s, _ := js.Stream(ctx, b.Config().Stream)
+			if err := s.Purge(ctx, jetstream.WithPurgeSubject(b.Config().Prefix+"."+id+".>")); err != nil {
+				t.Fatal(err)
+			}
+			h := sessiontest.TestHeader(id)
+			h.Timestamp = "2025-06-01T00:00:00.000Z" // a new session, not a retried create
+			st, err := b.CreateStore(ctx, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(t, st, 2, -1)
+			st.Close(ctx)
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := snapshotBackend(t, 5)
+			id := fmt.Sprintf("bad%d", i)
+			st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(t, st, 12, -1)
+			sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				if n, _ := st.SnapshotStatus(); n == 0 {
+					return errors.New("no snapshot yet")
+				}
+				return nil
+			})
+			st.Close(ctx)
+			obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.spoil(t, b, obs, id)
+			// What a full rebuild gives is the truth.
+			want := rebuild(t, b, id)
+			got, info, err := b.OpenStoreInfo(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Close(ctx)
+			if info.FromSnapshot || !errors.Is(info.Fallback, stream.ErrBadSnapshot) {
+				t.Fatalf("open info = %+v, want a fallback for a bad snapshot", info)
+			}
+			if !bytes.Equal(encoded(t, got), want) {
+				t.Fatal("fallback gave another session than a full rebuild")
+			}
+		})
+	}
+}
+
+// rebuild reads a session from the stream alone.
+func rebuild(t *testing.T, b *stream.Backend, id string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	js, _ := jetstream.New(nc)
+	s, _ := js.Stream(ctx, b.Config().Stream)
+	h := session.Header{}
+	tr := (*session.Tree)(nil)
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.Config().Prefix + "." + id + ".>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := cons.Info(ctx)
+	batch, err := cons.Fetch(int(info.NumPending), jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if tr == nil {
+			hh, err := decodeHeader(m.Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			h = *hh
+			tr = session.NewTree(h)
+			continue
+		}
+		e, err := decodeEntry(m.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := filestore.Encode(&h, tr.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(data, tr.Leaf()...)
+}
+
+func rewriteMeta(t *testing.T, obs jetstream.ObjectStore, id, key, val string) {
+	t.Helper()
+	ctx := context.Background()
+	body, err := obs.GetBytes(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := obs.GetInfo(ctx, id)
+	meta := info.ObjectMeta
+	meta.Metadata[key] = val
+	if _, err := obs.Put(ctx, meta, bytes.NewReader(body)); err != nil {
+		t.Fatal(err)
+	}
+}
