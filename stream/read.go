@@ -131,3 +131,42 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 	}
 	return t, epoch, last, nil
 }
+
+// Message is one message of the stream decoded: the session it belongs to,
+// its sequence, and its header or entry.
+type Message struct {
+	Session string
+	Seq     uint64
+	Header  *session.Header
+	Entry   *session.Entry
+}
+
+// Decode decodes a message of the stream delivered on subject.
+func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, error) {
+	id, _, ok := b.cfg.sessionOf(subject)
+	if !ok {
+		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
+	}
+	r, err := b.decode(id, subject, data, seq)
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Session: id, Seq: seq, Header: r.header, Entry: r.entry}, nil
+}
+
+// SessionSubjects is the filter of one session's messages ("" = every
+// session's).
+func (b *Backend) SessionSubjects(id string) string {
+	if id == "" {
+		return b.cfg.Prefix + ".>"
+	}
+	return b.cfg.sessionSubjects(id)
+}
+
+// TypeSubjects is the filter of every session's entries of one type.
+func (b *Backend) TypeSubjects(typ session.EntryType) string {
+	return b.cfg.Prefix + ".*." + string(typ)
+}
+
+// Stream returns the stream handle.
+func (b *Backend) Stream() jetstream.Stream { return b.stream }

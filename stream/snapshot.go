@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -54,18 +55,27 @@ type OpenInfo struct {
 	Took time.Duration
 }
 
-// SaveSnapshot writes a snapshot of t, which must cover the session up to
-// stream sequence seq and not change while this runs.
-func (b *Backend) SaveSnapshot(ctx context.Context, t *session.Tree, epoch, seq uint64) error {
+// EncodeSnapshot encodes the snapshot body of t, which covers the session
+// of the given epoch up to stream sequence seq. t must not change while it
+// runs; the upload (SaveSnapshotBody) can then happen without a lock.
+func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (body []byte, entries int, _, _ uint64, err error) {
 	h := t.Header()
-	body, err := filestore.Encode(&h, t.Entries())
-	if err != nil {
-		return err
-	}
-	return b.saveSnapshotBody(ctx, h.ID, body, t.Len(), epoch, seq)
+	body, err = filestore.Encode(&h, t.Entries())
+	return body, t.Len(), epoch, seq, err
 }
 
-func (b *Backend) saveSnapshotBody(ctx context.Context, id string, body []byte, entries int, epoch, seq uint64) error {
+// SaveSnapshotBody uploads a snapshot made by EncodeSnapshot.
+func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, entries int, epoch, seq uint64) error {
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	// Another store or replica may have written a newer one already:
+	// replacing it would only make readers start over.
+	if info, err := b.snaps.GetInfo(ctx, id); err == nil {
+		cur, _ := strconv.ParseUint(info.Metadata[metaSeq], 10, 64)
+		if info.Metadata[metaEpoch] == strconv.FormatUint(epoch, 10) && cur >= seq {
+			return nil
+		}
+	}
 	sum := sha256.Sum256(body)
 	meta := jetstream.ObjectMeta{
 		Name: id,
@@ -77,24 +87,44 @@ func (b *Backend) saveSnapshotBody(ctx context.Context, id string, body []byte, 
 			metaSHA:     hex.EncodeToString(sum[:]),
 		},
 	}
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
 	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(body)); err != nil {
 		return fmt.Errorf("stream: snapshot %s: %w", id, err)
 	}
 	return nil
 }
 
-// loadSnapshot reads and verifies a session's snapshot.
+// loadSnapshot reads and verifies a session's snapshot. A snapshot being
+// replaced while it is read can fail its checks: that read is tried once
+// more before the snapshot is given up.
 func (b *Backend) loadSnapshot(ctx context.Context, id string) (*session.Tree, uint64, uint64, error) {
-	ctx, cancel := b.withTimeout(ctx)
+	t, epoch, seq, err := b.loadSnapshotOnce(ctx, id)
+	if errors.Is(err, errSnapshotRead) {
+		t, epoch, seq, err = b.loadSnapshotOnce(ctx, id)
+	}
+	return t, epoch, seq, err
+}
+
+var errSnapshotRead = errors.New("read failed")
+
+func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*session.Tree, uint64, uint64, error) {
+	// Bounded even under a long caller deadline: a snapshot replaced while
+	// it is read can leave the reader waiting for chunks that are gone.
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
-	info, err := b.snaps.GetInfo(ctx, id)
+	res, err := b.snaps.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, 0, 0, ErrNoSnapshot
 	}
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("stream: snapshot %s: %w", id, err)
+		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+	}
+	defer res.Close()
+	// The body's reader does not watch ctx; closing the result unblocks it.
+	stop := context.AfterFunc(ctx, func() { res.Close() })
+	defer stop()
+	info, err := res.Info()
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
 	}
 	md := info.Metadata
 	if md[metaVersion] != strconv.Itoa(SnapshotVersion) {
@@ -106,10 +136,11 @@ func (b *Backend) loadSnapshot(ctx context.Context, id string) (*session.Tree, u
 	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
 		return nil, 0, 0, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
 	}
-	body, err := b.snaps.GetBytes(ctx, id)
+	// The object store checks its own digest as the body streams in: a
+	// damaged body fails here.
+	body, err := io.ReadAll(res)
 	if err != nil {
-		// The object store checks its own digest: a damaged body fails here.
-		return nil, 0, 0, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
 	}
 	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != md[metaSHA] {
 		return nil, 0, 0, fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)

@@ -13,7 +13,6 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -114,17 +113,14 @@ func (s *Store) writeSnapshot(ctx context.Context) error {
 	var body []byte
 	var n int
 	var epoch, seq uint64
-	err := s.ReadTree(ctx, func(t *session.Tree) error {
-		h := t.Header()
-		var err error
-		body, err = filestore.Encode(&h, t.Entries())
-		n, epoch, seq = t.Len(), s.epoch, s.lastSeq
+	err := s.ReadTree(ctx, func(t *session.Tree) (err error) {
+		body, n, epoch, seq, err = EncodeSnapshot(t, s.epoch, s.lastSeq)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.b.saveSnapshotBody(ctx, s.id, body, n, epoch, seq)
+	return s.b.SaveSnapshotBody(ctx, s.id, body, n, epoch, seq)
 }
 
 // SnapshotStatus reports how many snapshots this store wrote and the last

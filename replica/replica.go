@@ -1,0 +1,485 @@
+// Package replica keeps session trees up to date by consuming the stream:
+// a catch-up from snapshot and stream, then a live tail. Any process, on
+// any node, running a replica sees the same trees and leaves as the
+// writers, and can wait until it has applied a writer's append
+// (read-your-writes).
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+var (
+	// ErrClosed is returned by a Replica used after Close.
+	ErrClosed = errors.New("replica: closed")
+	// ErrNotFollowed is returned by WaitFor for a sequence that belongs to
+	// no session this replica follows.
+	ErrNotFollowed = errors.New("replica: sequence not in a followed session")
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("replica: invalid config")
+)
+
+// Config configures a replica.
+type Config struct {
+	// Session is the one session to follow; "" follows every session,
+	// loading each on first use.
+	Session string
+	// MaxSessions bounds the trees kept in memory; the least recently used
+	// are evicted and rebuilt (snapshot + tail) when next read.
+	MaxSessions int
+	// WriteSnapshots makes the replica write snapshots of the sessions it
+	// holds, per the backend's snapshot policy.
+	WriteSnapshots bool
+	// RetryInterval is the pause before re-creating a lost consumer.
+	RetryInterval time.Duration
+}
+
+// DefaultConfig follows every session, keeping up to 1024 trees.
+func DefaultConfig() Config {
+	return Config{MaxSessions: 1024, WriteSnapshots: true, RetryInterval: 250 * time.Millisecond}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if c.Session != "" {
+		if err := session.ValidateSessionID(c.Session); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	switch {
+	case c.MaxSessions < 1:
+		return fmt.Errorf("%w: MaxSessions must be at least 1", ErrInvalidConfig)
+	case c.RetryInterval <= 0:
+		return fmt.Errorf("%w: RetryInterval must be positive", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// Status is a replica's health.
+type Status struct {
+	// Applied is the stream sequence of the last message processed.
+	Applied uint64
+	// Lag is how many messages of the followed subjects were still
+	// pending in the stream when the last one was delivered.
+	Lag uint64
+	// Sessions is the number of trees held.
+	Sessions int
+	// Loads counts trees built (from snapshot + tail or from the stream);
+	// LastLoad is how long the last one took.
+	Loads    int
+	LastLoad time.Duration
+	// FromSnapshot counts loads that used a snapshot.
+	FromSnapshot int
+	// Resets counts trees dropped because the stream said something the
+	// tree could not take (a re-created session, an entry that does not
+	// fit); they are rebuilt on next read.
+	Resets int
+	// Evictions counts trees dropped to stay within MaxSessions.
+	Evictions int
+	// Snapshots counts snapshots written.
+	Snapshots int
+	// Consumers counts consumers created (more than one: the replica
+	// resumed after losing one).
+	Consumers int
+	// LastError is the last error met while tailing or writing snapshots.
+	LastError error
+}
+
+// Replica follows one session or all of them. Its goroutine owns the
+// trees; readers see them under a read lock.
+type Replica struct {
+	b   *stream.Backend
+	cfg Config
+
+	mu      sync.RWMutex
+	trees   map[string]*held
+	tick    atomic.Uint64 // recency clock for eviction
+	applied uint64
+	notify  chan struct{} // closed and replaced on every advance
+	status  Status
+	closed  bool
+
+	in     chan jetstream.Msg
+	loads  chan loadReq
+	snapQ  chan string
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type held struct {
+	tree      *session.Tree
+	epoch     uint64
+	seq       uint64        // last sequence applied to this tree
+	used      atomic.Uint64 // recency, marked by readers too
+	sinceSnap int
+}
+
+type loadReq struct {
+	id    string
+	reply chan error
+}
+
+// Start builds the replica and starts tailing. A single-session replica
+// has its session loaded when Start returns.
+func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Replica{
+		b: b, cfg: cfg,
+		trees:  map[string]*held{},
+		notify: make(chan struct{}),
+		in:     make(chan jetstream.Msg, 256),
+		loads:  make(chan loadReq),
+		snapQ:  make(chan string, 64),
+	}
+	var from uint64
+	if cfg.Session != "" {
+		if err := r.load(ctx, cfg.Session); err != nil {
+			return nil, err
+		}
+		from = r.trees[cfg.Session].seq + 1
+		r.applied = from - 1
+	} else {
+		info, err := b.Stream().Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("replica: %w", err)
+		}
+		// Sessions are loaded whole on first read; the tail starts here.
+		from = info.State.LastSeq + 1
+		r.applied = info.State.LastSeq
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.wg.Add(2)
+	go r.feed(rctx, from)
+	go r.own(rctx)
+	if cfg.WriteSnapshots {
+		r.wg.Add(1)
+		go r.snapshots(rctx)
+	}
+	return r, nil
+}
+
+// Close stops the replica and waits for its goroutines. Idempotent.
+func (r *Replica) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("replica: close: %w", ctx.Err())
+	}
+}
+
+// feed delivers the followed subjects from sequence `from` on, in order,
+// re-creating the consumer after any loss from just past the last message
+// it handed on, so that nothing is skipped or repeated.
+func (r *Replica) feed(ctx context.Context, from uint64) {
+	defer r.wg.Done()
+	next := from
+	for ctx.Err() == nil {
+		cons, err := r.b.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{r.b.SessionSubjects(r.cfg.Session)},
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    next,
+		})
+		if err == nil {
+			r.bump(func(s *Status) { s.Consumers++ })
+			var it jetstream.MessagesContext
+			if it, err = cons.Messages(); err == nil {
+				err = r.pump(ctx, it, &next)
+				it.Stop()
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.bump(func(s *Status) { s.LastError = err })
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.cfg.RetryInterval):
+		}
+	}
+}
+
+func (r *Replica) pump(ctx context.Context, it jetstream.MessagesContext, next *uint64) error {
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				continue // the ordered consumer resets itself
+			}
+			return err
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		if meta.Sequence.Stream < *next {
+			continue // delivered again after a reset
+		}
+		select {
+		case r.in <- msg:
+			*next = meta.Sequence.Stream + 1
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// own is the goroutine that changes trees: it applies delivered messages
+// and serves loads.
+func (r *Replica) own(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-r.in:
+			r.apply(msg)
+		case req := <-r.loads:
+			req.reply <- r.load(ctx, req.id)
+		}
+	}
+}
+
+func (r *Replica) apply(msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		r.bump(func(s *Status) { s.LastError = err })
+		return
+	}
+	seq := meta.Sequence.Stream
+	m, derr := r.b.Decode(msg.Subject(), msg.Data(), seq)
+	r.mu.Lock()
+	defer func() {
+		r.applied = max(r.applied, seq)
+		r.status.Lag = meta.NumPending
+		close(r.notify)
+		r.notify = make(chan struct{})
+		r.mu.Unlock()
+	}()
+	if derr != nil {
+		r.status.LastError = derr
+		return
+	}
+	h := r.trees[m.Session]
+	if h == nil || seq <= h.seq {
+		return // not held (read whole on first use), or already in
+	}
+	if m.Header != nil {
+		// The session was deleted and created again: start over.
+		delete(r.trees, m.Session)
+		r.status.Resets++
+		return
+	}
+	if err := h.tree.Apply(m.Entry); err != nil {
+		delete(r.trees, m.Session)
+		r.status.Resets++
+		r.status.LastError = fmt.Errorf("replica: %s seq %d: %w", m.Session, seq, err)
+		return
+	}
+	h.seq = seq
+	h.sinceSnap++
+	if r.cfg.WriteSnapshots && r.b.Config().Policy().Due(h.sinceSnap, []*session.Entry{m.Entry}) {
+		h.sinceSnap = 0
+		select {
+		case r.snapQ <- m.Session:
+		default: // a snapshot is queued already; the next one catches up
+		}
+	}
+}
+
+// load builds a session's tree (snapshot + tail, or the whole stream) and
+// holds it, evicting the least recently used beyond MaxSessions. Only the
+// owning goroutine (or Start, before it runs) calls it.
+func (r *Replica) load(ctx context.Context, id string) error {
+	r.mu.RLock()
+	_, ok := r.trees[id]
+	r.mu.RUnlock()
+	if ok {
+		return nil
+	}
+	t, epoch, seq, info, err := r.b.LoadTree(ctx, id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.Loads++
+	r.status.LastLoad = info.Took
+	if info.FromSnapshot {
+		r.status.FromSnapshot++
+	}
+	if err != nil {
+		return err
+	}
+	h := &held{tree: t, epoch: epoch, seq: seq}
+	h.used.Store(r.tick.Add(1))
+	r.trees[id] = h
+	for len(r.trees) > r.cfg.MaxSessions {
+		r.evictOldest(id)
+	}
+	return nil
+}
+
+func (r *Replica) evictOldest(keep string) {
+	var victim string
+	var oldest uint64
+	for id, h := range r.trees {
+		if used := h.used.Load(); id != keep && id != r.cfg.Session && (victim == "" || used < oldest) {
+			victim, oldest = id, used
+		}
+	}
+	if victim == "" {
+		return
+	}
+	delete(r.trees, victim)
+	r.status.Evictions++
+}
+
+// Read runs fn on the tree of session id, loading it first if needed. fn
+// runs under the read lock: it must not keep t or call the replica.
+func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) error) error {
+	if r.cfg.Session != "" && id != r.cfg.Session {
+		return fmt.Errorf("%w: this replica follows only %s, not %s", ErrNotFollowed, r.cfg.Session, id)
+	}
+	for range 3 {
+		r.mu.RLock()
+		if r.closed {
+			r.mu.RUnlock()
+			return ErrClosed
+		}
+		if h := r.trees[id]; h != nil {
+			h.used.Store(r.tick.Add(1))
+			err := fn(h.tree)
+			r.mu.RUnlock()
+			return err
+		}
+		r.mu.RUnlock()
+		reply := make(chan error, 1)
+		select {
+		case r.loads <- loadReq{id: id, reply: reply}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-reply:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("replica: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
+}
+
+// Applied returns the sequence of the last message processed.
+func (r *Replica) Applied() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.applied
+}
+
+// WaitFor blocks until the replica has applied stream sequence seq — the
+// sequence a writer's append returned — or ctx ends.
+func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
+	checked := false
+	for {
+		r.mu.RLock()
+		applied, notify, closed := r.applied, r.notify, r.closed
+		r.mu.RUnlock()
+		switch {
+		case closed:
+			return ErrClosed
+		case applied >= seq:
+			return nil
+		}
+		if !checked && r.cfg.Session != "" {
+			// A single-session replica never sees other sessions' messages.
+			checked = true
+			m, err := r.b.Stream().GetMsg(ctx, seq)
+			if err == nil {
+				if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != r.cfg.Session {
+					return fmt.Errorf("%w: %d", ErrNotFollowed, seq)
+				}
+			}
+		}
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			return fmt.Errorf("replica: waiting for sequence %d (applied %d): %w", seq, applied, ctx.Err())
+		}
+	}
+}
+
+// Status reports the replica's health.
+func (r *Replica) Status() Status {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s := r.status
+	s.Applied = r.applied
+	s.Sessions = len(r.trees)
+	return s
+}
+
+func (r *Replica) bump(fn func(*Status)) {
+	r.mu.Lock()
+	fn(&r.status)
+	r.mu.Unlock()
+}
+
+// snapshots writes the snapshots the owner queues, one at a time, encoding
+// under the read lock and uploading without it.
+func (r *Replica) snapshots(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-r.snapQ:
+			err := r.writeSnapshot(ctx, id)
+			r.bump(func(s *Status) {
+				if err != nil {
+					s.LastError = err
+				} else {
+					s.Snapshots++
+				}
+			})
+		}
+	}
+}
+
+func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
+	r.mu.RLock()
+	h := r.trees[id]
+	if h == nil {
+		r.mu.RUnlock()
+		return nil // evicted meanwhile
+	}
+	body, n, epoch, seq, err := stream.EncodeSnapshot(h.tree, h.epoch, h.seq)
+	r.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return r.b.SaveSnapshotBody(ctx, id, body, n, epoch, seq)
+}
