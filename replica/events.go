@@ -1,0 +1,278 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// EventConfig configures a durable subscription to entries by type across
+// all sessions.
+type EventConfig struct {
+	// Durable names the consumer: its position survives restarts, and
+	// processes subscribing with the same name share the work.
+	Durable string
+	// Types are the entry types delivered (at least one).
+	Types []session.EntryType
+	// MaxDeliver is how many times an entry is tried before it goes to
+	// the dead-letter stream.
+	MaxDeliver int
+	// AckWait is how long a delivery may go unanswered (a crashed
+	// handler) before it is delivered again.
+	AckWait time.Duration
+	// Backoff is the delay before redelivering after a handler error,
+	// doubled per attempt up to AckWait.
+	Backoff time.Duration
+}
+
+// DefaultEventConfig delivers entries of the given types to durable.
+func DefaultEventConfig(durable string, types ...session.EntryType) EventConfig {
+	return EventConfig{Durable: durable, Types: types, MaxDeliver: 5, AckWait: 30 * time.Second, Backoff: time.Second}
+}
+
+// Validate checks the config.
+func (c EventConfig) Validate() error {
+	if err := session.ValidateSessionID(c.Durable); err != nil {
+		return fmt.Errorf("%w: durable name %q: letters, digits, '-', '_'", ErrInvalidConfig, c.Durable)
+	}
+	if len(c.Types) == 0 {
+		return fmt.Errorf("%w: no entry types", ErrInvalidConfig)
+	}
+	for _, t := range c.Types {
+		if err := session.ValidateSessionID(string(t)); err != nil {
+			return fmt.Errorf("%w: entry type %q", ErrInvalidConfig, t)
+		}
+	}
+	switch {
+	case c.MaxDeliver < 1:
+		return fmt.Errorf("%w: MaxDeliver must be at least 1", ErrInvalidConfig)
+	case c.AckWait < time.Second:
+		return fmt.Errorf("%w: AckWait must be at least a second", ErrInvalidConfig)
+	case c.Backoff <= 0:
+		return fmt.Errorf("%w: Backoff must be positive", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// Event is one delivered entry.
+type Event struct {
+	Session string
+	Seq     uint64
+	Entry   *session.Entry
+	// Delivery counts deliveries of this entry, 1 the first time.
+	Delivery int
+}
+
+// Handler handles an event. Returning nil acknowledges it; an error has it
+// delivered again, and after MaxDeliver tries sent to the dead-letter
+// stream. It must honour ctx, which ends when the subscription closes.
+type Handler func(ctx context.Context, ev Event) error
+
+// EventStatus counts what a subscription did.
+type EventStatus struct {
+	Handled      int // acknowledged
+	Failed       int // handler errors
+	Redeliveries int // deliveries after the first
+	DeadLettered int // sent to the dead-letter stream
+	LastError    error
+}
+
+// Dead-letter headers: where the entry came from and why it gave up.
+const (
+	HeaderOrigSubject = "Sessionlog-Orig-Subject"
+	HeaderOrigSeq     = "Sessionlog-Orig-Seq"
+	HeaderConsumer    = "Sessionlog-Consumer"
+	HeaderDeliveries  = "Sessionlog-Deliveries"
+	HeaderError       = "Sessionlog-Error"
+)
+
+// DeadLetterSubject is where a consumer's dead letters go, in the stream
+// named by DeadLetterStream.
+func DeadLetterSubject(b *stream.Backend, durable string) string {
+	return b.Config().Prefix + "-dlq." + durable
+}
+
+// DeadLetterStream names the dead-letter stream of a backend.
+func DeadLetterStream(b *stream.Backend) string { return b.Config().Stream + "_DLQ" }
+
+// Subscription is a running event consumer. Its goroutine handles one
+// event at a time.
+type Subscription struct {
+	b      *stream.Backend
+	cfg    EventConfig
+	it     jetstream.MessagesContext
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	status EventStatus
+	closed bool
+}
+
+// Subscribe creates (or resumes) the durable consumer and starts handling.
+func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handler) (*Subscription, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	js := b.JetStream()
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:     DeadLetterStream(b),
+		Subjects: []string{b.Config().Prefix + "-dlq.>"},
+		Storage:  jetstream.FileStorage,
+		Replicas: b.Config().Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica: dead-letter stream: %w", err)
+	}
+	filters := make([]string, len(cfg.Types))
+	for i, t := range cfg.Types {
+		filters[i] = b.TypeSubjects(t)
+	}
+	cons, err := b.Stream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        cfg.Durable,
+		Description:    "sessionlog event consumer",
+		FilterSubjects: filters,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        cfg.AckWait,
+		MaxDeliver:     -1, // dead letters are ours to route, not the server's to drop
+		MaxAckPending:  1000,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Subscription{b: b, cfg: cfg, it: it, cancel: cancel}
+	s.wg.Add(1)
+	go s.run(sctx, h)
+	return s, nil
+}
+
+func (s *Subscription) run(ctx context.Context, h Handler) {
+	defer s.wg.Done()
+	for {
+		msg, err := s.it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return
+			}
+			s.note(func(st *EventStatus) { st.LastError = err })
+			continue // heartbeats missed: the iterator re-pulls
+		}
+		s.handle(ctx, msg, h)
+	}
+}
+
+func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		s.note(func(st *EventStatus) { st.LastError = err })
+		return
+	}
+	delivery := int(meta.NumDelivered)
+	if delivery > 1 {
+		s.note(func(st *EventStatus) { st.Redeliveries++ })
+	}
+	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+	if err == nil && m.Entry == nil {
+		err = fmt.Errorf("replica: %s is not an entry", msg.Subject())
+	}
+	if err != nil {
+		s.deadLetter(ctx, msg, meta, delivery, err) // it will never decode
+		return
+	}
+	err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: m.Entry, Delivery: delivery})
+	if ctx.Err() != nil {
+		return // closing: leave it unacknowledged for redelivery
+	}
+	if err == nil {
+		if aerr := msg.DoubleAck(ctx); aerr != nil {
+			s.note(func(st *EventStatus) { st.LastError = aerr })
+			return
+		}
+		s.note(func(st *EventStatus) { st.Handled++ })
+		return
+	}
+	s.note(func(st *EventStatus) { st.Failed++; st.LastError = err })
+	if delivery >= s.cfg.MaxDeliver {
+		s.deadLetter(ctx, msg, meta, delivery, err)
+		return
+	}
+	_ = msg.NakWithDelay(s.backoff(delivery))
+}
+
+func (s *Subscription) backoff(delivery int) time.Duration {
+	d := s.cfg.Backoff << min(delivery-1, 20)
+	return min(d, s.cfg.AckWait)
+}
+
+// deadLetter copies the message to the dead-letter stream, then ends its
+// deliveries. If the copy fails it is delivered again later instead.
+func (s *Subscription) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, delivery int, cause error) {
+	dl := nats.NewMsg(DeadLetterSubject(s.b, s.cfg.Durable))
+	dl.Data = msg.Data()
+	dl.Header.Set(HeaderOrigSubject, msg.Subject())
+	dl.Header.Set(HeaderOrigSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
+	dl.Header.Set(HeaderConsumer, s.cfg.Durable)
+	dl.Header.Set(HeaderDeliveries, strconv.Itoa(delivery))
+	dl.Header.Set(HeaderError, cause.Error())
+	// One dead letter per entry and consumer, even if this is retried.
+	dl.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d", s.cfg.Durable, meta.Sequence.Stream))
+	if _, err := s.b.JetStream().PublishMsg(ctx, dl); err != nil {
+		s.note(func(st *EventStatus) { st.LastError = err })
+		_ = msg.NakWithDelay(s.backoff(delivery))
+		return
+	}
+	if err := msg.TermWithReason("dead-lettered"); err != nil {
+		s.note(func(st *EventStatus) { st.LastError = err })
+	}
+	s.note(func(st *EventStatus) { st.DeadLettered++ })
+}
+
+func (s *Subscription) note(fn func(*EventStatus)) {
+	s.mu.Lock()
+	fn(&s.status)
+	s.mu.Unlock()
+}
+
+// Status reports what the subscription did.
+func (s *Subscription) Status() EventStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Close stops handling; an event being handled sees its ctx end and is
+// left unacknowledged, to be delivered again. The durable consumer and its
+// position stay. Idempotent.
+func (s *Subscription) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.it.Stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("replica: close subscription: %w", ctx.Err())
+	}
+}
