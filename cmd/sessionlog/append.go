@@ -23,6 +23,7 @@ func runAppend(ctx context.Context, e env) error {
 	toolCallID := fs.String("tool-call-id", "", "toolResult: id of the tool call answered")
 	toolName := fs.String("tool-name", "", "toolResult: name of the tool")
 	isError := fs.Bool("error", false, "toolResult: the tool failed")
+	withSeq := fs.Bool("seq", false, "also print the stream sequence (for `sessionlog wait`)")
 	args, err := parseArgs(fs, e.args, 1, "one session id")
 	if err != nil {
 		return err
@@ -62,6 +63,16 @@ func runAppend(ctx context.Context, e env) error {
 		entry, err := s.AppendMessage(ctx, m)
 		if err != nil {
 			return err
+		}
+		if sq, ok := s.Store().(interface {
+			Sequence(context.Context) (uint64, error)
+		}); ok && *withSeq {
+			seq, err := sq.Sequence(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s %d\n", entry.ID, seq)
+			return nil
 		}
 		fmt.Fprintln(e.stdout, entry.ID)
 		return nil
