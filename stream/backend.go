@@ -21,6 +21,7 @@ type Backend struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 	snaps  jetstream.ObjectStore
+	heads  jetstream.KeyValue // session id -> its current snapshot object
 	policy ConflictPolicy
 }
 
@@ -59,6 +60,16 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.snapshotBucket(), err)
+	}
+	b.heads, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.snapshotBucket() + "_HEADS",
+		Description: "sessionlog: current snapshot of each session",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		History:     1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream: provision snapshot heads: %w", err)
 	}
 	return b, nil
 }
@@ -178,8 +189,8 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	if err := b.kv.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("stream: delete %s from the index: %w", id, err)
 	}
-	if err := b.snaps.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("stream: delete the snapshot of %s: %w", id, err)
+	if err := b.deleteSnapshots(ctx, id); err != nil {
+		return fmt.Errorf("stream: delete the snapshots of %s: %w", id, err)
 	}
 	return nil
 }

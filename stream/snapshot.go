@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,9 +32,12 @@ var (
 )
 
 // A snapshot is the session as a pi JSONL file (header and entries in
-// tree order) in the object store, named by session id, with metadata:
-// format version, the stream sequence it covers, the session's epoch, the
-// entry count and the body's SHA-256.
+// tree order) in the object store, with metadata: format version, the
+// stream sequence it covers, the session's epoch, the entry count and the
+// body's SHA-256. Snapshots are never replaced in place (a reader would
+// lose the chunks under it): each is a new object "<id>-<seq>", and a head
+// record in a key-value bucket names the current one. The previous one is
+// kept for readers still on it; older ones are deleted.
 const (
 	metaVersion = "sessionlog-snapshot"
 	metaSeq     = "seq"
@@ -64,21 +68,39 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (body []byte, entries in
 	return body, t.Len(), epoch, seq, err
 }
 
-// SaveSnapshotBody uploads a snapshot made by EncodeSnapshot.
+// snapshotHead is a session's current snapshot.
+type snapshotHead struct {
+	Object string `json:"object"`
+	Prev   string `json:"prev,omitempty"`
+	Seq    uint64 `json:"seq"`
+	Epoch  uint64 `json:"epoch"`
+}
+
+func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, error) {
+	e, err := b.heads.Get(ctx, id)
+	if err != nil {
+		return snapshotHead{}, 0, err
+	}
+	var h snapshotHead
+	if err := json.Unmarshal(e.Value(), &h); err != nil {
+		return snapshotHead{}, e.Revision(), fmt.Errorf("%w: head: %w", ErrBadSnapshot, err)
+	}
+	return h, e.Revision(), nil
+}
+
+// SaveSnapshotBody uploads a snapshot made by EncodeSnapshot and makes it
+// the session's current one, unless a newer one is current already.
 func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, entries int, epoch, seq uint64) error {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	// Another store or replica may have written a newer one already:
-	// replacing it would only make readers start over.
-	if info, err := b.snaps.GetInfo(ctx, id); err == nil {
-		cur, _ := strconv.ParseUint(info.Metadata[metaSeq], 10, 64)
-		if info.Metadata[metaEpoch] == strconv.FormatUint(epoch, 10) && cur >= seq {
-			return nil
-		}
+	newer := func(h snapshotHead) bool { return h.Epoch == epoch && h.Seq >= seq }
+	if h, _, err := b.head(ctx, id); err == nil && newer(h) {
+		return nil
 	}
+	name := fmt.Sprintf("%s-%d-%d", id, epoch, seq)
 	sum := sha256.Sum256(body)
 	meta := jetstream.ObjectMeta{
-		Name: id,
+		Name: name,
 		Metadata: map[string]string{
 			metaVersion: strconv.Itoa(SnapshotVersion),
 			metaSeq:     strconv.FormatUint(seq, 10),
@@ -89,6 +111,54 @@ func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, 
 	}
 	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(body)); err != nil {
 		return fmt.Errorf("stream: snapshot %s: %w", id, err)
+	}
+	for range 8 {
+		cur, rev, err := b.head(ctx, id)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			cur, rev = snapshotHead{}, 0
+		case err != nil && !errors.Is(err, ErrBadSnapshot):
+			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
+		case err == nil && newer(cur):
+			_ = b.snaps.Delete(ctx, name) // lost the race to a newer one
+			return nil
+		}
+		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch})
+		if rev == 0 {
+			_, err = b.heads.Create(ctx, id, val)
+		} else {
+			_, err = b.heads.Update(ctx, id, val, rev)
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
+		}
+		if cur.Prev != "" && cur.Prev != name && cur.Prev != cur.Object {
+			_ = b.snaps.Delete(ctx, cur.Prev) // best effort: an orphan only costs space
+		}
+		return nil
+	}
+	return fmt.Errorf("stream: snapshot head %s: too much contention", id)
+}
+
+// deleteSnapshots removes a session's snapshots and its head.
+func (b *Backend) deleteSnapshots(ctx context.Context, id string) error {
+	h, _, err := b.head(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	for _, name := range []string{h.Object, h.Prev} {
+		if name == "" {
+			continue
+		}
+		if err := b.snaps.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return err
+		}
+	}
+	if err := b.heads.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return err
 	}
 	return nil
 }
@@ -111,10 +181,14 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*session.Tre
 	// it is read can leave the reader waiting for chunks that are gone.
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
-	res, err := b.snaps.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
+	head, _, err := b.head(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, 0, ErrNoSnapshot
 	}
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	res, err := b.snaps.Get(ctx, head.Object)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
 	}

@@ -3,6 +3,7 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -127,12 +128,18 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 		spoil func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string)
 	}{
 		{"other version", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
-			rewriteMeta(t, obs, id, "sessionlog-snapshot", "99")
+			rewriteMeta(t, obs, headObject(t, b, id), "sessionlog-snapshot", "99")
 		}},
 		{"checksum mismatch", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
-			rewriteMeta(t, obs, id, "sha256", "00")
+			rewriteMeta(t, obs, headObject(t, b, id), "sha256", "00")
+		}},
+		{"head naming no object", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			if err := obs.Delete(ctx, headObject(t, b, id)); err != nil {
+				t.Fatal(err)
+			}
 		}},
 		{"body that is not a session", func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id string) {
+			id = headObject(t, b, id)
 			info, _ := obs.GetInfo(ctx, id)
 			meta := info.ObjectMeta
 			body := []byte("not json\n")
@@ -238,6 +245,25 @@ func rebuild(t *testing.T, b *stream.Backend, id string) []byte {
 	return append(data, tr.Leaf()...)
 }
 
+// headObject is the object holding a session's current snapshot.
+func headObject(t *testing.T, b *stream.Backend, id string) string {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), b.Config().Stream+"_SNAPSHOTS_HEADS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ Object string }
+	if err := json.Unmarshal(e.Value(), &h); err != nil || h.Object == "" {
+		t.Fatalf("head %s: %v", e.Value(), err)
+	}
+	return h.Object
+}
+
 func rewriteMeta(t *testing.T, obs jetstream.ObjectStore, id, key, val string) {
 	t.Helper()
 	ctx := context.Background()
@@ -250,5 +276,51 @@ func rewriteMeta(t *testing.T, obs jetstream.ObjectStore, id, key, val string) {
 	meta.Metadata[key] = val
 	if _, err := obs.Put(ctx, meta, bytes.NewReader(body)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each snapshot is a new object; only the current one and the one before
+// it are kept, and deleting the session removes them.
+func TestSnapshotsDoNotPileUp(t *testing.T) {
+	ctx := context.Background()
+	b := snapshotBackend(t, 2)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("piles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		before, _ := st.SnapshotStatus()
+		fill(t, st, 2, -1)
+		sessiontest.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+			if n, _ := st.SnapshotStatus(); n <= before {
+				return errors.New("snapshot not written yet")
+			}
+			return nil
+		})
+	}
+	st.Close(ctx)
+	js, _ := jetstream.New(nc)
+	obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		list, err := obs.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	if n := count(); n < 1 || n > 2 {
+		t.Fatalf("%d snapshot objects kept, want 1 or 2", n)
+	}
+	if err := b.Delete(ctx, "piles"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d snapshot objects left after delete", n)
 	}
 }
