@@ -161,9 +161,14 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	index, err := b.WatchIndex(rctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	r.wg.Add(2)
 	go r.feed(rctx, from)
-	go r.own(rctx)
+	go r.own(rctx, index)
 	if cfg.WriteSnapshots {
 		r.wg.Add(1)
 		go r.snapshots(rctx)
@@ -248,10 +253,12 @@ func (r *Replica) pump(ctx context.Context, it jetstream.MessagesContext, next *
 	}
 }
 
-// own is the goroutine that changes trees: it applies delivered messages
-// and serves loads.
-func (r *Replica) own(ctx context.Context) {
+// own is the goroutine that changes trees: it applies delivered messages,
+// serves loads, and drops the trees of deleted sessions.
+func (r *Replica) own(ctx context.Context, index jetstream.KeyWatcher) {
 	defer r.wg.Done()
+	defer index.Stop()
+	updates := index.Updates()
 	for {
 		select {
 		case <-ctx.Done():
@@ -260,6 +267,20 @@ func (r *Replica) own(ctx context.Context) {
 			r.apply(msg)
 		case req := <-r.loads:
 			req.reply <- r.load(ctx, req.id)
+		case e, ok := <-updates:
+			if !ok {
+				updates = nil // the watcher ended: stop listening to it
+				continue
+			}
+			if e == nil || e.Operation() == jetstream.KeyValuePut {
+				continue
+			}
+			r.mu.Lock()
+			if _, held := r.trees[e.Key()]; held {
+				delete(r.trees, e.Key())
+				r.status.Resets++
+			}
+			r.mu.Unlock()
 		}
 	}
 }
