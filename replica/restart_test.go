@@ -94,7 +94,9 @@ func TestReplicaSurvivesServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n2.Close(ctx)
+	// Clients close before the server does, or their last writes wait for
+	// a server that is gone.
+	t.Cleanup(func() { n2.Close(ctx) })
 	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 		if !wnc.IsConnected() || !rnc.IsConnected() {
 			return errors.New("clients not reconnected")
