@@ -139,26 +139,20 @@ func (s *TreeStore) Append(ctx context.Context, e *Entry) error {
 
 // AppendBatch implements BatchAppender.
 func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if err := s.tree.CheckBatch(entries); err != nil {
-		return err
-	}
-	if s.wal != nil {
-		if err := s.wal(ctx, entries); err != nil {
+	return s.Update(ctx, func(t *Tree) error {
+		if err := t.CheckBatch(entries); err != nil {
 			return err
 		}
-	}
-	for _, e := range entries {
-		s.tree.apply(e)
-	}
-	return nil
+		if s.wal != nil {
+			if err := s.wal(ctx, entries); err != nil {
+				return err
+			}
+		}
+		for _, e := range entries {
+			t.apply(e)
+		}
+		return nil
+	})
 }
 
 // Get implements Store.
