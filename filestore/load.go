@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -64,67 +66,40 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 	// parsed lines, header included.
 	var parsedIdx []int // index into lines per parsed position (-1: header)
 
-	no := 0
-	for off := 0; off < len(data); {
-		no++
-		nl := bytes.IndexByte(data[off:], '\n')
-		complete := nl >= 0
-		var line []byte
-		if complete {
-			line = data[off : off+nl]
-		} else {
-			line = data[off:]
-		}
-		start := off
-		if complete {
-			off += nl + 1
-		} else {
-			off = len(data)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			if complete {
-				ld.ValidEnd = int64(off)
-			}
-			continue
-		}
-		if header == nil {
-			h, err := codec.DecodeHeader(line)
-			if err != nil {
-				return nil, &LineError{File: name, Line: no, Err: fmt.Errorf("%w: %w", ErrBadHeader, err)}
-			}
-			if !complete {
-				ld.MissingNewline = true
-			}
-			header = h
-			ld.Version = h.Version
-			ld.ValidEnd = int64(off)
-			parsedIdx = append(parsedIdx, -1)
-			continue
-		}
-		var e *session.Entry
-		var err error
-		if header.Version <= 1 {
-			e, err = codec.DecodeLegacyEntry(line)
-		} else {
-			e, err = codec.DecodeEntry(line)
-		}
+	segs, validEnd := splitLines(data)
+	ld.ValidEnd = validEnd
+	if len(segs) > 0 {
+		first := segs[0]
+		h, err := codec.DecodeHeader(first.text)
 		if err != nil {
-			if !complete {
-				ld.Torn = true
-				ld.ValidEnd = int64(start)
-				issues = append(issues, &LineError{File: name, Line: no, Err: fmt.Errorf("%w: %w", ErrTornWrite, err)})
-				break
-			}
-			report(no, "", fmt.Errorf("%w: %w", ErrMalformedLine, err))
-			ld.ValidEnd = int64(off)
-			continue
+			return nil, &LineError{File: name, Line: first.no, Err: fmt.Errorf("%w: %w", ErrBadHeader, err)}
 		}
-		if !complete {
+		if !first.complete {
 			ld.MissingNewline = true
 		}
-		ld.ValidEnd = int64(off)
+		header = h
+		ld.Version = h.Version
+		parsedIdx = append(parsedIdx, -1)
+		segs = segs[1:]
+	}
+	decoded := decodeAll(segs, header != nil && header.Version <= 1)
+	for i, sg := range segs {
+		e, err := decoded[i].entry, decoded[i].err
+		if err != nil {
+			if !sg.complete {
+				ld.Torn = true
+				ld.ValidEnd = int64(sg.start)
+				issues = append(issues, &LineError{File: name, Line: sg.no, Err: fmt.Errorf("%w: %w", ErrTornWrite, err)})
+				break
+			}
+			report(sg.no, "", fmt.Errorf("%w: %w", ErrMalformedLine, err))
+			continue
+		}
+		if !sg.complete {
+			ld.MissingNewline = true
+		}
 		parsedIdx = append(parsedIdx, len(lines))
-		lines = append(lines, fileLine{no: no, entry: e})
+		lines = append(lines, fileLine{no: sg.no, entry: e})
 	}
 	if header == nil {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file has no lines", ErrBadHeader)}
@@ -153,6 +128,68 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 		}
 	}
 	return ld, nil
+}
+
+// segment is one non-blank line of a file.
+type segment struct {
+	no       int // 1-based line number
+	start    int // offset of its first byte
+	text     []byte
+	complete bool // ends with a newline
+}
+
+// splitLines cuts data into its non-blank lines. validEnd is the offset
+// just past the last newline.
+func splitLines(data []byte) ([]segment, int64) {
+	segs := make([]segment, 0, bytes.Count(data, []byte{'\n'})+1)
+	var validEnd int64
+	no := 0
+	for off := 0; off < len(data); {
+		no++
+		nl := bytes.IndexByte(data[off:], '\n')
+		sg := segment{no: no, start: off, complete: nl >= 0}
+		if sg.complete {
+			sg.text = data[off : off+nl]
+			off += nl + 1
+			validEnd = int64(off)
+		} else {
+			sg.text = data[off:]
+			off = len(data)
+		}
+		if len(bytes.TrimSpace(sg.text)) > 0 {
+			segs = append(segs, sg)
+		}
+	}
+	return segs, validEnd
+}
+
+type decoded struct {
+	entry *session.Entry
+	err   error
+}
+
+// decodeAll decodes the lines on every core: lines are independent, and
+// decoding is most of the cost of opening a long session.
+func decodeAll(segs []segment, legacy bool) []decoded {
+	out := make([]decoded, len(segs))
+	decode := codec.DecodeEntry
+	if legacy {
+		decode = codec.DecodeLegacyEntry
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(segs)/1024+1)
+	var wg sync.WaitGroup
+	chunk := (len(segs) + workers - 1) / workers
+	for w := 0; w < len(segs); w += chunk {
+		wg.Add(1)
+		go func(part []segment, res []decoded) {
+			defer wg.Done()
+			for i, sg := range part {
+				res[i].entry, res[i].err = decode(sg.text)
+			}
+		}(segs[w:min(w+chunk, len(segs))], out[w:min(w+chunk, len(segs))])
+	}
+	wg.Wait()
+	return out
 }
 
 func isTorn(is *LineError) bool { return errors.Is(is.Err, ErrTornWrite) }
