@@ -41,10 +41,12 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 	if err != nil {
 		return after, fmt.Errorf("stream: read %s: %w", id, err)
 	}
-	pending := info.NumPending
+	// Read what was there when the read began: a session being written
+	// to faster than it is read must not keep the read going forever.
+	remaining := info.NumPending
 	last := after
-	for pending > 0 {
-		batch, err := cons.Fetch(int(min(pending, fetchBatch)), jetstream.FetchMaxWait(b.cfg.RequestTimeout))
+	for remaining > 0 {
+		batch, err := cons.Fetch(int(min(remaining, fetchBatch)), jetstream.FetchMaxWait(b.cfg.RequestTimeout))
 		if err != nil {
 			return last, fmt.Errorf("stream: read %s: %w", id, err)
 		}
@@ -63,13 +65,13 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 				return last, err
 			}
 			last = meta.Sequence.Stream
-			pending = meta.NumPending
+			remaining--
 		}
 		if err := batch.Error(); err != nil {
 			return last, fmt.Errorf("stream: read %s: %w", id, err)
 		}
 		if n == 0 {
-			return last, fmt.Errorf("stream: read %s: no messages within %v with %d pending", id, b.cfg.RequestTimeout, pending)
+			return last, fmt.Errorf("stream: read %s: no messages within %v with %d pending", id, b.cfg.RequestTimeout, remaining)
 		}
 	}
 	return last, nil
