@@ -146,17 +146,14 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	if err != nil {
 		return session.SessionInfo{}, false
 	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return session.SessionInfo{}, false
-	}
 	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
 	h, err := codec.DecodeHeader(lines[0])
 	if err != nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
 		return session.SessionInfo{}, false
 	}
+	// Updated is the last entry's time, as the JetStream index has it.
 	in := session.SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Created: h.Timestamp,
-		Updated: session.FormatTime(st.ModTime()), Entries: len(lines) - 1}
+		Updated: h.Timestamp, Entries: len(lines) - 1}
 	for _, l := range lines[1:] {
 		if bytes.Contains(l, []byte(`"session_info"`)) {
 			if e, err := codec.DecodeEntry(l); err == nil && e.Type == session.TypeSessionInfo {
@@ -167,6 +164,9 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	if len(lines) > 1 {
 		if e, err := codec.DecodeEntry(lines[len(lines)-1]); err == nil {
 			in.Leaf = e.ID
+			if e.Timestamp > in.Updated {
+				in.Updated = e.Timestamp
+			}
 			if e.Type == session.TypeLeaf {
 				in.Leaf = e.ParentID
 			}

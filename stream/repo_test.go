@@ -284,3 +284,10 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestRepoConformance(t *testing.T) {
+	sessiontest.RunRepo(t, sessiontest.RepoBackend{
+		Name: "jetstream",
+		New:  func(t *testing.T) session.Repo { return newBackend(t) },
+	})
+}

@@ -1,0 +1,193 @@
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// RepoBackend describes a repository implementation to the suite.
+type RepoBackend struct {
+	Name string
+	// New returns an empty repository.
+	New func(t *testing.T) session.Repo
+}
+
+// RunRepo runs the repository conformance tests against b.
+func RunRepo(t *testing.T, b RepoBackend) {
+	t.Helper()
+	t.Run("create-open-delete", func(t *testing.T) { repoLifecycle(t, b.New(t)) })
+	t.Run("list", func(t *testing.T) { repoList(t, b.New(t)) })
+	t.Run("fork", func(t *testing.T) { repoFork(t, b.New(t)) })
+}
+
+func headerAt(id string, ts time.Time) session.Header {
+	return session.Header{Version: session.CurrentVersion, ID: id, Timestamp: session.FormatTime(ts), Cwd: "/work"}
+}
+
+func repoLifecycle(t *testing.T, r session.Repo) {
+	ctx := context.Background()
+	st, err := r.Create(ctx, TestHeader("life"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := session.New(st, TestConfig())
+	u, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("kept")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		do      func() error
+		wantErr error
+	}{
+		{"create an existing id", func() error { _, err := r.Create(ctx, TestHeader("life")); return err }, session.ErrSessionExists},
+		{"create a dotted id", func() error { _, err := r.Create(ctx, TestHeader("a.b")); return err }, session.ErrInvalidSessionID},
+		{"create a wildcard id", func() error { _, err := r.Create(ctx, TestHeader(">")); return err }, session.ErrInvalidSessionID},
+		{"open a missing session", func() error { _, err := r.Open(ctx, "missing"); return err }, session.ErrSessionNotFound},
+		{"open a bad id", func() error { _, err := r.Open(ctx, "a b"); return err }, session.ErrInvalidSessionID},
+		{"delete a missing session", func() error { return r.Delete(ctx, "missing") }, session.ErrSessionNotFound},
+		{"list with a bad page size", func() error { _, err := r.List(ctx, session.ListOptions{Limit: -1}); return err }, session.ErrInvalidConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.do(); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+	again, err := r.Open(ctx, "life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again.Get(ctx, u.ID); err != nil || got.Message.Text() != "kept" {
+		t.Fatalf("reopened session lost its entry: %v", err)
+	}
+	if err := again.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete(ctx, "life"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Open(ctx, "life"); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("open after delete: %v", err)
+	}
+}
+
+func repoList(t *testing.T, r session.Repo) {
+	ctx := context.Background()
+	base := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 5 {
+		id := fmt.Sprintf("l%d", i)
+		ids = append(ids, id)
+		st, err := r.Create(ctx, headerAt(id, base.Add(time.Duration(i)*time.Minute)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close(ctx)
+	}
+	// Written last, with the latest entry time: listed first.
+	st, err := r.Open(ctx, "l0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := TestConfig()
+	cfg.Clock = session.ClockFunc(func() time.Time { return time.Now().Add(24 * time.Hour) })
+	s, _ := session.New(st, cfg)
+	if _, err := s.SetName(ctx, "named"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+
+	var got []session.SessionInfo
+	cursor := ""
+	for range 10 {
+		page, err := r.List(ctx, session.ListOptions{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Sessions) > 2 {
+			t.Fatalf("page of %d sessions, limit 2", len(page.Sessions))
+		}
+		got = append(got, page.Sessions...)
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+	}
+	var gotIDs []string
+	for _, in := range got {
+		gotIDs = append(gotIDs, in.ID)
+	}
+	sorted := slices.Clone(gotIDs)
+	slices.Sort(sorted)
+	if !slices.Equal(sorted, ids) {
+		t.Fatalf("pages listed %v, want each of %v once", gotIDs, ids)
+	}
+	if got[0].ID != "l0" || got[0].Name != "named" || got[0].Entries != 1 {
+		t.Fatalf("first listed = %+v, want l0 (just written, named, 1 entry)", got[0])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Updated > got[i-1].Updated {
+			t.Fatalf("listing not most recently updated first: %+v", got)
+		}
+	}
+}
+
+func repoFork(t *testing.T, r session.Repo) {
+	ctx := context.Background()
+	src, err := r.Create(ctx, TestHeader("origin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := session.New(src, TestConfig())
+	msg := func(role, text string) *session.Entry {
+		e, err := s.AppendMessage(ctx, session.Message{Role: role, Content: session.TextContent(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	u1 := msg(session.RoleUser, "one")
+	a1 := msg(session.RoleAssistant, "A")
+	u2 := msg(session.RoleUser, "two")
+	msg(session.RoleAssistant, "B")
+	src.Close(ctx)
+
+	dst, sel, err := r.Fork(ctx, "origin", session.Before(u2.ID), TestHeader("copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Before == nil || sel.Before.ID != u2.ID {
+		t.Fatalf("selection stopped before %v", sel.Before)
+	}
+	dst.Close(ctx)
+	copied, err := r.Open(ctx, "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.Close(ctx)
+	h, _ := copied.Header(ctx)
+	es, _ := copied.Entries(ctx)
+	if h.ParentSession == "" || len(es) != 2 || es[0].ID != u1.ID || es[1].ID != a1.ID {
+		t.Fatalf("fork: parent %q, %d entries", h.ParentSession, len(es))
+	}
+	if _, _, err := r.Fork(ctx, "origin", session.Before(a1.ID), TestHeader("bad")); !errors.Is(err, session.ErrInvalidTarget) {
+		t.Fatalf("fork before an assistant message: %v", err)
+	}
+	if _, err := r.Open(ctx, "bad"); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("a refused fork left a session: %v", err)
+	}
+	if _, _, err := r.Fork(ctx, "nowhere", session.FromLeaf(), TestHeader("bad2")); !errors.Is(err, session.ErrSessionNotFound) {
+		t.Fatalf("fork of a missing session: %v", err)
+	}
+}
