@@ -49,21 +49,18 @@ func BenchmarkOpenSession(b *testing.B) {
 	full := seed(b, bk, "full", total)
 	full.Close(ctx)
 	snap := seed(b, bk, "snap", total-tail)
-	var body []byte
-	var n int
-	var epoch, seq uint64
-	snap.ReadTree(ctx, func(t *session.Tree) (err error) {
-		s, _ := snap.Sequence(ctx)
-		body, n, epoch, seq, err = stream.EncodeSnapshot(t, 1, s)
-		return err
-	})
-	_ = epoch
 	// The header is the session's first message: its sequence is the epoch.
 	m, err := bk.Stream().GetLastMsgForSubject(ctx, cfg.Prefix+".snap.session")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := bk.SaveSnapshotBody(ctx, "snap", body, n, m.Sequence, seq); err != nil {
+	var encoded *stream.Snapshot
+	seq, _ := snap.Sequence(ctx)
+	snap.ReadTree(ctx, func(t *session.Tree) (err error) {
+		encoded, err = stream.EncodeSnapshot(t, m.Sequence, seq)
+		return err
+	})
+	if err := bk.SaveSnapshot(ctx, encoded); err != nil {
 		b.Fatal(err)
 	}
 	s, _ := session.New(snap, sessiontest.TestConfig())

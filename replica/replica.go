@@ -497,10 +497,10 @@ func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 		r.mu.RUnlock()
 		return nil // evicted meanwhile
 	}
-	body, n, epoch, seq, err := stream.EncodeSnapshot(h.tree, h.epoch, h.seq)
+	snap, err := stream.EncodeSnapshot(h.tree, h.epoch, h.seq)
 	r.mu.RUnlock()
 	if err != nil {
 		return err
 	}
-	return r.b.SaveSnapshotBody(ctx, id, body, n, epoch, seq)
+	return r.b.SaveSnapshot(ctx, snap)
 }

@@ -136,8 +136,14 @@ func (t *Tree) Info() SessionInfo {
 	h := t.Header()
 	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
 		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf()}
-	if n := len(t.entries); n > 0 && t.entries[n-1].Timestamp > in.Updated {
-		in.Updated = t.entries[n-1].Timestamp
+	last := ""
+	if n := len(t.entries); n > 0 && t.entries[n-1] != nil {
+		last = t.entries[n-1].Timestamp
+	} else if t.skel != nil {
+		last = t.skel.Updated
+	}
+	if last > in.Updated {
+		in.Updated = last
 	}
 	return in
 }

@@ -27,6 +27,11 @@ type Tree struct {
 	name    string
 	leaf    int32 // -1: before the first entry
 	stats   Stats
+
+	// A partial tree (NewPartialTree) has nil entries for the first
+	// `missing` positions, described by skel until Complete.
+	skel    *Skeleton
+	missing int
 }
 
 type labelState struct {
@@ -54,10 +59,14 @@ func (t *Tree) Len() int { return len(t.entries) }
 
 // Entries returns all entries in append order. The slice is shared: do not
 // modify it or its entries.
-func (t *Tree) Entries() []*Entry { return t.entries[:len(t.entries):len(t.entries)] }
+func (t *Tree) Entries() []*Entry {
+	t.requireFull()
+	return t.entries[:len(t.entries):len(t.entries)]
+}
 
 // Get returns the entry with the given id.
 func (t *Tree) Get(id string) (*Entry, bool) {
+	t.requireFull()
 	i, ok := t.index[id]
 	if !ok {
 		return nil, false
@@ -71,7 +80,7 @@ func (t *Tree) Leaf() string {
 	if t.leaf < 0 {
 		return ""
 	}
-	return t.entries[t.leaf].ID
+	return t.idAt(t.leaf)
 }
 
 // Name returns the session's display name ("" if unnamed).
@@ -104,6 +113,7 @@ func (t *Tree) Labels() []LabelInfo {
 
 // FindByType returns the entries of type typ in append order.
 func (t *Tree) FindByType(typ EntryType) []*Entry {
+	t.requireFull()
 	var out []*Entry
 	for _, e := range t.entries {
 		if e.Type == typ {
@@ -119,6 +129,7 @@ func (t *Tree) PathToRoot(id string) ([]*Entry, error) {
 	if id == "" {
 		return nil, nil
 	}
+	t.requireFull()
 	i, ok := t.index[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
@@ -336,7 +347,7 @@ func (t *Tree) SetLeaf(id string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	if t.entries[i].Type == TypeLeaf {
+	if t.typeAt(i) == TypeLeaf {
 		i = t.parent[i]
 	}
 	t.leaf = i

@@ -26,6 +26,7 @@ type TreeView struct {
 // as in pi. The work is linear in the number of entries (plus sorting
 // siblings).
 func (t *Tree) View() TreeView {
+	t.requireFull()
 	nodes := make([]*Node, len(t.entries))
 	for i, e := range t.entries {
 		if e.Type == TypeLeaf {

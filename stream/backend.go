@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -138,20 +139,38 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	if err := ValidateSessionID(id); err != nil {
 		return nil, OpenInfo{}, err
 	}
-	t, epoch, last, info, err := b.openTree(ctx, id)
+	o, err := b.openTree(ctx, id)
 	if err != nil {
-		return nil, info, err
+		return nil, OpenInfo{}, err
 	}
-	return newStore(b, t, epoch, last, b.policy), info, nil
+	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
+	s.body = o.body
+	return s, o.info, nil
 }
 
-// LoadTree reads a session (snapshot and tail when it can) into a tree for
-// a replica: the tree, the session's epoch and the last sequence applied.
+// LoadTree reads a whole session (snapshot and tail when it can) into a
+// complete tree for a replica: the tree, the session's epoch and the last
+// sequence applied.
 func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint64, uint64, OpenInfo, error) {
 	if err := ValidateSessionID(id); err != nil {
 		return nil, 0, 0, OpenInfo{}, err
 	}
-	return b.openTree(ctx, id)
+	start := time.Now()
+	o, err := b.openTree(ctx, id)
+	if err != nil {
+		return nil, 0, 0, OpenInfo{}, err
+	}
+	if o.tree.Partial() {
+		fallback, err := b.complete(ctx, id, o.tree, o.body)
+		if err != nil {
+			return nil, 0, 0, o.info, err
+		}
+		if fallback != nil {
+			o.info.Fallback = fallback
+		}
+	}
+	o.info.Took = time.Since(start)
+	return o.tree, o.epoch, o.last, o.info, nil
 }
 
 // List implements session.Repo from the index: one record per session,

@@ -13,14 +13,16 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
 
 // SnapshotVersion is the snapshot format this version writes and reads.
 // A snapshot of another version is ignored (the session is rebuilt).
-const SnapshotVersion = 1
+const SnapshotVersion = 2
 
 var (
 	// ErrNoSnapshot is reported when a session has no snapshot.
@@ -31,12 +33,17 @@ var (
 	ErrBadSnapshot = errors.New("stream: unusable snapshot")
 )
 
-// A snapshot is the session as a pi JSONL file (header and entries in
-// tree order) in the object store, with metadata: format version, the
-// stream sequence it covers, the session's epoch, the entry count and the
-// body's SHA-256. Snapshots are never replaced in place (a reader would
-// lose the chunks under it): each is a new object "<id>-<seq>", and a head
-// record in a key-value bucket names the current one. The previous one is
+// A snapshot is two objects in the object store: the skeleton (header,
+// ids, parents, types, labels, name, stats: a few bytes per entry) and the
+// body (the session as a pi JSONL file). Opening reads the skeleton only,
+// so it costs about what the tail after it costs; the body is read when
+// something first needs the entries. Metadata on the skeleton: format
+// version, the stream sequence covered, the session's epoch, the entry
+// count, and the SHA-256 of skeleton and body.
+//
+// Snapshots are never replaced in place (a reader would lose the chunks
+// under it): each is a new pair "<id>-<epoch>-<seq>.skel/.body", and a head
+// record in a key-value bucket names the current one. The previous pair is
 // kept for readers still on it; older ones are deleted.
 const (
 	metaVersion = "sessionlog-snapshot"
@@ -44,7 +51,14 @@ const (
 	metaEpoch   = "epoch"
 	metaEntries = "entries"
 	metaSHA     = "sha256"
+	metaBodySHA = "body-sha256"
 )
+
+// skeletonDoc is the skeleton object's content.
+type skeletonDoc struct {
+	Header   []byte           `msgpack:"header"` // pi JSON of the header
+	Skeleton session.Skeleton `msgpack:"skeleton"`
+}
 
 // OpenInfo says how a session was opened.
 type OpenInfo struct {
@@ -59,13 +73,38 @@ type OpenInfo struct {
 	Took time.Duration
 }
 
-// EncodeSnapshot encodes the snapshot body of t, which covers the session
-// of the given epoch up to stream sequence seq. t must not change while it
-// runs; the upload (SaveSnapshotBody) can then happen without a lock.
-func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (body []byte, entries int, _, _ uint64, err error) {
+// Snapshot is an encoded snapshot, ready to upload without a lock.
+type Snapshot struct {
+	ID         string
+	Epoch, Seq uint64
+	Entries    int
+	Skeleton   []byte
+	Body       []byte
+}
+
+// EncodeSnapshot encodes a snapshot of t, a complete tree covering the
+// session of the given epoch up to stream sequence seq. t must not change
+// while it runs.
+func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	h := t.Header()
-	body, err = filestore.Encode(&h, t.Entries())
-	return body, t.Len(), epoch, seq, err
+	body, err := filestore.Encode(&h, t.Entries())
+	if err != nil {
+		return nil, err
+	}
+	hj, err := codec.EncodeHeader(&h)
+	if err != nil {
+		return nil, err
+	}
+	skel, err := msgpack.Marshal(&skeletonDoc{Header: hj, Skeleton: t.Skeleton()})
+	if err != nil {
+		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
+	}
+	return &Snapshot{ID: h.ID, Epoch: epoch, Seq: seq, Entries: t.Len(), Skeleton: skel, Body: body}, nil
+}
+
+func shaHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // snapshotHead is a session's current snapshot.
@@ -88,28 +127,33 @@ func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, er
 	return h, e.Revision(), nil
 }
 
-// SaveSnapshotBody uploads a snapshot made by EncodeSnapshot and makes it
-// the session's current one, unless a newer one is current already.
-func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, entries int, epoch, seq uint64) error {
+// SaveSnapshot uploads a snapshot and makes it the session's current one,
+// unless a newer one is current already.
+func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) error {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
+	id, epoch, seq := snap.ID, snap.Epoch, snap.Seq
 	newer := func(h snapshotHead) bool { return h.Epoch == epoch && h.Seq >= seq }
 	if h, _, err := b.head(ctx, id); err == nil && newer(h) {
 		return nil
 	}
 	name := fmt.Sprintf("%s-%d-%d", id, epoch, seq)
-	sum := sha256.Sum256(body)
+	// The body first: a skeleton is only ever found once its body exists.
+	if _, err := b.snaps.PutBytes(ctx, name+".body", snap.Body); err != nil {
+		return fmt.Errorf("stream: snapshot %s: %w", id, err)
+	}
 	meta := jetstream.ObjectMeta{
-		Name: name,
+		Name: name + ".skel",
 		Metadata: map[string]string{
 			metaVersion: strconv.Itoa(SnapshotVersion),
 			metaSeq:     strconv.FormatUint(seq, 10),
 			metaEpoch:   strconv.FormatUint(epoch, 10),
-			metaEntries: strconv.Itoa(entries),
-			metaSHA:     hex.EncodeToString(sum[:]),
+			metaEntries: strconv.Itoa(snap.Entries),
+			metaSHA:     shaHex(snap.Skeleton),
+			metaBodySHA: shaHex(snap.Body),
 		},
 	}
-	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(body)); err != nil {
+	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(snap.Skeleton)); err != nil {
 		return fmt.Errorf("stream: snapshot %s: %w", id, err)
 	}
 	for range 8 {
@@ -120,7 +164,7 @@ func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, 
 		case err != nil && !errors.Is(err, ErrBadSnapshot):
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			_ = b.snaps.Delete(ctx, name) // lost the race to a newer one
+			b.deleteSnapshot(ctx, name) // lost the race to a newer one
 			return nil
 		}
 		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch})
@@ -136,11 +180,21 @@ func (b *Backend) SaveSnapshotBody(ctx context.Context, id string, body []byte, 
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		}
 		if cur.Prev != "" && cur.Prev != name && cur.Prev != cur.Object {
-			_ = b.snaps.Delete(ctx, cur.Prev) // best effort: an orphan only costs space
+			b.deleteSnapshot(ctx, cur.Prev) // best effort: an orphan only costs space
 		}
 		return nil
 	}
 	return fmt.Errorf("stream: snapshot head %s: too much contention", id)
+}
+
+// deleteSnapshot removes one snapshot's two objects.
+func (b *Backend) deleteSnapshot(ctx context.Context, name string) error {
+	for _, obj := range []string{name + ".skel", name + ".body"} {
+		if err := b.snaps.Delete(ctx, obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteSnapshots removes a session's snapshots and its head.
@@ -153,7 +207,7 @@ func (b *Backend) deleteSnapshots(ctx context.Context, id string) error {
 		if name == "" {
 			continue
 		}
-		if err := b.snaps.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err := b.deleteSnapshot(ctx, name); err != nil {
 			return err
 		}
 	}
@@ -163,86 +217,139 @@ func (b *Backend) deleteSnapshots(ctx context.Context, id string) error {
 	return nil
 }
 
-// loadSnapshot reads and verifies a session's snapshot. A snapshot being
-// replaced while it is read can fail its checks: that read is tried once
-// more before the snapshot is given up.
-func (b *Backend) loadSnapshot(ctx context.Context, id string) (*session.Tree, uint64, uint64, error) {
-	t, epoch, seq, err := b.loadSnapshotOnce(ctx, id)
+// loadedSnapshot is a snapshot's skeleton, read and checked, and how to
+// get its entries.
+type loadedSnapshot struct {
+	tree       *session.Tree // partial
+	epoch, seq uint64
+	body       func(ctx context.Context) ([]*session.Entry, error)
+}
+
+// loadSnapshot reads and verifies a session's current skeleton. A snapshot
+// being replaced while it is read can fail its checks: that read is tried
+// once more before the snapshot is given up.
+func (b *Backend) loadSnapshot(ctx context.Context, id string) (*loadedSnapshot, error) {
+	ls, err := b.loadSnapshotOnce(ctx, id)
 	if errors.Is(err, errSnapshotRead) {
-		t, epoch, seq, err = b.loadSnapshotOnce(ctx, id)
+		ls, err = b.loadSnapshotOnce(ctx, id)
 	}
-	return t, epoch, seq, err
+	return ls, err
 }
 
 var errSnapshotRead = errors.New("read failed")
 
-func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*session.Tree, uint64, uint64, error) {
-	// Bounded even under a long caller deadline: a snapshot replaced while
-	// it is read can leave the reader waiting for chunks that are gone.
+// getObject reads a whole object, bounded even under a long caller
+// deadline: an object deleted while it is read can leave the reader
+// waiting for chunks that are gone, so closing the result unblocks it.
+func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstream.ObjectInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
-	head, _, err := b.head(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, 0, ErrNoSnapshot
-	}
+	res, err := b.snaps.Get(ctx, name)
 	if err != nil {
-		return nil, 0, 0, err
-	}
-	res, err := b.snaps.Get(ctx, head.Object)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+		return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
 	}
 	defer res.Close()
-	// The body's reader does not watch ctx; closing the result unblocks it.
 	stop := context.AfterFunc(ctx, func() { res.Close() })
 	defer stop()
 	info, err := res.Info()
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+		return nil, nil, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+	}
+	// The object store checks its own digest as the data streams in.
+	data, err := io.ReadAll(res)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+	}
+	return data, info, nil
+}
+
+func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnapshot, error) {
+	head, _, err := b.head(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, ErrNoSnapshot
+	}
+	if err != nil {
+		return nil, err
+	}
+	skel, info, err := b.getObject(ctx, head.Object+".skel")
+	if err != nil {
+		return nil, err
 	}
 	md := info.Metadata
 	if md[metaVersion] != strconv.Itoa(SnapshotVersion) {
-		return nil, 0, 0, fmt.Errorf("%w: version %q", ErrBadSnapshot, md[metaVersion])
+		return nil, fmt.Errorf("%w: version %q", ErrBadSnapshot, md[metaVersion])
 	}
 	seq, err1 := strconv.ParseUint(md[metaSeq], 10, 64)
 	epoch, err2 := strconv.ParseUint(md[metaEpoch], 10, 64)
 	entries, err3 := strconv.Atoi(md[metaEntries])
 	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
-		return nil, 0, 0, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
+		return nil, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
 	}
-	// The object store checks its own digest as the body streams in: a
-	// damaged body fails here.
-	body, err := io.ReadAll(res)
+	if shaHex(skel) != md[metaSHA] {
+		return nil, fmt.Errorf("%w: skeleton checksum mismatch", ErrBadSnapshot)
+	}
+	var doc skeletonDoc
+	if err := msgpack.Unmarshal(skel, &doc); err != nil {
+		return nil, fmt.Errorf("%w: skeleton: %w", ErrBadSnapshot, err)
+	}
+	h, err := codec.DecodeHeader(doc.Header)
+	if err != nil || h.ID != id || len(doc.Skeleton.IDs) != entries {
+		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrBadSnapshot, hID(h), len(doc.Skeleton.IDs), id, entries, err)
+	}
+	t, err := session.NewPartialTree(*h, doc.Skeleton)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
-	}
-	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != md[metaSHA] {
-		return nil, 0, 0, fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)
-	}
-	ld, err := filestore.Load(body, "snapshot "+id, filestore.Strict)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
-	}
-	if ld.Tree.Header().ID != id || ld.Tree.Len() != entries {
-		return nil, 0, 0, fmt.Errorf("%w: holds %q with %d entries, metadata says %q with %d", ErrBadSnapshot, ld.Tree.Header().ID, ld.Tree.Len(), id, entries)
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 	}
 	// A snapshot of an earlier session of the same id (deleted, created
 	// again) must not be used: its epoch names a header that is gone.
 	msg, err := b.stream.GetMsg(ctx, epoch)
 	if err != nil || msg.Subject != b.cfg.headerSubject(id) {
-		return nil, 0, 0, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
+		return nil, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
 	}
-	return ld.Tree, epoch, seq, nil
+	bodyName, bodySHA := head.Object+".body", md[metaBodySHA]
+	body := func(ctx context.Context) ([]*session.Entry, error) {
+		data, _, err := b.getObject(ctx, bodyName)
+		if err != nil {
+			return nil, err
+		}
+		if shaHex(data) != bodySHA {
+			return nil, fmt.Errorf("%w: body checksum mismatch", ErrBadSnapshot)
+		}
+		ld, err := filestore.Load(data, "snapshot "+id, filestore.Strict)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+		}
+		return ld.Tree.Entries(), nil
+	}
+	return &loadedSnapshot{tree: t, epoch: epoch, seq: seq, body: body}, nil
 }
 
-// openTree loads a session from its snapshot and the entries after it,
-// or, without a usable snapshot, from the whole stream.
-func (b *Backend) openTree(ctx context.Context, id string) (*session.Tree, uint64, uint64, OpenInfo, error) {
+func hID(h *session.Header) string {
+	if h == nil {
+		return ""
+	}
+	return h.ID
+}
+
+// opened is a session read from the stream: a tree (partial when it came
+// from a snapshot skeleton), its epoch and last sequence, and how to get
+// the entries a partial tree lacks.
+type opened struct {
+	tree        *session.Tree
+	epoch, last uint64
+	info        OpenInfo
+	body        func(ctx context.Context) ([]*session.Entry, error)
+}
+
+// openTree loads a session from its snapshot skeleton and the entries
+// after it, or, without a usable snapshot, from the whole stream.
+func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 	start := time.Now()
 	var info OpenInfo
-	t, epoch, seq, err := b.loadSnapshot(ctx, id)
+	ls, err := b.loadSnapshot(ctx, id)
 	if err == nil {
-		last, terr := b.read(ctx, id, seq, func(r record) error {
+		t := ls.tree
+		last, terr := b.read(ctx, id, ls.seq, func(r record) error {
 			if r.header != nil {
 				return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.seq)
 			}
@@ -253,8 +360,8 @@ func (b *Backend) openTree(ctx context.Context, id string) (*session.Tree, uint6
 			return nil
 		})
 		if terr == nil {
-			info.FromSnapshot, info.SnapshotSeq, info.Took = true, seq, time.Since(start)
-			return t, epoch, last, info, nil
+			info.FromSnapshot, info.SnapshotSeq, info.Took = true, ls.seq, time.Since(start)
+			return &opened{tree: t, epoch: ls.epoch, last: last, info: info, body: ls.body}, nil
 		}
 		err = terr
 	}
@@ -264,5 +371,33 @@ func (b *Backend) openTree(ctx context.Context, id string) (*session.Tree, uint6
 	info.Tail = 0
 	t, epoch, last, err := b.loadTree(ctx, id)
 	info.Took = time.Since(start)
-	return t, epoch, last, info, err
+	if err != nil {
+		return nil, err
+	}
+	return &opened{tree: t, epoch: epoch, last: last, info: info}, nil
+}
+
+// complete gives a partial tree its entries: from the snapshot body, or,
+// when the body cannot be used, from the stream. It reports why the body
+// was not used, if it was not.
+func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error)) (fallback error, err error) {
+	if !t.Partial() {
+		return nil, nil
+	}
+	base, err := body(ctx)
+	if err == nil {
+		if err = t.Complete(base); err == nil {
+			return nil, nil
+		}
+	}
+	fallback = err
+	full, _, _, err := b.loadTree(ctx, id)
+	if err != nil {
+		return fallback, err
+	}
+	n := t.Missing()
+	if full.Len() < n {
+		return fallback, fmt.Errorf("%w: %s holds %d entries, its snapshot %d", ErrCorrupt, id, full.Len(), n)
+	}
+	return fallback, t.Complete(full.Entries()[:n])
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -56,6 +57,13 @@ type Store struct {
 	// (guarded by the write lock) and the job that writes them.
 	sinceSnap int
 	snap      *job
+
+	// A store opened from a snapshot skeleton has a partial tree: body
+	// fetches its entries the first time something reads them (complete).
+	// Both are guarded by the write lock; full is the lock-free fast path.
+	body     func(ctx context.Context) ([]*session.Entry, error)
+	full     atomic.Bool
+	fallback error
 }
 
 var (
@@ -110,17 +118,105 @@ func (s *Store) applied(entries []*session.Entry) {
 }
 
 func (s *Store) writeSnapshot(ctx context.Context) error {
-	var body []byte
-	var n int
-	var epoch, seq uint64
+	var snap *Snapshot
 	err := s.ReadTree(ctx, func(t *session.Tree) (err error) {
-		body, n, epoch, seq, err = EncodeSnapshot(t, s.epoch, s.lastSeq)
+		snap, err = EncodeSnapshot(t, s.epoch, s.lastSeq)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.b.SaveSnapshotBody(ctx, s.id, body, n, epoch, seq)
+	return s.b.SaveSnapshot(ctx, snap)
+}
+
+// complete loads the entries of a store opened from a snapshot skeleton,
+// before the first read that needs them.
+func (s *Store) complete(ctx context.Context) error {
+	if s.full.Load() {
+		return nil
+	}
+	return s.Update(ctx, func(t *session.Tree) error {
+		if t.Partial() {
+			fallback, err := s.b.complete(ctx, s.id, t, s.body)
+			if err != nil {
+				return err
+			}
+			s.fallback = fallback
+		}
+		s.body = nil
+		s.full.Store(true)
+		return nil
+	})
+}
+
+// completeFor loads a partial tree's entries when one of entries reuses an
+// id among them (a retry to compare, or a duplicate to report). Called
+// with the write lock held.
+func (s *Store) completeFor(ctx context.Context, t *session.Tree, entries []*session.Entry) error {
+	if !t.Partial() {
+		return nil
+	}
+	for _, e := range entries {
+		if got, ok := t.Loaded(e.ID); ok && got == nil {
+			fallback, err := s.b.complete(ctx, s.id, t, s.body)
+			if err != nil {
+				return err
+			}
+			s.fallback, s.body = fallback, nil
+			s.full.Store(true)
+			return nil
+		}
+	}
+	return nil
+}
+
+// Fallback says why the snapshot body this store opened from was not used
+// (its entries were read from the stream instead), or nil.
+func (s *Store) Fallback(ctx context.Context) (err error) {
+	_ = s.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
+	return err
+}
+
+// The reads that need entries load them first.
+
+// ReadTree implements session.TreeHolder.
+func (s *Store) ReadTree(ctx context.Context, fn func(t *session.Tree) error) error {
+	if err := s.complete(ctx); err != nil {
+		return err
+	}
+	return s.TreeStore.ReadTree(ctx, fn)
+}
+
+// Get implements session.Store.
+func (s *Store) Get(ctx context.Context, id string) (*session.Entry, error) {
+	if err := s.complete(ctx); err != nil {
+		return nil, err
+	}
+	return s.TreeStore.Get(ctx, id)
+}
+
+// FindByType implements session.Store.
+func (s *Store) FindByType(ctx context.Context, typ session.EntryType) ([]*session.Entry, error) {
+	if err := s.complete(ctx); err != nil {
+		return nil, err
+	}
+	return s.TreeStore.FindByType(ctx, typ)
+}
+
+// PathToRoot implements session.Store.
+func (s *Store) PathToRoot(ctx context.Context, id string) ([]*session.Entry, error) {
+	if err := s.complete(ctx); err != nil {
+		return nil, err
+	}
+	return s.TreeStore.PathToRoot(ctx, id)
+}
+
+// Entries implements session.Store.
+func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
+	if err := s.complete(ctx); err != nil {
+		return nil, err
+	}
+	return s.TreeStore.Entries(ctx)
 }
 
 // SnapshotStatus reports how many snapshots this store wrote and the last
@@ -147,7 +243,7 @@ func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
 		if r.header != nil {
 			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, s.id, r.seq)
 		}
-		if _, dup := t.Get(r.entry.ID); dup {
+		if t.Has(r.entry.ID) {
 			return nil // our own write, seen again after an ambiguous publish
 		}
 		if err := t.Apply(r.entry); err != nil {
@@ -187,6 +283,9 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 		}
 	}
 	return s.Update(ctx, func(t *session.Tree) error {
+		if err := s.completeFor(ctx, t, entries); err != nil {
+			return err
+		}
 		if stored(t, entries) {
 			return nil // a retry of an append that succeeded
 		}
@@ -217,6 +316,9 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 			if cerr := s.catchUp(ctx, t); cerr != nil {
 				return errors.Join(err, cerr)
 			}
+			if cerr := s.completeFor(ctx, t, entries); cerr != nil {
+				return errors.Join(err, cerr)
+			}
 			if stored(t, entries) {
 				return nil
 			}
@@ -235,8 +337,8 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 // with a stored one is not stored (Check then reports the duplicate id).
 func stored(t *session.Tree, entries []*session.Entry) bool {
 	for _, e := range entries {
-		got, ok := t.Get(e.ID)
-		if !ok || got.ParentID != e.ParentID || got.Type != e.Type {
+		got, ok := t.Loaded(e.ID)
+		if !ok || got == nil || got.ParentID != e.ParentID || got.Type != e.Type {
 			return false
 		}
 		a, err1 := codec.EncodeEntry(got)

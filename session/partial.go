@@ -1,0 +1,172 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Skeleton is what a tree needs to take appends and to answer leaf, name,
+// labels and stats without its entries: ids, parent positions and types in
+// append order, and the state those entries built. A long session opens
+// from its skeleton; the entries follow when something reads them.
+type Skeleton struct {
+	IDs     []string    `msgpack:"ids"`
+	Parents []int32     `msgpack:"parents"`
+	Types   []EntryType `msgpack:"types"`
+	Leaf    int32       `msgpack:"leaf"`
+	Name    string      `msgpack:"name"`
+	Labels  []SkelLabel `msgpack:"labels"`
+	NLabel  int         `msgpack:"nlabel"`
+	Stats   Stats       `msgpack:"stats"`
+	// Updated is the last entry's timestamp.
+	Updated string `msgpack:"updated"`
+}
+
+// SkelLabel is one label in force, with its place in the label order.
+type SkelLabel struct {
+	Target string `msgpack:"target"`
+	Label  string `msgpack:"label"`
+	At     string `msgpack:"at"`
+	Order  int    `msgpack:"order"`
+}
+
+// ErrPartial is the panic value when a tree's entries are read before a
+// partial tree was completed: a store bug, never a data error.
+var ErrPartial = errors.New("session: entries of a partial tree read before Complete")
+
+// Skeleton returns the skeleton of a complete tree.
+func (t *Tree) Skeleton() Skeleton {
+	t.requireFull()
+	n := len(t.entries)
+	s := Skeleton{
+		IDs: make([]string, n), Parents: append([]int32(nil), t.parent...), Types: make([]EntryType, n),
+		Leaf: t.leaf, Name: t.name, NLabel: t.nlabel, Stats: t.stats.clone(),
+	}
+	for i, e := range t.entries {
+		s.IDs[i], s.Types[i] = e.ID, e.Type
+	}
+	if n > 0 {
+		s.Updated = t.entries[n-1].Timestamp
+	}
+	for id, l := range t.labels {
+		s.Labels = append(s.Labels, SkelLabel{Target: id, Label: l.label, At: l.at, Order: l.order})
+	}
+	return s
+}
+
+// NewPartialTree returns a tree holding the skeleton of its first
+// len(s.IDs) entries but not the entries: it takes appends (Check, Apply)
+// and answers Header, Len, Leaf, Name, Label, Labels, Stats and Info, and
+// panics with ErrPartial on any other read until Complete gives it the
+// entries.
+func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
+	n := len(s.IDs)
+	if len(s.Parents) != n || len(s.Types) != n {
+		return nil, fmt.Errorf("%w: skeleton of %d ids, %d parents, %d types", ErrInvalidEntry, n, len(s.Parents), len(s.Types))
+	}
+	if s.Leaf < -1 || int(s.Leaf) >= n {
+		return nil, fmt.Errorf("%w: skeleton leaf %d of %d entries", ErrInvalidEntry, s.Leaf, n)
+	}
+	t := NewTree(h)
+	t.entries = make([]*Entry, n)
+	t.parent = append([]int32(nil), s.Parents...)
+	t.skel = &s
+	t.missing = n
+	t.index = make(map[string]int32, n)
+	for i, id := range s.IDs {
+		if p := s.Parents[i]; p < -1 || int(p) >= i {
+			return nil, fmt.Errorf("%w: skeleton entry %d has parent %d", ErrInvalidEntry, i, p)
+		}
+		if _, dup := t.index[id]; dup {
+			return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, id)
+		}
+		t.index[id] = int32(i)
+	}
+	t.leaf = s.Leaf
+	t.name = s.Name
+	t.nlabel = s.NLabel
+	for _, l := range s.Labels {
+		t.labels[l.Target] = labelState{label: l.Label, at: l.At, order: l.Order}
+	}
+	t.stats = s.Stats.clone()
+	if t.stats.ByType == nil {
+		t.stats.ByType = map[EntryType]int{}
+	}
+	if t.stats.ByRole == nil {
+		t.stats.ByRole = map[string]int{}
+	}
+	return t, nil
+}
+
+// Partial reports whether the tree still lacks the entries of its skeleton.
+func (t *Tree) Partial() bool { return t.missing > 0 }
+
+// Missing returns how many entries (the skeleton's, first in append order)
+// a partial tree lacks.
+func (t *Tree) Missing() int { return t.missing }
+
+// Complete gives a partial tree the entries of its skeleton, in order. They
+// must have the skeleton's ids, parents and types; on error the tree stays
+// partial.
+func (t *Tree) Complete(base []*Entry) error {
+	if t.missing == 0 {
+		return nil
+	}
+	s := t.skel
+	if len(base) != len(s.IDs) {
+		return fmt.Errorf("%w: %d entries for a skeleton of %d", ErrInvalidEntry, len(base), len(s.IDs))
+	}
+	for i, e := range base {
+		parent := ""
+		if p := s.Parents[i]; p >= 0 {
+			parent = s.IDs[p]
+		}
+		if e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.Types[i] {
+			return fmt.Errorf("%w: entry %d does not match the skeleton", ErrInvalidEntry, i)
+		}
+	}
+	copy(t.entries, base)
+	t.missing = 0
+	t.skel = nil
+	return nil
+}
+
+// Has reports whether an entry id is in the tree; it works on a partial
+// tree too.
+func (t *Tree) Has(id string) bool {
+	_, ok := t.index[id]
+	return ok
+}
+
+// Loaded returns the entry with the given id if the tree holds its
+// content: ok is false when the id is unknown, and e is nil when the
+// entry is one a partial tree has not loaded.
+func (t *Tree) Loaded(id string) (e *Entry, ok bool) {
+	i, ok := t.index[id]
+	if !ok {
+		return nil, false
+	}
+	return t.entries[i], true
+}
+
+func (t *Tree) requireFull() {
+	if t.missing > 0 {
+		panic(ErrPartial)
+	}
+}
+
+// idAt and typeAt read an entry's id and type, from the skeleton while the
+// entry is not loaded.
+func (t *Tree) idAt(i int32) string {
+	if e := t.entries[i]; e != nil {
+		return e.ID
+	}
+	return t.skel.IDs[i]
+}
+
+func (t *Tree) typeAt(i int32) EntryType {
+	if e := t.entries[i]; e != nil {
+		return e.Type
+	}
+	return t.skel.Types[i]
+}
