@@ -77,10 +77,14 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 		if p := s.Parents[i]; p < -1 || int(p) >= i {
 			return nil, fmt.Errorf("%w: skeleton entry %d has parent %d", ErrInvalidEntry, i, p)
 		}
-		if _, dup := t.index[id]; dup {
-			return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, id)
-		}
 		t.index[id] = int32(i)
+	}
+	if len(t.index) != n { // one map operation per id: the common case is fast
+		for i, id := range s.IDs {
+			if t.index[id] != int32(i) {
+				return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, id)
+			}
+		}
 	}
 	t.leaf = s.Leaf
 	t.name = s.Name

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -54,10 +56,66 @@ const (
 	metaBodySHA = "body-sha256"
 )
 
-// skeletonDoc is the skeleton object's content.
+// skeletonDoc is the skeleton object's content. The per-entry columns are
+// packed (ids in one string, varint parents, a byte per type) so that a
+// 100k-entry skeleton decodes with a handful of allocations.
 type skeletonDoc struct {
 	Header   []byte           `msgpack:"header"` // pi JSON of the header
-	Skeleton session.Skeleton `msgpack:"skeleton"`
+	IDs      string           `msgpack:"ids"`    // every id, concatenated
+	IDLens   []byte           `msgpack:"idlens"` // uvarint length of each
+	Parents  []byte           `msgpack:"parents"`
+	TypeDict []string         `msgpack:"typedict"`
+	Types    []byte           `msgpack:"types"` // index into TypeDict
+	Rest     session.Skeleton `msgpack:"rest"`  // the state, columns empty
+}
+
+func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
+	d := &skeletonDoc{Header: h, Rest: sk}
+	d.Rest.IDs, d.Rest.Parents, d.Rest.Types = nil, nil, nil
+	var ids strings.Builder
+	dict := map[session.EntryType]byte{}
+	for i, id := range sk.IDs {
+		ids.WriteString(id)
+		d.IDLens = binary.AppendUvarint(d.IDLens, uint64(len(id)))
+		d.Parents = binary.AppendUvarint(d.Parents, uint64(sk.Parents[i]+1))
+		code, ok := dict[sk.Types[i]]
+		if !ok {
+			if len(d.TypeDict) == 256 {
+				return nil, fmt.Errorf("stream: more than 256 entry types in one session")
+			}
+			code = byte(len(d.TypeDict))
+			dict[sk.Types[i]] = code
+			d.TypeDict = append(d.TypeDict, string(sk.Types[i]))
+		}
+		d.Types = append(d.Types, code)
+	}
+	d.IDs = ids.String()
+	return d, nil
+}
+
+func (d *skeletonDoc) unpack() (session.Skeleton, error) {
+	sk := d.Rest
+	n := len(d.Types)
+	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), make([]session.EntryType, n)
+	dict := make([]session.EntryType, len(d.TypeDict))
+	for i, t := range d.TypeDict {
+		dict[i] = session.EntryType(t)
+	}
+	ids, lens, parents := d.IDs, d.IDLens, d.Parents
+	for i := range n {
+		l, k := binary.Uvarint(lens)
+		p, m := binary.Uvarint(parents)
+		if k <= 0 || m <= 0 || l > uint64(len(ids)) || int(d.Types[i]) >= len(dict) || p > uint64(i) {
+			return sk, fmt.Errorf("%w: skeleton column %d is damaged", ErrBadSnapshot, i)
+		}
+		sk.IDs[i], ids, lens = ids[:l], ids[l:], lens[k:]
+		sk.Parents[i], parents = int32(p)-1, parents[m:]
+		sk.Types[i] = dict[d.Types[i]]
+	}
+	if len(ids) != 0 || len(lens) != 0 || len(parents) != 0 {
+		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrBadSnapshot)
+	}
+	return sk, nil
 }
 
 // OpenInfo says how a session was opened.
@@ -95,7 +153,11 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	skel, err := msgpack.Marshal(&skeletonDoc{Header: hj, Skeleton: t.Skeleton()})
+	doc, err := packSkeleton(hj, t.Skeleton())
+	if err != nil {
+		return nil, err
+	}
+	skel, err := msgpack.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
 	}
@@ -292,11 +354,15 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 	if err := msgpack.Unmarshal(skel, &doc); err != nil {
 		return nil, fmt.Errorf("%w: skeleton: %w", ErrBadSnapshot, err)
 	}
-	h, err := codec.DecodeHeader(doc.Header)
-	if err != nil || h.ID != id || len(doc.Skeleton.IDs) != entries {
-		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrBadSnapshot, hID(h), len(doc.Skeleton.IDs), id, entries, err)
+	sk, err := doc.unpack()
+	if err != nil {
+		return nil, err
 	}
-	t, err := session.NewPartialTree(*h, doc.Skeleton)
+	h, err := codec.DecodeHeader(doc.Header)
+	if err != nil || h.ID != id || len(sk.IDs) != entries {
+		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrBadSnapshot, hID(h), len(sk.IDs), id, entries, err)
+	}
+	t, err := session.NewPartialTree(*h, sk)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 	}
