@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Skeleton is what a tree needs to take appends and to answer leaf, name,
@@ -20,6 +22,9 @@ type Skeleton struct {
 	Stats   Stats       `msgpack:"stats"`
 	// Updated is the last entry's timestamp.
 	Updated string `msgpack:"updated"`
+	// Sorted lists entry positions in the order of their ids, so a
+	// partial tree finds ids without building a map.
+	Sorted []int32 `msgpack:"sorted"`
 }
 
 // SkelLabel is one label in force, with its place in the label order.
@@ -51,7 +56,37 @@ func (t *Tree) Skeleton() Skeleton {
 	for id, l := range t.labels {
 		s.Labels = append(s.Labels, SkelLabel{Target: id, Label: l.label, At: l.at, Order: l.order})
 	}
+	s.Sorted = make([]int32, n)
+	for i := range s.Sorted {
+		s.Sorted[i] = int32(i)
+	}
+	slices.SortFunc(s.Sorted, func(a, b int32) int { return strings.Compare(s.IDs[a], s.IDs[b]) })
 	return s
+}
+
+// sortedIDs finds the skeleton's entries by id with a binary search.
+type sortedIDs struct {
+	ids    []string
+	sorted []int32
+}
+
+func (b *sortedIDs) find(id string) (int32, bool) {
+	k, ok := slices.BinarySearchFunc(b.sorted, id, func(i int32, id string) int { return strings.Compare(b.ids[i], id) })
+	if !ok {
+		return -1, false
+	}
+	return b.sorted[k], true
+}
+
+// lookup finds an entry's position.
+func (t *Tree) lookup(id string) (int32, bool) {
+	if i, ok := t.index[id]; ok {
+		return i, true
+	}
+	if t.base != nil {
+		return t.base.find(id)
+	}
+	return -1, false
 }
 
 // NewPartialTree returns a tree holding the skeleton of its first
@@ -72,20 +107,32 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	t.parent = append([]int32(nil), s.Parents...)
 	t.skel = &s
 	t.missing = n
-	t.index = make(map[string]int32, n)
-	for i, id := range s.IDs {
+	for i := range s.IDs {
 		if p := s.Parents[i]; p < -1 || int(p) >= i {
 			return nil, fmt.Errorf("%w: skeleton entry %d has parent %d", ErrInvalidEntry, i, p)
 		}
-		t.index[id] = int32(i)
 	}
-	if len(t.index) != n { // one map operation per id: the common case is fast
-		for i, id := range s.IDs {
-			if t.index[id] != int32(i) {
-				return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, id)
+	// The sorted order must be a permutation of the positions, in strictly
+	// increasing id order (which also rules out duplicate ids).
+	if len(s.Sorted) != n {
+		return nil, fmt.Errorf("%w: skeleton has %d sorted positions for %d ids", ErrInvalidEntry, len(s.Sorted), n)
+	}
+	seen := make([]bool, n)
+	for k, i := range s.Sorted {
+		if i < 0 || int(i) >= n || seen[i] {
+			return nil, fmt.Errorf("%w: skeleton sort order is not a permutation", ErrInvalidEntry)
+		}
+		seen[i] = true
+		if k > 0 {
+			switch c := strings.Compare(s.IDs[s.Sorted[k-1]], s.IDs[i]); {
+			case c == 0:
+				return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, s.IDs[i])
+			case c > 0:
+				return nil, fmt.Errorf("%w: skeleton ids are not in sorted order", ErrInvalidEntry)
 			}
 		}
 	}
+	t.base = &sortedIDs{ids: s.IDs, sorted: s.Sorted}
 	t.leaf = s.Leaf
 	t.name = s.Name
 	t.nlabel = s.NLabel
@@ -138,7 +185,7 @@ func (t *Tree) Complete(base []*Entry) error {
 // Has reports whether an entry id is in the tree; it works on a partial
 // tree too.
 func (t *Tree) Has(id string) bool {
-	_, ok := t.index[id]
+	_, ok := t.lookup(id)
 	return ok
 }
 
@@ -146,7 +193,7 @@ func (t *Tree) Has(id string) bool {
 // content: ok is false when the id is unknown, and e is nil when the
 // entry is one a partial tree has not loaded.
 func (t *Tree) Loaded(id string) (e *Entry, ok bool) {
-	i, ok := t.index[id]
+	i, ok := t.lookup(id)
 	if !ok {
 		return nil, false
 	}

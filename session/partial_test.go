@@ -85,11 +85,14 @@ func TestPartialTreeRefusesBadSkeletons(t *testing.T) {
 		{"parent after child", func(s *session.Skeleton) { s.Parents[0] = 2 }},
 		{"duplicate id", func(s *session.Skeleton) { s.IDs[1] = s.IDs[0] }},
 		{"leaf out of range", func(s *session.Skeleton) { s.Leaf = int32(len(s.IDs)) }},
+		{"sort order repeats a position", func(s *session.Skeleton) { s.Sorted[1] = s.Sorted[0] }},
+		{"sort order out of order", func(s *session.Skeleton) { s.Sorted[0], s.Sorted[1] = s.Sorted[1], s.Sorted[0] }},
+		{"sort order missing", func(s *session.Skeleton) { s.Sorted = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := good
-			s.IDs, s.Parents, s.Types = slices.Clone(good.IDs), slices.Clone(good.Parents), slices.Clone(good.Types)
+			s.IDs, s.Parents, s.Types, s.Sorted = slices.Clone(good.IDs), slices.Clone(good.Parents), slices.Clone(good.Types), slices.Clone(good.Sorted)
 			tt.mutate(&s)
 			if _, err := session.NewPartialTree(sessiontest.TestHeader("x"), s); err == nil {
 				t.Fatal("bad skeleton accepted")

@@ -29,9 +29,12 @@ type Tree struct {
 	stats   Stats
 
 	// A partial tree (NewPartialTree) has nil entries for the first
-	// `missing` positions, described by skel until Complete.
+	// `missing` positions, described by skel until Complete. Its first
+	// entries are found by binary search over their sorted ids (base)
+	// instead of through index, which then holds the later ones only.
 	skel    *Skeleton
 	missing int
+	base    *sortedIDs
 }
 
 type labelState struct {
@@ -67,7 +70,7 @@ func (t *Tree) Entries() []*Entry {
 // Get returns the entry with the given id.
 func (t *Tree) Get(id string) (*Entry, bool) {
 	t.requireFull()
-	i, ok := t.index[id]
+	i, ok := t.lookup(id)
 	if !ok {
 		return nil, false
 	}
@@ -130,7 +133,7 @@ func (t *Tree) PathToRoot(id string) ([]*Entry, error) {
 		return nil, nil
 	}
 	t.requireFull()
-	i, ok := t.index[id]
+	i, ok := t.lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
@@ -168,7 +171,7 @@ func (t *Tree) check(e *Entry, added map[string]bool) error {
 		return err
 	}
 	has := func(id string) bool {
-		_, ok := t.index[id]
+		_, ok := t.lookup(id)
 		return ok || added[id]
 	}
 	if has(e.ID) {
@@ -308,7 +311,7 @@ func (t *Tree) apply(e *Entry) {
 	i := int32(len(t.entries))
 	p := int32(-1)
 	if e.ParentID != "" {
-		p = t.index[e.ParentID]
+		p, _ = t.lookup(e.ParentID)
 	}
 	t.entries = append(t.entries, e)
 	t.parent = append(t.parent, p)
@@ -343,7 +346,7 @@ func (t *Tree) SetLeaf(id string) error {
 		t.leaf = -1
 		return nil
 	}
-	i, ok := t.index[id]
+	i, ok := t.lookup(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}

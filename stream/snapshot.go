@@ -65,13 +65,17 @@ type skeletonDoc struct {
 	IDLens   []byte           `msgpack:"idlens"` // uvarint length of each
 	Parents  []byte           `msgpack:"parents"`
 	TypeDict []string         `msgpack:"typedict"`
-	Types    []byte           `msgpack:"types"` // index into TypeDict
-	Rest     session.Skeleton `msgpack:"rest"`  // the state, columns empty
+	Types    []byte           `msgpack:"types"`  // index into TypeDict
+	Sorted   []byte           `msgpack:"sorted"` // uvarint positions in id order
+	Rest     session.Skeleton `msgpack:"rest"`   // the state, columns empty
 }
 
 func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
 	d := &skeletonDoc{Header: h, Rest: sk}
-	d.Rest.IDs, d.Rest.Parents, d.Rest.Types = nil, nil, nil
+	d.Rest.IDs, d.Rest.Parents, d.Rest.Types, d.Rest.Sorted = nil, nil, nil, nil
+	for _, i := range sk.Sorted {
+		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
+	}
 	var ids strings.Builder
 	dict := map[session.EntryType]byte{}
 	for i, id := range sk.IDs {
@@ -112,7 +116,15 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		sk.Parents[i], parents = int32(p)-1, parents[m:]
 		sk.Types[i] = dict[d.Types[i]]
 	}
-	if len(ids) != 0 || len(lens) != 0 || len(parents) != 0 {
+	sk.Sorted = make([]int32, 0, n)
+	for rest := d.Sorted; len(rest) > 0; {
+		v, k := binary.Uvarint(rest)
+		if k <= 0 || v >= uint64(n) {
+			return sk, fmt.Errorf("%w: skeleton sort column is damaged", ErrBadSnapshot)
+		}
+		sk.Sorted, rest = append(sk.Sorted, int32(v)), rest[k:]
+	}
+	if len(ids) != 0 || len(lens) != 0 || len(parents) != 0 || len(sk.Sorted) != n {
 		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrBadSnapshot)
 	}
 	return sk, nil
