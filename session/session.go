@@ -87,15 +87,26 @@ func (s *Session) newID(ctx context.Context) (string, error) {
 		if err := ValidateID(id); err != nil {
 			return "", fmt.Errorf("session: id source: %w", err)
 		}
-		_, err := s.store.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			return id, nil
-		}
+		used, err := s.used(ctx, id)
 		if err != nil {
 			return "", err
 		}
+		if !used {
+			return id, nil
+		}
 	}
 	return "", fmt.Errorf("session: id source gave %d ids already in use", maxIDTries)
+}
+
+func (s *Session) used(ctx context.Context, id string) (bool, error) {
+	if c, ok := s.store.(IDChecker); ok {
+		return c.Has(ctx, id)
+	}
+	_, err := s.store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // append fills in id, parent (the leaf unless set) and timestamp, and

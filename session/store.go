@@ -50,6 +50,12 @@ type BatchAppender interface {
 	AppendBatch(ctx context.Context, entries []*Entry) error
 }
 
+// IDChecker is implemented by stores that can tell whether an id is used
+// without loading the entry (Session uses it when making new ids).
+type IDChecker interface {
+	Has(ctx context.Context, id string) (bool, error)
+}
+
 // TreeHolder is implemented by stores that keep a materialised Tree; Session
 // uses it to build views without copying entries. fn runs under the store's
 // read lock and must not keep t.
@@ -77,6 +83,7 @@ var (
 	_ Store         = (*TreeStore)(nil)
 	_ BatchAppender = (*TreeStore)(nil)
 	_ TreeHolder    = (*TreeStore)(nil)
+	_ IDChecker     = (*TreeStore)(nil)
 )
 
 // NewMemoryStore returns an empty in-memory store for the session h.
@@ -153,6 +160,12 @@ func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
 		}
 		return nil
 	})
+}
+
+// Has implements IDChecker.
+func (s *TreeStore) Has(ctx context.Context, id string) (ok bool, err error) {
+	err = s.read(func(t *Tree) error { ok = t.Has(id); return nil })
+	return ok, err
 }
 
 // Get implements Store.

@@ -355,3 +355,59 @@ func TestSnapshotsDoNotPileUp(t *testing.T) {
 		t.Fatalf("%d snapshot objects left after delete", n)
 	}
 }
+
+// A store opened from a snapshot takes appends and answers leaf, name and
+// stats without reading the snapshot's body: with the body gone, nothing
+// notices until the entries are read (then from the stream).
+func TestSnapshotOpenIsLazy(t *testing.T) {
+	ctx := context.Background()
+	b := snapshotBackend(t, 10)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("lazy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st, 12, -1)
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if n, _ := st.SnapshotStatus(); n == 0 {
+			return errors.New("no snapshot yet")
+		}
+		return nil
+	})
+	st.Close(ctx)
+	js, _ := jetstream.New(nc)
+	obs, _ := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+	if err := obs.Delete(ctx, headObject(t, b, "lazy")+".body"); err != nil {
+		t.Fatal(err)
+	}
+	got, info, err := b.OpenStoreInfo(ctx, "lazy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close(ctx)
+	if !info.FromSnapshot {
+		t.Fatalf("open info %+v", info)
+	}
+	stats, _ := got.Stats(ctx)
+	leaf, _ := got.Leaf(ctx)
+	if stats.Entries != 12 || leaf == "" {
+		t.Fatalf("stats %+v leaf %q", stats, leaf)
+	}
+	s, _ := session.New(got, system.Config())
+	e, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("lazy append")})
+	if err != nil || e.ParentID != leaf {
+		t.Fatalf("append to a store opened from a skeleton: %v", err)
+	}
+	if seq, err := got.Sequence(ctx); err != nil || seq == 0 {
+		t.Fatalf("sequence: %d %v", seq, err)
+	}
+	if fb := got.Fallback(ctx); fb != nil {
+		t.Fatalf("the body was read before any entry was: %v", fb)
+	}
+	want := rebuild(t, b, "lazy")
+	if !bytes.Equal(encoded(t, got), want) {
+		t.Fatal("entries read after a lazy open differ from the stream")
+	}
+	if fb := got.Fallback(ctx); !errors.Is(fb, stream.ErrBadSnapshot) {
+		t.Fatalf("reading the entries without a body: fallback %v", fb)
+	}
+}

@@ -173,7 +173,7 @@ func (s *Store) completeFor(ctx context.Context, t *session.Tree, entries []*ses
 // Fallback says why the snapshot body this store opened from was not used
 // (its entries were read from the stream instead), or nil.
 func (s *Store) Fallback(ctx context.Context) (err error) {
-	_ = s.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
+	_ = s.TreeStore.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
 	return err
 }
 
@@ -229,7 +229,7 @@ func (s *Store) ID() string { return s.id }
 // Sequence returns the stream sequence of the last message this store has
 // applied: what a reader waits for to see this store's writes.
 func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
-	err = s.ReadTree(ctx, func(*session.Tree) error { seq = s.lastSeq; return nil })
+	err = s.TreeStore.ReadTree(ctx, func(*session.Tree) error { seq = s.lastSeq; return nil })
 	return seq, err
 }
 
