@@ -10,8 +10,15 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Run("stream", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(false)) })
+	// Every reopen goes through a snapshot written just before: the
+	// scenarios then run on trees opened from a skeleton and their tail.
+	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true)) })
+}
+
+func conformanceBackend(viaSnapshot bool) sessiontest.Backend {
 	ctx := context.Background()
-	sessiontest.Run(t, sessiontest.Backend{
+	return sessiontest.Backend{
 		Name: "jetstream",
 		New: func(t *testing.T, h session.Header) session.Store {
 			b := newBackend(t)
@@ -24,17 +31,25 @@ func TestConformance(t *testing.T) {
 		},
 		Reopen: func(t *testing.T, s session.Store) session.Store {
 			r := s.(*reopenable)
+			if viaSnapshot {
+				if err := r.Snapshot(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := r.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			s2, err := r.b.OpenStore(ctx, r.ID())
+			s2, info, err := r.b.OpenStoreInfo(ctx, r.ID())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if viaSnapshot && (!info.FromSnapshot || !s2.Partial()) {
+				t.Fatalf("reopen did not use the snapshot: %+v", info)
 			}
 			t.Cleanup(func() { s2.Close(ctx) })
 			return &reopenable{s2, r.b}
 		},
-	})
+	}
 }
 
 // reopenable remembers the backend a store came from.

@@ -77,6 +77,7 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 	s.idx = newIndexer(b, b.cfg.indexInterval())
 	s.snap = newJob(time.Second, b.cfg.RequestTimeout, s.writeSnapshot)
 	s.TreeStore = session.NewTreeStore(t, nil, nil)
+	s.full.Store(!t.Partial())
 	return s
 }
 
@@ -170,6 +171,10 @@ func (s *Store) completeFor(ctx context.Context, t *session.Tree, entries []*ses
 	return nil
 }
 
+// Partial reports whether the store still lacks the entries of the
+// snapshot it was opened from (they are read on first need).
+func (s *Store) Partial() bool { return !s.full.Load() }
+
 // Fallback says why the snapshot body this store opened from was not used
 // (its entries were read from the stream instead), or nil.
 func (s *Store) Fallback(ctx context.Context) (err error) {
@@ -218,6 +223,10 @@ func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
 	}
 	return s.TreeStore.Entries(ctx)
 }
+
+// Snapshot writes a snapshot of the session now (loading its entries first
+// if it was opened from a skeleton).
+func (s *Store) Snapshot(ctx context.Context) error { return s.writeSnapshot(ctx) }
 
 // SnapshotStatus reports how many snapshots this store wrote and the last
 // error.
