@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -44,7 +45,7 @@ var (
 // count, and the SHA-256 of skeleton and body.
 //
 // Snapshots are never replaced in place (a reader would lose the chunks
-// under it): each is a new pair "<id>-<epoch>-<seq>.skel/.body", and a head
+// under it): each is a new pair "<id>-<epoch>-<seq>-<nuid>.skel/.body", and a head
 // record in a key-value bucket names the current one. The previous pair is
 // kept for readers still on it; older ones are deleted.
 const (
@@ -211,7 +212,9 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) error {
 	if h, _, err := b.head(ctx, id); err == nil && newer(h) {
 		return nil
 	}
-	name := fmt.Sprintf("%s-%d-%d", id, epoch, seq)
+	// Unique per write: two writers snapshotting the same sequence must
+	// not replace each other's objects, nor delete the one the head names.
+	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
 	// The body first: a skeleton is only ever found once its body exists.
 	if _, err := b.snaps.PutBytes(ctx, name+".body", snap.Body); err != nil {
 		return fmt.Errorf("stream: snapshot %s: %w", id, err)
@@ -238,7 +241,7 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) error {
 		case err != nil && !errors.Is(err, ErrBadSnapshot):
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			b.deleteSnapshot(ctx, name) // lost the race to a newer one
+			b.deleteSnapshot(ctx, name) // lost the race to another as new
 			return nil
 		}
 		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch})
