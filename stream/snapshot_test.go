@@ -177,20 +177,9 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := snapshotBackend(t, 5)
+			b := snapshotBackend(t, 0)
 			id := fmt.Sprintf("bad%d", i)
-			st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fill(t, st, 12, -1)
-			sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
-				if n, _ := st.SnapshotStatus(); n == 0 {
-					return errors.New("no snapshot yet")
-				}
-				return nil
-			})
-			st.Close(ctx)
+			snapshotted(t, b, id, 12)
 			obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
 			if err != nil {
 				t.Fatal(err)
@@ -229,6 +218,23 @@ func replaceObject(t *testing.T, obs jetstream.ObjectStore, name string, data []
 	meta := info.ObjectMeta
 	meta.Metadata[shaKey] = sha(data)
 	if _, err := obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshotted makes a session of n entries with a snapshot of them all.
+func snapshotted(t *testing.T, b *stream.Backend, id string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st, n, -1)
+	if err := st.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -361,19 +367,8 @@ func TestSnapshotsDoNotPileUp(t *testing.T) {
 // notices until the entries are read (then from the stream).
 func TestSnapshotOpenIsLazy(t *testing.T) {
 	ctx := context.Background()
-	b := snapshotBackend(t, 10)
-	st, err := b.CreateStore(ctx, sessiontest.TestHeader("lazy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(t, st, 12, -1)
-	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
-		if n, _ := st.SnapshotStatus(); n == 0 {
-			return errors.New("no snapshot yet")
-		}
-		return nil
-	})
-	st.Close(ctx)
+	b := snapshotBackend(t, 0)
+	snapshotted(t, b, "lazy", 12)
 	js, _ := jetstream.New(nc)
 	obs, _ := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
 	if err := obs.Delete(ctx, headObject(t, b, "lazy")+".body"); err != nil {
