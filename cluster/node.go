@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,21 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Logs sends the server's log to stderr.
 	Logs bool
+	// Cluster, when set, makes the node one of a JetStream cluster.
+	Cluster *ClusterConfig
+}
+
+// ClusterConfig joins a node to a JetStream cluster over routes.
+type ClusterConfig struct {
+	// Name is the cluster's name, the same on every node.
+	Name string
+	// Listen is this node's route address ("0.0.0.0:6222").
+	Listen string
+	// Routes are the other nodes' route URLs ("nats-route://host:6222").
+	Routes []string
+	// Size is the number of nodes: readiness waits for routes to the
+	// others and a JetStream meta leader this node is current with.
+	Size int
 }
 
 // DefaultConfig returns the embedded default for dataDir: no TCP listener,
@@ -78,6 +95,29 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxPayload %d outside 0..64MiB", ErrInvalidConfig, c.MaxPayload)
 	case c.MaxStore < 0 || c.MaxMemory < 0:
 		return fmt.Errorf("%w: negative storage limit", ErrInvalidConfig)
+	}
+	if cl := c.Cluster; cl != nil {
+		switch {
+		case c.ServerName == "" || c.ServerName == "sessionlog":
+			return fmt.Errorf("%w: a clustered node needs a ServerName of its own", ErrInvalidConfig)
+		case cl.Name == "" || strings.ContainsAny(cl.Name, " .*>"):
+			return fmt.Errorf("%w: cluster name %q", ErrInvalidConfig, cl.Name)
+		case cl.Size < 1:
+			return fmt.Errorf("%w: cluster size %d", ErrInvalidConfig, cl.Size)
+		case c.Listen == "":
+			return fmt.Errorf("%w: a clustered node needs a client listener", ErrInvalidConfig)
+		case len(cl.Routes) == 0 && cl.Size > 1:
+			return fmt.Errorf("%w: a cluster of %d needs routes to the other nodes", ErrInvalidConfig, cl.Size)
+		}
+		if _, _, err := splitHostPort(cl.Listen); err != nil {
+			return fmt.Errorf("%w: cluster listen address: %v", ErrInvalidConfig, err)
+		}
+		for _, r := range cl.Routes {
+			u, err := url.Parse(r)
+			if err != nil || u.Scheme != "nats-route" || u.Port() == "" {
+				return fmt.Errorf("%w: route %q (want nats-route://host:port)", ErrInvalidConfig, r)
+			}
+		}
 	}
 	return nil
 }
@@ -135,6 +175,11 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// The server refuses a max_pending below max_payload.
 	opts.MaxPending = int64(opts.MaxPayload) * 8
+	if cl := cfg.Cluster; cl != nil {
+		host, port, _ := splitHostPort(cl.Listen)
+		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port}
+		opts.Routes = server.RoutesFromStr(strings.Join(cl.Routes, ","))
+	}
 	if cfg.Listen == "" {
 		opts.DontListen = true
 	} else {
@@ -164,11 +209,26 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("%w: not accepting connections after %v (is %s in use by another process?)", ErrNotReady, cfg.ReadyTimeout, cfg.DataDir)
 	}
-	for !srv.JetStreamEnabled() {
+	ready := func() bool {
+		if !srv.JetStreamEnabled() {
+			return false
+		}
+		if cfg.Cluster == nil {
+			return true
+		}
+		// Routes to every other node, and a meta group with a leader
+		// that this node is caught up with.
+		return srv.NumRemotes() >= cfg.Cluster.Size-1 && srv.JetStreamIsCurrent()
+	}
+	for !ready() {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			srv.Shutdown()
 			srv.WaitForShutdown()
-			return nil, fmt.Errorf("%w: JetStream did not start", ErrNotReady)
+			what := "JetStream did not start"
+			if cfg.Cluster != nil {
+				what = fmt.Sprintf("cluster %s: routes to %d of %d other nodes, meta group current: %v", cfg.Cluster.Name, srv.NumRemotes(), cfg.Cluster.Size-1, srv.JetStreamIsCurrent())
+			}
+			return nil, fmt.Errorf("%w: %s", ErrNotReady, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -1,0 +1,141 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+func digestOf(t *testing.T, st *stream.Store) []byte {
+	t.Helper()
+	ctx := context.Background()
+	h, _ := st.Header(ctx)
+	es, err := st.Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := filestore.Encode(&h, es)
+	leaf, _ := st.Leaf(ctx)
+	return append(b, leaf...)
+}
+
+// Three nodes form a cluster; an R3 stream keeps taking appends with a
+// node down, and the node comes back to the same session.
+func TestThreeNodeCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cluster.StartAll(ctx, cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close(ctx)
+		}
+	}()
+	conn := func(i int) *nats.Conn {
+		nc, err := nats.Connect(cfgs[i].Listen, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	scfg := stream.DefaultConfig()
+	scfg.Replicas = 3
+	b1, err := stream.New(ctx, conn(0), scfg, stream.WithConflictPolicy(stream.Rebase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := b1.Stream().Info(ctx)
+	if err != nil || info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream is not R3 across the cluster: %+v %v", info.Cluster, err)
+	}
+	st, err := b1.CreateStore(ctx, sessiontest.TestHeader("clustered"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	s, _ := session.New(st, sessiontest.TestConfig())
+	add := func(n int) {
+		t.Helper()
+		for i := range n {
+			if _, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(fmt.Sprint(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(10)
+
+	// A node other than the one the writer uses goes down.
+	if err := nodes[2].Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	add(10)
+	restarted, err := cluster.Start(ctx, cfgs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[2] = restarted
+	add(5)
+	want := digestOf(t, st)
+	b3, err := stream.New(ctx, conn(2), scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		got, err := b3.OpenStore(ctx, "clustered")
+		if err != nil {
+			return err
+		}
+		defer got.Close(ctx)
+		if !bytes.Equal(digestOf(t, got), want) {
+			return errors.New("the restarted node's view differs")
+		}
+		return nil
+	})
+}
+
+func TestClusterConfigValidate(t *testing.T) {
+	cfgs, _ := cluster.LocalClusterConfigs(t.TempDir(), 3)
+	tests := []struct {
+		name    string
+		mutate  func(*cluster.Config)
+		wantErr bool
+	}{
+		{"local cluster node", func(*cluster.Config) {}, false},
+		{"default name", func(c *cluster.Config) { c.ServerName = "sessionlog" }, true},
+		{"no listener", func(c *cluster.Config) { c.Listen = "" }, true},
+		{"bad cluster name", func(c *cluster.Config) { c.Cluster.Name = "a b" }, true},
+		{"no routes", func(c *cluster.Config) { c.Cluster.Routes = nil }, true},
+		{"bad route", func(c *cluster.Config) { c.Cluster.Routes = []string{"http://x:1"} }, true},
+		{"zero size", func(c *cluster.Config) { c.Cluster.Size = 0 }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cfgs[0]
+			cl := *c.Cluster
+			cl.Routes = append([]string(nil), cl.Routes...)
+			c.Cluster = &cl
+			tt.mutate(&c)
+			if err := c.Validate(); (err != nil) != tt.wantErr {
+				t.Fatalf("Validate = %v, wantErr %v", err, tt.wantErr)
+			}
+		})
+	}
+}
