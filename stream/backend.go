@@ -48,12 +48,17 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	for _, o := range opts {
 		o(b)
 	}
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
+	// Creating replicated streams in a new cluster takes elections: give
+	// provisioning a few request timeouts.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 6*cfg.RequestTimeout)
+		defer cancel()
+	}
 	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
 		return nil, err
 	}
-	b.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	b.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket:      cfg.snapshotBucket(),
 		Description: "sessionlog snapshots",
 		Storage:     jetstream.FileStorage,
@@ -62,7 +67,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	if err != nil {
 		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.snapshotBucket(), err)
 	}
-	b.heads, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	b.heads, err = ensureKV(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      cfg.snapshotBucket() + "_HEADS",
 		Description: "sessionlog: current snapshot of each session",
 		Storage:     jetstream.FileStorage,

@@ -128,17 +128,21 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		AllowDirect:        true,
 		DenyDelete:         true,
 	}
-	s, err := js.CreateStream(ctx, want)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.Stream(ctx, cfg.Stream)
-		if err == nil {
-			err = checkCompatible(s.CachedInfo().Config, cfg)
+	var s jetstream.Stream
+	err := retrying(ctx, func(ctx context.Context) (err error) {
+		s, err = js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, cfg.Stream)
 		}
+		return err
+	})
+	if err == nil {
+		err = checkCompatible(s.CachedInfo().Config, cfg)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream: provision %s: %w", cfg.Stream, err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      cfg.indexBucket(),
 		Description: "sessionlog session index",
 		Storage:     jetstream.FileStorage,
@@ -149,6 +153,59 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		return nil, nil, fmt.Errorf("stream: provision index %s: %w", cfg.indexBucket(), err)
 	}
 	return s, kv, nil
+}
+
+// ensureKV opens a key-value bucket, creating it if it does not exist. An
+// existing one is used as it is: every node of a cluster may be
+// provisioning at once, and updating one another's buckets only makes
+// them wait on each other.
+func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (kv jetstream.KeyValue, err error) {
+	err = retrying(ctx, func(ctx context.Context) error {
+		if kv, err = js.KeyValue(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+		return err
+	})
+	return kv, err
+}
+
+// ensureObjectStore is ensureKV for an object store.
+func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (obs jetstream.ObjectStore, err error) {
+	err = retrying(ctx, func(ctx context.Context) error {
+		if obs, err = js.ObjectStore(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		obs, err = js.CreateObjectStore(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			obs, err = js.ObjectStore(ctx, cfg.Bucket)
+		}
+		return err
+	})
+	return obs, err
+}
+
+// retrying runs a provisioning step with attempts of a few seconds each
+// until it succeeds or ctx ends: in a cluster that is still electing, or
+// with every node creating the same asset at once, a request can go
+// unanswered where the next one succeeds.
+func retrying(ctx context.Context, step func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := step(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // checkCompatible lists every setting of an existing stream that would

@@ -6,8 +6,10 @@
 package stream
 
 import (
+	"context"
 	"errors"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -39,4 +41,18 @@ var (
 
 func isWrongLastSeq(err error) bool {
 	return errors.Is(err, errWrongLastSeq) || errors.Is(err, errWrongLastSeqConstant)
+}
+
+// A cluster still forming answers requests to create replicated assets
+// with "no suitable peers" (10005) or "temporarily unavailable" (10008);
+// the same request succeeds a little later.
+var (
+	errNoPeers     = &jetstream.APIError{ErrorCode: 10005}
+	errUnavailable = &jetstream.APIError{ErrorCode: 10008}
+)
+
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }

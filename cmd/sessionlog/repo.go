@@ -21,11 +21,12 @@ import (
 // repoFlags say where sessions live: a NATS URL, the embedded node on a
 // data dir (the default), or a directory of JSONL files.
 type repoFlags struct {
-	data   string
-	url    string
-	files  string
-	stream string
-	prefix string
+	data     string
+	url      string
+	files    string
+	stream   string
+	prefix   string
+	replicas int
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
@@ -35,6 +36,7 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.StringVar(&r.files, "files", "", "keep sessions as JSONL files in this directory instead of JetStream")
 	fs.StringVar(&r.stream, "stream", "SESSIONS", "JetStream stream name")
 	fs.StringVar(&r.prefix, "prefix", "sessions", "subject prefix")
+	fs.IntVar(&r.replicas, "replicas", 1, "stream replicas when the stream is created (3 in a cluster)")
 	return r
 }
 
@@ -70,7 +72,7 @@ type openedRepo struct {
 
 func (r *repoFlags) streamConfig() stream.Config {
 	cfg := stream.DefaultConfig()
-	cfg.Stream, cfg.Prefix = r.stream, r.prefix
+	cfg.Stream, cfg.Prefix, cfg.Replicas = r.stream, r.prefix, r.replicas
 	return cfg
 }
 

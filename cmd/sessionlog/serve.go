@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/stream"
@@ -17,11 +18,32 @@ func runServe(ctx context.Context, e env) error {
 	rf := addRepoFlags(fs)
 	listen := fs.String("listen", "127.0.0.1:4222", "client address (port 0: any free port)")
 	logs := fs.Bool("logs", false, "print the NATS server's log")
+	name := fs.String("name", "", "node name (required in a cluster; default sessionlog)")
+	clusterName := fs.String("cluster", "", "join this JetStream cluster (with -cluster-listen, -routes, -cluster-size)")
+	clusterListen := fs.String("cluster-listen", "0.0.0.0:6222", "route address of this node")
+	routes := fs.String("routes", "", "comma-separated route URLs of the other nodes (nats-route://host:6222)")
+	size := fs.Int("cluster-size", 3, "number of nodes in the cluster")
+	maxStore := fs.Int64("max-store", 0, "JetStream file store limit in bytes (0: the server's default)")
+	maxMemory := fs.Int64("max-memory", 0, "JetStream memory limit in bytes (0: the server's default)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
 	cfg := cluster.DefaultConfig(rf.data)
-	cfg.Listen, cfg.Logs = *listen, *logs
+	cfg.Listen, cfg.Logs, cfg.MaxStore, cfg.MaxMemory = *listen, *logs, *maxStore, *maxMemory
+	if *name != "" {
+		cfg.ServerName = *name
+	}
+	if *clusterName != "" {
+		cfg.Cluster = &cluster.ClusterConfig{Name: *clusterName, Listen: *clusterListen, Size: *size}
+		for _, r := range strings.Split(*routes, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				cfg.Cluster.Routes = append(cfg.Cluster.Routes, r)
+			}
+		}
+		if !flagSet(fs, "replicas") {
+			rf.replicas = min(3, *size) // replicated by default when clustered
+		}
+	}
 	node, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -39,7 +61,11 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer os.Remove(urlFile)
-	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s); interrupt to stop\n", node.ClientURL(), rf.data)
+	where := ""
+	if cfg.Cluster != nil {
+		where = fmt.Sprintf(", node %s of cluster %s, stream replicas %d", cfg.ServerName, cfg.Cluster.Name, rf.replicas)
+	}
+	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); interrupt to stop\n", node.ClientURL(), rf.data, where)
 	<-ctx.Done()
 	return nil
 }

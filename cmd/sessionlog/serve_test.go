@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -50,5 +54,62 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	// After serve stops, invocations start their own node on the same data.
 	if tree := mustRun(t, data, "", "tree", "shared"); !strings.Contains(tree, "through the server") {
 		t.Fatalf("tree after serve stopped:\n%s", tree)
+	}
+}
+
+// Three `serve` processes' worth of nodes form a cluster from flags; the
+// stream is replicated three ways and a session written through one node
+// reads back through another.
+func TestServeCluster(t *testing.T) {
+	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	outs := make([]*bytes.Buffer, 3)
+	for i, c := range cfgs {
+		outs[i] = &bytes.Buffer{}
+		args := []string{"serve", "-data", c.DataDir, "-listen", c.Listen, "-name", c.ServerName,
+			"-cluster", c.Cluster.Name, "-cluster-listen", c.Cluster.Listen, "-cluster-size", "3",
+			"-routes", strings.Join(c.Cluster.Routes, ",")}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var errb bytes.Buffer
+			if code := Run(ctx, args, strings.NewReader(""), outs[i], &errb); code != 0 {
+				t.Errorf("serve %d: exit %d: %s", i, code, errb.String())
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	for _, c := range cfgs {
+		sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+			_, err := os.Stat(serveURLFile(c.DataDir))
+			return err
+		})
+	}
+	url1, url3 := "nats://"+cfgs[0].Listen, "nats://"+cfgs[2].Listen
+	if got := mustRun(t, "", "", "new", "-id", "c1", "-url", url1); got != "c1" {
+		t.Fatalf("new printed %q", got)
+	}
+	mustRun(t, "", "", "append", "c1", "-text", "replicated", "-url", url1)
+	if tree := mustRun(t, "", "", "tree", "c1", "-url", url3); !strings.Contains(tree, "replicated") {
+		t.Fatalf("tree through another node:\n%s", tree)
+	}
+	for _, o := range outs {
+		if !strings.Contains(o.String(), "stream replicas 3") {
+			t.Errorf("serve said: %s", o.String())
+		}
+	}
+	nc, err := nats.Connect(url3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(context.Background(), "SESSIONS")
+	if err != nil || s.CachedInfo().Config.Replicas != 3 {
+		t.Fatalf("stream replicas: %v %v", err, s)
 	}
 }
