@@ -70,6 +70,9 @@ type ClusterConfig struct {
 	// Size is the number of nodes: readiness waits for routes to the
 	// others and a JetStream meta leader this node is current with.
 	Size int
+	// Advertise is the route address other nodes learn for this one
+	// (behind NAT or a proxy); empty: Listen.
+	Advertise string
 }
 
 // DefaultConfig returns the embedded default for dataDir: no TCP listener,
@@ -177,7 +180,7 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	opts.MaxPending = int64(opts.MaxPayload) * 8
 	if cl := cfg.Cluster; cl != nil {
 		host, port, _ := splitHostPort(cl.Listen)
-		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port}
+		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port, Advertise: cl.Advertise}
 		opts.Routes = server.RoutesFromStr(strings.Join(cl.Routes, ","))
 	}
 	if cfg.Listen == "" {

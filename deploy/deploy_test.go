@@ -52,7 +52,7 @@ func TestNATSConfigsLoad(t *testing.T) {
 // serveFlags are the flags of `sessionlog serve` the deployments use.
 var serveFlags = map[string]bool{
 	"data": true, "name": true, "listen": true, "cluster": true, "cluster-listen": true,
-	"routes": true, "cluster-size": true, "replicas": true, "logs": true, "max-store": true, "max-memory": true,
+	"routes": true, "cluster-size": true, "cluster-advertise": true, "replicas": true, "logs": true, "max-store": true, "max-memory": true,
 }
 
 // checkServeArgs checks a serve command line uses known flags and joins a

@@ -23,6 +23,7 @@ func runServe(ctx context.Context, e env) error {
 	clusterListen := fs.String("cluster-listen", "0.0.0.0:6222", "route address of this node")
 	routes := fs.String("routes", "", "comma-separated route URLs of the other nodes (nats-route://host:6222)")
 	size := fs.Int("cluster-size", 3, "number of nodes in the cluster")
+	advertise := fs.String("cluster-advertise", "", "route address the other nodes learn for this one (default: -cluster-listen)")
 	maxStore := fs.Int64("max-store", 0, "JetStream file store limit in bytes (0: the server's default)")
 	maxMemory := fs.Int64("max-memory", 0, "JetStream memory limit in bytes (0: the server's default)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
@@ -34,7 +35,7 @@ func runServe(ctx context.Context, e env) error {
 		cfg.ServerName = *name
 	}
 	if *clusterName != "" {
-		cfg.Cluster = &cluster.ClusterConfig{Name: *clusterName, Listen: *clusterListen, Size: *size}
+		cfg.Cluster = &cluster.ClusterConfig{Name: *clusterName, Listen: *clusterListen, Size: *size, Advertise: *advertise}
 		for _, r := range strings.Split(*routes, ",") {
 			if r = strings.TrimSpace(r); r != "" {
 				cfg.Cluster.Routes = append(cfg.Cluster.Routes, r)

@@ -1,0 +1,233 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// node is one `sessionlog serve` process.
+type node struct {
+	name   string
+	data   string
+	client string // 127.0.0.1:port
+	args   []string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+}
+
+// procCluster is a cluster of `sessionlog serve` processes whose routes go
+// through proxies, one per direction of every pair of nodes.
+type procCluster struct {
+	t       *testing.T
+	bin     string
+	nodes   []*node
+	proxies map[[2]int]*proxy
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startCluster(t *testing.T, bin string, n int) *procCluster {
+	t.Helper()
+	c := &procCluster{t: t, bin: bin, proxies: map[[2]int]*proxy{}}
+	routePorts := make([]int, n)
+	for i := range n {
+		routePorts[i] = freePort(t)
+	}
+	for i := range n {
+		for j := range n {
+			if i == j {
+				continue
+			}
+			p, err := newProxy(fmt.Sprintf("127.0.0.1:%d", routePorts[j]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.proxies[[2]int{i, j}] = p
+		}
+	}
+	dir := t.TempDir()
+	for i := range n {
+		nd := &node{name: fmt.Sprintf("n%d", i+1), data: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+			client: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		var routes []string
+		for j := range n {
+			if j != i {
+				routes = append(routes, "nats-route://"+c.proxies[[2]int{i, j}].addr())
+			}
+		}
+		// Advertising an address nobody listens on keeps the nodes from
+		// learning each other's real route ports and going around the
+		// proxies.
+		nd.args = []string{"serve", "-data", nd.data, "-name", nd.name, "-listen", nd.client,
+			"-cluster", "itest", "-cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
+			"-cluster-advertise", "127.0.0.1:1", "-cluster-size", fmt.Sprint(n),
+			"-routes", strings.Join(routes, ","), "-replicas", "3"}
+		c.nodes = append(c.nodes, nd)
+	}
+	for i := range c.nodes {
+		c.spawn(i)
+	}
+	for i := range c.nodes {
+		c.waitReady(i)
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
+func (c *procCluster) spawn(i int) {
+	nd := c.nodes[i]
+	os.Remove(filepath.Join(nd.data, "serve.url"))
+	nd.log = &bytes.Buffer{}
+	nd.cmd = exec.Command(c.bin, nd.args...)
+	nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
+	if err := nd.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// waitReady waits for the node's serve.url: written once the node has
+// routes to the others, a current meta group and the stream provisioned.
+func (c *procCluster) waitReady(i int) {
+	nd := c.nodes[i]
+	sessiontest.CheckFor(c.t, 60*time.Second, 20*time.Millisecond, func() error {
+		if nd.cmd.ProcessState != nil {
+			return fmt.Errorf("%s exited: %s", nd.name, nd.log)
+		}
+		_, err := os.Stat(filepath.Join(nd.data, "serve.url"))
+		return err
+	})
+}
+
+func (c *procCluster) kill(i int) {
+	nd := c.nodes[i]
+	nd.cmd.Process.Signal(syscall.SIGKILL)
+	nd.cmd.Wait()
+}
+
+func (c *procCluster) restart(i int) {
+	c.spawn(i)
+	c.waitReady(i)
+}
+
+func (c *procCluster) pause(i int, paused bool) {
+	sig := syscall.SIGCONT
+	if paused {
+		sig = syscall.SIGSTOP
+	}
+	c.nodes[i].cmd.Process.Signal(sig)
+}
+
+// cutOff drops (or restores) every route to and from node i.
+func (c *procCluster) cutOff(i int, cut bool) {
+	for k, p := range c.proxies {
+		if k[0] == i || k[1] == i {
+			p.setCut(cut)
+		}
+	}
+}
+
+func (c *procCluster) url(i int) string { return "nats://" + c.nodes[i].client }
+
+func (c *procCluster) urls() string {
+	var us []string
+	for i := range c.nodes {
+		us = append(us, c.url(i))
+	}
+	return strings.Join(us, ",")
+}
+
+func (c *procCluster) close() {
+	for i, nd := range c.nodes {
+		if nd.cmd != nil && nd.cmd.ProcessState == nil {
+			c.pause(i, false)
+			c.kill(i)
+		}
+	}
+	for _, p := range c.proxies {
+		p.close()
+	}
+}
+
+// streamLeader returns the index of the node leading the sessions stream.
+func (c *procCluster) streamLeader(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(c.urls(), nats.Timeout(2*time.Second))
+	if err != nil {
+		return -1, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(ctx, "SESSIONS")
+	if err != nil {
+		return -1, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return -1, err
+	}
+	if info.Cluster == nil {
+		return -1, errors.New("stream is not clustered")
+	}
+	for i, nd := range c.nodes {
+		if nd.name == info.Cluster.Leader {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("no leader (%q)", info.Cluster.Leader)
+}
+
+// converged reports whether every replica of the stream is current.
+func (c *procCluster) converged(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(c.urls(), nats.Timeout(2*time.Second))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(ctx, "SESSIONS")
+	if err != nil {
+		return err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return errors.New("no stream leader")
+	}
+	if len(info.Cluster.Replicas) != len(c.nodes)-1 {
+		return fmt.Errorf("%d replicas besides the leader", len(info.Cluster.Replicas))
+	}
+	for _, r := range info.Cluster.Replicas {
+		if !r.Current || r.Offline || r.Lag != 0 {
+			return fmt.Errorf("replica %s: current %v offline %v lag %d", r.Name, r.Current, r.Offline, r.Lag)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+// Package integration runs sessionlog as separate OS processes — a
+// three-node cluster of `sessionlog serve` — under faults (kill -9 of a
+// follower and of the stream leader, restarts, SIGSTOP, a node cut off by
+// a TCP proxy on its routes) while writers append, then checks that every
+// acknowledged entry is there exactly once, that nothing was stored that
+// was never sent, and that the nodes converge. The tests are in
+// *_test.go; `go test ./integration -soak 10m` runs longer.
+package integration

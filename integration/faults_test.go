@@ -1,0 +1,186 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// A fault is injected, held, then repaired; the writers keep going.
+type fault struct {
+	name   string
+	hold   time.Duration
+	inject func(ctx context.Context) int // returns the node it hit
+	repair func(node int)
+}
+
+// TestFaultsUnderLoad runs writers against a three-node cluster of
+// `sessionlog serve` processes while nodes are killed, restarted, paused
+// and cut off, then checks the ledger against the stream.
+func TestFaultsUnderLoad(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute+*soak)
+	defer cancel()
+	c := startCluster(t, bin, 3)
+	sessions := sessionIDs(6)
+	createSessions(t, ctx, c.urls(), append(sessions, "itest-minority"))
+	w := startWorkload(t, c.urls(), 4, sessions)
+	stopped := false
+	defer func() {
+		if !stopped {
+			w.stop()
+		}
+	}()
+
+	leader := func() int {
+		var l int
+		sessiontest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() (err error) {
+			l, err = c.streamLeader(ctx)
+			return err
+		})
+		return l
+	}
+	follower := func() int { return (leader() + 1) % 3 }
+	var minorityAcks atomic.Int64
+	faults := []fault{
+		{"kill -9 a follower, restart it", time.Second,
+			func(ctx context.Context) int { f := follower(); c.kill(f); return f },
+			func(n int) { c.restart(n) }},
+		{"kill -9 the stream leader, restart it", time.Second,
+			func(ctx context.Context) int { l := leader(); c.kill(l); return l },
+			func(n int) { c.restart(n) }},
+		{"pause a follower (SIGSTOP/SIGCONT)", 2 * time.Second,
+			func(ctx context.Context) int { f := follower(); c.pause(f, true); return f },
+			func(n int) { c.pause(n, false) }},
+		{"pause the stream leader (SIGSTOP/SIGCONT)", 2 * time.Second,
+			func(ctx context.Context) int { l := leader(); c.pause(l, true); return l },
+			func(n int) { c.pause(n, false) }},
+		{"cut the leader off its routes, with a writer on it", 3 * time.Second,
+			func(ctx context.Context) int {
+				l := leader()
+				c.cutOff(l, true)
+				minorityWriter(ctx, t, c.url(l), w.l, 3*time.Second, &minorityAcks)
+				return l
+			},
+			func(n int) { c.cutOff(n, false) }},
+	}
+
+	type result struct {
+		name              string
+		node              string
+		outage, recovered time.Duration
+	}
+	var results []result
+	deadline := time.Now().Add(*soak)
+	for round := 0; round == 0 || time.Now().Before(deadline); round++ {
+		for _, f := range faults {
+			start := time.Now()
+			node := f.inject(ctx)
+			t.Logf("%s: %s on %s", time.Now().Format("15:04:05.000"), f.name, c.nodes[node].name)
+			// Writes must go on through the other two nodes.
+			outage := waitForAck(t, w.l, start, 60*time.Second)
+			if held := time.Since(start); held < f.hold {
+				time.Sleep(f.hold - held) // keep the fault for its span, however soon writes resumed
+			}
+			f.repair(node)
+			repaired := time.Now()
+			recovered := waitForAck(t, w.l, repaired, 60*time.Second)
+			results = append(results, result{f.name, c.nodes[node].name, outage, recovered})
+			sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
+		}
+	}
+	w.stop()
+	stopped = true
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
+
+	v := check(t, ctx, c.url(0), w.l)
+	var report strings.Builder
+	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d (of them unacknowledged %d); lost %d, duplicated %d, never sent %d; writer errors %d; minority acks %d\n",
+		v.Attempted, v.Acked, v.Stored, v.UnackedStored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), minorityAcks.Load())
+	for _, r := range results {
+		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v, after the repair after %v\n", r.name, r.node, r.outage.Round(time.Millisecond), r.recovered.Round(time.Millisecond))
+	}
+	t.Log("\n" + report.String())
+	if v.Lost != 0 || v.Duplicated != 0 || v.NeverSent != 0 {
+		t.Errorf("ledger and stream disagree: %+v", v)
+	}
+	if v.Acked == 0 {
+		t.Error("no append was acknowledged")
+	}
+	if minorityAcks.Load() != 0 {
+		t.Errorf("%d appends through the cut-off node were acknowledged", minorityAcks.Load())
+	}
+	// Every node, asked in turn, gives the same trees and leaves (a node
+	// just healed may need a moment before it answers at all).
+	sessiontest.CheckFor(t, 60*time.Second, 200*time.Millisecond, func() error { return treesAgree(t, ctx, c, sessions) })
+}
+
+// waitForAck waits until some append is acknowledged after since, and
+// returns how long after since that was.
+func waitForAck(t *testing.T, l *ledger, since time.Time, limit time.Duration) time.Duration {
+	t.Helper()
+	var at time.Time
+	sessiontest.CheckFor(t, limit, 10*time.Millisecond, func() error {
+		if last := l.lastAck.Load(); last > since.UnixNano() {
+			at = time.Unix(0, last)
+			return nil
+		}
+		return fmt.Errorf("no acknowledged append since %v (%d errors, last: %v)", since, l.errors.Load(), l.lastErr.Load())
+	})
+	return at.Sub(since)
+}
+
+// minorityWriter appends through one node only, for a while, counting
+// what it was told was stored. Cut off from the others, that node must
+// refuse (or time out) rather than acknowledge.
+func minorityWriter(ctx context.Context, t *testing.T, url string, l *ledger, span time.Duration, acks *atomic.Int64) {
+	nc, err := nats.Connect(url, nats.MaxReconnects(0))
+	if err != nil {
+		t.Logf("minority writer: %v", err)
+		return
+	}
+	// Everything it tries ends with the span: a cut-off node can leave
+	// requests unanswered.
+	ctx, cancel := context.WithTimeout(ctx, span)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer nc.Close()
+		cfg := stream.DefaultConfig()
+		cfg.Replicas, cfg.RequestTimeout = 3, time.Second
+		b, err := stream.New(ctx, nc, cfg)
+		if err != nil {
+			return // the node cannot even answer the stream's info: refused
+		}
+		st, err := b.OpenStore(ctx, "itest-minority")
+		if err != nil {
+			return
+		}
+		defer st.Close(ctx)
+		end := time.Now().Add(span)
+		for n := 0; time.Now().Before(end); n++ {
+			leaf, _ := st.Leaf(ctx)
+			id := fmt.Sprintf("minority-%d-%d", time.Now().UnixNano(), n)
+			e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()), CustomType: "probe"}
+			l.attempt(id, "itest-minority")
+			actx, cancel := context.WithTimeout(ctx, time.Second)
+			if st.Append(actx, e) == nil {
+				acks.Add(1)
+				l.ack(id, "itest-minority")
+			}
+			cancel()
+		}
+	}()
+	wg.Wait()
+}

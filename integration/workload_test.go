@@ -1,0 +1,309 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// ledger is what the writers did: every entry attempted and every one
+// acknowledged, by id.
+type ledger struct {
+	mu        sync.Mutex
+	attempted map[string]string // entry id -> session
+	acked     map[string]string
+	lastAck   atomic.Int64 // unix nanos of the latest acknowledgement
+	errors    atomic.Int64
+	lastErr   atomic.Value // string
+}
+
+func (l *ledger) fail(err error) {
+	l.errors.Add(1)
+	l.lastErr.Store(err.Error())
+}
+
+func newLedger() *ledger {
+	return &ledger{attempted: map[string]string{}, acked: map[string]string{}}
+}
+
+func (l *ledger) attempt(id, sid string) {
+	l.mu.Lock()
+	l.attempted[id] = sid
+	l.mu.Unlock()
+}
+
+func (l *ledger) ack(id, sid string) {
+	l.mu.Lock()
+	l.acked[id] = sid
+	l.mu.Unlock()
+	l.lastAck.Store(time.Now().UnixNano())
+}
+
+func (l *ledger) counts() (attempted, acked int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.attempted), len(l.acked)
+}
+
+// workload runs writers, each on its own connection (to every node, so it
+// fails over), appending to sessions shared with the others.
+type workload struct {
+	l      *ledger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func sessionIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("itest-%d", i)
+	}
+	return ids
+}
+
+func startWorkload(t *testing.T, urls string, writers int, sessions []string) *workload {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &workload{l: newLedger(), cancel: cancel}
+	for k := range writers {
+		// Fast pings: a client on a paused (SIGSTOP) server notices within
+		// a second or so and fails over, as an HA client should.
+		nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.Timeout(2*time.Second),
+			nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := stream.DefaultConfig()
+		cfg.Replicas, cfg.RequestTimeout = 3, 3*time.Second
+		b, err := stream.New(ctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer nc.Close()
+			w.write(ctx, b, k, sessions)
+		}()
+	}
+	return w
+}
+
+func (w *workload) write(ctx context.Context, b *stream.Backend, k int, sessions []string) {
+	stores := map[string]*stream.Store{}
+	closeStore := func(st *stream.Store) {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st.Close(cctx)
+	}
+	defer func() {
+		for _, st := range stores {
+			closeStore(st)
+		}
+	}()
+	for n := 0; ctx.Err() == nil; n++ {
+		sid := sessions[(n+k)%len(sessions)]
+		st := stores[sid]
+		if st == nil {
+			var err error
+			octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			st, err = b.OpenStore(octx, sid)
+			cancel()
+			if err != nil {
+				w.l.fail(fmt.Errorf("open: %w", err))
+				pause(ctx, 100*time.Millisecond)
+				continue
+			}
+			stores[sid] = st
+		}
+		leaf, _ := st.Leaf(ctx)
+		id := fmt.Sprintf("w%d-%06d", k, n)
+		e := &session.Entry{Type: session.TypeMessage, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()),
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent(id), Timestamp: time.Now().UnixMilli()}}
+		w.l.attempt(id, sid)
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := st.Append(actx, e)
+		cancel()
+		if err == nil {
+			w.l.ack(id, sid)
+			continue
+		}
+		// Whatever happened, start from what the stream holds.
+		w.l.fail(fmt.Errorf("append: %w", err))
+		closeStore(st)
+		delete(stores, sid)
+		pause(ctx, 50*time.Millisecond)
+	}
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (w *workload) stop() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+// verdict is what the checker found.
+type verdict struct {
+	Attempted, Acked, Stored    int
+	Lost, Duplicated, NeverSent int
+	Sessions                    int
+	UnackedStored               int
+}
+
+// check reads every entry message of the stream raw, through the given
+// node, and compares it with the ledger.
+func check(t *testing.T, ctx context.Context, url string, l *ledger) verdict {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(ctx, "SESSIONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sessions.*.message"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for left := info.NumPending; left > 0; {
+		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			e, err := codec.DecodeEntryMsgpack(m.Data())
+			if err != nil {
+				t.Fatalf("undecodable entry: %v", err)
+			}
+			seen[e.ID]++
+		}
+		if n == 0 {
+			t.Fatalf("read stalled with %d left", left)
+		}
+		left -= uint64(n)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := verdict{Attempted: len(l.attempted), Acked: len(l.acked), Stored: len(seen)}
+	for id := range l.acked {
+		if seen[id] == 0 {
+			v.Lost++
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			v.Duplicated++
+		}
+		if _, ok := l.attempted[id]; !ok {
+			v.NeverSent++
+		}
+		if _, ok := l.acked[id]; !ok {
+			v.UnackedStored++
+		}
+	}
+	return v
+}
+
+// treesAgree opens every session through every node and compares them.
+func treesAgree(t *testing.T, ctx context.Context, c *procCluster, sessions []string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var want map[string][]byte
+	for i := range c.nodes {
+		nc, err := nats.Connect(c.url(i))
+		if err != nil {
+			return err
+		}
+		cfg := stream.DefaultConfig()
+		cfg.Replicas = 3
+		b, err := stream.New(ctx, nc, cfg)
+		if err != nil {
+			nc.Close()
+			return err
+		}
+		got := map[string][]byte{}
+		for _, sid := range sessions {
+			st, err := b.OpenStore(ctx, sid)
+			if err != nil {
+				nc.Close()
+				return fmt.Errorf("node %d, %s: %w", i, sid, err)
+			}
+			es, err := st.Entries(ctx)
+			leaf, _ := st.Leaf(ctx)
+			st.Close(ctx)
+			if err != nil {
+				nc.Close()
+				return err
+			}
+			d := []byte(leaf)
+			for _, e := range es {
+				d = append(d, e.ID...)
+				d = append(d, e.ParentID...)
+			}
+			got[sid] = d
+		}
+		nc.Close()
+		if want == nil {
+			want = got
+			continue
+		}
+		for sid := range want {
+			if string(want[sid]) != string(got[sid]) {
+				return fmt.Errorf("node %d sees %s differently", i, sid)
+			}
+		}
+	}
+	return nil
+}
+
+func createSessions(t *testing.T, ctx context.Context, urls string, ids []string) {
+	t.Helper()
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cfg := stream.DefaultConfig()
+	cfg.Replicas = 3
+	b, err := stream.New(ctx, nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		st, err := b.Create(ctx, sessiontest.TestHeader(id))
+		if err != nil && !errors.Is(err, session.ErrSessionExists) {
+			t.Fatal(err)
+		}
+		if st != nil {
+			st.Close(ctx)
+		}
+	}
+}
