@@ -26,6 +26,10 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 	cc := jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{b.cfg.sessionSubjects(id)},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		// A read is one bounded request: if its consumer is lost and cannot
+		// be made again, fail (the caller retries) instead of retrying
+		// forever inside Fetch, which does not watch ctx.
+		MaxResetAttempts: 3,
 	}
 	if after > 0 {
 		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
