@@ -33,6 +33,8 @@ func TestFaultsUnderLoad(t *testing.T) {
 	c := startCluster(t, bin, 3)
 	sessions := sessionIDs(6)
 	createSessions(t, ctx, c.urls(), append(sessions, "itest-minority"))
+	// A replica of every session on each node, tailing through the faults.
+	replicas := startReplicas(t, ctx, c)
 	w := startWorkload(t, c.urls(), 4, sessions)
 	stopped := false
 	defer func() {
@@ -122,6 +124,10 @@ func TestFaultsUnderLoad(t *testing.T) {
 	// Every node, asked in turn, gives the same trees and leaves (a node
 	// just healed may need a moment before it answers at all).
 	sessiontest.CheckFor(t, 60*time.Second, 200*time.Millisecond, func() error { return treesAgree(t, ctx, c, sessions) })
+	// And the replicas that tailed through it all hold the same digests.
+	if err := replicasAgree(t, ctx, c, replicas, sessions); err != nil {
+		t.Error(err)
+	}
 }
 
 // waitForAck waits until some append is acknowledged after since, and

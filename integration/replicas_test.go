@@ -1,0 +1,108 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/replica"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// startReplicas runs one all-sessions replica per node, each on a
+// connection to that node only (reconnecting to it), as a reader process
+// beside each node would.
+func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*replica.Replica {
+	t.Helper()
+	var rs []*replica.Replica
+	for i := range c.nodes {
+		nc, err := nats.Connect(c.url(i), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+			nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		cfg := stream.DefaultConfig()
+		cfg.Replicas = 3
+		b, err := stream.New(ctx, nc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := replica.DefaultConfig()
+		rc.WriteSnapshots = false
+		r, err := replica.Start(ctx, b, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r.Close(cctx)
+		})
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// replicasAgree waits until every replica has applied the stream's last
+// sequence and compares their trees.
+func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*replica.Replica, sessions []string) error {
+	nc, err := nats.Connect(c.urls())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	b, err := stream.New(ctx, nc, stream.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	info, err := b.Stream().Info(ctx)
+	if err != nil {
+		return err
+	}
+	last := info.State.LastSeq
+	var want map[string][32]byte
+	for i, r := range rs {
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := r.WaitFor(wctx, last)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("replica on node %d: %w (status %+v)", i, err, r.Status())
+		}
+		got := map[string][32]byte{}
+		for _, sid := range sessions {
+			err := r.Read(ctx, sid, func(tr *session.Tree) error {
+				h := sha256.New()
+				for _, e := range tr.Entries() {
+					fmt.Fprintf(h, "%s<%s;", e.ID, e.ParentID)
+				}
+				fmt.Fprintf(h, "leaf=%s", tr.Leaf())
+				var d [32]byte
+				copy(d[:], h.Sum(nil))
+				got[sid] = d
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("replica on node %d, %s: %w", i, sid, err)
+			}
+		}
+		if st := r.Status(); st.Resets != 0 {
+			t.Logf("replica on node %d rebuilt %d trees on the way (status %+v)", i, st.Resets, st)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		for sid := range want {
+			if want[sid] != got[sid] {
+				return fmt.Errorf("replica on node %d disagrees on %s", i, sid)
+			}
+		}
+	}
+	return nil
+}
