@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -30,6 +31,10 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 		// be made again, fail (the caller retries) instead of retrying
 		// forever inside Fetch, which does not watch ctx.
 		MaxResetAttempts: 3,
+		// Reads are short: a consumer left behind by a failed one must not
+		// linger for the default five minutes (the soak test ran into the
+		// server's consumer limit that way).
+		InactiveThreshold: 5 * time.Second,
 	}
 	if after > 0 {
 		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
@@ -45,6 +50,7 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 	if err != nil {
 		return after, fmt.Errorf("stream: read %s: %w", id, err)
 	}
+	defer b.dropConsumer(cons)
 	// Read what was there when the read began: a session being written
 	// to faster than it is read must not keep the read going forever.
 	remaining := info.NumPending
@@ -79,6 +85,17 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 		}
 	}
 	return last, nil
+}
+
+// dropConsumer deletes a read's consumer now rather than when it times out.
+func (b *Backend) dropConsumer(cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = b.stream.DeleteConsumer(ctx, info.Name) // best effort: it also expires
 }
 
 func (b *Backend) decode(id, subject string, data []byte, seq uint64) (record, error) {
