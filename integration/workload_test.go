@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,43 +78,85 @@ func startWorkload(t *testing.T, urls string, writers int, sessions []string) *w
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &workload{l: newLedger(), cancel: cancel}
+	servers := strings.Split(urls, ",")
 	for k := range writers {
-		// Fast pings: a client on a paused (SIGSTOP) server notices within
-		// a second or so and fails over, as an HA client should.
-		nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.Timeout(2*time.Second),
-			nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := stream.DefaultConfig()
-		cfg.Replicas, cfg.RequestTimeout = 3, 3*time.Second
-		b, err := stream.New(ctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase))
-		if err != nil {
-			t.Fatal(err)
-		}
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			defer nc.Close()
-			w.write(ctx, b, k, sessions)
+			w.write(ctx, servers, k, sessions)
 		}()
 	}
 	return w
 }
 
-func (w *workload) write(ctx context.Context, b *stream.Backend, k int, sessions []string) {
+// dial connects to the servers starting with the one at index first, so
+// that writers spread over the nodes.
+func dial(ctx context.Context, servers []string, first int) (*nats.Conn, *stream.Backend, error) {
+	order := append(append([]string(nil), servers[first%len(servers):]...), servers[:first%len(servers)]...)
+	// Fast pings: a client on a paused (SIGSTOP) server notices within
+	// a second or so and fails over, as an HA client should.
+	nc, err := nats.Connect(strings.Join(order, ","), nats.DontRandomize(), nats.MaxReconnects(-1),
+		nats.ReconnectWait(100*time.Millisecond), nats.Timeout(2*time.Second),
+		nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := stream.DefaultConfig()
+	cfg.Replicas, cfg.RequestTimeout = 3, 3*time.Second
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b, err := stream.New(pctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase))
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, b, nil
+}
+
+// maxFailures is how many failures in a row make a writer move to another
+// node: a node cut off from the others keeps its clients' connections up
+// but cannot serve JetStream, and a client must go elsewhere itself.
+const maxFailures = 3
+
+func (w *workload) write(ctx context.Context, servers []string, k int, sessions []string) {
 	stores := map[string]*stream.Store{}
 	closeStore := func(st *stream.Store) {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		st.Close(cctx)
 	}
-	defer func() {
-		for _, st := range stores {
+	closeAll := func() {
+		for sid, st := range stores {
 			closeStore(st)
+			delete(stores, sid)
+		}
+	}
+	defer closeAll()
+	var nc *nats.Conn
+	var b *stream.Backend
+	defer func() {
+		if nc != nil {
+			nc.Close()
 		}
 	}()
+	next, failures := k, 0
 	for n := 0; ctx.Err() == nil; n++ {
+		if nc == nil || failures >= maxFailures {
+			closeAll()
+			if nc != nil {
+				nc.Close()
+				next++
+			}
+			var err error
+			if nc, b, err = dial(ctx, servers, next); err != nil {
+				nc = nil
+				w.l.fail(fmt.Errorf("dial: %w", err))
+				next++
+				pause(ctx, 100*time.Millisecond)
+				continue
+			}
+			failures = 0
+		}
 		sid := sessions[(n+k)%len(sessions)]
 		st := stores[sid]
 		if st == nil {
@@ -123,6 +166,7 @@ func (w *workload) write(ctx context.Context, b *stream.Backend, k int, sessions
 			cancel()
 			if err != nil {
 				w.l.fail(fmt.Errorf("open: %w", err))
+				failures++
 				pause(ctx, 100*time.Millisecond)
 				continue
 			}
@@ -138,10 +182,12 @@ func (w *workload) write(ctx context.Context, b *stream.Backend, k int, sessions
 		cancel()
 		if err == nil {
 			w.l.ack(id, sid)
+			failures = 0
 			continue
 		}
 		// Whatever happened, start from what the stream holds.
 		w.l.fail(fmt.Errorf("append: %w", err))
+		failures++
 		closeStore(st)
 		delete(stores, sid)
 		pause(ctx, 50*time.Millisecond)
