@@ -270,15 +270,7 @@ func rewrite(path string, t *session.Tree, cfg Config) (*os.File, int64, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	tmp := path + ".migrate.tmp"
-	if err := writeFileSync(tmp, data, cfg.FileMode); err != nil {
-		return nil, 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return nil, 0, fmt.Errorf("filestore: replace %s: %w", path, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := WriteAtomic(path, data, cfg.FileMode); err != nil {
 		return nil, 0, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
@@ -308,22 +300,38 @@ func Encode(h *session.Header, entries []*session.Entry) ([]byte, error) {
 	return buf, nil
 }
 
-func writeFileSync(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+// WriteAtomic replaces the file at path with data: written to a temporary
+// file beside it, fsynced, renamed over it, and the directory fsynced, so
+// that a crash leaves the old file or the new one, never a part.
+func WriteAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("filestore: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
+	tmp := f.Name()
+	fail := func(what string, err error) error {
 		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("filestore: write %s: %w", path, err)
+		os.Remove(tmp)
+		return fmt.Errorf("filestore: %s %s: %w", what, tmp, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		return fail("chmod", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail("write", err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("filestore: sync %s: %w", path, err)
+		return fail("sync", err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("filestore: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("filestore: replace %s: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 func syncFileAndDir(f *os.File, path string) error {

@@ -86,7 +86,7 @@ func runDemo(ctx context.Context, e env) error {
 			dir = rf.files
 		}
 		path := filepath.Join(dir, h.ID+".export.jsonl")
-		if err := writeAtomic(path, data); err != nil {
+		if err := filestore.WriteAtomic(path, data, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "\n── sessionlog export %s -o %s\n", h.ID, path)

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
@@ -35,31 +32,6 @@ func runExport(ctx context.Context, e env) error {
 			_, err = e.stdout.Write(data)
 			return err
 		}
-		return writeAtomic(*out, data)
+		return filestore.WriteAtomic(*out, data, 0o644)
 	})
-}
-
-// writeAtomic writes a file so that a crash leaves the old one or the new
-// one, never a part.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	return nil
 }
