@@ -104,7 +104,11 @@ func TestFaultsUnderLoad(t *testing.T) {
 	stopped = true
 	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
 
-	v := check(t, ctx, c.url(0), w.l)
+	var v verdict
+	sessiontest.CheckFor(t, 2*time.Minute, 200*time.Millisecond, func() (err error) {
+		v, err = check(ctx, c.urls(), w.l)
+		return err
+	})
 	var report strings.Builder
 	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d (of them unacknowledged %d); lost %d, duplicated %d, never sent %d; writer errors %d; minority acks %d\n",
 		v.Attempted, v.Acked, v.Stored, v.UnackedStored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), minorityAcks.Load())

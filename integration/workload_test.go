@@ -214,45 +214,47 @@ type verdict struct {
 	UnackedStored               int
 }
 
-// check reads every entry message of the stream raw, through the given
-// node, and compares it with the ledger.
-func check(t *testing.T, ctx context.Context, url string, l *ledger) verdict {
-	t.Helper()
-	nc, err := nats.Connect(url)
+// check reads every entry message of the stream raw and compares it with
+// the ledger. A node just healed can answer "temporarily unavailable"
+// for a moment: errors are returned for the caller to retry.
+func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(urls)
 	if err != nil {
-		t.Fatal(err)
+		return verdict{}, err
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	s, err := js.Stream(ctx, "SESSIONS")
 	if err != nil {
-		t.Fatal(err)
+		return verdict{}, err
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sessions.*.message"}})
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sessions.*.message"}, MaxResetAttempts: 3})
 	if err != nil {
-		t.Fatal(err)
+		return verdict{}, err
 	}
 	info, err := cons.Info(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return verdict{}, err
 	}
 	seen := map[string]int{}
 	for left := info.NumPending; left > 0; {
 		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(10*time.Second))
 		if err != nil {
-			t.Fatal(err)
+			return verdict{}, err
 		}
 		n := 0
 		for m := range batch.Messages() {
 			n++
 			e, err := codec.DecodeEntryMsgpack(m.Data())
 			if err != nil {
-				t.Fatalf("undecodable entry: %v", err)
+				return verdict{}, fmt.Errorf("undecodable entry: %w", err)
 			}
 			seen[e.ID]++
 		}
 		if n == 0 {
-			t.Fatalf("read stalled with %d left", left)
+			return verdict{}, fmt.Errorf("read stalled with %d left", left)
 		}
 		left -= uint64(n)
 	}
@@ -275,7 +277,7 @@ func check(t *testing.T, ctx context.Context, url string, l *ledger) verdict {
 			v.UnackedStored++
 		}
 	}
-	return v
+	return v, nil
 }
 
 // treesAgree opens every session through every node and compares them.
