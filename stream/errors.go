@@ -52,7 +52,12 @@ var (
 )
 
 func transient(err error) bool {
+	return ambiguous(err) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable)
+}
+
+// ambiguous errors leave it unknown whether the server stored a message.
+func ambiguous(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }

@@ -371,12 +371,6 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-// ambiguous errors leave it unknown whether the server stored the message.
-func ambiguous(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
-}
-
 func (s *Store) messages(entries []*session.Entry) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
