@@ -28,7 +28,22 @@ const (
 	// Rebase catches up and, when the refused entries were meant for the
 	// leaf, re-parents the first onto the new leaf and retries.
 	Rebase
+	// Retry catches up and retries the entries as they are, with the
+	// parents they name: for appends whose parent was chosen on purpose,
+	// which another writer's entries do not invalidate.
+	Retry
 )
+
+// AppendOptions shape one AppendWith call.
+type AppendOptions struct {
+	// Policy is the conflict policy of this call.
+	Policy ConflictPolicy
+	// IfSequence, when non-zero, makes the append conditional: it is
+	// stored only while the session's last stream sequence is IfSequence,
+	// whatever Policy says; otherwise a *session.ConflictError reports
+	// where the session is now.
+	IfSequence uint64
+}
 
 // MaxRebases bounds the retries of the Rebase policy for one append.
 const MaxRebases = 64
@@ -280,6 +295,12 @@ func (s *Store) Append(ctx context.Context, e *session.Entry) error {
 // append that was already stored — after a timeout, say — succeeds without
 // storing it twice.
 func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error {
+	return s.AppendWith(ctx, entries, AppendOptions{Policy: s.policy})
+}
+
+// AppendWith is AppendBatch with this call's conflict policy and an
+// optional sequence precondition.
+func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts AppendOptions) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -298,7 +319,19 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 		if stored(t, entries) {
 			return nil // a retry of an append that succeeded
 		}
+		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
+			// The caller has seen more than this store: catch up first.
+			if err := s.catchUp(ctx, t); err != nil {
+				return err
+			}
+			if err := s.completeFor(ctx, t, entries); err != nil {
+				return err
+			}
+		}
 		for attempt := 0; ; attempt++ {
+			if opts.IfSequence != 0 && s.lastSeq != opts.IfSequence {
+				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
+			}
 			if err := t.CheckBatch(entries); err != nil {
 				return err
 			}
@@ -334,7 +367,15 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 			if err != nil && !isWrongLastSeq(err) {
 				return fmt.Errorf("stream: append to %s: %w", s.id, err)
 			}
-			if s.policy != Rebase || attempt >= MaxRebases || !rebase(t, entries, oldLeaf) {
+			retry := false
+			switch {
+			case opts.IfSequence != 0 || attempt >= MaxRebases:
+			case opts.Policy == Rebase:
+				retry = rebase(t, entries, oldLeaf)
+			case opts.Policy == Retry:
+				retry = true // CheckBatch above refuses what no longer fits
+			}
+			if !retry {
 				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 			}
 		}
@@ -423,3 +464,26 @@ func (s *Store) Close(ctx context.Context) error {
 // indexInterval is how often a store refreshes its session's index entry
 // while it is being written to.
 func (c Config) indexInterval() time.Duration { return 250 * time.Millisecond }
+
+// Sync brings the store up to date with the stream at the cost of one
+// round trip when nothing changed: it asks for the session's last message
+// and catches up only if that is newer than what the store holds. A
+// session deleted since the store was opened gives
+// session.ErrSessionNotFound; one deleted and created again gives
+// ErrCorrupt (the store cannot follow: open it again).
+func (s *Store) Sync(ctx context.Context) error {
+	rctx, cancel := s.b.withTimeout(ctx)
+	m, err := s.b.stream.GetLastMsgForSubject(rctx, s.b.cfg.sessionSubjects(s.id))
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)
+	}
+	if err != nil {
+		return fmt.Errorf("stream: sync %s: %w", s.id, err)
+	}
+	seq, err := s.Sequence(ctx)
+	if err != nil || m.Sequence == seq {
+		return err
+	}
+	return s.Refresh(ctx)
+}
