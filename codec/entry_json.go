@@ -155,6 +155,25 @@ func DecodeEntry(line []byte) (*session.Entry, error) {
 	return e, nil
 }
 
+// DecodeEntryStrict is DecodeEntry for input from clients rather than
+// files: a member DecodeEntry would keep verbatim — one it does not know,
+// or a known one holding the wrong kind of value — is refused with a
+// *MemberError naming it. id and parentId may be absent (the caller
+// assigns them); null and absent parentIds both decode as "".
+func DecodeEntryStrict(line []byte) (*session.Entry, error) {
+	r := getReader(line)
+	defer putReader(r)
+	r.strict = true
+	e := &session.Entry{}
+	if err := r.entry(e, true); err != nil {
+		return nil, err
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
 // DecodeLegacyEntry decodes an entry of a version 1 file, which has no id
 // and no parentId; the caller assigns both.
 func DecodeLegacyEntry(line []byte) (*session.Entry, error) {

@@ -4,7 +4,10 @@
 // does not know. The package does no I/O.
 package codec
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrMalformed is returned by the decoders when the input is not a
@@ -16,3 +19,18 @@ var (
 	// written faithfully: a Raw field that is not JSON, a NaN cost.
 	ErrInvalid = errors.New("codec: invalid entry")
 )
+
+// MemberError is returned by DecodeEntryStrict for a member it refuses.
+type MemberError struct {
+	// Pointer locates the member (RFC 6901), e.g. "/message/role".
+	Pointer string
+	// Kind is the JSON kind of its value.
+	Kind string
+}
+
+func (e *MemberError) Error() string {
+	return fmt.Sprintf("codec: %s: unknown member, or a %s where another kind of value belongs", e.Pointer, e.Kind)
+}
+
+// Unwrap makes a MemberError an ErrMalformed.
+func (e *MemberError) Unwrap() error { return ErrMalformed }

@@ -16,6 +16,9 @@ import (
 type reader struct {
 	br bytes.Reader
 	d  *jsontext.Decoder
+	// strict refuses what would otherwise be kept verbatim: unknown
+	// members and known members of the wrong kind.
+	strict bool
 }
 
 var readerPool = sync.Pool{New: func() any {
@@ -36,6 +39,7 @@ func getReader(data []byte) *reader {
 
 func putReader(r *reader) {
 	r.br.Reset(nil)
+	r.strict = false
 	readerPool.Put(r)
 }
 
@@ -72,6 +76,9 @@ func (r *reader) keep(key string, fs *fieldSet) error {
 	v, err := r.d.ReadValue()
 	if err != nil {
 		return err
+	}
+	if r.strict {
+		return &MemberError{Pointer: string(r.d.StackPointer()), Kind: kindName(v.Kind())}
 	}
 	fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
 	return nil

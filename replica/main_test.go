@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -25,21 +26,10 @@ func runMain(m *testing.M) int {
 	if os.Getenv("SESSIONLOG_EVENT_CHILD") != "" {
 		return m.Run() // a child of the crash test uses the parent's node
 	}
-	dir, err := os.MkdirTemp("", "sessionlog-replica-test-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	cfg := cluster.DefaultConfig(dir)
-	cfg.Listen = "127.0.0.1:0"
-	if node, err = cluster.Start(ctx, cfg); err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer node.Close(ctx)
-	return m.Run()
+	return clustertest.RunWithNode("sessionlog-replica-test-", nil, func(n *cluster.Node) int {
+		node = n
+		return m.Run()
+	})
 }
 
 // connect opens an independent client connection, as another machine would.

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -28,26 +29,15 @@ func runMain(m *testing.M) int {
 	if os.Getenv("SESSIONLOG_KILL_CHILD") != "" {
 		return m.Run() // the child of a kill test runs its own node
 	}
-	dir, err := os.MkdirTemp("", "sessionlog-stream-test-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	cfg := cluster.DefaultConfig(dir)
-	cfg.Listen = "127.0.0.1:0" // tests connect several clients over TCP
-	node, err = cluster.Start(ctx, cfg)
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer node.Close(ctx)
-	if nc, err = node.Connect(); err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	return m.Run()
+	return clustertest.RunWithNode("sessionlog-stream-test-", nil, func(n *cluster.Node) int {
+		node = n
+		var err error
+		if nc, err = node.Connect(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		return m.Run()
+	})
 }
 
 // newBackend provisions a stream of its own for one test.

@@ -38,6 +38,11 @@ const (
 type AppendOptions struct {
 	// Policy is the conflict policy of this call.
 	Policy ConflictPolicy
+	// FollowLeaf puts the first entry onto the leaf as it is when the
+	// entries are stored (under the store's lock), whatever parent it was
+	// given: for callers that share one store and mean "after whatever is
+	// last". With Rebase it also follows other writers' appends.
+	FollowLeaf bool
 	// IfSequence, when non-zero, makes the append conditional: it is
 	// stored only while the session's last stream sequence is IfSequence,
 	// whatever Policy says; otherwise a *session.ConflictError reports
@@ -318,6 +323,9 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		}
 		if stored(t, entries) {
 			return nil // a retry of an append that succeeded
+		}
+		if opts.FollowLeaf {
+			entries[0].ParentID = t.Leaf()
 		}
 		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
 			// The caller has seen more than this store: catch up first.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,11 @@ func Run(t *testing.T, b Backend) {
 }
 
 // SteppingClock starts at a fixed instant and moves one second per call.
-type SteppingClock struct{ t time.Time }
+// It is safe for concurrent use.
+type SteppingClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
 
 // NewSteppingClock returns a clock starting at 2025-01-01T00:00:00Z.
 func NewSteppingClock() *SteppingClock {
@@ -45,15 +50,22 @@ func NewSteppingClock() *SteppingClock {
 
 // Now implements session.Clock.
 func (c *SteppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.t = c.t.Add(time.Second)
 	return c.t
 }
 
-// SequentialIDs yields e0001, e0002, ….
-type SequentialIDs struct{ n int }
+// SequentialIDs yields e0001, e0002, …. It is safe for concurrent use.
+type SequentialIDs struct {
+	mu sync.Mutex
+	n  int
+}
 
 // NewID implements session.IDSource.
 func (s *SequentialIDs) NewID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.n++
 	return fmt.Sprintf("e%04d", s.n)
 }

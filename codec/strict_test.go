@@ -1,0 +1,49 @@
+package codec_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/agentcore/sessionlog/codec"
+)
+
+func TestDecodeEntryStrict(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		wantPointer string // "" = accepted
+		wantErr     error
+	}{
+		{name: "message without id or parent", in: `{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}`},
+		{name: "full entry", in: `{"type":"label","id":"a","parentId":"b","timestamp":"2025-01-01T00:00:00.000Z","targetId":"b","label":"x"}`},
+		{name: "unknown top-level member", in: `{"type":"message","colour":"red","message":{"role":"user","content":"hi"}}`,
+			wantPointer: "/colour", wantErr: codec.ErrMalformed},
+		{name: "wrong kind of a known member", in: `{"type":"thinking_level_change","thinkingLevel":3}`,
+			wantPointer: "/thinkingLevel", wantErr: codec.ErrMalformed},
+		{name: "wrong kind inside the message", in: `{"type":"message","message":{"role":5,"content":"hi"}}`,
+			wantPointer: "/message/role", wantErr: codec.ErrMalformed},
+		{name: "unknown member of usage", in: `{"type":"message","message":{"role":"assistant","content":[],"usage":{"bogus":1}}}`,
+			wantPointer: "/message/usage/bogus", wantErr: codec.ErrMalformed},
+		{name: "id of the wrong kind", in: `{"type":"message","id":7}`, wantErr: codec.ErrMalformed},
+		{name: "no type", in: `{"id":"a"}`, wantErr: codec.ErrMalformed},
+		{name: "trailing text", in: `{"type":"label"} x`, wantErr: codec.ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := codec.DecodeEntryStrict([]byte(tt.in))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			var me *codec.MemberError
+			if tt.wantPointer != "" && (!errors.As(err, &me) || me.Pointer != tt.wantPointer) {
+				t.Fatalf("err = %v, want a MemberError at %s", err, tt.wantPointer)
+			}
+			// The lenient decoder keeps what the strict one refuses.
+			if me != nil {
+				if _, lerr := codec.DecodeLegacyEntry([]byte(tt.in)); lerr != nil {
+					t.Fatalf("lenient decode: %v", lerr)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,165 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// cache keeps recently used sessions open between requests, so a request
+// costs a freshness check (Store.Sync: one round trip) rather than a load.
+// Stores are reference counted: one evicted or dropped while a request
+// uses it is closed when that request releases it.
+type cache struct {
+	b   *stream.Backend
+	max int
+
+	mu     sync.Mutex
+	m      map[string]*held
+	tick   uint64
+	closed bool
+}
+
+type held struct {
+	st      *stream.Store
+	used    uint64
+	refs    int
+	dropped bool
+}
+
+func newCache(b *stream.Backend, max int) *cache {
+	return &cache{b: b, max: max, m: map[string]*held{}}
+}
+
+// acquire returns session id's store, up to date with the stream; release
+// it when done. A session deleted and created again since it was opened is
+// opened anew.
+func (c *cache) acquire(ctx context.Context, id string) (*stream.Store, func(), error) {
+	for attempt := 0; ; attempt++ {
+		h, err := c.get(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		release := func() { c.release(ctx, h) }
+		err = h.st.Sync(ctx)
+		if err == nil {
+			return h.st, release, nil
+		}
+		c.drop(id, h)
+		release()
+		if !errors.Is(err, stream.ErrCorrupt) || attempt > 0 {
+			return nil, nil, err
+		}
+	}
+}
+
+func (c *cache) get(ctx context.Context, id string) (*held, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.tick++
+	if h := c.m[id]; h != nil {
+		h.refs++
+		h.used = c.tick
+		c.mu.Unlock()
+		return h, nil
+	}
+	c.mu.Unlock()
+	st, err := c.b.OpenStore(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if h := c.m[id]; h != nil || c.closed { // opened meanwhile by another request
+		c.mu.Unlock()
+		st.Close(ctx)
+		if h == nil {
+			return nil, ErrClosed
+		}
+		return c.get(ctx, id)
+	}
+	h := &held{st: st, used: c.tick, refs: 1}
+	c.m[id] = h
+	victims := c.evict()
+	c.mu.Unlock()
+	for _, v := range victims {
+		v.st.Close(ctx)
+	}
+	return h, nil
+}
+
+// evict takes idle stores out past the bound, least recently used first.
+// Called with mu held; the caller closes what it returns.
+func (c *cache) evict() []*held {
+	var out []*held
+	for len(c.m) > c.max {
+		var victim string
+		var oldest uint64
+		for id, h := range c.m {
+			if h.refs == 0 && (victim == "" || h.used < oldest) {
+				victim, oldest = id, h.used
+			}
+		}
+		if victim == "" {
+			break // all in use: the bound is exceeded until they are released
+		}
+		out = append(out, c.m[victim])
+		delete(c.m, victim)
+	}
+	return out
+}
+
+func (c *cache) release(ctx context.Context, h *held) {
+	c.mu.Lock()
+	h.refs--
+	closeIt := h.refs == 0 && h.dropped
+	var victims []*held
+	if !closeIt {
+		victims = c.evict()
+	}
+	c.mu.Unlock()
+	if closeIt {
+		h.st.Close(context.WithoutCancel(ctx))
+	}
+	for _, v := range victims {
+		v.st.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// drop forgets id's store (h, or whatever is held when h is nil). A store
+// in use is closed by its last release; one that is not is returned for
+// the caller to close.
+func (c *cache) drop(id string, h *held) *stream.Store {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.m[id]
+	if cur == nil || (h != nil && cur != h) {
+		return nil
+	}
+	delete(c.m, id)
+	cur.dropped = true
+	if cur.refs == 0 {
+		return cur.st
+	}
+	return nil
+}
+
+// close closes every store; requests still holding one close it on release.
+func (c *cache) close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	var errs []error
+	for id, h := range c.m {
+		delete(c.m, id)
+		h.dropped = true
+		if h.refs == 0 {
+			errs = append(errs, h.st.Close(ctx))
+		}
+	}
+	c.mu.Unlock()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,72 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// Client calls a sessionlog service over NATS. Errors the service returns
+// are *Error (errors.Is works with the session package's sentinels).
+type Client struct {
+	nc      *nats.Conn
+	subject string
+}
+
+// NewClient calls the service at subject (Config.Subject, sessionlog.v1)
+// over nc.
+func NewClient(nc *nats.Conn, subject string) *Client {
+	return &Client{nc: nc, subject: subject}
+}
+
+// Call sends req (any JSON-marshalable value) to op and decodes the reply
+// into reply (which may be nil).
+func (c *Client) Call(ctx context.Context, op string, req, reply any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("service: %s request: %w", op, err)
+	}
+	out, err := c.Raw(ctx, op, body)
+	if err != nil {
+		return err
+	}
+	if reply == nil {
+		return nil
+	}
+	if err := json.Unmarshal(out, reply); err != nil {
+		return fmt.Errorf("service: %s reply: %w", op, err)
+	}
+	return nil
+}
+
+// Raw sends a request body to op and returns the reply body, or the
+// service's *Error.
+func (c *Client) Raw(ctx context.Context, op string, body []byte) ([]byte, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, c.subject+"."+op, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, &Error{Code: CodeUnavailable, Message: "no sessionlog service answers on " + c.subject + "." + op}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("no reply to %s: %v", op, err)}
+	case err != nil:
+		return nil, fmt.Errorf("service: %s: %w", op, err)
+	}
+	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
+		var er ErrorReply
+		if json.Unmarshal(msg.Data, &er) == nil && er.Error != nil {
+			return nil, er.Error
+		}
+		return nil, &Error{Code: Code(code), Message: msg.Header.Get(micro.ErrorHeader)}
+	}
+	return msg.Data, nil
+}

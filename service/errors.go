@@ -1,0 +1,206 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// Code is a protocol error code: clients switch on it. It is carried in the
+// reply body ({"error":{"code":…}}) and in the Nats-Service-Error-Code
+// header.
+type Code string
+
+// The error codes.
+const (
+	// CodeBadRequest: malformed JSON, an unknown field, a value of the
+	// wrong type or out of range; Field names it.
+	CodeBadRequest Code = "bad_request"
+	// CodeInvalidSessionID: a session id that is not 1–128 letters,
+	// digits, '-' or '_'.
+	CodeInvalidSessionID Code = "invalid_session_id"
+	// CodeInvalidEntry: an entry that is not a valid entry of its type.
+	CodeInvalidEntry Code = "invalid_entry"
+	// CodeNotFound: no such session.
+	CodeNotFound Code = "not_found"
+	// CodeEntryNotFound: no such entry in the session.
+	CodeEntryNotFound Code = "entry_not_found"
+	// CodeExists: a session of that id exists already.
+	CodeExists Code = "exists"
+	// CodeDuplicateID: an entry id already used in the session.
+	CodeDuplicateID Code = "duplicate_id"
+	// CodeParentNotFound: an entry's parent is not in the session.
+	CodeParentNotFound Code = "parent_not_found"
+	// CodeInvalidTarget: a move, label or fork target that cannot be one.
+	CodeInvalidTarget Code = "invalid_target"
+	// CodeConflict: the session moved on (IfSequence did not hold, or a
+	// concurrent writer won); Leaf and Sequence say where it is now.
+	CodeConflict Code = "conflict"
+	// CodeTooLarge: a request, an entry or a batch over the limits.
+	CodeTooLarge Code = "too_large"
+	// CodeRateLimited: too many requests; retry after RetryAfterMs.
+	CodeRateLimited Code = "rate_limited"
+	// CodeTimeout: a wait that ran out, or a request the server could not
+	// finish in time (an append may then be stored: retry it as it was —
+	// same ids — and it is stored once).
+	CodeTimeout Code = "timeout"
+	// CodeUnavailable: the service is stopping or the stream cannot be
+	// reached.
+	CodeUnavailable Code = "unavailable"
+	// CodeInternal: anything else.
+	CodeInternal Code = "internal"
+)
+
+// Error is a protocol error.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Field is the request member at fault (a JSON pointer such as
+	// /entries/2/message/role), for bad_request, invalid_entry, too_large.
+	Field string `json:"field,omitempty"`
+	// Leaf and Sequence are where the session is now, for conflict.
+	Leaf     string `json:"leaf,omitempty"`
+	Sequence uint64 `json:"sequence,omitempty"`
+	// RetryAfterMs is when to try again, for rate_limited.
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+}
+
+func (e *Error) Error() string {
+	msg := "service: " + string(e.Code) + ": " + e.Message
+	if e.Field != "" {
+		msg += " (at " + e.Field + ")"
+	}
+	return msg
+}
+
+// Unwrap maps the code back to the session package's sentinel, so Go
+// callers of a Client test errors as they would against a local store.
+func (e *Error) Unwrap() error {
+	switch e.Code {
+	case CodeInvalidSessionID:
+		return session.ErrInvalidSessionID
+	case CodeInvalidEntry, CodeBadRequest:
+		return session.ErrInvalidEntry
+	case CodeNotFound:
+		return session.ErrSessionNotFound
+	case CodeEntryNotFound:
+		return session.ErrNotFound
+	case CodeExists:
+		return session.ErrSessionExists
+	case CodeDuplicateID:
+		return session.ErrDuplicateID
+	case CodeParentNotFound:
+		return session.ErrParentNotFound
+	case CodeInvalidTarget:
+		return session.ErrInvalidTarget
+	case CodeConflict:
+		return session.ErrConflict
+	}
+	return nil
+}
+
+func badRequest(field, format string, args ...any) *Error {
+	return &Error{Code: CodeBadRequest, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// errorOf turns what an operation returned into a protocol error. Only
+// errors whose cause is known are explained; the rest are internal.
+func errorOf(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var ce *session.ConflictError
+	if errors.As(err, &ce) {
+		return &Error{Code: CodeConflict, Message: err.Error(), Leaf: ce.Leaf, Sequence: ce.Sequence}
+	}
+	var me *codec.MemberError
+	if errors.As(err, &me) {
+		return &Error{Code: CodeInvalidEntry, Message: err.Error(), Field: me.Pointer}
+	}
+	code := CodeInternal
+	switch {
+	case errors.Is(err, session.ErrInvalidSessionID):
+		code = CodeInvalidSessionID
+	case errors.Is(err, session.ErrSessionNotFound):
+		code = CodeNotFound
+	case errors.Is(err, session.ErrSessionExists):
+		code = CodeExists
+	case errors.Is(err, session.ErrDuplicateID):
+		code = CodeDuplicateID
+	case errors.Is(err, session.ErrParentNotFound):
+		code = CodeParentNotFound
+	case errors.Is(err, session.ErrInvalidTarget), errors.Is(err, session.ErrCycle):
+		code = CodeInvalidTarget
+	case errors.Is(err, session.ErrNotFound):
+		code = CodeEntryNotFound
+	case errors.Is(err, session.ErrInvalidEntry), errors.Is(err, codec.ErrMalformed), errors.Is(err, codec.ErrInvalid):
+		code = CodeInvalidEntry
+	case errors.Is(err, stream.ErrEntryTooLarge):
+		code = CodeTooLarge
+	case errors.Is(err, context.DeadlineExceeded):
+		code = CodeTimeout
+	case errors.Is(err, context.Canceled), errors.Is(err, session.ErrClosed), errors.Is(err, jetstream.ErrNoStreamResponse):
+		code = CodeUnavailable
+	}
+	return &Error{Code: code, Message: err.Error()}
+}
+
+// decodeRequest unmarshals a request strictly: unknown members, duplicate
+// names, wrong kinds and trailing data are refused, naming the member.
+func decodeRequest(data []byte, v any) *Error {
+	if len(data) == 0 {
+		data = []byte("{}") // `nats req sessionlog.v1.list ''`
+	}
+	err := json.Unmarshal(data, v, json.RejectUnknownMembers(true))
+	if err == nil {
+		return nil
+	}
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		field := string(se.JSONPointer)
+		switch {
+		case errors.Is(se.Err, json.ErrUnknownName):
+			return badRequest(field, "unknown field %q", se.JSONPointer.LastToken())
+		case se.GoType != nil && se.JSONKind != 0:
+			return badRequest(field, "field %s must be %s, not %s", fieldName(field), kindOf(se.GoType.Kind().String()), se.JSONKind)
+		}
+		return badRequest(field, "field %s: %v", fieldName(field), err)
+	}
+	var xe *jsontext.SyntacticError
+	if errors.As(err, &xe) {
+		return badRequest(string(xe.JSONPointer), "malformed JSON at byte %d: %v", xe.ByteOffset, xe.Err)
+	}
+	return badRequest("", "malformed JSON: %v", err)
+}
+
+func fieldName(ptr string) string {
+	if ptr == "" {
+		return "(the request)"
+	}
+	return ptr
+}
+
+func kindOf(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "ptr":
+		return "a value of another kind"
+	}
+	return "a number (" + goKind + ")"
+}

@@ -1,0 +1,108 @@
+package service_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentcore/sessionlog/service"
+)
+
+// Bad input of every kind gets its code and names the field; nothing is
+// stored by a refused request.
+func TestBadRequests(t *testing.T) {
+	f := start(t, func(c *service.Config) {
+		c.Limits.MaxRequestBytes, c.Limits.MaxEntryBytes, c.Limits.MaxEntries, c.Limits.MaxPage = 8<<10, 2<<10, 3, 10
+	})
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "bad"}, nil)
+	var before service.SessionReply
+	f.call(t, service.OpOpen, service.SessionRequest{Session: "bad"}, &before)
+	big := strings.Repeat("x", 3<<10)
+	tests := []struct {
+		name      string
+		op        string
+		body      string
+		wantCode  service.Code
+		wantField string
+	}{
+		{name: "malformed JSON", op: service.OpOpen, body: `{"session":`, wantCode: service.CodeBadRequest, wantField: "/session"},
+		{name: "not an object", op: service.OpOpen, body: `[1]`, wantCode: service.CodeBadRequest},
+		{name: "trailing data", op: service.OpOpen, body: `{"session":"bad"} {}`, wantCode: service.CodeBadRequest},
+		{name: "unknown field", op: service.OpOpen, body: `{"session":"bad","sesion":"x"}`, wantCode: service.CodeBadRequest, wantField: "/sesion"},
+		{name: "duplicate field", op: service.OpOpen, body: `{"session":"bad","session":"bad"}`, wantCode: service.CodeBadRequest, wantField: "/session"},
+		{name: "wrong type", op: service.OpOpen, body: `{"session":7}`, wantCode: service.CodeBadRequest, wantField: "/session"},
+		{name: "negative sequence", op: service.OpAppend, body: `{"session":"bad","entries":[` + userHi + `],"ifSequence":-1}`, wantCode: service.CodeBadRequest, wantField: "/ifSequence"},
+		{name: "missing session", op: service.OpTree, body: `{}`, wantCode: service.CodeInvalidSessionID, wantField: "/session"},
+		{name: "session id with a dot", op: service.OpOpen, body: `{"session":"a.b"}`, wantCode: service.CodeInvalidSessionID, wantField: "/session"},
+		{name: "session id wildcard", op: service.OpDelete, body: `{"session":">"}`, wantCode: service.CodeInvalidSessionID, wantField: "/session"},
+		{name: "create id with a space", op: service.OpCreate, body: `{"id":"a b"}`, wantCode: service.CodeInvalidSessionID, wantField: "/id"},
+		{name: "metadata not an object", op: service.OpCreate, body: `{"id":"m","metadata":[1]}`, wantCode: service.CodeBadRequest, wantField: "/metadata"},
+		{name: "no entries", op: service.OpAppend, body: `{"session":"bad","entries":[]}`, wantCode: service.CodeBadRequest, wantField: "/entries"},
+		{name: "too many entries", op: service.OpAppend, body: `{"session":"bad","entries":[` + strings.Repeat(userHi+",", 3) + userHi + `]}`, wantCode: service.CodeTooLarge, wantField: "/entries"},
+		{name: "entry too large", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","message":{"role":"user","content":"` + big + `"}}]}`, wantCode: service.CodeTooLarge, wantField: "/entries/0"},
+		{name: "request too large", op: service.OpAppend, body: `{"session":"bad","entries":["` + strings.Repeat(big, 3) + `"]}`, wantCode: service.CodeTooLarge},
+		{name: "entry unknown member", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","colour":1,"message":{"role":"user","content":"x"}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/colour"},
+		{name: "entry member of the wrong type", op: service.OpAppend, body: `{"session":"bad","entries":[` + userHi + `,{"type":"message","message":{"role":"user","content":"x","timestamp":"now"}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/1/message/timestamp"},
+		{name: "entry of an unknown type", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"mystery"}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/type"},
+		{name: "entry not valid for its type", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"model_change"}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0"},
+		{name: "entry that is a header", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"session","id":"x"}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0"},
+		{name: "bad entry id", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","id":"a b","message":{"role":"user","content":"x"}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/id"},
+		{name: "missing parent", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","parentId":"ghost","message":{"role":"user","content":"x"}}]}`, wantCode: service.CodeParentNotFound},
+		{name: "move to a missing entry", op: service.OpMove, body: `{"session":"bad","target":"ghost"}`, wantCode: service.CodeInvalidTarget},
+		{name: "details without a summary", op: service.OpMove, body: `{"session":"bad","target":"","details":{}}`, wantCode: service.CodeBadRequest, wantField: "/details"},
+		{name: "label of a missing entry", op: service.OpLabel, body: `{"session":"bad","target":"ghost","label":"x"}`, wantCode: service.CodeInvalidTarget},
+		{name: "context at a missing entry", op: service.OpContext, body: `{"session":"bad","at":"ghost"}`, wantCode: service.CodeEntryNotFound},
+		{name: "fork at and before", op: service.OpFork, body: `{"session":"bad","at":"a","before":"b"}`, wantCode: service.CodeBadRequest, wantField: "/before"},
+		{name: "list page too large", op: service.OpList, body: `{"limit":11}`, wantCode: service.CodeTooLarge, wantField: "/limit"},
+		{name: "list page negative", op: service.OpList, body: `{"limit":-1}`, wantCode: service.CodeTooLarge, wantField: "/limit"},
+		{name: "forged cursor", op: service.OpList, body: `{"cursor":"nonsense"}`, wantCode: service.CodeBadRequest, wantField: "/cursor"},
+		{name: "entries page too large", op: service.OpEntries, body: `{"session":"bad","limit":1000}`, wantCode: service.CodeTooLarge, wantField: "/limit"},
+		{name: "wait without a sequence", op: service.OpWait, body: `{"session":"bad"}`, wantCode: service.CodeBadRequest, wantField: "/sequence"},
+		{name: "unknown session", op: service.OpStats, body: `{"session":"nobody"}`, wantCode: service.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := f.raw(tt.op, tt.body)
+			var pe *service.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a service error", err)
+			}
+			if pe.Code != tt.wantCode || pe.Field != tt.wantField {
+				t.Fatalf("got code %s field %q (%s), want %s %q", pe.Code, pe.Field, pe.Message, tt.wantCode, tt.wantField)
+			}
+			if pe.Message == "" {
+				t.Fatal("no message")
+			}
+		})
+	}
+	var after service.SessionReply
+	f.call(t, service.OpOpen, service.SessionRequest{Session: "bad"}, &after)
+	if after.Sequence != before.Sequence || after.Session.Entries != 0 {
+		t.Fatalf("refused requests stored something: %+v", after)
+	}
+}
+
+// Past its burst a client is refused with a time to retry after; the
+// service keeps serving other clients.
+func TestRateLimit(t *testing.T) {
+	f := start(t, func(c *service.Config) { c.Limits.Rate, c.Limits.Burst = 2, 5 })
+	limited := 0
+	for range 20 {
+		err := f.raw(service.OpList, `{}`)
+		var pe *service.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &pe) && pe.Code == service.CodeRateLimited && pe.RetryAfterMs > 0:
+			limited++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if limited < 10 {
+		t.Fatalf("%d of 20 requests limited; want at least 15 past a burst of 5 at 2/s (some slack)", limited)
+	}
+	other := newClient(t, f.cfg.Subject)
+	if _, err := other.Raw(t.Context(), service.OpList, []byte(`{}`)); err != nil {
+		t.Fatalf("another client: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+var (
+	node *cluster.Node
+	nc   *nats.Conn
+	seq  atomic.Int64
+)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	return clustertest.RunWithNode("sessionlog-service-test-", nil, func(n *cluster.Node) int {
+		node = n
+		var err error
+		if nc, err = node.Connect(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		return m.Run()
+	})
+}
+
+// fixture is a service of its own (own stream and subject) and a client.
+type fixture struct {
+	b   *stream.Backend
+	svc *service.Service
+	c   *service.Client
+	cfg service.Config
+}
+
+func start(t *testing.T, tweak func(*service.Config)) *fixture {
+	t.Helper()
+	n := seq.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	scfg := stream.DefaultConfig()
+	scfg.Stream, scfg.Prefix = fmt.Sprintf("S%d", n), fmt.Sprintf("s%d", n)
+	b, err := stream.New(ctx, nc, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig(sessiontest.TestConfig())
+	cfg.Subject = fmt.Sprintf("svc%d.v1", n)
+	cfg.QueueGroup = fmt.Sprintf("q%d", n)
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	svc, err := service.Start(ctx, nc, b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := svc.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return &fixture{b: b, svc: svc, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+}
+
+func (f *fixture) call(t *testing.T, op string, req, reply any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.c.Call(ctx, op, req, reply); err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+}
+
+func (f *fixture) callErr(op string, req any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return f.c.Call(ctx, op, req, nil)
+}
+
+func (f *fixture) raw(op, body string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := f.c.Raw(ctx, op, []byte(body))
+	return err
+}
+
+// newClient is a client on a connection of its own.
+func newClient(t *testing.T, subject string) *service.Client {
+	t.Helper()
+	c, err := nats.Connect(node.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return service.NewClient(c, subject)
+}

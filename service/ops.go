@@ -1,0 +1,637 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+func (s *Service) ops() map[string]opFunc {
+	return map[string]opFunc{
+		OpCreate: s.create, OpOpen: s.open, OpAppend: s.append, OpMove: s.move, OpLabel: s.label,
+		OpName: s.name, OpContext: s.context, OpTree: s.tree, OpEntries: s.entries, OpStats: s.stats,
+		OpFork: s.fork, OpList: s.list, OpDelete: s.delete, OpWait: s.wait,
+	}
+}
+
+// decodeFor decodes a request and checks its session id.
+func decodeFor[T any](data []byte, id func(*T) string) (*T, error) {
+	req := new(T)
+	if err := decodeRequest(data, req); err != nil {
+		return nil, err
+	}
+	if id != nil {
+		if err := checkSessionID(id(req), "/session"); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+func checkSessionID(id, field string) error {
+	if err := session.ValidateSessionID(id); err != nil {
+		return &Error{Code: CodeInvalidSessionID, Field: field, Message: err.Error()}
+	}
+	return nil
+}
+
+// with runs fn on the session's store, up to date with the stream.
+func (s *Service) with(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
+	st, release, err := s.cache.acquire(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return fn(st)
+}
+
+// perCall makes a Session's appends use this call's conflict options.
+type perCall struct {
+	*stream.Store
+	opts stream.AppendOptions
+}
+
+func (p perCall) Append(ctx context.Context, e *session.Entry) error {
+	return p.AppendWith(ctx, []*session.Entry{e}, p.opts)
+}
+
+func (p perCall) AppendBatch(ctx context.Context, es []*session.Entry) error {
+	return p.AppendWith(ctx, es, p.opts)
+}
+
+func (s *Service) sessionOf(st *stream.Store, opts stream.AppendOptions) (*session.Session, error) {
+	return session.New(perCall{Store: st, opts: opts}, s.cfg.Session)
+}
+
+func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) (AppendReply, error) {
+	r := AppendReply{Entries: make([]Appended, len(entries))}
+	for i, e := range entries {
+		r.Entries[i] = Appended{ID: e.ID, ParentID: e.ParentID}
+	}
+	var err error
+	if r.Leaf, err = st.Leaf(ctx); err != nil {
+		return r, err
+	}
+	r.Sequence, err = st.Sequence(ctx)
+	return r, err
+}
+
+func (s *Service) create(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[CreateRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		req.ID = s.cfg.SessionIDs.NewID()
+	}
+	if err := checkSessionID(req.ID, "/id"); err != nil {
+		return nil, err
+	}
+	if req.ParentSession != "" && len(req.ParentSession) > 4096 {
+		return nil, badRequest("/parentSession", "parentSession is longer than 4096 bytes")
+	}
+	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
+		return nil, badRequest("/metadata", "metadata must be an object, not %s", req.Metadata.Kind())
+	}
+	h := session.Header{
+		Version: session.CurrentVersion, ID: req.ID, Timestamp: session.FormatTime(s.cfg.Session.Clock.Now()),
+		Cwd: req.Cwd, ParentSession: req.ParentSession, Metadata: session.Raw(req.Metadata),
+	}
+	st, err := s.b.CreateStore(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close(ctx)
+	if req.Name != "" {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sess.SetName(ctx, req.Name); err != nil {
+			return nil, err
+		}
+	}
+	return describe(ctx, st)
+}
+
+func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
+	var r SessionReply
+	err := st.ReadTree(ctx, func(t *session.Tree) error {
+		r.Session = t.Info()
+		h := t.Header()
+		hb, err := codec.EncodeHeader(&h)
+		if err != nil {
+			return err
+		}
+		r.Header = jsontext.Value(hb)
+		for _, l := range t.Labels() {
+			r.Labels = append(r.Labels, LabelReply{ID: l.ID, Label: l.Label, Timestamp: l.Timestamp})
+		}
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	r.Sequence, err = st.Sequence(ctx)
+	return r, err
+}
+
+func (s *Service) open(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) { return describe(ctx, st) })
+}
+
+func (s *Service) append(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *AppendRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	l := s.cfg.Limits
+	switch {
+	case len(req.Entries) == 0:
+		return nil, badRequest("/entries", "entries must hold at least one entry")
+	case len(req.Entries) > l.MaxEntries:
+		return nil, &Error{Code: CodeTooLarge, Field: "/entries", Message: fmt.Sprintf("%d entries; at most %d per append", len(req.Entries), l.MaxEntries)}
+	}
+	if req.Parent != nil && *req.Parent != "" {
+		if err := session.ValidateID(*req.Parent); err != nil {
+			return nil, badRequest("/parent", "%v", err)
+		}
+	}
+	entries := make([]*session.Entry, len(req.Entries))
+	for i, raw := range req.Entries {
+		field := fmt.Sprintf("/entries/%d", i)
+		if len(raw) > l.MaxEntryBytes {
+			return nil, &Error{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
+		}
+		e, err := codec.DecodeEntryStrict(raw)
+		if err != nil {
+			pe := errorOf(err)
+			pe.Field = field + pe.Field
+			return nil, pe
+		}
+		if !e.Type.Known() {
+			return nil, &Error{Code: CodeInvalidEntry, Field: field + "/type", Message: fmt.Sprintf("unknown entry type %q", e.Type)}
+		}
+		if e.ID != "" {
+			if err := session.ValidateID(e.ID); err != nil {
+				return nil, &Error{Code: CodeInvalidEntry, Field: field + "/id", Message: err.Error()}
+			}
+		}
+		if err := session.ValidateEntry(withPlaceholders(e)); err != nil {
+			return nil, &Error{Code: CodeInvalidEntry, Field: field, Message: err.Error()}
+		}
+		entries[i] = e
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := session.New(st, s.cfg.Session)
+		if err != nil {
+			return nil, err
+		}
+		if err := retried(ctx, st, entries); err != nil {
+			return nil, err
+		}
+		fromLeaf, err := sess.Fill(ctx, entries, req.Parent)
+		if err != nil {
+			return nil, err
+		}
+		opts := stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence}
+		if fromLeaf {
+			opts.Policy, opts.FollowLeaf = stream.Rebase, true
+		}
+		if err := st.AppendWith(ctx, entries, opts); err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, entries...)
+	})
+}
+
+// retried fills what the server assigned (parent, timestamps) into entries
+// whose id is already stored, so that a client resending an append it got
+// no answer to — same ids, same content — finds it stored once rather
+// than refused as a duplicate. An entry that differs is still refused.
+func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) error {
+	for _, e := range entries {
+		if e.ID == "" {
+			continue
+		}
+		got, err := st.Get(ctx, e.ID)
+		if errors.Is(err, session.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if e.ParentID == "" {
+			e.ParentID = got.ParentID
+		}
+		if e.Timestamp == "" {
+			e.Timestamp = got.Timestamp
+		}
+		if e.Message != nil && got.Message != nil && e.Message.Timestamp == 0 {
+			e.Message.Timestamp = got.Message.Timestamp
+		}
+	}
+	return nil
+}
+
+// withPlaceholders gives an entry the id and timestamp it will get, so
+// that ValidateEntry can check the rest before anything is assigned.
+func withPlaceholders(e *session.Entry) *session.Entry {
+	c := *e
+	if c.ID == "" {
+		c.ID = "placeholder"
+	}
+	if c.Timestamp == "" {
+		c.Timestamp = "1970-01-01T00:00:00.000Z"
+	}
+	return &c
+}
+
+func (s *Service) move(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *MoveRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	var opts []session.MoveOption
+	if req.Summary != "" {
+		opts = append(opts, session.WithBranchSummary(req.Summary, session.Raw(req.Details), req.FromHook))
+	} else if len(req.Details) > 0 || req.FromHook {
+		return nil, badRequest("/details", "details and fromHook belong to a branch summary: give summary too")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		// A move names its target: another writer's entries do not change
+		// what it means, so it is retried as it is.
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.MoveTo(ctx, req.Target, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) label(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *LabelRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Target == "" {
+		return nil, badRequest("/target", "target is required")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.SetLabel(ctx, req.Target, req.Label)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) name(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *NameRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.SetName(ctx, req.Name)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) context(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *ContextRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := session.New(st, s.cfg.Session)
+		if err != nil {
+			return nil, err
+		}
+		var opts []session.ContextOption
+		if req.At != "" {
+			opts = append(opts, session.FromEntry(req.At))
+		}
+		c, err := sess.BuildContext(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		r, err := EncodeContext(c)
+		if err != nil {
+			return nil, err
+		}
+		if r.Leaf, err = st.Leaf(ctx); err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+// EncodeContext turns a built context into its reply; messages are
+// written with the pi codec, exactly as pi would feed them to its model.
+func EncodeContext(c session.Context) (ContextReply, error) {
+	r := ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Sources: c.Sources}
+	if r.Sources == nil {
+		r.Sources = []string{}
+	}
+	var msgs []byte
+	msgs = append(msgs, '[')
+	for i := range c.Messages {
+		if i > 0 {
+			msgs = append(msgs, ',')
+		}
+		b, err := codec.EncodeMessage(&c.Messages[i])
+		if err != nil {
+			return r, err
+		}
+		msgs = append(msgs, b...)
+	}
+	r.Messages = jsontext.Value(append(msgs, ']'))
+	if c.Model != nil {
+		r.Model = &ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
+	}
+	if c.Compaction != nil {
+		r.Compaction = c.Compaction.ID
+	}
+	return r, nil
+}
+
+func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		var r TreeReply
+		err := st.ReadTree(ctx, func(t *session.Tree) error {
+			r.Leaf = t.Leaf()
+			entries := t.Entries()
+			r.Nodes = make([]TreeNode, len(entries))
+			for i, e := range entries {
+				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp}
+				if e.Message != nil {
+					n.Role = e.Message.Role
+				}
+				n.Label, _ = t.Label(e.ID)
+				switch e.Type {
+				case session.TypeLabel:
+					n.Target = e.TargetID
+				case session.TypeLeaf:
+					n.Target = e.ParentID
+				}
+				r.Nodes[i] = n
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *EntriesRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	limit, err := s.pageLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 {
+		return nil, badRequest("/offset", "offset must not be negative")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		var r EntriesReply
+		err := st.ReadTree(ctx, func(t *session.Tree) error {
+			all := t.Entries()
+			r.Total = len(all)
+			end := min(req.Offset+limit, len(all))
+			r.Entries = []jsontext.Value{}
+			for i := req.Offset; i < end; i++ {
+				b, err := codec.EncodeEntry(all[i])
+				if err != nil {
+					return err
+				}
+				r.Entries = append(r.Entries, jsontext.Value(b))
+			}
+			if end < len(all) {
+				r.Next = end
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+func (s *Service) pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return min(session.DefaultPageSize, s.cfg.Limits.MaxPage), nil
+	case n < 0 || n > s.cfg.Limits.MaxPage:
+		return 0, &Error{Code: CodeTooLarge, Field: "/limit", Message: fmt.Sprintf("limit %d outside 1..%d", n, s.cfg.Limits.MaxPage)}
+	}
+	return n, nil
+}
+
+func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		x, err := st.Stats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := StatsReply{
+			Entries: x.Entries, ByType: map[string]int{}, Messages: x.Messages, ByRole: x.ByRole,
+			ToolCalls: x.ToolCalls, Compactions: x.Compactions, BranchSummaries: x.BranchSummaries,
+			Usage: UsageReply{Input: x.Usage.Input, Output: x.Usage.Output, CacheRead: x.Usage.CacheRead,
+				CacheWrite: x.Usage.CacheWrite, TotalTokens: x.Usage.TotalTokens, Cost: x.Usage.Cost.Total},
+		}
+		for t, n := range x.ByType {
+			r.ByType[string(t)] = n
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *ForkRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	point := session.FromLeaf()
+	switch {
+	case req.At != "" && req.Before != "":
+		return nil, badRequest("/before", "give at or before, not both")
+	case req.At != "":
+		point = session.At(req.At)
+	case req.Before != "":
+		point = session.Before(req.Before)
+	}
+	if req.ID == "" {
+		req.ID = s.cfg.SessionIDs.NewID()
+	}
+	if err := checkSessionID(req.ID, "/id"); err != nil {
+		return nil, err
+	}
+	h := session.Header{Version: session.CurrentVersion, ID: req.ID, Timestamp: session.FormatTime(s.cfg.Session.Clock.Now())}
+	if src, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) { return st.Header(ctx) }); err != nil {
+		return nil, err
+	} else {
+		h.Cwd = src.(session.Header).Cwd
+	}
+	st, sel, err := s.b.Fork(ctx, req.Session, point, h)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close(ctx)
+	fs, ok := st.(*stream.Store)
+	if !ok {
+		return nil, fmt.Errorf("service: fork returned a %T", st)
+	}
+	r, err := describe(ctx, fs)
+	r.Copied = len(sel.Entries)
+	return r, err
+}
+
+func (s *Service) list(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[ListRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := s.pageLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if req.Cursor != "" {
+		_, id, ok := strings.Cut(req.Cursor, "|")
+		if !ok || session.ValidateSessionID(id) != nil {
+			return nil, badRequest("/cursor", "cursor is not one a listing returned")
+		}
+	}
+	page, err := s.b.List(ctx, session.ListOptions{Limit: limit, Cursor: req.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	r := ListReply{Sessions: page.Sessions, Next: page.Next}
+	if r.Sessions == nil {
+		r.Sessions = []session.SessionInfo{}
+	}
+	return r, nil
+}
+
+func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if st := s.cache.drop(req.Session, nil); st != nil {
+		st.Close(ctx)
+	}
+	if err := s.b.Delete(ctx, req.Session); err != nil {
+		return nil, err
+	}
+	return SessionReply{Session: session.SessionInfo{ID: req.Session}}, nil
+}
+
+// wait returns once the session reflects every message up to the
+// sequence: the stream has reached it and the session was brought up to
+// date after that. New messages of the session wake it; messages of other
+// sessions are noticed by polling the stream's last sequence.
+func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *WaitRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Sequence == 0 {
+		return nil, badRequest("/sequence", "sequence is required")
+	}
+	timeout := s.cfg.MaxWait
+	switch {
+	case req.TimeoutMs < 0:
+		return nil, badRequest("/timeoutMs", "timeoutMs must not be negative")
+	case req.TimeoutMs > 0:
+		timeout = min(timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	woke := make(chan struct{}, 1)
+	sub, err := s.nc.Subscribe(s.b.SessionSubjects(req.Session), func(*nats.Msg) {
+		select {
+		case woke <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("service: wait: %w", err)
+	}
+	defer sub.Unsubscribe()
+	poll := 10 * time.Millisecond
+	for {
+		info, err := s.b.Stream().Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("service: wait: %w", err)
+		}
+		reached := info.State.LastSeq >= req.Sequence
+		r, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+			var r WaitReply
+			var err error
+			if r.Leaf, err = st.Leaf(ctx); err != nil {
+				return r, err
+			}
+			r.Sequence, err = st.Sequence(ctx)
+			return r, err
+		})
+		if err != nil || reached {
+			return r, err
+		}
+		select {
+		case <-woke:
+		case <-time.After(poll):
+			poll = min(2*poll, 250*time.Millisecond)
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, info.State.LastSeq)}
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package service
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// The operations, each served on <Config.Subject>.<op> (sessionlog.v1.append).
+const (
+	OpCreate  = "create"
+	OpOpen    = "open"
+	OpAppend  = "append"
+	OpMove    = "move"
+	OpLabel   = "label"
+	OpName    = "name"
+	OpContext = "context"
+	OpTree    = "tree"
+	OpEntries = "entries"
+	OpStats   = "stats"
+	OpFork    = "fork"
+	OpList    = "list"
+	OpDelete  = "delete"
+	OpWait    = "wait"
+)
+
+// Ops lists every operation.
+var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpStats, OpFork, OpList, OpDelete, OpWait}
+
+// CreateRequest creates a session. ID is drawn at random when empty.
+type CreateRequest struct {
+	ID            string         `json:"id,omitempty"`
+	Cwd           string         `json:"cwd,omitempty"`
+	ParentSession string         `json:"parentSession,omitempty"`
+	Name          string         `json:"name,omitempty"`
+	Metadata      jsontext.Value `json:"metadata,omitempty"`
+}
+
+// SessionRequest names a session (open, tree, stats, delete). Reads are
+// linearizable: they see every append acknowledged before they started.
+type SessionRequest struct {
+	Session string `json:"session"`
+}
+
+// AppendRequest appends entries (pi v3 JSON) as one atomic batch. id,
+// parentId and timestamp may be left out: ids are drawn, timestamps come
+// from the server's clock, and each entry's parent is the previous one —
+// the first's is Parent when given ("" for a new root), else the leaf.
+//
+// Conflicts: with IfSequence the batch is stored only if the session's last
+// sequence is still IfSequence (else code "conflict" with the leaf and
+// sequence now). Without it, a batch chained onto the leaf follows the leaf
+// if another writer moved it, and a batch with chosen parents is stored
+// under them.
+type AppendRequest struct {
+	Session    string           `json:"session"`
+	Entries    []jsontext.Value `json:"entries"`
+	Parent     *string          `json:"parent,omitempty"`
+	IfSequence uint64           `json:"ifSequence,omitempty"`
+}
+
+// MoveRequest moves the leaf to Target ("" to before the first entry),
+// optionally leaving a branch summary of the branch left behind.
+type MoveRequest struct {
+	Session    string         `json:"session"`
+	Target     string         `json:"target"`
+	Summary    string         `json:"summary,omitempty"`
+	Details    jsontext.Value `json:"details,omitempty"`
+	FromHook   bool           `json:"fromHook,omitempty"`
+	IfSequence uint64         `json:"ifSequence,omitempty"`
+}
+
+// LabelRequest sets (or with "" clears) the label of an entry.
+type LabelRequest struct {
+	Session    string `json:"session"`
+	Target     string `json:"target"`
+	Label      string `json:"label"`
+	IfSequence uint64 `json:"ifSequence,omitempty"`
+}
+
+// NameRequest names a session.
+type NameRequest struct {
+	Session    string `json:"session"`
+	Name       string `json:"name"`
+	IfSequence uint64 `json:"ifSequence,omitempty"`
+}
+
+// ContextRequest builds the context of the leaf, or of the branch ending
+// at At.
+type ContextRequest struct {
+	Session string `json:"session"`
+	At      string `json:"at,omitempty"`
+}
+
+// EntriesRequest pages through a session's entries in append order.
+type EntriesRequest struct {
+	Session string `json:"session"`
+	Offset  int    `json:"offset,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+}
+
+// ForkRequest copies a branch of Session into a new session (ID, or a
+// random id): the leaf's branch, the branch ending At an entry, or the
+// branch before the user message Before.
+type ForkRequest struct {
+	Session string `json:"session"`
+	ID      string `json:"id,omitempty"`
+	At      string `json:"at,omitempty"`
+	Before  string `json:"before,omitempty"`
+}
+
+// ListRequest pages a listing, most recently updated first.
+type ListRequest struct {
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// WaitRequest waits until the session reflects every message up to stream
+// sequence Sequence (what an append returned, here or on any node), for at
+// most TimeoutMs (default and cap: Config.MaxWait).
+type WaitRequest struct {
+	Session   string `json:"session"`
+	Sequence  uint64 `json:"sequence"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
+// SessionReply describes a session (create, open, fork, delete).
+type SessionReply struct {
+	Session  session.SessionInfo `json:"session"`
+	Header   jsontext.Value      `json:"header,omitempty"`
+	Labels   []LabelReply        `json:"labels,omitempty"`
+	Sequence uint64              `json:"sequence,omitempty"`
+	Copied   int                 `json:"copied,omitempty"` // fork
+}
+
+// LabelReply is a label in force.
+type LabelReply struct {
+	ID        string `json:"id"`
+	Label     string `json:"label"`
+	Timestamp string `json:"timestamp"`
+}
+
+// AppendReply reports what an append (or move, label, name) stored: the
+// entries' ids and final parents, the leaf, and the stream sequence to
+// wait for elsewhere.
+type AppendReply struct {
+	Entries  []Appended `json:"entries"`
+	Leaf     string     `json:"leaf"`
+	Sequence uint64     `json:"sequence"`
+}
+
+// Appended is one stored entry.
+type Appended struct {
+	ID       string `json:"id"`
+	ParentID string `json:"parentId"`
+}
+
+// ContextReply is the model context: messages exactly as pi feeds them.
+type ContextReply struct {
+	ThinkingLevel string         `json:"thinkingLevel"`
+	Model         *ModelReply    `json:"model"`
+	ActiveTools   []string       `json:"activeTools,omitempty"`
+	Compaction    string         `json:"compaction,omitempty"`
+	Messages      jsontext.Value `json:"messages"`
+	Sources       []string       `json:"sources"`
+	Leaf          string         `json:"leaf"`
+	Sequence      uint64         `json:"sequence"`
+}
+
+// ModelReply is the model in force.
+type ModelReply struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// TreeReply is the tree, flat, in append order.
+type TreeReply struct {
+	Leaf     string     `json:"leaf"`
+	Sequence uint64     `json:"sequence"`
+	Nodes    []TreeNode `json:"nodes"`
+}
+
+// TreeNode is one entry of the tree.
+type TreeNode struct {
+	ID        string `json:"id"`
+	ParentID  string `json:"parentId,omitempty"`
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Role      string `json:"role,omitempty"`
+	Label     string `json:"label,omitempty"`
+	Target    string `json:"target,omitempty"` // leaf moves and labels
+}
+
+// EntriesReply is a page of entries (pi v3 JSON). Next is the offset of
+// the following page, 0 after the last.
+type EntriesReply struct {
+	Entries  []jsontext.Value `json:"entries"`
+	Total    int              `json:"total"`
+	Next     int              `json:"next,omitempty"`
+	Sequence uint64           `json:"sequence"`
+}
+
+// StatsReply counts a session's messages, tokens and cost.
+type StatsReply struct {
+	Entries         int            `json:"entries"`
+	ByType          map[string]int `json:"byType"`
+	Messages        int            `json:"messages"`
+	ByRole          map[string]int `json:"byRole"`
+	ToolCalls       int            `json:"toolCalls"`
+	Compactions     int            `json:"compactions"`
+	BranchSummaries int            `json:"branchSummaries"`
+	Usage           UsageReply     `json:"usage"`
+	Sequence        uint64         `json:"sequence"`
+}
+
+// UsageReply sums tokens and cost.
+type UsageReply struct {
+	Input       int64   `json:"input"`
+	Output      int64   `json:"output"`
+	CacheRead   int64   `json:"cacheRead"`
+	CacheWrite  int64   `json:"cacheWrite"`
+	TotalTokens int64   `json:"totalTokens"`
+	Cost        float64 `json:"cost"`
+}
+
+// ListReply is a page of sessions; Next is the cursor of the following
+// page, "" after the last.
+type ListReply struct {
+	Sessions []session.SessionInfo `json:"sessions"`
+	Next     string                `json:"next,omitempty"`
+}
+
+// WaitReply says where the session is once it reflects the sequence.
+type WaitReply struct {
+	Leaf     string `json:"leaf"`
+	Sequence uint64 `json:"sequence"`
+}
+
+// ErrorReply is the body of every error reply; the same code is in the
+// Nats-Service-Error-Code header.
+type ErrorReply struct {
+	Error *Error `json:"error"`
+}

@@ -1,0 +1,261 @@
+// Package service serves sessions over NATS request/reply, as a
+// nats.go/micro service (discoverable with $SRV.PING/INFO/STATS), so agents
+// in any language can use a sessionlog deployment: JSON requests on
+// <subject>.<op> (sessionlog.v1.append), JSON replies, errors as codes
+// clients switch on. One Service serves the sessions of one stream — one
+// tenant's, when the deployment has tenants (see cluster.Tenant): it is
+// started on a connection inside the tenant's account, so it can reach no
+// other tenant's data whatever a request says.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+var (
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("service: invalid config")
+	// ErrClosed is returned by Start after Close and by a closed Client.
+	ErrClosed = errors.New("service: closed")
+)
+
+// Limits bound what one request may ask.
+type Limits struct {
+	// MaxRequestBytes bounds a request body (the server's max payload
+	// bounds it too).
+	MaxRequestBytes int
+	// MaxEntryBytes bounds one entry's JSON.
+	MaxEntryBytes int
+	// MaxEntries bounds the entries of one append.
+	MaxEntries int
+	// MaxPage bounds list and entries page sizes.
+	MaxPage int
+	// Rate and Burst bound the requests per second of one client (one
+	// NATS connection, told apart by its reply inbox); TenantRate and
+	// TenantBurst bound them for all clients of the service together, so
+	// a client changing inboxes cannot escape its limit.
+	Rate, TenantRate   float64
+	Burst, TenantBurst int
+}
+
+// Config configures a Service.
+type Config struct {
+	// Name and Version are announced by micro ($SRV.INFO).
+	Name    string
+	Version string
+	// Subject is the prefix of the operations: <Subject>.<op>.
+	Subject string
+	// QueueGroup spreads requests over the service instances (one per
+	// node); every instance serves every request.
+	QueueGroup string
+	// Tenant names whose sessions these are (announced in metadata).
+	Tenant string
+	Limits Limits
+	// MaxOpenSessions bounds the sessions kept open between requests.
+	MaxOpenSessions int
+	// MaxInFlight bounds the requests handled at once; further requests
+	// wait in the connection's buffer.
+	MaxInFlight int
+	// RequestTimeout bounds one request's work; MaxWait bounds a wait.
+	RequestTimeout time.Duration
+	MaxWait        time.Duration
+	// Session gives the clock and id source for entries the service
+	// completes; SessionIDs draws the ids of sessions created without one.
+	Session    session.Config
+	SessionIDs session.IDSource
+}
+
+// DefaultConfig serves sessionlog.v1.
+func DefaultConfig(sc session.Config) Config {
+	return Config{
+		Name: "sessionlog", Version: "1.0.0", Subject: "sessionlog.v1", QueueGroup: "sessionlog",
+		Limits: Limits{
+			MaxRequestBytes: 1 << 20, MaxEntryBytes: 512 << 10, MaxEntries: 100, MaxPage: session.MaxPageSize,
+			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
+		},
+		MaxOpenSessions: 256, MaxInFlight: 64,
+		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
+		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	l := c.Limits
+	switch {
+	case c.Name == "" || c.Version == "":
+		return fmt.Errorf("%w: Name and Version are required", ErrInvalidConfig)
+	case c.Subject == "" || strings.ContainsAny(c.Subject, "*> \t"):
+		return fmt.Errorf("%w: Subject %q must be a plain subject", ErrInvalidConfig, c.Subject)
+	case l.MaxRequestBytes < 1024 || l.MaxEntryBytes < 1024 || l.MaxEntryBytes > l.MaxRequestBytes:
+		return fmt.Errorf("%w: MaxRequestBytes and MaxEntryBytes must be at least 1 KiB, entries no larger than requests", ErrInvalidConfig)
+	case l.MaxEntries < 1 || l.MaxEntries > stream.MaxBatch:
+		return fmt.Errorf("%w: MaxEntries must be 1–%d", ErrInvalidConfig, stream.MaxBatch)
+	case l.MaxPage < 1 || l.MaxPage > session.MaxPageSize:
+		return fmt.Errorf("%w: MaxPage must be 1–%d", ErrInvalidConfig, session.MaxPageSize)
+	case l.Rate <= 0 || l.TenantRate <= 0 || l.Burst < 1 || l.TenantBurst < 1:
+		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
+	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1:
+		return fmt.Errorf("%w: MaxOpenSessions and MaxInFlight must be positive", ErrInvalidConfig)
+	case c.RequestTimeout <= 0 || c.MaxWait <= 0:
+		return fmt.Errorf("%w: RequestTimeout and MaxWait must be positive", ErrInvalidConfig)
+	case c.SessionIDs == nil:
+		return fmt.Errorf("%w: no SessionIDs", ErrInvalidConfig)
+	}
+	return c.Session.Validate()
+}
+
+// Service is a running micro service over one stream backend.
+type Service struct {
+	cfg   Config
+	b     *stream.Backend
+	nc    *nats.Conn
+	svc   micro.Service
+	cache *cache
+	lim   *limiter
+	sem   chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex // guards closed and wg.Add against Close
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type opFunc func(ctx context.Context, data []byte) (any, error)
+
+// Start serves the sessions of b on nc (b's connection, or another one in
+// the same account) until Close.
+func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Service{
+		cfg: cfg, b: b, nc: nc,
+		cache: newCache(b, cfg.MaxOpenSessions),
+		lim:   newLimiter(cfg.Limits),
+		sem:   make(chan struct{}, cfg.MaxInFlight),
+		ctx:   sctx, cancel: cancel,
+	}
+	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
+	if cfg.Tenant != "" {
+		meta["tenant"] = cfg.Tenant
+	}
+	svc, err := micro.AddService(nc, micro.Config{
+		Name: cfg.Name, Version: cfg.Version, QueueGroup: cfg.QueueGroup, Metadata: meta,
+		Description: "sessionlog: LLM-agent sessions as trees of entries in JetStream",
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	s.svc = svc
+	g := svc.AddGroup(cfg.Subject, micro.WithGroupQueueGroup(cfg.QueueGroup))
+	for op, fn := range s.ops() {
+		if err := g.AddEndpoint(op, s.handler(op, fn)); err != nil {
+			svc.Stop()
+			cancel()
+			return nil, fmt.Errorf("service: endpoint %s: %w", op, err)
+		}
+	}
+	return s, nil
+}
+
+// Info returns what micro announces for this instance.
+func (s *Service) Info() micro.Info { return s.svc.Info() }
+
+// Stats returns micro's request and error counts per endpoint.
+func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
+
+// handler checks size and rate, then runs fn on its own goroutine (micro
+// calls each endpoint's handler in turn; a wait must not hold up others).
+func (s *Service) handler(op string, fn opFunc) micro.Handler {
+	return micro.HandlerFunc(func(req micro.Request) {
+		if n := len(req.Data()); n > s.cfg.Limits.MaxRequestBytes {
+			respondError(req, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
+			return
+		}
+		if wait, ok := s.lim.allow(clientOf(req.Reply())); !ok {
+			respondError(req, &Error{Code: CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
+			return
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		select {
+		case s.sem <- struct{}{}:
+		case <-s.ctx.Done():
+			s.wg.Done()
+			respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
+			return
+		}
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.sem }()
+			timeout := s.cfg.RequestTimeout
+			if op == OpWait {
+				timeout += s.cfg.MaxWait
+			}
+			ctx, cancel := context.WithTimeout(s.ctx, timeout)
+			defer cancel()
+			reply, err := fn(ctx, req.Data())
+			if err != nil {
+				respondError(req, errorOf(err))
+				return
+			}
+			body, err := json.Marshal(reply)
+			if err != nil {
+				respondError(req, errorOf(err))
+				return
+			}
+			_ = req.Respond(body) // a requester that gave up is not our error
+		}()
+	})
+}
+
+func respondError(req micro.Request, e *Error) {
+	body, _ := json.Marshal(ErrorReply{Error: e})
+	_ = req.Error(string(e.Code), e.Message, body)
+}
+
+// Close stops taking requests, waits for those in flight, and closes the
+// sessions held open. It is idempotent.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	err := s.svc.Stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancel() // abandon waits and slow requests
+		<-done
+	}
+	s.cancel()
+	return errors.Join(err, s.cache.close(ctx))
+}
