@@ -5,6 +5,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/url"
@@ -57,6 +58,11 @@ type Config struct {
 	Logs bool
 	// Cluster, when set, makes the node one of a JetStream cluster.
 	Cluster *ClusterConfig
+	// Auth, when set, requires credentials and gives each tenant an
+	// account of its own (see AuthConfig); connect with ConnectTenant.
+	Auth *AuthConfig
+	// TLS, when set, serves clients over TLS.
+	TLS *TLSConfig
 }
 
 // ClusterConfig joins a node to a JetStream cluster over routes.
@@ -99,6 +105,14 @@ func (c Config) Validate() error {
 	case c.MaxStore < 0 || c.MaxMemory < 0:
 		return fmt.Errorf("%w: negative storage limit", ErrInvalidConfig)
 	}
+	if c.Auth != nil {
+		if err := c.Auth.Validate(); err != nil {
+			return err
+		}
+	}
+	if t := c.TLS; t != nil && (t.CertFile == "" || t.KeyFile == "") {
+		return fmt.Errorf("%w: TLS needs a certificate and a key file", ErrInvalidConfig)
+	}
 	if cl := c.Cluster; cl != nil {
 		switch {
 		case c.ServerName == "" || c.ServerName == "sessionlog":
@@ -130,6 +144,8 @@ type Node struct {
 	srv  *server.Server
 	cfg  Config
 	lock *os.File
+	keys serviceKeys
+	tls  *tls.Config // for the node's own connections
 
 	mu     sync.Mutex
 	closed bool
@@ -178,6 +194,16 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// The server refuses a max_pending below max_payload.
 	opts.MaxPending = int64(opts.MaxPayload) * 8
+	keys, err := applyAuth(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var clientTLS *tls.Config
+	if cfg.TLS != nil {
+		if clientTLS, err = cfg.TLS.clientTLS(); err != nil {
+			return nil, err
+		}
+	}
 	if cl := cfg.Cluster; cl != nil {
 		host, port, _ := splitHostPort(cl.Listen)
 		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port, Advertise: cl.Advertise}
@@ -235,7 +261,7 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &Node{srv: srv, cfg: cfg}, nil
+	return &Node{srv: srv, cfg: cfg, keys: keys, tls: clientTLS}, nil
 }
 
 // ClientURL returns the node's client URL, or "" without a listener.
@@ -258,6 +284,9 @@ func (n *Node) Connect(opts ...nats.Option) (*nats.Conn, error) {
 		return nil, ErrClosed
 	}
 	opts = append([]nats.Option{nats.Name("sessionlog"), nats.MaxReconnects(-1)}, opts...)
+	if n.tls != nil {
+		opts = append(opts, nats.Secure(n.tls))
+	}
 	var nc *nats.Conn
 	var err error
 	if n.cfg.Listen == "" {

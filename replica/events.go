@@ -101,6 +101,10 @@ func DeadLetterSubject(b *stream.Backend, durable string) string {
 	return b.Config().Prefix + "-dlq." + durable
 }
 
+// DeadLetterSubjects are the subjects of every dead letter of a stream's
+// event consumers.
+func DeadLetterSubjects(sc stream.Config) string { return sc.Prefix + "-dlq.>" }
+
 // DeadLetterStream names the dead-letter stream of a backend.
 func DeadLetterStream(b *stream.Backend) string { return b.Config().Stream + "_DLQ" }
 
@@ -126,7 +130,7 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 	js := b.JetStream()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:     DeadLetterStream(b),
-		Subjects: []string{b.Config().Prefix + "-dlq.>"},
+		Subjects: []string{DeadLetterSubjects(b.Config())},
 		Storage:  jetstream.FileStorage,
 		Replicas: b.Config().Replicas,
 	})

@@ -59,16 +59,16 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 		return nil, err
 	}
 	b.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
-		Bucket:      cfg.snapshotBucket(),
+		Bucket:      cfg.SnapshotBucket(),
 		Description: "sessionlog snapshots",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.snapshotBucket(), err)
+		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.SnapshotBucket(), err)
 	}
 	b.heads, err = ensureKV(ctx, js, jetstream.KeyValueConfig{
-		Bucket:      cfg.snapshotBucket() + "_HEADS",
+		Bucket:      cfg.SnapshotBucket() + "_HEADS",
 		Description: "sessionlog: current snapshot of each session",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,

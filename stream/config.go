@@ -76,9 +76,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) snapshotBucket() string { return c.Stream + "_SNAPSHOTS" }
+// SnapshotBucket names the object store of snapshots (its KV of heads is
+// SnapshotBucket()+"_HEADS").
+func (c Config) SnapshotBucket() string { return c.Stream + "_SNAPSHOTS" }
 
-func (c Config) indexBucket() string {
+// IndexBucket names the KV bucket of the session index.
+func (c Config) IndexBucket() string {
 	if c.Index != "" {
 		return c.Index
 	}
@@ -143,14 +146,14 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		return nil, nil, fmt.Errorf("stream: provision %s: %w", cfg.Stream, err)
 	}
 	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{
-		Bucket:      cfg.indexBucket(),
+		Bucket:      cfg.IndexBucket(),
 		Description: "sessionlog session index",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
 		History:     1,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("stream: provision index %s: %w", cfg.indexBucket(), err)
+		return nil, nil, fmt.Errorf("stream: provision index %s: %w", cfg.IndexBucket(), err)
 	}
 	return s, kv, nil
 }

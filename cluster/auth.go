@@ -1,0 +1,271 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// AuthConfig turns on authentication: every client must present the
+// credentials of a user of some tenant. Each tenant is a NATS account of
+// its own, with its own JetStream: its streams, consumers and subjects
+// exist only inside it, so no credentials of one tenant can name, read,
+// list, write or subscribe to another's sessions — the server enforces it,
+// whatever any client or service code does.
+type AuthConfig struct {
+	Tenants []Tenant `json:"tenants"`
+	// ClientPermissions are what every tenant user may do inside its own
+	// account (the service's subjects, read-only JetStream, …); the
+	// sessionlog service in the account is not restricted. Set by the
+	// caller that knows the subjects (see service.ClientPermissions).
+	ClientPermissions Permissions `json:"-"`
+}
+
+// Tenant is one account.
+type Tenant struct {
+	// Name names the account: letters, digits, '-' and '_'.
+	Name  string `json:"name"`
+	Users []User `json:"users"`
+	// MaxStore bounds the tenant's JetStream file storage in bytes (0: no
+	// limit of its own).
+	MaxStore int64 `json:"maxStore,omitempty"`
+	// MaxConnections bounds the tenant's client connections (0: none).
+	MaxConnections int `json:"maxConnections,omitempty"`
+}
+
+// User is one set of credentials: a name and password (plain, or a bcrypt
+// hash "$2a$…"), or a public user nkey ("U…") whose seed the client keeps.
+type User struct {
+	Name     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
+	NKey     string `json:"nkey,omitempty"`
+}
+
+// Permissions are subjects a user may publish and subscribe to.
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+}
+
+// TLSConfig serves clients over TLS.
+type TLSConfig struct {
+	CertFile string
+	KeyFile  string
+	// CAFile, with VerifyClients, requires client certificates signed by
+	// it; it also lets the node's own connections verify the server.
+	CAFile        string
+	VerifyClients bool
+}
+
+var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Validate checks the tenants, their users and the client permissions
+// (which must be set: an empty allow list would allow everything).
+func (a *AuthConfig) Validate() error {
+	if len(a.ClientPermissions.Publish) == 0 || len(a.ClientPermissions.Subscribe) == 0 {
+		return fmt.Errorf("%w: auth needs client permissions to publish and subscribe", ErrInvalidConfig)
+	}
+	return a.validateTenants()
+}
+
+func (a *AuthConfig) validateTenants() error {
+	if len(a.Tenants) == 0 {
+		return fmt.Errorf("%w: auth without tenants would let nobody in", ErrInvalidConfig)
+	}
+	tenants, names, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i, t := range a.Tenants {
+		where := fmt.Sprintf("tenants[%d]", i)
+		switch {
+		case !tenantRE.MatchString(t.Name):
+			return fmt.Errorf("%w: %s: name %q must be 1-64 letters, digits, '-' or '_'", ErrInvalidConfig, where, t.Name)
+		case strings.EqualFold(t.Name, "SYS") || strings.HasPrefix(t.Name, "$"):
+			return fmt.Errorf("%w: %s: name %q is reserved", ErrInvalidConfig, where, t.Name)
+		case tenants[t.Name]:
+			return fmt.Errorf("%w: %s: tenant %q appears twice", ErrInvalidConfig, where, t.Name)
+		case len(t.Users) == 0:
+			return fmt.Errorf("%w: tenant %q has no users", ErrInvalidConfig, t.Name)
+		case t.MaxStore < 0 || t.MaxConnections < 0:
+			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
+		}
+		tenants[t.Name] = true
+		for j, u := range t.Users {
+			where := fmt.Sprintf("tenant %q users[%d]", t.Name, j)
+			switch {
+			case u.NKey != "" && (u.Name != "" || u.Password != ""):
+				return fmt.Errorf("%w: %s: give an nkey or a user and password, not both", ErrInvalidConfig, where)
+			case u.NKey != "":
+				if !nkeys.IsValidPublicUserKey(u.NKey) {
+					return fmt.Errorf("%w: %s: %q is not a public user nkey (U…)", ErrInvalidConfig, where, u.NKey)
+				}
+				if keys[u.NKey] {
+					return fmt.Errorf("%w: %s: nkey used twice", ErrInvalidConfig, where)
+				}
+				keys[u.NKey] = true
+			case u.Name == "" || u.Password == "":
+				return fmt.Errorf("%w: %s: a user needs a name and a password (or an nkey)", ErrInvalidConfig, where)
+			case strings.ContainsFunc(u.Name+u.Password, func(r rune) bool { return r < ' ' || r == 0x7f }):
+				return fmt.Errorf("%w: %s: control characters in user or password", ErrInvalidConfig, where)
+			case names[u.Name]:
+				return fmt.Errorf("%w: %s: user %q appears twice (users are global, not per tenant)", ErrInvalidConfig, where, u.Name)
+			default:
+				names[u.Name] = true
+			}
+		}
+	}
+	return nil
+}
+
+// LoadAuth reads tenants from a JSON file ({"tenants":[…]}), refusing
+// unknown fields.
+func LoadAuth(path string) (*AuthConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: tenants: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	var a AuthConfig
+	if err := dec.Decode(&a); err != nil {
+		return nil, fmt.Errorf("%w: tenants file %s: %v", ErrInvalidConfig, path, err)
+	}
+	if err := a.validateTenants(); err != nil {
+		return nil, fmt.Errorf("tenants file %s: %w", path, err)
+	}
+	return &a, nil
+}
+
+// serviceKeys are the node's own credentials in each tenant's account,
+// made fresh at every start and never written anywhere.
+type serviceKeys map[string]nkeys.KeyPair
+
+// accountsConfig is the accounts block in nats-server's configuration
+// language, parsed by the server itself (JetStream per account has no
+// other public switch).
+func (a *AuthConfig) accountsConfig(keys serviceKeys) (string, error) {
+	q := confQuote
+	list := func(ss []string) string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = q(s)
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	perms := fmt.Sprintf("permissions: { publish: { allow: %s }, subscribe: { allow: %s } }",
+		list(a.ClientPermissions.Publish), list(a.ClientPermissions.Subscribe))
+	var b strings.Builder
+	b.WriteString("accounts {\n")
+	for _, t := range a.Tenants {
+		fmt.Fprintf(&b, "  %s {\n", q(t.Name))
+		if t.MaxStore > 0 {
+			fmt.Fprintf(&b, "    jetstream { max_file: %d, max_mem: 0 }\n", t.MaxStore)
+		} else {
+			b.WriteString("    jetstream: enabled\n")
+		}
+		if t.MaxConnections > 0 {
+			fmt.Fprintf(&b, "    limits { max_connections: %d }\n", t.MaxConnections)
+		}
+		b.WriteString("    users: [\n")
+		for _, u := range t.Users {
+			if u.NKey != "" {
+				fmt.Fprintf(&b, "      { nkey: %s, %s }\n", q(u.NKey), perms)
+			} else {
+				fmt.Fprintf(&b, "      { user: %s, password: %s, %s }\n", q(u.Name), q(u.Password), perms)
+			}
+		}
+		pub, err := keys[t.Name].PublicKey()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "      { nkey: %s }\n", q(pub))
+		b.WriteString("    ]\n  }\n")
+	}
+	b.WriteString("}\n")
+	return b.String(), nil
+}
+
+// confQuote quotes s for the configuration parser, which knows only the
+// escapes \\ and \" (control characters are refused by Validate; subject
+// lists come from code).
+func confQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+func newServiceKeys(a *AuthConfig) (serviceKeys, error) {
+	keys := serviceKeys{}
+	for _, t := range a.Tenants {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: service key: %w", err)
+		}
+		keys[t.Name] = kp
+	}
+	return keys, nil
+}
+
+// applyAuth adds accounts, users and TLS to the server options.
+func applyAuth(opts *server.Options, cfg Config) (serviceKeys, error) {
+	var keys serviceKeys
+	if cfg.Auth != nil {
+		var err error
+		if keys, err = newServiceKeys(cfg.Auth); err != nil {
+			return nil, err
+		}
+		conf, err := cfg.Auth.accountsConfig(keys)
+		if err != nil {
+			return nil, err
+		}
+		if err := opts.ProcessConfigString(conf); err != nil {
+			return nil, fmt.Errorf("%w: tenants: %v", ErrInvalidConfig, err)
+		}
+	}
+	if t := cfg.TLS; t != nil {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.CertFile, KeyFile: t.KeyFile, CaFile: t.CAFile, Verify: t.VerifyClients})
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS: %v", ErrInvalidConfig, err)
+		}
+		opts.TLSConfig, opts.TLS, opts.TLSVerify, opts.TLSTimeout = tc, true, t.VerifyClients, 2
+	}
+	return keys, nil
+}
+
+// clientTLS lets the node's own connections trust its certificate.
+func (t *TLSConfig) clientTLS() (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range []string{t.CertFile, t.CAFile} {
+		if f == "" {
+			continue
+		}
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: TLS: %w", err)
+		}
+		pool.AppendCertsFromPEM(pem)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// ConnectTenant opens a connection inside a tenant's account with the
+// node's own service credentials: what the sessionlog service of that
+// tenant uses. Only nodes started with Auth have tenants.
+func (n *Node) ConnectTenant(tenant string, opts ...nats.Option) (*nats.Conn, error) {
+	kp, ok := n.keys[tenant]
+	if !ok {
+		return nil, fmt.Errorf("%w: no tenant %q on this node", ErrInvalidConfig, tenant)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil, err
+	}
+	return n.Connect(append([]nats.Option{nats.Nkey(pub, kp.Sign), nats.Name("sessionlog/" + tenant)}, opts...)...)
+}
