@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
@@ -16,69 +15,33 @@ import (
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 )
 
-// tenants is a node with two tenants, each with its service running on
-// the node's own credentials in the tenant's account.
+// tenants is a node with two tenants, acme (a password user and an nkey
+// user) and globex.
 type tenants struct {
-	node  *cluster.Node
-	nkey  nkeys.KeyPair // an nkey user of acme
-	svcs  []*service.Service
-	scfg  stream.Config
-	scfgS string
+	*servicetest.Tenants
+	nkey nkeys.KeyPair
+	scfg stream.Config
+	node *cluster.Node
 }
 
 func startTenants(t *testing.T) *tenants {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub, _ := kp.PublicKey()
-	scfg := stream.DefaultConfig()
-	cfg := cluster.DefaultConfig(t.TempDir())
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Auth = &cluster.AuthConfig{
-		Tenants: []cluster.Tenant{
-			{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}, {NKey: pub}}},
-			{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
-		},
-		ClientPermissions: service.ClientPermissions(scfg, "sessionlog.v1"),
-	}
-	n, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := &tenants{node: n, nkey: kp, scfg: scfg}
-	t.Cleanup(func() {
-		for _, s := range tt.svcs {
-			s.Close(context.Background())
-		}
-		n.Close(context.Background())
-	})
-	for _, name := range []string{"acme", "globex"} {
-		nc, err := n.ConnectTenant(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := stream.New(ctx, nc, scfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := service.DefaultConfig(sessiontest.TestConfig())
-		sc.Tenant = name
-		svc, err := service.Start(ctx, nc, b, sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tt.svcs = append(tt.svcs, svc)
-	}
-	return tt
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}, {NKey: pub}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	return &tenants{Tenants: ts, nkey: kp, scfg: ts.Stream, node: ts.Node}
 }
 
 // user connects as a tenant user; async errors (permission violations)
@@ -317,5 +280,3 @@ func TestTenantIsolation(t *testing.T) {
 		refused(t, aliceErrs, "sessions.mine.message")
 	})
 }
-
-var _ = jsontext.Value(nil)

@@ -1,0 +1,220 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/agentcore/sessionlog/service"
+)
+
+// routes maps the REST shape onto the service's operations. Bodies are
+// the service's requests; the session of a path is added to them.
+func (g *Gateway) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern, op string, build builder) { mux.Handle(pattern, g.op(op, build)) }
+	handle("POST /v1/sessions", service.OpCreate, body)
+	handle("GET /v1/sessions", service.OpList, query(map[string]bool{"limit": true, "cursor": false}))
+	handle("GET /v1/sessions/{id}", service.OpOpen, pathOnly)
+	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
+	handle("POST /v1/sessions/{id}/entries", service.OpAppend, bodyWithPath)
+	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(map[string]bool{"offset": true, "limit": true}))
+	handle("POST /v1/sessions/{id}/move", service.OpMove, bodyWithPath)
+	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
+	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
+	handle("POST /v1/sessions/{id}/fork", service.OpFork, bodyWithPath)
+	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false}))
+	handle("GET /v1/sessions/{id}/tree", service.OpTree, pathOnly)
+	handle("GET /v1/sessions/{id}/stats", service.OpStats, pathOnly)
+	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
+	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
+	// Any operation by name, body as on NATS.
+	mux.Handle("POST /v1/ops/{op}", g.op("", body))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see the README's HTTP section)", r.Method, r.URL.Path)}, http.StatusNotFound)
+	})
+	return mux
+}
+
+// builder makes the service request body of an HTTP request.
+type builder func(r *http.Request, maxBody int64) ([]byte, error)
+
+func readBody(r *http.Request, maxBody int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("request body over the limit of %d bytes", maxBody)}
+	}
+	if err != nil {
+		return nil, &service.Error{Code: service.CodeBadRequest, Message: "reading the body: " + err.Error()}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return []byte("{}"), nil
+	}
+	return b, nil
+}
+
+func body(r *http.Request, maxBody int64) ([]byte, error) { return readBody(r, maxBody) }
+
+// bodyWithPath adds the path's session to the body object. A body naming
+// a session too is refused by the service (duplicate member).
+func bodyWithPath(r *http.Request, maxBody int64) ([]byte, error) {
+	b, err := readBody(r, maxBody)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '{' {
+		return nil, &service.Error{Code: service.CodeBadRequest, Message: "the body must be a JSON object"}
+	}
+	sess, _ := json.Marshal(r.PathValue("id"))
+	out := append([]byte(`{"session":`), sess...)
+	if rest := bytes.TrimSpace(b[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}
+
+func pathOnly(r *http.Request, _ int64) ([]byte, error) {
+	if len(r.URL.Query()) > 0 {
+		for k := range r.URL.Query() {
+			return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
+		}
+	}
+	return json.Marshal(map[string]string{"session": r.PathValue("id")})
+}
+
+// query turns query parameters into the request: params maps each
+// allowed name to whether it is a number.
+func query(params map[string]bool) builder {
+	return func(r *http.Request, _ int64) ([]byte, error) {
+		req := map[string]any{}
+		if id := r.PathValue("id"); id != "" {
+			req["session"] = id
+		}
+		for k, vs := range r.URL.Query() {
+			numeric, ok := params[k]
+			switch {
+			case !ok:
+				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
+			case len(vs) != 1:
+				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
+			case numeric:
+				n, err := strconv.ParseInt(vs[0], 10, 64)
+				if err != nil {
+					return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q must be an integer, not %q", k, vs[0])}
+				}
+				req[k] = n
+			default:
+				req[k] = vs[0]
+			}
+		}
+		return json.Marshal(req)
+	}
+}
+
+// op serves one operation: rate limit, the caller's connection, the
+// request, the reply.
+func (g *Gateway) op(op string, build builder) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wait, ok := g.allow(r); !ok {
+			writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
+			return
+		}
+		name := op
+		if name == "" {
+			name = r.PathValue("op")
+			if !knownOp(name) {
+				writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no operation %q", name)}, http.StatusNotFound)
+				return
+			}
+		}
+		u, release, err := g.user(r)
+		if err != nil {
+			writeError(w, err, 0)
+			return
+		}
+		defer release()
+		req, err := build(r, g.cfg.MaxBodyBytes)
+		if err != nil {
+			writeError(w, err, 0)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), g.cfg.RequestTimeout)
+		defer cancel()
+		reply, err := u.c.Raw(ctx, name, req)
+		if err != nil {
+			writeError(w, err, 0)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(reply)
+	})
+}
+
+func knownOp(op string) bool {
+	for _, o := range service.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// statusOf maps protocol codes onto HTTP statuses.
+func statusOf(c service.Code) int {
+	switch c {
+	case service.CodeBadRequest, service.CodeInvalidSessionID:
+		return http.StatusBadRequest
+	case service.CodeInvalidEntry, service.CodeParentNotFound, service.CodeInvalidTarget:
+		return http.StatusUnprocessableEntity
+	case service.CodeNotFound, service.CodeEntryNotFound:
+		return http.StatusNotFound
+	case service.CodeExists, service.CodeDuplicateID, service.CodeConflict:
+		return http.StatusConflict
+	case service.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case service.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case service.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case service.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError answers with the protocol's error body; status 0 derives it
+// from the code.
+func writeError(w http.ResponseWriter, err error, status int) {
+	var pe *service.Error
+	switch {
+	case errors.Is(err, errUnauthorized):
+		pe = &service.Error{Code: "unauthorized", Message: err.Error()}
+		status = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", `Basic realm="sessionlog"`)
+	case errors.As(err, &pe):
+	case errors.Is(err, ErrClosed):
+		pe = &service.Error{Code: service.CodeUnavailable, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		pe = &service.Error{Code: service.CodeTimeout, Message: err.Error()}
+	default:
+		pe = &service.Error{Code: service.CodeInternal, Message: err.Error()}
+	}
+	if status == 0 {
+		status = statusOf(pe.Code)
+	}
+	if pe.RetryAfterMs > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt((pe.RetryAfterMs+999)/1000, 10))
+	}
+	b, _ := json.Marshal(service.ErrorReply{Error: pe})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}

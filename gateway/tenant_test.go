@@ -1,0 +1,79 @@
+package gateway_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/service/servicetest"
+)
+
+// Through the gateway, a tenant's HTTP credentials reach only that
+// tenant's sessions: the gateway connects to NATS as the caller.
+func TestGatewayTenants(t *testing.T) {
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth = true
+	g, err := gateway.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	alice, bob := []string{"alice", "alice-pw"}, []string{"bob", "bob-pw"}
+
+	if r := do(t, "POST", u, `{"id":"plan"}`, bob...); r.status != 200 {
+		t.Fatalf("bob creates: %d %v", r.status, r.body)
+	}
+	if r := do(t, "POST", u+"/plan/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"secret"}}]}`, bob...); r.status != 200 {
+		t.Fatalf("bob appends: %d %v", r.status, r.body)
+	}
+	for _, c := range []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		auth   []string
+		want   int
+	}{
+		{"no credentials", "GET", "", "", nil, 401},
+		{"wrong password", "GET", "", "", []string{"alice", "bob-pw"}, 401},
+		{"unknown user", "GET", "", "", []string{"mallory", "x"}, 401},
+		{"alice opens bob's session", "GET", "/plan", "", alice, 404},
+		{"alice reads bob's context", "GET", "/plan/context", "", alice, 404},
+		{"alice appends to bob's session", "POST", "/plan/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"x"}}]}`, alice, 404},
+		{"alice deletes bob's session", "DELETE", "/plan", "", alice, 404},
+		{"alice forks bob's session", "POST", "/plan/fork", `{"id":"stolen"}`, alice, 404},
+		{"bob still reads it", "GET", "/plan/tree", "", bob, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := do(t, c.method, u+c.path, c.body, c.auth...)
+			if r.status != c.want {
+				t.Fatalf("%d %v, want %d", r.status, r.body, c.want)
+			}
+			if c.want == 401 && r.header.Get("WWW-Authenticate") == "" {
+				t.Fatal("401 without WWW-Authenticate")
+			}
+		})
+	}
+	if r := do(t, "GET", u, "", alice...); r.status != 200 || len(r.body["sessions"].([]any)) != 0 {
+		t.Fatalf("alice's list: %d %v", r.status, r.body)
+	}
+	res := openEvents(t, ctx, u+"/plan/events?after=0", "", alice...)
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Fatalf("alice follows bob's events: %d", res.StatusCode)
+	}
+	res = openEvents(t, ctx, u+"/plan/events?after=0", "", bob...)
+	defer res.Body.Close()
+	if evs := readEvents(t, res.Body, 2); evs[0].kind != "header" || evs[1].kind != "entry" {
+		t.Fatalf("bob's events: %+v", evs)
+	}
+}
