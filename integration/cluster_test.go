@@ -84,7 +84,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 		nd.args = []string{"serve", "-data", nd.data, "-name", nd.name, "-listen", nd.client,
 			"-cluster", "itest", "-cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
 			"-cluster-advertise", "127.0.0.1:1", "-cluster-size", fmt.Sprint(n),
-			"-routes", strings.Join(routes, ","), "-replicas", "3"}
+			"-routes", strings.Join(routes, ","), "-replicas", "3", "-http", ""}
 		c.nodes = append(c.nodes, nd)
 	}
 	for i := range c.nodes {

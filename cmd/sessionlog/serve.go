@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/stream"
 )
 
 // runServe runs the embedded node with a client listener until
@@ -26,6 +25,7 @@ func runServe(ctx context.Context, e env) error {
 	advertise := fs.String("cluster-advertise", "", "route address the other nodes learn for this one (default: -cluster-listen)")
 	maxStore := fs.Int64("max-store", 0, "JetStream file store limit in bytes (0: the server's default)")
 	maxMemory := fs.Int64("max-memory", 0, "JetStream memory limit in bytes (0: the server's default)")
+	af := addAPIFlags(fs)
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -45,28 +45,33 @@ func runServe(ctx context.Context, e env) error {
 			rf.replicas = min(3, *size) // replicated by default when clustered
 		}
 	}
+	if err := af.configure(&cfg, rf.streamConfig()); err != nil {
+		return err
+	}
 	node, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer node.Close(context.WithoutCancel(ctx))
-	nc, err := node.Connect()
+	a, err := af.start(ctx, node, cfg, rf.streamConfig())
 	if err != nil {
 		return err
 	}
-	if _, err := stream.New(ctx, nc, rf.streamConfig()); err != nil {
-		return err
+	defer a.close(context.WithoutCancel(ctx))
+	where := ""
+	if cfg.Cluster != nil {
+		where = fmt.Sprintf(", node %s of cluster %s, stream replicas %d", cfg.ServerName, cfg.Cluster.Name, rf.replicas)
 	}
+	if cfg.Auth != nil {
+		where += fmt.Sprintf(", %d tenant(s)", len(cfg.Auth.Tenants))
+	}
+	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); %s; interrupt to stop\n", node.ClientURL(), rf.data, where, a.describe())
+	// Last: once the file is there, everything above is ready.
 	urlFile := serveURLFile(rf.data)
 	if err := os.WriteFile(urlFile, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
 		return err
 	}
 	defer os.Remove(urlFile)
-	where := ""
-	if cfg.Cluster != nil {
-		where = fmt.Sprintf(", node %s of cluster %s, stream replicas %d", cfg.ServerName, cfg.Cluster.Name, rf.replicas)
-	}
-	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); interrupt to stop\n", node.ClientURL(), rf.data, where)
 	<-ctx.Done()
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -23,12 +25,13 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var out, errb bytes.Buffer
+	var out lockedBuffer
+	var errb bytes.Buffer
 	var code int
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		code = Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
+		code = Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
 	}()
 	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if _, err := os.Stat(serveURLFile(data)); err != nil {
@@ -43,6 +46,21 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	if tree := mustRun(t, data, "", "tree", "shared"); !strings.Contains(tree, "through the server") {
 		t.Fatalf("tree:\n%s", tree)
 	}
+	// The same session through serve's HTTP gateway and its service.
+	_, httpURL, ok := strings.Cut(strings.TrimSpace(out.String()), "HTTP ")
+	httpURL, _, _ = strings.Cut(httpURL, ";")
+	if !ok {
+		t.Fatalf("serve did not announce its gateway: %q", out.String())
+	}
+	res, err := http.Get(httpURL + "/v1/sessions/shared/context")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "through the server") {
+		t.Fatalf("gateway context: %d %s", res.StatusCode, body)
+	}
 	cancel()
 	wg.Wait()
 	if code != 0 {
@@ -55,6 +73,24 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	if tree := mustRun(t, data, "", "tree", "shared"); !strings.Contains(tree, "through the server") {
 		t.Fatalf("tree after serve stopped:\n%s", tree)
 	}
+}
+
+// lockedBuffer is written by serve's goroutine and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Three `serve` processes' worth of nodes form a cluster from flags; the
@@ -72,7 +108,7 @@ func TestServeCluster(t *testing.T) {
 		outs[i] = &bytes.Buffer{}
 		args := []string{"serve", "-data", c.DataDir, "-listen", c.Listen, "-name", c.ServerName,
 			"-cluster", c.Cluster.Name, "-cluster-listen", c.Cluster.Listen, "-cluster-size", "3",
-			"-routes", strings.Join(c.Cluster.Routes, ",")}
+			"-routes", strings.Join(c.Cluster.Routes, ","), "-http", ""}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

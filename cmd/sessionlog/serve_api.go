@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// apiFlags configure what `serve` offers clients besides NATS itself: the
+// request/reply service, the HTTP gateway, credentials and TLS.
+type apiFlags struct {
+	http       string
+	tenants    string
+	tlsCert    string
+	tlsKey     string
+	tlsCA      string
+	tlsVerify  bool
+	rate       float64
+	maxRequest int
+}
+
+func addAPIFlags(fs *flag.FlagSet) *apiFlags {
+	a := &apiFlags{}
+	fs.StringVar(&a.http, "http", "127.0.0.1:8080", `HTTP/JSON gateway address ("" to serve none; port 0: any free port)`)
+	fs.StringVar(&a.tenants, "tenants", "", "JSON file of tenants and their users: require credentials, one NATS account per tenant")
+	fs.StringVar(&a.tlsCert, "tls-cert", "", "serve NATS and HTTP over TLS with this certificate (PEM)")
+	fs.StringVar(&a.tlsKey, "tls-key", "", "key of -tls-cert (PEM)")
+	fs.StringVar(&a.tlsCA, "tls-ca", "", "CA (PEM) that signs client certificates, with -tls-verify")
+	fs.BoolVar(&a.tlsVerify, "tls-verify", false, "require NATS client certificates signed by -tls-ca")
+	fs.Float64Var(&a.rate, "rate", 200, "requests per second allowed to each client (service and gateway)")
+	fs.IntVar(&a.maxRequest, "max-request", 1<<20, "largest request body in bytes")
+	return a
+}
+
+// configure adds credentials and TLS to the node's config.
+func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
+	if a.tenants != "" {
+		auth, err := cluster.LoadAuth(a.tenants)
+		if err != nil {
+			return err
+		}
+		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
+		cfg.Auth = auth
+	}
+	if a.tlsCert != "" || a.tlsKey != "" {
+		cfg.TLS = &cluster.TLSConfig{CertFile: a.tlsCert, KeyFile: a.tlsKey, CAFile: a.tlsCA, VerifyClients: a.tlsVerify}
+	} else if a.tlsVerify || a.tlsCA != "" {
+		return usageError("-tls-ca and -tls-verify need -tls-cert and -tls-key")
+	}
+	return nil
+}
+
+// api is what startAPI started; close stops it all.
+type api struct {
+	services []*service.Service
+	gw       *gateway.Gateway
+}
+
+// startAPI runs a service per tenant (or one for the whole node) and the
+// gateway.
+func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Config, sc stream.Config) (*api, error) {
+	out := &api{}
+	svcCfg := service.DefaultConfig(system.Config())
+	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
+	svcCfg.Limits.MaxRequestBytes = a.maxRequest
+	svcCfg.Limits.MaxEntryBytes = min(svcCfg.Limits.MaxEntryBytes, a.maxRequest)
+	type conn struct {
+		tenant string
+		nc     *nats.Conn
+	}
+	var conns []conn
+	if cfg.Auth == nil {
+		nc, err := node.Connect()
+		if err != nil {
+			return nil, err
+		}
+		conns = append(conns, conn{nc: nc})
+	} else {
+		for _, t := range cfg.Auth.Tenants {
+			nc, err := node.ConnectTenant(t.Name)
+			if err != nil {
+				return nil, errors.Join(err, out.close(ctx))
+			}
+			conns = append(conns, conn{tenant: t.Name, nc: nc})
+		}
+	}
+	for _, c := range conns {
+		b, err := stream.New(ctx, c.nc, sc)
+		if err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
+		sCfg := svcCfg
+		sCfg.Tenant = c.tenant
+		svc, err := service.Start(ctx, c.nc, b, sCfg)
+		if err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
+		out.services = append(out.services, svc)
+	}
+	if a.http == "" {
+		return out, nil
+	}
+	gcfg := gateway.DefaultConfig(a.http, node.ClientURL())
+	gcfg.Auth, gcfg.Stream, gcfg.Subject = cfg.Auth != nil, sc, svcCfg.Subject
+	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
+	if cfg.TLS != nil {
+		gcfg.CertFile, gcfg.KeyFile = cfg.TLS.CertFile, cfg.TLS.KeyFile
+		roots, err := trustOwn(cfg.TLS.CertFile)
+		if err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
+		gcfg.NATSOptions = append(gcfg.NATSOptions, nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))
+	}
+	gw, err := gateway.Start(ctx, gcfg)
+	if err != nil {
+		return nil, errors.Join(err, out.close(ctx))
+	}
+	out.gw = gw
+	return out, nil
+}
+
+// trustOwn is a pool with the system roots and the node's certificate.
+func trustOwn(certFile string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	pool.AppendCertsFromPEM(pem)
+	return pool, nil
+}
+
+func (a *api) describe() string {
+	s := fmt.Sprintf("service sessionlog.v1 (%d instance(s))", len(a.services))
+	if a.gw != nil {
+		s += ", HTTP " + a.gw.URL()
+	}
+	return s
+}
+
+func (a *api) close(ctx context.Context) error {
+	var errs []error
+	if a.gw != nil {
+		errs = append(errs, a.gw.Close(ctx))
+	}
+	for _, s := range a.services {
+		errs = append(errs, s.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
