@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// serve with a tenants file and TLS: NATS and HTTP both over TLS, each
+// tenant's credentials reaching only its own sessions.
+func TestServeWithTenantsAndTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := clustertest.SelfSignedCert(t, dir)
+	tenants := filepath.Join(dir, "tenants.json")
+	if err := os.WriteFile(tenants, []byte(`{"tenants":[
+		{"name":"acme","users":[{"user":"alice","password":"alice-pw"}]},
+		{"name":"globex","users":[{"user":"bob","password":"bob-pw"}],"maxStore":104857600}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var out lockedBuffer
+	var errb lockedBuffer
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "127.0.0.1:0",
+			"-tenants", tenants, "-tls-cert", cert, "-tls-key", key}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		_, err := os.Stat(serveURLFile(data))
+		return err
+	})
+	if !strings.Contains(out.String(), "2 tenant(s)") {
+		t.Fatalf("serve said %q (stderr %q)", out.String(), errb.String())
+	}
+	_, httpURL, _ := strings.Cut(out.String(), "HTTP ")
+	httpURL, _, _ = strings.Cut(httpURL, ";")
+	if !strings.HasPrefix(httpURL, "https://") {
+		t.Fatalf("gateway is not HTTPS: %q", httpURL)
+	}
+	natsURL, _ := os.ReadFile(serveURLFile(data))
+	pool := x509.NewCertPool()
+	pem, _ := os.ReadFile(cert)
+	pool.AppendCertsFromPEM(pem)
+	tlsCfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+
+	// bob writes over NATS (TLS, his credentials) through the service.
+	bob, err := nats.Connect(strings.TrimSpace(string(natsURL)), nats.Secure(tlsCfg), nats.UserInfo("bob", "bob-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bob.Close()
+	bc := service.NewClient(bob, "sessionlog.v1")
+	if err := bc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "bobs"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// alice over HTTPS sees none of it; bob over HTTPS does.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	get := func(path, user, pw string) (int, string) {
+		req, _ := http.NewRequest("GET", httpURL+path, nil)
+		req.SetBasicAuth(user, pw)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("/v1/sessions/bobs", "alice", "alice-pw"); code != 404 {
+		t.Fatalf("alice GET bob's session: %d %s", code, body)
+	}
+	if code, body := get("/v1/sessions/bobs", "bob", "bob-pw"); code != 200 {
+		t.Fatalf("bob GET his session: %d %s", code, body)
+	}
+	if code, _ := get("/v1/sessions", "bob", "alice-pw"); code != 401 {
+		t.Fatalf("bob with alice's password: %d", code)
+	}
+	// Plain TCP to the NATS port is refused.
+	if nc, err := nats.Connect(strings.TrimSpace(string(natsURL)), nats.UserInfo("bob", "bob-pw")); err == nil {
+		nc.Close()
+		t.Fatal("connected without TLS")
+	}
+}
+
+func TestServeRefusesBadTenantsFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body, want string }{
+		{"unknown field", `{"tenants":[{"name":"a","users":[{"user":"u","password":"p"}],"colour":1}]}`, "colour"},
+		{"no users", `{"tenants":[{"name":"a"}]}`, "no users"},
+		{"not JSON", `tenants: a`, "tenants file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(dir, c.name+".json")
+			os.WriteFile(f, []byte(c.body), 0o600)
+			code, _, stderr := runIn(t, filepath.Join(dir, "data-"+c.name), "", "serve", "-listen", "127.0.0.1:0", "-http", "", "-tenants", f)
+			if code != 1 || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, stderr, c.want)
+			}
+		})
+	}
+}
