@@ -148,4 +148,3 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("TLS without a key: %v", err)
 	}
 }
-
