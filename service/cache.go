@@ -33,16 +33,19 @@ func newCache(b *stream.Backend, max int) *cache {
 	return &cache{b: b, max: max, m: map[string]*held{}}
 }
 
-// acquire returns session id's store, up to date with the stream; release
-// it when done. A session deleted and created again since it was opened is
-// opened anew.
-func (c *cache) acquire(ctx context.Context, id string) (*stream.Store, func(), error) {
+// acquire returns session id's store — up to date with the stream when
+// sync is set — and a release to call when done. A session deleted and
+// created again since it was opened is opened anew.
+func (c *cache) acquire(ctx context.Context, id string, sync bool) (*stream.Store, func(), error) {
 	for attempt := 0; ; attempt++ {
 		h, err := c.get(ctx, id)
 		if err != nil {
 			return nil, nil, err
 		}
 		release := func() { c.release(ctx, h) }
+		if !sync {
+			return h.st, release, nil
+		}
 		err = h.st.Sync(ctx)
 		if err == nil {
 			return h.st, release, nil

@@ -45,7 +45,7 @@ type fixture struct {
 	cfg service.Config
 }
 
-func start(t *testing.T, tweak func(*service.Config)) *fixture {
+func start(t testing.TB, tweak func(*service.Config)) *fixture {
 	t.Helper()
 	n := seq.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -74,7 +74,7 @@ func start(t *testing.T, tweak func(*service.Config)) *fixture {
 	return &fixture{b: b, svc: svc, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
 }
 
-func (f *fixture) call(t *testing.T, op string, req, reply any) {
+func (f *fixture) call(t testing.TB, op string, req, reply any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -44,14 +44,45 @@ func checkSessionID(id, field string) error {
 	return nil
 }
 
-// with runs fn on the session's store, up to date with the stream.
+// with runs fn on the session's store, up to date with the stream: reads
+// see every append acknowledged before they started.
 func (s *Service) with(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
-	st, release, err := s.cache.acquire(ctx, id)
+	st, release, err := s.cache.acquire(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	return fn(st)
+}
+
+// write runs fn on the session's store as the cache holds it, saving the
+// freshness check: appends are checked against the stream's sequence, so
+// a stale store can make them fail but never store anything wrong. An
+// answer a stale store could have caused is not given: fn runs again on a
+// store brought up to date, and that answer stands. fn must be safe to
+// run twice.
+func (s *Service) write(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
+	st, release, err := s.cache.acquire(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := fn(st)
+	release()
+	if err == nil || !maybeStale(err) {
+		return r, err
+	}
+	return s.with(ctx, id, fn)
+}
+
+// maybeStale says whether err may come from a store behind the stream.
+func maybeStale(err error) bool {
+	for _, e := range []error{session.ErrConflict, session.ErrParentNotFound, session.ErrDuplicateID,
+		session.ErrInvalidTarget, session.ErrNotFound, stream.ErrCorrupt} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // perCall makes a Session's appends use this call's conflict options.
@@ -195,21 +226,29 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 		}
 		entries[i] = e
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
+		entries := cloneAll(entries) // as the client sent them, on every attempt
 		sess, err := session.New(st, s.cfg.Session)
 		if err != nil {
 			return nil, err
 		}
-		if err := retried(ctx, st, entries); err != nil {
-			return nil, err
-		}
-		fromLeaf, err := sess.Fill(ctx, entries, req.Parent)
+		all, err := retried(ctx, st, entries)
 		if err != nil {
 			return nil, err
 		}
 		opts := stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence}
-		if fromLeaf {
-			opts.Policy, opts.FollowLeaf = stream.Rebase, true
+		if all {
+			// A resend of a stored append: completed as stored (a root's
+			// empty parent included), AppendWith recognises it.
+			opts.IfSequence = 0
+		} else {
+			fromLeaf, err := sess.Fill(ctx, entries, req.Parent)
+			if err != nil {
+				return nil, err
+			}
+			if fromLeaf {
+				opts.Policy, opts.FollowLeaf = stream.Rebase, true
+			}
 		}
 		if err := st.AppendWith(ctx, entries, opts); err != nil {
 			return nil, err
@@ -218,21 +257,33 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 	})
 }
 
+func cloneAll(entries []*session.Entry) []*session.Entry {
+	out := make([]*session.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e.Clone()
+	}
+	return out
+}
+
 // retried fills what the server assigned (parent, timestamps) into entries
 // whose id is already stored, so that a client resending an append it got
 // no answer to — same ids, same content — finds it stored once rather
-// than refused as a duplicate. An entry that differs is still refused.
-func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) error {
+// than refused as a duplicate (an entry that differs is still refused).
+// all reports that every entry is stored.
+func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) (all bool, err error) {
+	all = true
 	for _, e := range entries {
 		if e.ID == "" {
+			all = false
 			continue
 		}
 		got, err := st.Get(ctx, e.ID)
 		if errors.Is(err, session.ErrNotFound) {
+			all = false
 			continue
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if e.ParentID == "" {
 			e.ParentID = got.ParentID
@@ -244,7 +295,7 @@ func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) er
 			e.Message.Timestamp = got.Message.Timestamp
 		}
 	}
-	return nil
+	return all, nil
 }
 
 // withPlaceholders gives an entry the id and timestamp it will get, so
@@ -271,7 +322,7 @@ func (s *Service) move(ctx context.Context, data []byte) (any, error) {
 	} else if len(req.Details) > 0 || req.FromHook {
 		return nil, badRequest("/details", "details and fromHook belong to a branch summary: give summary too")
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
 		// A move names its target: another writer's entries do not change
 		// what it means, so it is retried as it is.
 		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence})
@@ -294,7 +345,7 @@ func (s *Service) label(ctx context.Context, data []byte) (any, error) {
 	if req.Target == "" {
 		return nil, badRequest("/target", "target is required")
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
 		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
 		if err != nil {
 			return nil, err
@@ -312,7 +363,7 @@ func (s *Service) name(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
 		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
 		if err != nil {
 			return nil, err

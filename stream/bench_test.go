@@ -3,7 +3,6 @@ package stream_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,15 +17,6 @@ import (
 
 func benchMessage() session.Message {
 	return session.Message{Role: session.RoleUser, Content: session.TextContent(strings.Repeat("x", 900))}
-}
-
-func reportLatency(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		return
-	}
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
 // BenchmarkAppend measures one writer on one session: raw JetStream sync
@@ -51,7 +41,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			lat = append(lat, time.Since(start))
 		}
-		reportLatency(b, lat)
+		sessiontest.ReportLatency(b, lat)
 	})
 	b.Run("session-append", func(b *testing.B) {
 		bk := newBackend(b)
@@ -69,7 +59,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			lat = append(lat, time.Since(start))
 		}
-		reportLatency(b, lat)
+		sessiontest.ReportLatency(b, lat)
 	})
 }
 

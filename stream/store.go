@@ -416,6 +416,11 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	if first.Type == session.TypeLeaf || first.ParentID != oldLeaf || t.Leaf() == oldLeaf {
 		return false
 	}
+	for _, e := range entries {
+		if t.Has(e.ID) {
+			return false // another writer stored this id: a conflict, not a rebase
+		}
+	}
 	first.ParentID = t.Leaf()
 	return true
 }

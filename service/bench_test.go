@@ -1,0 +1,62 @@
+package service_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// unlimited lifts the rate limits: a benchmark is one very busy client.
+func unlimited(c *service.Config) {
+	c.Limits.Rate, c.Limits.Burst, c.Limits.TenantRate, c.Limits.TenantBurst = 1e9, 1e9, 1e9, 1e9
+}
+
+// BenchmarkServiceAppend compares one writer appending a ~1 KiB user
+// message through the Go library (Session.AppendMessage on a stream
+// store: the baseline) with the same append as a service request (JSON
+// over NATS request/reply, strict decoding, freshness check) and a read
+// of the context through the service, on the same node in the same run.
+func BenchmarkServiceAppend(b *testing.B) {
+	ctx := context.Background()
+	text := strings.Repeat("x", 900)
+	b.Run("library-append", func(b *testing.B) {
+		f := start(b, nil)
+		st, err := f.b.CreateStore(ctx, sessiontest.TestHeader("lib"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close(ctx)
+		sess, _ := session.New(st, sessiontest.TestConfig())
+		sessiontest.Timed(b, func() error {
+			_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)})
+			return err
+		})
+	})
+	body := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)
+	b.Run("service-append", func(b *testing.B) {
+		f := start(b, unlimited)
+		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		req := service.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}
+		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpAppend, req, nil) })
+	})
+	b.Run("service-open", func(b *testing.B) {
+		f := start(b, unlimited)
+		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		for range 100 {
+			if err := f.c.Call(ctx, service.OpAppend, service.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpOpen, service.SessionRequest{Session: "svc"}, nil) })
+	})
+}

@@ -1,0 +1,93 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Two instances over one stream, each with its own cache: writes through
+// one never get a wrong answer from the other's stale copy.
+func TestWritesThroughAStaleInstance(t *testing.T) {
+	a := start(t, nil)
+	cfg := a.cfg
+	cfg.Subject, cfg.QueueGroup = cfg.Subject+"b", cfg.QueueGroup+"b"
+	other, err := service.Start(context.Background(), nc, a.b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	b := &fixture{b: a.b, svc: other, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+
+	for i, step := range []func(t *testing.T, id string){
+		func(t *testing.T, id string) { // a parent only a knows of
+			var x service.AppendReply
+			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
+			var y service.AppendReply
+			b.call(t, service.OpAppend, service.AppendRequest{Session: id, Parent: &x.Leaf, Entries: entries(userHi)}, &y)
+			if y.Entries[0].ParentID != x.Leaf {
+				t.Fatalf("parent %s, want %s", y.Entries[0].ParentID, x.Leaf)
+			}
+		},
+		func(t *testing.T, id string) { // a client's retry lands on the other instance
+			req := service.AppendRequest{Session: id, Entries: entries(`{"type":"message","id":"retry1","message":{"role":"user","content":"once"}}`)}
+			a.call(t, service.OpAppend, req, nil)
+			b.call(t, service.OpAppend, req, nil)
+			var tr service.TreeReply
+			a.call(t, service.OpTree, service.SessionRequest{Session: id}, &tr)
+			n := 0
+			for _, nd := range tr.Nodes {
+				if nd.ID == "retry1" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("retry1 stored %d times", n)
+			}
+		},
+		func(t *testing.T, id string) { // deleted through a
+			a.call(t, service.OpDelete, service.SessionRequest{Session: id}, nil)
+			if err := b.callErr(service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}); !errors.Is(err, session.ErrSessionNotFound) {
+				t.Fatalf("append to a deleted session: %v", err)
+			}
+		},
+		func(t *testing.T, id string) { // deleted and created again through a
+			a.call(t, service.OpDelete, service.SessionRequest{Session: id}, nil)
+			a.call(t, service.OpCreate, service.CreateRequest{ID: id}, nil)
+			var y service.AppendReply
+			b.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &y)
+			var o service.SessionReply
+			a.call(t, service.OpOpen, service.SessionRequest{Session: id}, &o)
+			if o.Session.Entries != 1 || o.Session.Leaf != y.Leaf {
+				t.Fatalf("new session holds %d entries, leaf %s; want 1, %s", o.Session.Entries, o.Session.Leaf, y.Leaf)
+			}
+		},
+		func(t *testing.T, id string) { // label and move to what only a has seen
+			var x service.AppendReply
+			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi, userHi)}, &x)
+			b.call(t, service.OpLabel, service.LabelRequest{Session: id, Target: x.Leaf, Label: "fresh"}, nil)
+			b.call(t, service.OpMove, service.MoveRequest{Session: id, Target: x.Entries[0].ID}, nil)
+		},
+		func(t *testing.T, id string) { // the sequence a client saw on a
+			var x service.AppendReply
+			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
+			b.call(t, service.OpAppend, service.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)}, nil)
+			err := b.callErr(service.OpAppend, service.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)})
+			if !isCode(err, service.CodeConflict) {
+				t.Fatalf("stale ifSequence: %v", err)
+			}
+		},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			id := fmt.Sprintf("stale%d", i)
+			a.call(t, service.OpCreate, service.CreateRequest{ID: id}, nil)
+			// b opens (and caches) the session before a changes it.
+			b.call(t, service.OpOpen, service.SessionRequest{Session: id}, nil)
+			step(t, id)
+		})
+	}
+}

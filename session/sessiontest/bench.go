@@ -1,0 +1,32 @@
+package sessiontest
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// ReportLatency reports the p50 and p99 of a benchmark's per-operation
+// latencies as p50-µs and p99-µs.
+func ReportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return
+	}
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// Timed runs op once per benchmark iteration, timing each, and reports
+// the latencies as ReportLatency does.
+func Timed(b *testing.B, op func() error) {
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		t0 := time.Now()
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	ReportLatency(b, lat)
+}
