@@ -37,7 +37,8 @@ type Tenant struct {
 	// MaxStore bounds the tenant's JetStream file storage in bytes (0: no
 	// limit of its own).
 	MaxStore int64 `json:"maxStore,omitempty"`
-	// MaxConnections bounds the tenant's client connections (0: none).
+	// MaxConnections bounds the tenant's connections (0: no limit), the
+	// service connection of each node among them.
 	MaxConnections int `json:"maxConnections,omitempty"`
 }
 

@@ -62,7 +62,7 @@ func TestPasswordsAndPermissions(t *testing.T) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Auth = &cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "t", Users: []cluster.User{
 		{Name: "odd", Password: odd}, {Name: "hashed", Password: string(hash)},
-	}}}, ClientPermissions: perms}
+	}}, {Name: "small", MaxConnections: 1, Users: []cluster.User{{Name: "one", Password: "p"}}}}, ClientPermissions: perms}
 	ctx := context.Background()
 	n, err := cluster.Start(ctx, cfg)
 	if err != nil {
@@ -81,6 +81,15 @@ func TestPasswordsAndPermissions(t *testing.T) {
 	}
 	if _, err := n.Connect(); err == nil {
 		t.Fatal("an anonymous in-process connection was accepted")
+	}
+	// A tenant's connection limit holds (the node's own service
+	// connection counts too, so "small" has room for none).
+	if _, err := n.ConnectTenant("small"); err != nil {
+		t.Fatal(err)
+	}
+	if nc, err := nats.Connect(n.ClientURL(), nats.UserInfo("one", "p")); err == nil {
+		nc.Close()
+		t.Fatal("connected past the tenant's connection limit")
 	}
 	if _, err := n.ConnectTenant("nobody"); !errors.Is(err, cluster.ErrInvalidConfig) {
 		t.Fatalf("unknown tenant: %v", err)

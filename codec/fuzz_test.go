@@ -109,3 +109,33 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
+
+// The strict decoder never panics, accepts nothing the lenient one
+// refuses, and what it accepts, re-encoded, is accepted again as the same
+// entry.
+func FuzzDecodeEntryStrict(f *testing.F) {
+	addSamples(f)
+	f.Add([]byte(`{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}`))
+	f.Add([]byte(`{"type":"message","message":{"role":5}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := codec.DecodeEntryStrict(line)
+		if err != nil {
+			return
+		}
+		if _, lerr := codec.DecodeLegacyEntry(line); lerr != nil {
+			t.Fatalf("strict accepted what lenient refuses (%v): %s", lerr, line)
+		}
+		out, err := codec.EncodeEntry(e)
+		if err != nil {
+			return
+		}
+		e2, err := codec.DecodeEntryStrict(out)
+		if err != nil {
+			t.Fatalf("strict re-decode of %s: %v", out, err)
+		}
+		out2, err := codec.EncodeEntry(e2)
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("not stable:\n%s\n%s (%v)", out, out2, err)
+		}
+	})
+}

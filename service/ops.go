@@ -675,6 +675,8 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 			return r, err
 		}
 		select {
+		case <-s.stopping:
+			return nil, &Error{Code: CodeUnavailable, Message: "service is stopping"}
 		case <-woke:
 		case <-time.After(poll):
 			poll = min(2*poll, 250*time.Millisecond)

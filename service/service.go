@@ -128,9 +128,10 @@ type Service struct {
 	lim   *limiter
 	sem   chan struct{}
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex // guards closed and wg.Add against Close
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stopping chan struct{} // closed by Close: waits give up at once
+	mu       sync.Mutex    // guards closed and wg.Add against Close
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -149,7 +150,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		cache: newCache(b, cfg.MaxOpenSessions),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
-		ctx:   sctx, cancel: cancel,
+		ctx:   sctx, cancel: cancel, stopping: make(chan struct{}),
 	}
 	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
 	if cfg.Tenant != "" {
@@ -247,6 +248,7 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	close(s.stopping)
 	err := s.svc.Stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -297,4 +297,37 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
-var _ = sessiontest.TestConfig
+
+
+// Close does not wait out a long wait: the waiter is told the service is
+// stopping.
+func TestCloseEndsWaits(t *testing.T) {
+	f := start(t, nil)
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "cw"}, nil)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- f.callErr(service.OpWait, service.WaitRequest{Session: "cw", Sequence: 1 << 40, TimeoutMs: 25000})
+	}()
+	// The wait is in flight once micro has counted the request.
+	sessiontest.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		for _, e := range f.svc.Stats().Endpoints {
+			if e.Name == service.OpWait && e.NumRequests == 1 {
+				return nil
+			}
+		}
+		return errors.New("wait not received yet")
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- f.svc.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for the wait")
+	}
+	if err := <-errc; !isCode(err, service.CodeUnavailable) {
+		t.Fatalf("the waiter got %v, want unavailable", err)
+	}
+}

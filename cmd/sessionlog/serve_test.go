@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -143,6 +144,12 @@ func TestServeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	// Every node serves the service: what the CLI wrote through node 1 is
+	// there for a request answered by any of them.
+	var o service.SessionReply
+	if err := service.NewClient(nc, "sessionlog.v1").Call(context.Background(), service.OpOpen, service.SessionRequest{Session: "c1"}, &o); err != nil || o.Session.Entries != 1 {
+		t.Fatalf("open through the service: %+v %v", o, err)
+	}
 	js, _ := jetstream.New(nc)
 	s, err := js.Stream(context.Background(), "SESSIONS")
 	if err != nil || s.CachedInfo().Config.Replicas != 3 {
