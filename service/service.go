@@ -132,8 +132,8 @@ type Service struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed by Close: waits give up at once
 	mu       sync.Mutex    // guards closed and wg.Add against Close
-	closed bool
-	wg     sync.WaitGroup
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 type opFunc func(ctx context.Context, data []byte) (any, error)

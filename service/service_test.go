@@ -297,8 +297,6 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
-
-
 // Close does not wait out a long wait: the waiter is told the service is
 // stopping.
 func TestCloseEndsWaits(t *testing.T) {
