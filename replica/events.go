@@ -5,14 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // EventConfig configures a durable subscription to entries by type across
@@ -186,18 +193,36 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 		return
 	}
 	delivery := int(meta.NumDelivered)
+	tel := s.b.Telemetry()
 	if delivery > 1 {
 		s.note(func(st *EventStatus) { st.Redeliveries++ })
+		tel.Redeliveries.Add(ctx, 1, metric.WithAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable)))
 	}
+	// The handler runs in the trace of the append that wrote the entry:
+	// its span is a child of the writer's, and linked to it as messaging
+	// conventions ask.
+	ctx, span := s.startSpan(ctx, msg, meta, delivery)
+	defer span.End()
 	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 	if err == nil && m.Entry == nil {
 		err = fmt.Errorf("replica: %s is not an entry", msg.Subject())
 	}
 	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
 		s.deadLetter(ctx, msg, meta, delivery, err) // it will never decode
 		return
 	}
+	start := time.Now()
 	err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: m.Entry, Delivery: delivery})
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	tel.EventsHandled.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome), semconv.MessagingConsumerGroupName(s.cfg.Durable)))
+	span.SetAttributes(telemetry.OutcomeKey.String(outcome), attribute.Float64("sessionlog.handler.seconds", telemetry.Seconds(start)))
 	if ctx.Err() != nil {
 		return // closing: leave it unacknowledged for redelivery
 	}
@@ -217,6 +242,31 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 	_ = msg.NakWithDelay(s.backoff(delivery))
 }
 
+// startSpan starts the consumer span of one delivery.
+func (s *Subscription) startSpan(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, delivery int) (context.Context, trace.Span) {
+	tel := s.b.Telemetry()
+	producer := tel.Extract(ctx, nats.Header(msg.Headers()))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	if sc := trace.SpanContextFromContext(producer); sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+	}
+	ctx, span := tel.Tracer.Start(producer, "sessionlog.event "+eventType(msg.Subject()), opts...)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Messaging(telemetry.OpProcess, msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader))...)
+		if id, _, ok := strings.Cut(msg.Headers().Get(jetstream.MsgIDHeader), ":"); ok {
+			span.SetAttributes(telemetry.SessionKey.String(id))
+		}
+		span.SetAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable), telemetry.StreamKey.String(s.b.Config().Stream),
+			telemetry.SequenceKey.Int64(int64(meta.Sequence.Stream)), attribute.Int("sessionlog.delivery", delivery))
+	}
+	return ctx, span
+}
+
+// eventType is the last token of an entry's subject: its type.
+func eventType(subject string) string {
+	return subject[strings.LastIndexByte(subject, '.')+1:]
+}
+
 func (s *Subscription) backoff(delivery int) time.Duration {
 	d := s.cfg.Backoff << min(delivery-1, 20)
 	return min(d, s.cfg.AckWait)
@@ -234,11 +284,14 @@ func (s *Subscription) deadLetter(ctx context.Context, msg jetstream.Msg, meta *
 	dl.Header.Set(HeaderError, cause.Error())
 	// One dead letter per entry and consumer, even if this is retried.
 	dl.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d", s.cfg.Durable, meta.Sequence.Stream))
+	s.b.Telemetry().Inject(ctx, dl.Header)
 	if _, err := s.b.JetStream().PublishMsg(ctx, dl); err != nil {
 		s.note(func(st *EventStatus) { st.LastError = err })
 		_ = msg.NakWithDelay(s.backoff(delivery))
 		return
 	}
+	s.b.Telemetry().DeadLetters.Add(ctx, 1, metric.WithAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable)))
+	trace.SpanFromContext(ctx).AddEvent("sessionlog.dead_letter", trace.WithAttributes(attribute.String("reason", cause.Error())))
 	if err := msg.TermWithReason("dead-lettered"); err != nil {
 		s.note(func(st *EventStatus) { st.LastError = err })
 	}

@@ -6,6 +6,7 @@
 package replica
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +15,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 var (
@@ -114,6 +118,7 @@ type Replica struct {
 	snapQ  chan string
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	gauges metric.Registration // lag, applied sequence and trees, observed
 }
 
 type held struct {
@@ -166,6 +171,19 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 		cancel()
 		return nil, err
 	}
+	tel := b.Telemetry()
+	follows := attribute.String("sessionlog.follows", cmp.Or(cfg.Session, "*"))
+	r.gauges, err = tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		st := r.Status()
+		o.ObserveInt64(tel.ReplicaLag, int64(st.Lag), metric.WithAttributes(follows))
+		o.ObserveInt64(tel.ReplicaApplied, int64(st.Applied), metric.WithAttributes(follows))
+		o.ObserveInt64(tel.CacheSize, int64(st.Sessions), metric.WithAttributes(follows, telemetry.CacheKey.String("replica")))
+		return nil
+	}, tel.ReplicaLag, tel.ReplicaApplied, tel.CacheSize)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("replica: metrics: %w", err)
+	}
 	r.wg.Add(2)
 	go r.feed(rctx, from)
 	go r.own(rctx, index)
@@ -186,6 +204,7 @@ func (r *Replica) Close(ctx context.Context) error {
 	r.closed = true
 	r.mu.Unlock()
 	r.cancel()
+	_ = r.gauges.Unregister() // only fails for a foreign registration
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {

@@ -95,6 +95,13 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 	return h, nil
 }
 
+// size is the number of sessions held.
+func (c *cache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 // evict takes idle stores out past the bound, least recently used first.
 // Called with mu held; the caller closes what it returns.
 func (c *cache) evict() []*held {

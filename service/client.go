@@ -9,6 +9,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // Client calls a sessionlog service over NATS. Errors the service returns
@@ -16,12 +18,27 @@ import (
 type Client struct {
 	nc      *nats.Conn
 	subject string
+	tel     *telemetry.T
 }
 
+// ClientOption configures NewClient.
+type ClientOption func(*Client)
+
+// WithClientTelemetry sets the propagator requests carry the caller's
+// trace with (default: the global one).
+func WithClientTelemetry(t *telemetry.T) ClientOption { return func(c *Client) { c.tel = t } }
+
 // NewClient calls the service at subject (Config.Subject, sessionlog.v1)
-// over nc.
-func NewClient(nc *nats.Conn, subject string) *Client {
-	return &Client{nc: nc, subject: subject}
+// over nc. Requests carry the trace of their context (traceparent).
+func NewClient(nc *nats.Conn, subject string, opts ...ClientOption) *Client {
+	c := &Client{nc: nc, subject: subject}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.tel == nil {
+		c.tel = telemetry.Default()
+	}
+	return c
 }
 
 // Call sends req (any JSON-marshalable value) to op and decodes the reply
@@ -52,7 +69,10 @@ func (c *Client) Raw(ctx context.Context, op string, body []byte) ([]byte, error
 		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, c.subject+"."+op, body)
+	req := nats.NewMsg(c.subject + "." + op)
+	req.Data = body
+	c.tel.Inject(ctx, req.Header)
+	msg, err := c.nc.RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, &Error{Code: CodeUnavailable, Message: "no sessionlog service answers on " + c.subject + "." + op}

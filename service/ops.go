@@ -9,10 +9,13 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 func (s *Service) ops() map[string]opFunc {
@@ -390,10 +393,15 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		if req.At != "" {
 			opts = append(opts, session.FromEntry(req.At))
 		}
-		c, err := sess.BuildContext(ctx, opts...)
+		bctx, span := s.tel.Tracer.Start(ctx, "sessionlog.context.build", trace.WithAttributes(telemetry.SessionKey.String(req.Session)))
+		c, err := sess.BuildContext(bctx, opts...)
 		if err != nil {
+			span.RecordError(err)
+			span.End()
 			return nil, err
 		}
+		span.SetAttributes(attribute.Int("sessionlog.context.messages", len(c.Messages)), attribute.Int("sessionlog.context.path", len(c.Sources)))
+		span.End()
 		r, err := EncodeContext(c)
 		if err != nil {
 			return nil, err

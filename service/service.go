@@ -19,10 +19,14 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 var (
@@ -127,6 +131,9 @@ type Service struct {
 	cache *cache
 	lim   *limiter
 	sem   chan struct{}
+	tel   *telemetry.T
+	// gauges observes the cache size.
+	gauges metric.Registration
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -150,11 +157,21 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		cache: newCache(b, cfg.MaxOpenSessions),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
+		tel:   b.Telemetry(),
 		ctx:   sctx, cancel: cancel, stopping: make(chan struct{}),
 	}
 	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
 	if cfg.Tenant != "" {
 		meta["tenant"] = cfg.Tenant
+	}
+	var err error
+	s.gauges, err = s.tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(s.tel.CacheSize, int64(s.cache.size()), metric.WithAttributes(telemetry.CacheKey.String("service"), telemetry.TenantKey.String(cfg.Tenant)))
+		return nil
+	}, s.tel.CacheSize)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("service: metrics: %w", err)
 	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: cfg.Name, Version: cfg.Version, QueueGroup: cfg.QueueGroup, Metadata: meta,
@@ -162,6 +179,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 	})
 	if err != nil {
 		cancel()
+		s.gauges.Unregister()
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.svc = svc
@@ -218,19 +236,50 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			}
 			ctx, cancel := context.WithTimeout(s.ctx, timeout)
 			defer cancel()
+			ctx, finish := s.trace(ctx, op, req)
 			reply, err := fn(ctx, req.Data())
+			var body []byte
+			if err == nil {
+				body, err = json.Marshal(reply)
+			}
 			if err != nil {
-				respondError(req, errorOf(err))
+				pe := errorOf(err)
+				finish(pe)
+				respondError(req, pe)
 				return
 			}
-			body, err := json.Marshal(reply)
-			if err != nil {
-				respondError(req, errorOf(err))
-				return
-			}
+			finish(nil)
 			_ = req.Respond(body) // a requester that gave up is not our error
 		}()
 	})
+}
+
+// trace starts the server span of a request, continuing the caller's
+// trace when the request carries one (traceparent header); finish ends it
+// and records the request's duration by op and code.
+func (s *Service) trace(ctx context.Context, op string, req micro.Request) (context.Context, func(*Error)) {
+	start := time.Now()
+	ctx = s.tel.Extract(ctx, nats.Header(req.Headers()))
+	ctx, span := s.tel.Tracer.Start(ctx, s.cfg.Subject+" "+op, trace.WithSpanKind(trace.SpanKindServer))
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Messaging(telemetry.OpProcess, req.Subject(), "")...)
+		span.SetAttributes(telemetry.OpKey.String(op), telemetry.StreamKey.String(s.b.Config().Stream))
+		if s.cfg.Tenant != "" {
+			span.SetAttributes(telemetry.TenantKey.String(s.cfg.Tenant))
+		}
+	}
+	return ctx, func(e *Error) {
+		code := "ok"
+		if e != nil {
+			code = string(e.Code)
+			span.SetAttributes(telemetry.CodeKey.String(code))
+			if e.Code == CodeInternal || e.Code == CodeUnavailable || e.Code == CodeTimeout {
+				span.SetStatus(codes.Error, e.Message)
+			}
+		}
+		s.tel.RequestDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(telemetry.OpKey.String(op), telemetry.CodeKey.String(code)))
+		span.End()
+	}
 }
 
 func respondError(req micro.Request, e *Error) {
@@ -249,6 +298,7 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	close(s.stopping)
+	_ = s.gauges.Unregister()
 	err := s.svc.Stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -8,9 +8,14 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // Backend is the repository of sessions in one stream: it creates, opens,
@@ -24,6 +29,7 @@ type Backend struct {
 	snaps  jetstream.ObjectStore
 	heads  jetstream.KeyValue // session id -> its current snapshot object
 	policy ConflictPolicy
+	tel    *telemetry.T
 }
 
 var _ session.Repo = (*Backend)(nil)
@@ -33,6 +39,14 @@ type Option func(*Backend)
 
 // WithConflictPolicy sets the policy of the stores the backend opens.
 func WithConflictPolicy(p ConflictPolicy) Option { return func(b *Backend) { b.policy = p } }
+
+// WithTelemetry sets the tracer and meter (default: the global providers,
+// which record nothing until a program installs an SDK).
+func WithTelemetry(t *telemetry.T) Option { return func(b *Backend) { b.tel = t } }
+
+// Telemetry returns the backend's instruments (replicas and services on
+// the backend use them too).
+func (b *Backend) Telemetry() *telemetry.T { return b.tel }
 
 // New provisions (or checks) the stream and index on nc and returns the
 // repository.
@@ -47,6 +61,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	b := &Backend{nc: nc, js: js, cfg: cfg}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.tel == nil {
+		b.tel = telemetry.Default()
 	}
 	// Creating replicated streams in a new cluster takes elections: give
 	// provisioning a few request timeouts.
@@ -144,13 +161,41 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	if err := ValidateSessionID(id); err != nil {
 		return nil, OpenInfo{}, err
 	}
+	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
 	o, err := b.openTree(ctx, id)
 	if err != nil {
+		done(nil, err)
 		return nil, OpenInfo{}, err
 	}
+	done(o, nil)
 	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
 	s.body = o.body
 	return s, o.info, nil
+}
+
+// traceBuild starts the span of building a session's tree (an open, a
+// replica's rebuild); done ends it and records its duration by source.
+func (b *Backend) traceBuild(ctx context.Context, name, id string) (context.Context, func(o *opened, err error)) {
+	start := time.Now()
+	ctx, span := b.tel.Tracer.Start(ctx, name, trace.WithAttributes(telemetry.SessionKey.String(id), telemetry.StreamKey.String(b.cfg.Stream)))
+	return ctx, func(o *opened, err error) {
+		defer span.End()
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+			return
+		}
+		source := "stream"
+		if o.info.FromSnapshot {
+			source = "snapshot"
+		}
+		b.tel.RebuildDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(telemetry.SourceKey.String(source)))
+		span.SetAttributes(telemetry.SourceKey.String(source), telemetry.SequenceKey.Int64(int64(o.last)),
+			telemetry.EntriesKey.Int(o.tree.Len()), attribute.Int("sessionlog.tail", o.info.Tail))
+		if o.info.Fallback != nil {
+			span.AddEvent("sessionlog.snapshot.fallback", trace.WithAttributes(attribute.String("reason", o.info.Fallback.Error())))
+		}
+	}
 }
 
 // LoadTree reads a whole session (snapshot and tail when it can) into a
@@ -161,13 +206,16 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint6
 		return nil, 0, 0, OpenInfo{}, err
 	}
 	start := time.Now()
+	ctx, done := b.traceBuild(ctx, "sessionlog.rebuild", id)
 	o, err := b.openTree(ctx, id)
 	if err != nil {
+		done(nil, err)
 		return nil, 0, 0, OpenInfo{}, err
 	}
 	if o.tree.Partial() {
 		fallback, err := b.complete(ctx, id, o.tree, o.body)
 		if err != nil {
+			done(nil, err)
 			return nil, 0, 0, o.info, err
 		}
 		if fallback != nil {
@@ -175,6 +223,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint6
 		}
 	}
 	o.info.Took = time.Since(start)
+	done(o, nil)
 	return o.tree, o.epoch, o.last, o.info, nil
 }
 

@@ -17,10 +17,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/vmihailenco/msgpack/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // SnapshotVersion is the snapshot format this version writes and reads.
@@ -204,7 +209,9 @@ func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, er
 
 // SaveSnapshot uploads a snapshot and makes it the session's current one,
 // unless a newer one is current already.
-func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) error {
+func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) {
+	ctx, end := b.traceSnapshot(ctx, "write", snap.ID)
+	defer func() { end(err) }()
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	id, epoch, seq := snap.ID, snap.Epoch, snap.Seq
@@ -305,12 +312,35 @@ type loadedSnapshot struct {
 // loadSnapshot reads and verifies a session's current skeleton. A snapshot
 // being replaced while it is read can fail its checks: that read is tried
 // once more before the snapshot is given up.
-func (b *Backend) loadSnapshot(ctx context.Context, id string) (*loadedSnapshot, error) {
-	ls, err := b.loadSnapshotOnce(ctx, id)
+func (b *Backend) loadSnapshot(ctx context.Context, id string) (ls *loadedSnapshot, err error) {
+	ctx, end := b.traceSnapshot(ctx, "load", id)
+	defer func() { end(err) }()
+	ls, err = b.loadSnapshotOnce(ctx, id)
 	if errors.Is(err, errSnapshotRead) {
 		ls, err = b.loadSnapshotOnce(ctx, id)
 	}
 	return ls, err
+}
+
+// traceSnapshot spans and times a snapshot write or load.
+func (b *Backend) traceSnapshot(ctx context.Context, op, id string) (context.Context, func(error)) {
+	start := time.Now()
+	ctx, span := b.tel.Tracer.Start(ctx, "sessionlog.snapshot."+op, trace.WithAttributes(telemetry.SessionKey.String(id), telemetry.StreamKey.String(b.cfg.Stream)))
+	return ctx, func(err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+			if errors.Is(err, ErrNoSnapshot) {
+				outcome = "none"
+			} else {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+		}
+		b.tel.SnapshotDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(attribute.String("op", op), telemetry.OutcomeKey.String(outcome)))
+		span.SetAttributes(telemetry.OutcomeKey.String(outcome))
+		span.End()
+	}
 }
 
 var errSnapshotRead = errors.New("read failed")

@@ -12,9 +12,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/jetstreamext"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // ConflictPolicy says what Append does when another writer appended to the
@@ -304,8 +310,53 @@ func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error
 }
 
 // AppendWith is AppendBatch with this call's conflict policy and an
-// optional sequence precondition.
+// optional sequence precondition. It is traced as a producer span
+// (conflicts, rebases and retries are its events) and measured.
 func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts AppendOptions) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	start := time.Now()
+	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", trace.WithSpanKind(trace.SpanKindProducer))
+	if span.IsRecording() {
+		span.SetAttributes(s.appendAttributes(entries)...)
+	}
+	outcome := "ok"
+	err := s.appendWith(ctx, span, entries, opts, &outcome)
+	if err != nil && outcome == "ok" {
+		outcome = "error"
+	}
+	s.b.tel.Appends.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+	s.b.tel.AppendDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	} else if span.IsRecording() {
+		seq, _ := s.Sequence(ctx)
+		span.SetAttributes(telemetry.SequenceKey.Int64(int64(seq)))
+	}
+	span.SetAttributes(telemetry.OutcomeKey.String(outcome))
+	span.End()
+	return err
+}
+
+func (s *Store) msgID(e *session.Entry) string {
+	return s.id + ":" + strconv.FormatUint(s.epoch, 10) + ":" + e.ID
+}
+
+func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue {
+	first := entries[0]
+	kv := telemetry.Messaging(telemetry.OpSend, s.b.cfg.subject(s.id, string(first.Type)), s.msgID(first))
+	kv = append(kv, telemetry.SessionKey.String(s.id), telemetry.StreamKey.String(s.b.cfg.Stream),
+		telemetry.EntryKey.String(string(first.Type)), telemetry.EntriesKey.Int(len(entries)))
+	if len(entries) > 1 {
+		kv = append(kv, semconv.MessagingBatchMessageCount(len(entries)))
+	}
+	return kv
+}
+
+// appendWith does AppendWith's work; outcome is set to what happened.
+func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, opts AppendOptions, outcome *string) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -322,6 +373,7 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 			return err
 		}
 		if stored(t, entries) {
+			*outcome = "duplicate"
 			return nil // a retry of an append that succeeded
 		}
 		if opts.FollowLeaf {
@@ -338,12 +390,13 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		}
 		for attempt := 0; ; attempt++ {
 			if opts.IfSequence != 0 && s.lastSeq != opts.IfSequence {
+				*outcome = "conflict"
 				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 			}
 			if err := t.CheckBatch(entries); err != nil {
 				return err
 			}
-			msgs, err := s.messages(entries)
+			msgs, err := s.messages(ctx, entries)
 			if err != nil {
 				return err
 			}
@@ -358,32 +411,47 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 				return nil
 			}
 			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) {
+				*outcome = "error"
 				return fmt.Errorf("stream: append to %s: %w", s.id, err)
 			}
 			// Someone else wrote, or we cannot tell whether we did: read
 			// what the stream holds now.
+			if err != nil && ambiguous(err) {
+				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
+			}
 			oldLeaf := t.Leaf()
 			if cerr := s.catchUp(ctx, t); cerr != nil {
+				*outcome = "error"
 				return errors.Join(err, cerr)
 			}
 			if cerr := s.completeFor(ctx, t, entries); cerr != nil {
+				*outcome = "error"
 				return errors.Join(err, cerr)
 			}
 			if stored(t, entries) {
+				*outcome = "duplicate"
 				return nil
 			}
 			if err != nil && !isWrongLastSeq(err) {
+				*outcome = "error"
 				return fmt.Errorf("stream: append to %s: %w", s.id, err)
 			}
-			retry := false
+			retry, resolution := false, "returned"
 			switch {
 			case opts.IfSequence != 0 || attempt >= MaxRebases:
 			case opts.Policy == Rebase:
-				retry = rebase(t, entries, oldLeaf)
+				if retry = rebase(t, entries, oldLeaf); retry {
+					resolution = "rebased"
+				}
 			case opts.Policy == Retry:
-				retry = true // CheckBatch above refuses what no longer fits
+				retry, resolution = true, "retried" // CheckBatch above refuses what no longer fits
 			}
+			s.b.tel.Conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("resolution", resolution)))
+			span.AddEvent("sessionlog.conflict", trace.WithAttributes(
+				telemetry.SequenceKey.Int64(int64(s.lastSeq)), attribute.String("sessionlog.leaf", t.Leaf()),
+				attribute.String("resolution", resolution), attribute.Int("attempt", attempt)))
 			if !retry {
+				*outcome = "conflict"
 				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 			}
 		}
@@ -425,7 +493,7 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-func (s *Store) messages(entries []*session.Entry) ([]*nats.Msg, error) {
+func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
 	for i, e := range entries {
@@ -438,7 +506,9 @@ func (s *Store) messages(entries []*session.Entry) ([]*nats.Msg, error) {
 		}
 		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
 		m.Data = data
-		m.Header.Set(jetstream.MsgIDHeader, s.id+":"+strconv.FormatUint(s.epoch, 10)+":"+e.ID)
+		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
+		// Consumers of the entry continue the writer's trace.
+		s.b.tel.Inject(ctx, m.Header)
 		msgs[i] = m
 	}
 	return msgs, nil

@@ -1,0 +1,168 @@
+// Package telemetry holds sessionlog's OpenTelemetry instruments and the
+// W3C trace context carried in NATS message headers. Instrumented packages
+// (stream, replica, service, gateway) take a *T; by default it uses the
+// global providers, which record nothing until a program installs an SDK
+// (Setup does, for `sessionlog serve`): with telemetry off, every span and
+// measurement is a no-op.
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Name is the instrumentation scope of every span and instrument.
+const Name = "github.com/agentcore/sessionlog"
+
+// Attribute keys of sessionlog's own.
+const (
+	SessionKey  = attribute.Key("sessionlog.session.id")
+	StreamKey   = attribute.Key("sessionlog.stream")
+	SequenceKey = attribute.Key("sessionlog.sequence")
+	EntryKey    = attribute.Key("sessionlog.entry.type")
+	EntriesKey  = attribute.Key("sessionlog.entries")
+	OutcomeKey  = attribute.Key("sessionlog.outcome")
+	SourceKey   = attribute.Key("sessionlog.source")
+	OpKey       = attribute.Key("sessionlog.op")
+	CodeKey     = attribute.Key("sessionlog.error.code")
+	TenantKey   = attribute.Key("sessionlog.tenant")
+)
+
+// MessagingNATS is messaging.system for NATS (not among semconv's
+// enumerated values).
+var MessagingNATS = semconv.MessagingSystemKey.String("nats")
+
+// T is a set of instruments from one tracer and meter provider.
+type T struct {
+	Tracer trace.Tracer
+	Meter  metric.Meter
+	prop   propagation.TextMapPropagator
+
+	// AppendDuration times Store appends, by outcome.
+	AppendDuration metric.Float64Histogram
+	// Appends counts appends by outcome: ok, duplicate (a retry of a
+	// stored append), conflict, error.
+	Appends metric.Int64Counter
+	// Conflicts counts sequence-check failures by resolution: returned,
+	// rebased, retried.
+	Conflicts metric.Int64Counter
+	// RebuildDuration times building a tree (opening a store, a replica
+	// loading a session), by source: snapshot or stream.
+	RebuildDuration metric.Float64Histogram
+	// SnapshotDuration times snapshot writes and loads, by outcome/op.
+	SnapshotDuration metric.Float64Histogram
+	// EventsHandled counts event-handler runs by outcome; Redeliveries
+	// the deliveries after the first; DeadLetters events given up on.
+	EventsHandled metric.Int64Counter
+	Redeliveries  metric.Int64Counter
+	DeadLetters   metric.Int64Counter
+	// RequestDuration times service requests by op and error code.
+	RequestDuration metric.Float64Histogram
+	// ReplicaLag and ReplicaApplied are observed from each running
+	// replica; CacheSize from replicas and services (attribute
+	// sessionlog.cache: replica or service).
+	ReplicaLag     metric.Int64ObservableGauge
+	ReplicaApplied metric.Int64ObservableGauge
+	CacheSize      metric.Int64ObservableGauge
+}
+
+// CacheKey tells which cache a CacheSize observation is of.
+const CacheKey = attribute.Key("sessionlog.cache")
+
+// Default uses the global tracer and meter providers and propagator.
+func Default() *T {
+	return New(otel.GetTracerProvider(), otel.GetMeterProvider(), nil)
+}
+
+// New makes the instruments from tp and mp. prop defaults to W3C trace
+// context and baggage.
+func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.TextMapPropagator) *T {
+	if prop == nil {
+		prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	m := mp.Meter(Name)
+	t := &T{Tracer: tp.Tracer(Name), Meter: m, prop: prop}
+	// Instrument creation only fails on invalid names, which are fixed
+	// here: a failure would return a no-op instrument, never nil.
+	secs := metric.WithUnit("s")
+	buckets := metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+	t.AppendDuration, _ = m.Float64Histogram("sessionlog.append.duration", secs, buckets, metric.WithDescription("Duration of appends to a session, by outcome."))
+	t.Appends, _ = m.Int64Counter("sessionlog.appends", metric.WithDescription("Appends by outcome: ok, duplicate, conflict, error."))
+	t.Conflicts, _ = m.Int64Counter("sessionlog.append.conflicts", metric.WithDescription("Failed sequence checks by resolution: returned, rebased, retried."))
+	t.RebuildDuration, _ = m.Float64Histogram("sessionlog.rebuild.duration", secs, buckets, metric.WithDescription("Duration of building a session tree, by source: snapshot or stream."))
+	t.SnapshotDuration, _ = m.Float64Histogram("sessionlog.snapshot.duration", secs, buckets, metric.WithDescription("Duration of snapshot writes and loads."))
+	t.EventsHandled, _ = m.Int64Counter("sessionlog.events.handled", metric.WithDescription("Event handler runs by outcome: ok, error."))
+	t.Redeliveries, _ = m.Int64Counter("sessionlog.events.redeliveries", metric.WithDescription("Events delivered again after a failed or unfinished run."))
+	t.DeadLetters, _ = m.Int64Counter("sessionlog.events.dead_letters", metric.WithDescription("Events sent to the dead-letter stream."))
+	t.RequestDuration, _ = m.Float64Histogram("sessionlog.service.duration", secs, buckets, metric.WithDescription("Duration of service requests, by op and error code."))
+	t.ReplicaLag, _ = m.Int64ObservableGauge("sessionlog.replica.lag", metric.WithUnit("{message}"), metric.WithDescription("Messages of the followed subjects still pending when a replica took the last one."))
+	t.ReplicaApplied, _ = m.Int64ObservableGauge("sessionlog.replica.applied_sequence", metric.WithDescription("Stream sequence a replica has applied."))
+	t.CacheSize, _ = m.Int64ObservableGauge("sessionlog.cache.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions held in memory, by cache."))
+	return t
+}
+
+// Seconds is the time since start, for histograms.
+func Seconds(start time.Time) float64 { return time.Since(start).Seconds() }
+
+// headerCarrier reads and writes NATS headers as they are: NATS header
+// names are case-sensitive, and W3C's are lowercase (traceparent,
+// tracestate, baggage).
+type headerCarrier nats.Header
+
+func (c headerCarrier) Get(key string) string {
+	if v := c[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (c headerCarrier) Set(key, value string) { c[key] = []string{value} }
+
+func (c headerCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Inject writes ctx's trace context into h (which must not be nil).
+func (t *T) Inject(ctx context.Context, h nats.Header) {
+	t.prop.Inject(ctx, headerCarrier(h))
+}
+
+// Extract returns ctx with the trace context carried in h.
+func (t *T) Extract(ctx context.Context, h nats.Header) context.Context {
+	if len(h) == 0 {
+		return ctx
+	}
+	return t.prop.Extract(ctx, headerCarrier(h))
+}
+
+// Propagator is the propagator in use (the gateway carries HTTP headers
+// with it).
+func (t *T) Propagator() propagation.TextMapPropagator { return t.prop }
+
+// Messaging returns the semantic-convention attributes of a message.
+func Messaging(op attribute.KeyValue, subject, msgID string) []attribute.KeyValue {
+	kv := []attribute.KeyValue{MessagingNATS, op, semconv.MessagingDestinationName(subject)}
+	if msgID != "" {
+		kv = append(kv, semconv.MessagingMessageID(msgID))
+	}
+	return kv
+}
+
+// The operation types used.
+var (
+	OpSend    = semconv.MessagingOperationTypeSend
+	OpProcess = semconv.MessagingOperationTypeProcess
+	OpReceive = semconv.MessagingOperationTypeReceive
+)
