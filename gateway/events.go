@@ -27,6 +27,8 @@ import (
 // From ?after=<sequence> (or the Last-Event-ID a reconnecting EventSource
 // sends) onwards; without either, only entries appended from now on.
 func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
+	w, r, end := g.trace(w, r, "events")
+	defer end()
 	if wait, ok := g.allow(r); !ok {
 		writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
 		return

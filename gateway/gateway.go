@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 var (
@@ -65,6 +66,9 @@ type Config struct {
 	// RequestTimeout bounds a call to the service (waits get MaxWait on
 	// top).
 	RequestTimeout time.Duration
+	// Telemetry traces requests (continuing a caller's traceparent) and
+	// carries the trace on to the service; nil: the global providers.
+	Telemetry *telemetry.T
 }
 
 // DefaultConfig serves on addr for the service at natsURL.
@@ -139,6 +143,9 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = telemetry.Default()
 	}
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g := &Gateway{
@@ -228,7 +235,7 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &userConn{nc: nc, c: service.NewClient(nc, g.cfg.Subject), refs: 1}
+	u := &userConn{nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)), refs: 1}
 	g.mu.Lock()
 	if old := g.users[key]; old != nil && old.refs == 0 {
 		old.nc.Close()

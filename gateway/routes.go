@@ -2,16 +2,23 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // routes maps the REST shape onto the service's operations. Bodies are
@@ -123,6 +130,8 @@ func query(params map[string]bool) builder {
 // request, the reply.
 func (g *Gateway) op(op string, build builder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, r, end := g.trace(w, r, op)
+		defer end()
 		if wait, ok := g.allow(r); !ok {
 			writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
 			return
@@ -156,6 +165,51 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
 	})
+}
+
+// trace starts the server span of an HTTP request, continuing the
+// caller's trace (traceparent header); the request's context carries it on
+// to the service.
+func (g *Gateway) trace(w http.ResponseWriter, r *http.Request, op string) (http.ResponseWriter, *http.Request, func()) {
+	tel := g.cfg.Telemetry
+	ctx := tel.Propagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	route := r.Pattern // "POST /v1/sessions/{id}/entries"
+	if _, path, ok := strings.Cut(route, " "); ok {
+		route = path
+	}
+	ctx, span := tel.Tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer))
+	if !span.IsRecording() {
+		span.End()
+		return w, r.WithContext(ctx), func() {}
+	}
+	span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path),
+		attribute.String("http.route", route), telemetry.OpKey.String(cmp.Or(op, r.PathValue("op"))))
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	return sw, r.WithContext(ctx), func() {
+		span.SetAttributes(attribute.Int("http.response.status_code", sw.status))
+		if sw.status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(sw.status))
+		}
+		span.End()
+	}
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush lets event streams flush through the wrapper.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func knownOp(op string) bool {

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // runServe runs the embedded node with a client listener until
@@ -26,9 +29,15 @@ func runServe(ctx context.Context, e env) error {
 	maxStore := fs.Int64("max-store", 0, "JetStream file store limit in bytes (0: the server's default)")
 	maxMemory := fs.Int64("max-memory", 0, "JetStream memory limit in bytes (0: the server's default)")
 	af := addAPIFlags(fs)
+	metricsAddr := fs.String("metrics", "", "serve a Prometheus scrape endpoint (/metrics) at this address; traces and metrics also go where the OTEL_* environment says")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
+	tel, err := telemetry.Setup(ctx, telemetry.SetupConfig{ServiceName: "sessionlog", ServiceVersion: service.DefaultConfig(system.Config()).Version, PrometheusAddr: *metricsAddr})
+	if err != nil {
+		return err
+	}
+	defer tel.Close(context.WithoutCancel(ctx))
 	cfg := cluster.DefaultConfig(rf.data)
 	cfg.Listen, cfg.Logs, cfg.MaxStore, cfg.MaxMemory = *listen, *logs, *maxStore, *maxMemory
 	if *name != "" {
@@ -65,7 +74,7 @@ func runServe(ctx context.Context, e env) error {
 	if cfg.Auth != nil {
 		where += fmt.Sprintf(", %d tenant(s)", len(cfg.Auth.Tenants))
 	}
-	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); %s; interrupt to stop\n", node.ClientURL(), rf.data, where, a.describe())
+	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); %s; %s; interrupt to stop\n", node.ClientURL(), rf.data, where, a.describe(), tel.Describe())
 	// Last: once the file is there, everything above is ready.
 	urlFile := serveURLFile(rf.data)
 	if err := os.WriteFile(urlFile, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
