@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // typeList is a repeatable -type flag.
@@ -41,6 +42,13 @@ func runWatch(ctx context.Context, e env) error {
 	if len(types) == 0 {
 		return usageError("give at least one -type")
 	}
+	// An event consumer continues the writers' traces: exported when the
+	// OTEL_* environment asks, as serve's are.
+	tel, err := telemetry.Setup(ctx, telemetry.SetupConfig{ServiceName: "sessionlog-watch"})
+	if err != nil {
+		return err
+	}
+	defer tel.Close(context.WithoutCancel(ctx))
 	if *durable == "" {
 		names := make([]string, len(types))
 		for i, t := range types {
