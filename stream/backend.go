@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,10 @@ type Backend struct {
 	heads  jetstream.KeyValue // session id -> its current snapshot object
 	policy ConflictPolicy
 	tel    *telemetry.T
+
+	liveMu sync.Mutex
+	live   *liveIndex // started by the first List
+	closed bool
 }
 
 var _ session.Repo = (*Backend)(nil)
@@ -229,15 +234,84 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint6
 
 // List implements session.Repo from the index: one record per session,
 // never the entries.
+// The first call reads the whole index into memory, where a watcher keeps
+// it current until Close; later calls cost a binary search and the page.
 func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
 	if _, err := opts.PageLimit(); err != nil {
 		return session.ListPage{}, err
+	}
+	x, err := b.liveIndex()
+	if errors.Is(err, session.ErrClosed) {
+		return session.ListPage{}, fmt.Errorf("stream: list: %w", err)
+	}
+	if err == nil {
+		wctx, cancel := b.withTimeout(ctx)
+		page, err := b.livePage(wctx, x, opts)
+		cancel()
+		if err == nil {
+			return page, nil
+		}
+		b.dropLiveIndex(x) // stopped or slow: read directly, watch anew next time
 	}
 	infos, err := b.readIndex(ctx)
 	if err != nil {
 		return session.ListPage{}, err
 	}
 	return session.Page(infos, opts)
+}
+
+// livePage answers from the live index once it has taken in the bucket's
+// last revision now (one request), so a listing sees every write made
+// before it.
+func (b *Backend) livePage(ctx context.Context, x *liveIndex, opts session.ListOptions) (session.ListPage, error) {
+	st, err := b.kv.Status(ctx)
+	if err != nil {
+		return session.ListPage{}, err
+	}
+	info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
+	if err := x.waitFor(ctx, info.State.LastSeq); err != nil {
+		return session.ListPage{}, err
+	}
+	return x.page(ctx, opts)
+}
+
+func (b *Backend) liveIndex() (*liveIndex, error) {
+	b.liveMu.Lock()
+	defer b.liveMu.Unlock()
+	if b.closed {
+		return nil, session.ErrClosed
+	}
+	if b.live == nil {
+		x, err := startLiveIndex(b.kv)
+		if err != nil {
+			return nil, err
+		}
+		b.live = x
+	}
+	return b.live, nil
+}
+
+func (b *Backend) dropLiveIndex(x *liveIndex) {
+	b.liveMu.Lock()
+	if b.live == x {
+		b.live = nil
+	}
+	b.liveMu.Unlock()
+	x.close()
+}
+
+// Close stops what the backend runs in the background (the listing's
+// index watcher). Stores opened from it are closed by their owners. It is
+// idempotent; the backend cannot list afterwards.
+func (b *Backend) Close(ctx context.Context) error {
+	b.liveMu.Lock()
+	x := b.live
+	b.live, b.closed = nil, true
+	b.liveMu.Unlock()
+	if x != nil {
+		x.close()
+	}
+	return nil
 }
 
 // Delete implements session.Repo: it purges the session's subjects and its

@@ -55,3 +55,15 @@ func newBackend(t testing.TB, opts ...stream.Option) *stream.Backend {
 	}
 	return b
 }
+
+// newBackendOn opens another backend on an existing stream.
+func newBackendOn(t testing.TB, cfg stream.Config) *stream.Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := stream.New(ctx, nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -78,6 +78,7 @@ type Store struct {
 	lastSeq uint64 // guarded by TreeStore's write lock (Update)
 
 	idx *indexer
+	gc  committer // appends that follow the leaf, grouped
 
 	// Snapshots: entries applied since the last one was scheduled
 	// (guarded by the write lock) and the job that writes them.
@@ -322,7 +323,12 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		span.SetAttributes(s.appendAttributes(entries)...)
 	}
 	outcome := "ok"
-	err := s.appendWith(ctx, span, entries, opts, &outcome)
+	var err error
+	if groupable(entries, opts) {
+		err = s.appendGrouped(ctx, span, entries, &outcome)
+	} else {
+		err = s.appendWith(ctx, span, entries, nil, opts, &outcome)
+	}
 	if err != nil && outcome == "ok" {
 		outcome = "error"
 	}
@@ -356,7 +362,9 @@ func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue 
 }
 
 // appendWith does AppendWith's work; outcome is set to what happened.
-func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, opts AppendOptions, outcome *string) error {
+// traces, when set, holds the context whose trace each entry's message
+// carries (a group commit's entries come from several appends).
+func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, traces []context.Context, opts AppendOptions, outcome *string) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -396,7 +404,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			if err := t.CheckBatch(entries); err != nil {
 				return err
 			}
-			msgs, err := s.messages(ctx, entries)
+			msgs, err := s.messages(ctx, entries, traces)
 			if err != nil {
 				return err
 			}
@@ -493,7 +501,7 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats.Msg, error) {
+func (s *Store) messages(ctx context.Context, entries []*session.Entry, traces []context.Context) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
 	for i, e := range entries {
@@ -508,7 +516,11 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
 		// Consumers of the entry continue the writer's trace.
-		s.b.tel.Inject(ctx, m.Header)
+		tctx := ctx
+		if traces != nil {
+			tctx = traces[i]
+		}
+		s.b.tel.Inject(tctx, m.Header)
 		msgs[i] = m
 	}
 	return msgs, nil

@@ -119,6 +119,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	}
 	b, err := stream.New(ctx, nc, r.streamConfig(), stream.WithConflictPolicy(stream.Rebase))
 	closeAll := func(ctx context.Context) error {
+		if b != nil {
+			b.Close(ctx)
+		}
 		nc.Close()
 		if node != nil {
 			return node.Close(ctx)

@@ -65,6 +65,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 // api is what startAPI started; close stops it all.
 type api struct {
 	services []*service.Service
+	backends []*stream.Backend
 	gw       *gateway.Gateway
 }
 
@@ -101,6 +102,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
+		out.backends = append(out.backends, b)
 		sCfg := svcCfg
 		sCfg.Tenant = c.tenant
 		svc, err := service.Start(ctx, c.nc, b, sCfg)
@@ -160,6 +162,9 @@ func (a *api) close(ctx context.Context) error {
 	}
 	for _, s := range a.services {
 		errs = append(errs, s.Close(ctx))
+	}
+	for _, b := range a.backends {
+		errs = append(errs, b.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// message is a user message whose entry encodes to about size bytes, and
+// that encoding (what a raw publish sends).
+func message(size int) (session.Message, []byte) {
+	m := session.Message{Role: session.RoleUser, Content: session.TextContent(strings.Repeat("x", size)), Timestamp: 1735689600000}
+	e := &session.Entry{Type: session.TypeMessage, ID: "0a1b2c3d", ParentID: "0a1b2c3c", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	for {
+		b, _ := codec.EncodeEntryMsgpack(e)
+		if len(b) <= size || len(m.Content.Blocks[0].Text) == 0 {
+			return m, b
+		}
+		m.Content = session.TextContent(m.Content.Blocks[0].Text[:len(m.Content.Blocks[0].Text)-(len(b)-size)])
+		e.Message = &m
+	}
+}
+
+// appends compares one writer's raw sync publishes with Session appends,
+// then many writers over 1..N sessions.
+func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
+	msg, payload := message(cfg.PayloadBytes)
+	b, err := n.backend(ctx)
+	if err != nil {
+		return err
+	}
+	js := b.JetStream()
+	subject := b.Config().Prefix + ".raw.message"
+	raw := make(latencies, 0, cfg.Ops)
+	start := time.Now()
+	for range cfg.Ops {
+		t0 := time.Now()
+		if _, err := js.Publish(ctx, subject, payload); err != nil {
+			return fmt.Errorf("bench: raw publish: %w", err)
+		}
+		raw = append(raw, time.Since(t0))
+	}
+	rawRate := float64(cfg.Ops) / time.Since(start).Seconds()
+
+	st, err := b.CreateStore(ctx, header("one"))
+	if err != nil {
+		return err
+	}
+	defer st.Close(ctx)
+	sess, err := session.New(st, system.Config())
+	if err != nil {
+		return err
+	}
+	ours := make(latencies, 0, cfg.Ops)
+	start = time.Now()
+	for range cfg.Ops {
+		t0 := time.Now()
+		if _, err := sess.AppendMessage(ctx, msg); err != nil {
+			return fmt.Errorf("bench: append: %w", err)
+		}
+		ours = append(ours, time.Since(t0))
+	}
+	ourRate := float64(cfg.Ops) / time.Since(start).Seconds()
+	group := fmt.Sprintf("One writer, %d B entries, fsync %s", len(payload), n.sync)
+	p50 := Row{Group: group, Name: "append latency p50", Ours: micros(ours.pct(50)), Base: micros(raw.pct(50)), Unit: "µs", BaseName: "raw sync publish (nats.go)", Goal: "≤ 1.25x"}
+	p50.Met = p50.Ratio() <= 1.25
+	r.add(p50)
+	r.add(Row{Group: group, Name: "append latency p99", Ours: micros(ours.pct(99)), Base: micros(raw.pct(99)), Unit: "µs", BaseName: "raw sync publish"})
+	r.add(Row{Group: group, Name: "appends per second", Ours: ourRate, Base: rawRate, Unit: "/s", BaseName: "raw sync publish", HigherIsBetter: true})
+
+	for _, sessions := range cfg.Sessions {
+		p.say("concurrent appends: %d writers, %d sessions, fsync %s", cfg.Writers, sessions, n.sync)
+		rawTP, err := concurrentRaw(ctx, cfg, b, payload, sessions)
+		if err != nil {
+			return err
+		}
+		ourTP, err := concurrentOurs(ctx, cfg, b, msg, sessions)
+		if err != nil {
+			return err
+		}
+		row := Row{Group: fmt.Sprintf("%d writers, fsync %s", cfg.Writers, n.sync), Name: fmt.Sprintf("throughput over %d session(s)", sessions),
+			Ours: ourTP, Base: rawTP, Unit: "/s", BaseName: "raw sync publishes, same subjects", HigherIsBetter: true, Goal: "≥ 0.80x"}
+		row.Met = row.Ratio() >= 0.8
+		r.add(row)
+	}
+	return nil
+}
+
+func header(id string) session.Header {
+	return session.Header{Version: session.CurrentVersion, ID: id, Timestamp: session.FormatTime(time.Now()), Cwd: "/bench"}
+}
+
+// run drives fn from cfg.Writers goroutines for cfg.Duration and returns
+// operations per second; fn gets the writer's number.
+func run(ctx context.Context, cfg Config, fn func(ctx context.Context, w int) error) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, cfg.Writers)
+	start := time.Now()
+	for w := range cfg.Writers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				err := fn(ctx, w)
+				if ctx.Err() != nil {
+					return // the run ended mid-call: not counted
+				}
+				if err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				ops.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(ops.Load()) / time.Since(start).Seconds(), nil
+}
+
+func concurrentRaw(ctx context.Context, cfg Config, b *stream.Backend, payload []byte, sessions int) (float64, error) {
+	js := b.JetStream()
+	next := make([]atomic.Int64, cfg.Writers)
+	return run(ctx, cfg, func(ctx context.Context, w int) error {
+		s := sessionOf(w, int(next[w].Add(1)), cfg.Writers, sessions)
+		_, err := js.Publish(ctx, fmt.Sprintf("%s.raw%d.message", b.Config().Prefix, s), payload, jetstream.WithRetryAttempts(0))
+		return err
+	})
+}
+
+// sessionOf spreads writers over sessions: each writer cycles through its
+// share (several writers share a session when there are fewer sessions).
+func sessionOf(w, i, writers, sessions int) int {
+	if sessions <= writers {
+		return w % sessions
+	}
+	per := sessions / writers
+	return w*per + i%per
+}
+
+func concurrentOurs(ctx context.Context, cfg Config, b *stream.Backend, msg session.Message, sessions int) (float64, error) {
+	// One store per session, shared by the writers appending to it: each
+	// follows the leaf (Rebase) like agents sharing a session.
+	stores := make([]*session.Session, sessions)
+	for i := range sessions {
+		st, err := b.CreateStore(ctx, header(fmt.Sprintf("c%d-%d", sessions, i)))
+		if err != nil {
+			return 0, err
+		}
+		defer st.Close(context.Background())
+		if stores[i], err = session.New(rebasing{st}, system.Config()); err != nil {
+			return 0, err
+		}
+	}
+	next := make([]atomic.Int64, cfg.Writers)
+	return run(ctx, cfg, func(ctx context.Context, w int) error {
+		s := sessionOf(w, int(next[w].Add(1)), cfg.Writers, sessions)
+		_, err := stores[s].AppendMessage(ctx, msg)
+		return err
+	})
+}
+
+// rebasing appends with the Rebase policy and FollowLeaf: writers sharing
+// a store chain their entries one after another.
+type rebasing struct{ *stream.Store }
+
+func (r rebasing) Append(ctx context.Context, e *session.Entry) error {
+	return r.AppendWith(ctx, []*session.Entry{e}, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true})
+}

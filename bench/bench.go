@@ -1,0 +1,196 @@
+// Package bench measures sessionlog against the engine under it, in one
+// run on one machine: raw JetStream publishes against our appends (one
+// writer, and many across 1/16/256 sessions), opening and building the
+// context of 1k/10k/100k-entry sessions from the stream (with and without
+// snapshots) and from a pi JSONL file, BuildContext alone on deep paths,
+// memory per materialized entry, and the first page of a listing with many
+// sessions. Every figure of ours is reported beside its baseline from the
+// same run, as a ratio; `sessionlog bench` prints the table and can write
+// it as Markdown (BENCHMARKS.md).
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// ErrInvalidConfig is returned by Config.Validate.
+var ErrInvalidConfig = errors.New("bench: invalid config")
+
+// Config says how much to measure.
+type Config struct {
+	// Ops is the number of appends per latency measurement.
+	Ops int
+	// PayloadBytes is the size of one appended entry, encoded.
+	PayloadBytes int
+	// Writers is the number of goroutines of the concurrent runs, and
+	// Sessions the session counts they spread over.
+	Writers  int
+	Sessions []int
+	// Duration bounds each concurrent run.
+	Duration time.Duration
+	// Sizes are the session lengths opened (and the path depths of
+	// BuildContext).
+	Sizes []int
+	// ListSessions are the session counts listed.
+	ListSessions []int
+	// Dir holds the nodes' data and the files (a temporary dir if empty).
+	Dir string
+	// Progress, if set, gets a line per step.
+	Progress io.Writer
+}
+
+// DefaultConfig is the full run BENCHMARKS.md reports.
+func DefaultConfig() Config {
+	return Config{
+		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
+		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000},
+	}
+}
+
+// QuickConfig is a small run (seconds) that exercises every measurement.
+func QuickConfig() Config {
+	return Config{
+		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
+		Sizes: []int{100, 1000}, ListSessions: []int{100, 500},
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch {
+	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0:
+		return fmt.Errorf("%w: Ops, Writers and Duration must be positive, PayloadBytes at least 64", ErrInvalidConfig)
+	case len(c.Sessions) == 0 || len(c.Sizes) == 0 || len(c.ListSessions) == 0:
+		return fmt.Errorf("%w: Sessions, Sizes and ListSessions need at least one value", ErrInvalidConfig)
+	}
+	for _, n := range slices.Concat(c.Sessions, c.Sizes, c.ListSessions) {
+		if n < 1 {
+			return fmt.Errorf("%w: counts must be positive, not %d", ErrInvalidConfig, n)
+		}
+	}
+	return nil
+}
+
+// Run measures everything and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "sessionlog-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	r := &Report{Machine: machine(), Config: cfg, Started: time.Now()}
+	p := progress{cfg.Progress}
+	for _, syncAlways := range []bool{true, false} {
+		n, err := startNode(ctx, dir, syncAlways)
+		if err != nil {
+			return nil, err
+		}
+		err = func() error {
+			defer n.close()
+			p.say("appends, sync %s", n.sync)
+			if err := appends(ctx, cfg, n, r, p); err != nil {
+				return err
+			}
+			if syncAlways {
+				return opens(ctx, cfg, n, dir, r, p)
+			}
+			// Listing reads the index, not the entries: made faster on
+			// this node, it measures the same thing.
+			return lists(ctx, cfg, n, r, p)
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.say("BuildContext and memory")
+	buildContexts(cfg, r)
+	memory(cfg, r)
+	r.Took = time.Since(r.Started)
+	return r, nil
+}
+
+// node is one embedded server with a connection.
+type node struct {
+	n    *cluster.Node
+	nc   *nats.Conn
+	sync string
+	seq  int
+}
+
+func startNode(ctx context.Context, dir string, syncAlways bool) (*node, error) {
+	name := "sync-default"
+	if syncAlways {
+		name = "sync-always"
+	}
+	cfg := cluster.DefaultConfig(dir + "/" + name)
+	cfg.SyncAlways = syncAlways
+	n, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := n.Connect()
+	if err != nil {
+		n.Close(ctx)
+		return nil, err
+	}
+	label := "always"
+	if !syncAlways {
+		label = "default (2 min)"
+	}
+	return &node{n: n, nc: nc, sync: label}, nil
+}
+
+func (n *node) close() { n.n.Close(context.Background()) }
+
+// backend provisions a stream of its own.
+func (n *node) backend(ctx context.Context, opts ...stream.Option) (*stream.Backend, error) {
+	n.seq++
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = fmt.Sprintf("B%d", n.seq), fmt.Sprintf("b%d", n.seq)
+	cfg.SnapshotEvery, cfg.SnapshotOnCompaction = 0, false // snapshots only when a step asks
+	return stream.New(ctx, n.nc, cfg, opts...)
+}
+
+type progress struct{ w io.Writer }
+
+func (p progress) say(format string, args ...any) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "bench: "+format+"\n", args...)
+	}
+}
+
+// latencies summarises a sample.
+type latencies []time.Duration
+
+func (l latencies) pct(p int) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func machine() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, host %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), host)
+}

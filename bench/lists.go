@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// lists measures the first page of a listing as the sessions grow to each
+// of cfg.ListSessions: on a new backend (cold) and again (warm).
+func lists(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
+	b, err := n.backend(ctx)
+	if err != nil {
+		return err
+	}
+	made := 0
+	for _, count := range cfg.ListSessions {
+		p.say("listing: creating sessions up to %d", count)
+		if err := create(ctx, b, made, count); err != nil {
+			return err
+		}
+		made = count
+		// The floor of any page: one request to the index.
+		floor, err := best(5, func() error {
+			_, err := b.JetStream().AccountInfo(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fresh, err := n.attach(ctx, b.Config())
+		if err != nil {
+			return err
+		}
+		var page session.ListPage
+		start := time.Now()
+		if page, err = fresh.List(ctx, session.ListOptions{}); err != nil {
+			return err
+		}
+		cold := time.Since(start)
+		if len(page.Sessions) != session.DefaultPageSize && count >= session.DefaultPageSize {
+			return fmt.Errorf("bench: first page holds %d sessions", len(page.Sessions))
+		}
+		warm, err := best(5, func() error {
+			_, err := fresh.List(ctx, session.ListOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		group := "List: first page (50) as sessions grow"
+		r.add(Row{Group: group, Name: fmt.Sprintf("%d sessions, first call of a process", count), Ours: millis(cold), Base: millis(floor), Unit: "ms", BaseName: "one JetStream request"})
+		r.add(Row{Group: group, Name: fmt.Sprintf("%d sessions, later calls", count), Ours: millis(warm), Base: millis(floor), Unit: "ms", BaseName: "one JetStream request"})
+	}
+	return nil
+}
+
+// attach opens another backend on the same stream, as a new process would.
+func (n *node) attach(ctx context.Context, cfg stream.Config) (*stream.Backend, error) {
+	return stream.New(ctx, n.nc, cfg)
+}
+
+// create makes sessions from..to-1 with 32 writers.
+func create(ctx context.Context, b *stream.Backend, from, to int) error {
+	var next atomic.Int64
+	next.Store(int64(from))
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= to {
+					return
+				}
+				st, err := b.CreateStore(ctx, header(fmt.Sprintf("list-%07d", i)))
+				if err == nil {
+					err = st.Close(ctx)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}

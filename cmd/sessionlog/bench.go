@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/agentcore/sessionlog/bench"
+)
+
+// runBench measures sessionlog against raw JetStream (and a JSONL file)
+// in one run on embedded nodes, and prints the table of ratios.
+func runBench(ctx context.Context, e env) error {
+	fs := newFlags("bench", e)
+	quick := fs.Bool("quick", false, "a small run (seconds) that exercises every measurement")
+	md := fs.String("md", "", "also write the results as Markdown to this file")
+	dir := fs.String("dir", "", "where the nodes keep their data (default: a temporary dir, removed after)")
+	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
+	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
+		return err
+	}
+	cfg := bench.DefaultConfig()
+	if *quick {
+		cfg = bench.QuickConfig()
+	}
+	if *ops > 0 {
+		cfg.Ops = *ops
+	}
+	cfg.Dir, cfg.Progress = *dir, e.stderr
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	r.Table(e.stdout)
+	if *md != "" {
+		f, err := os.Create(*md)
+		if err != nil {
+			return err
+		}
+		r.Markdown(f)
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", *md, err)
+		}
+	}
+	return nil
+}
