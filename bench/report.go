@@ -45,7 +45,9 @@ type Report struct {
 
 func (r *Report) add(row Row) { r.Rows = append(r.Rows, row) }
 
-func (r *Report) note(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
 
 func num(v float64, unit string) string {
 	switch {
