@@ -143,7 +143,7 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 		return nil, fmt.Errorf("stream: create %s: %w", h.ID, err)
 	}
 	t := session.NewTree(h)
-	if err := b.putIndex(ctx, indexRecord{SessionInfo: t.Info(), Seq: ack.Sequence}); err != nil {
+	if _, err := b.putIndex(ctx, indexRecord{SessionInfo: t.Info(), Seq: ack.Sequence}, 0); err != nil {
 		return nil, fmt.Errorf("stream: index %s: %w", h.ID, err)
 	}
 	return newStore(b, t, ack.Sequence, ack.Sequence, b.policy), nil

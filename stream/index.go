@@ -21,34 +21,45 @@ type indexRecord struct {
 }
 
 // putIndex writes rec unless the index already holds a newer record.
-func (b *Backend) putIndex(ctx context.Context, rec indexRecord) error {
+// rev, when non-zero, is the record's revision the caller last wrote: the
+// update is tried against it first, saving the read when nobody else
+// wrote since. It returns the revision written (or found newer).
+func (b *Backend) putIndex(ctx context.Context, rec indexRecord, rev uint64) (uint64, error) {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	val, err := json.Marshal(rec)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	if rev != 0 {
+		if n, err := b.kv.Update(ctx, rec.ID, val, rev); err == nil {
+			return n, nil
+		}
+		// Someone else wrote it (or it was deleted): compare below.
 	}
 	for range 8 {
 		cur, err := b.kv.Get(ctx, rec.ID)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			if _, err = b.kv.Create(ctx, rec.ID, val); errors.Is(err, jetstream.ErrKeyExists) {
+			n, err := b.kv.Create(ctx, rec.ID, val)
+			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue
 			}
-			return err
+			return n, err
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		var old indexRecord
 		if json.Unmarshal(cur.Value(), &old) == nil && old.Seq >= rec.Seq {
-			return nil
+			return cur.Revision(), nil
 		}
-		if _, err = b.kv.Update(ctx, rec.ID, val, cur.Revision()); errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		n, err := b.kv.Update(ctx, rec.ID, val, cur.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
 			continue
 		}
-		return err
+		return n, err
 	}
-	return fmt.Errorf("stream: index of %s: too much contention", rec.ID)
+	return 0, fmt.Errorf("stream: index of %s: too much contention", rec.ID)
 }
 
 // readIndex returns every session in the index.
@@ -90,6 +101,7 @@ type indexer struct {
 
 	mu      sync.Mutex
 	pending *indexRecord
+	rev     uint64 // the revision this indexer last wrote (flush only)
 }
 
 func newIndexer(b *Backend, interval time.Duration) *indexer {
@@ -113,7 +125,8 @@ func (x *indexer) flush(ctx context.Context) error {
 	if rec == nil {
 		return nil
 	}
-	if err := x.b.putIndex(ctx, *rec); err != nil {
+	rev, err := x.b.putIndex(ctx, *rec, x.rev)
+	if err != nil {
 		x.mu.Lock()
 		if x.pending == nil {
 			x.pending = rec // the next run or close retries
@@ -121,6 +134,7 @@ func (x *indexer) flush(ctx context.Context) error {
 		x.mu.Unlock()
 		return err
 	}
+	x.rev = rev
 	return nil
 }
 

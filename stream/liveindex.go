@@ -70,6 +70,7 @@ func (x *liveIndex) follow(ctx context.Context, w jetstream.KeyWatcher) {
 			case e == nil:
 				if !ready {
 					ready = true
+					x.sortAll()
 					close(x.ready)
 				}
 			case e.Operation() != jetstream.KeyValuePut:
@@ -102,10 +103,25 @@ func (x *liveIndex) put(info session.SessionInfo, rev uint64) {
 	defer x.mu.Unlock()
 	x.removeLocked(info.ID)
 	in := &info
-	i, _ := slices.BinarySearchFunc(x.sorted, in, before)
-	x.sorted = slices.Insert(x.sorted, i, in)
 	x.byID[info.ID] = in
+	if x.sorted != nil {
+		// Live: one insertion. (While loading, sortAll orders them once:
+		// inserting each would make the load quadratic.)
+		i, _ := slices.BinarySearchFunc(x.sorted, in, before)
+		x.sorted = slices.Insert(x.sorted, i, in)
+	}
 	x.took(rev)
+}
+
+// sortAll orders what the initial load took in.
+func (x *liveIndex) sortAll() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.sorted = make([]*session.SessionInfo, 0, len(x.byID))
+	for _, in := range x.byID {
+		x.sorted = append(x.sorted, in)
+	}
+	slices.SortFunc(x.sorted, before)
 }
 
 func (x *liveIndex) remove(id string, rev uint64) {
@@ -156,6 +172,9 @@ func (x *liveIndex) removeLocked(id string) {
 		return
 	}
 	delete(x.byID, id)
+	if x.sorted == nil {
+		return // still loading
+	}
 	if i, found := slices.BinarySearchFunc(x.sorted, old, before); found {
 		x.sorted = slices.Delete(x.sorted, i, i+1)
 	}

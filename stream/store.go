@@ -78,7 +78,6 @@ type Store struct {
 	lastSeq uint64 // guarded by TreeStore's write lock (Update)
 
 	idx *indexer
-	gc  committer // appends that follow the leaf, grouped
 
 	// Snapshots: entries applied since the last one was scheduled
 	// (guarded by the write lock) and the job that writes them.
@@ -323,12 +322,7 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		span.SetAttributes(s.appendAttributes(entries)...)
 	}
 	outcome := "ok"
-	var err error
-	if groupable(entries, opts) {
-		err = s.appendGrouped(ctx, span, entries, &outcome)
-	} else {
-		err = s.appendWith(ctx, span, entries, nil, opts, &outcome)
-	}
+	err := s.appendWith(ctx, span, entries, opts, &outcome)
 	if err != nil && outcome == "ok" {
 		outcome = "error"
 	}
@@ -362,9 +356,7 @@ func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue 
 }
 
 // appendWith does AppendWith's work; outcome is set to what happened.
-// traces, when set, holds the context whose trace each entry's message
-// carries (a group commit's entries come from several appends).
-func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, traces []context.Context, opts AppendOptions, outcome *string) error {
+func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, opts AppendOptions, outcome *string) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -404,7 +396,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			if err := t.CheckBatch(entries); err != nil {
 				return err
 			}
-			msgs, err := s.messages(ctx, entries, traces)
+			msgs, err := s.messages(ctx, entries)
 			if err != nil {
 				return err
 			}
@@ -501,7 +493,7 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-func (s *Store) messages(ctx context.Context, entries []*session.Entry, traces []context.Context) ([]*nats.Msg, error) {
+func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
 	for i, e := range entries {
@@ -516,11 +508,7 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, traces [
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
 		// Consumers of the entry continue the writer's trace.
-		tctx := ctx
-		if traces != nil {
-			tctx = traces[i]
-		}
-		s.b.tel.Inject(tctx, m.Header)
+		s.b.tel.Inject(ctx, m.Header)
 		msgs[i] = m
 	}
 	return msgs, nil
@@ -541,7 +529,9 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) (seq uint64, dup 
 	}
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
-	ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs)
+	// No flow-control ack on the first message: a batch is at most
+	// MaxBatch entries the server takes whole, and the ack costs a round trip.
+	ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
 	if err != nil {
 		return 0, false, err
 	}
@@ -558,7 +548,10 @@ func (s *Store) Close(ctx context.Context) error {
 
 // indexInterval is how often a store refreshes its session's index entry
 // while it is being written to.
-func (c Config) indexInterval() time.Duration { return 250 * time.Millisecond }
+// Each write is a replicated, fsynced message: with many sessions being
+// written at once, a shorter interval takes a visible share of the
+// stream's write capacity from the appends themselves.
+func (c Config) indexInterval() time.Duration { return time.Second }
 
 // Sync brings the store up to date with the stream at the cost of one
 // round trip when nothing changed: it asks for the session's last message
