@@ -47,6 +47,10 @@ type Config struct {
 	ListSessions []int
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
+	// PiModules, if set, is a node_modules dir holding
+	// @mariozechner/pi-coding-agent: pi's own loader is timed on the same
+	// files (needs node).
+	PiModules string
 	// Progress, if set, gets a line per step.
 	Progress io.Writer
 }

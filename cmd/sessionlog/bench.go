@@ -16,6 +16,7 @@ func runBench(ctx context.Context, e env) error {
 	md := fs.String("md", "", "also write the results as Markdown to this file")
 	dir := fs.String("dir", "", "where the nodes keep their data (default: a temporary dir, removed after)")
 	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
+	pi := fs.String("pi", "", "node_modules dir with @mariozechner/pi-coding-agent: also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -26,7 +27,7 @@ func runBench(ctx context.Context, e env) error {
 	if *ops > 0 {
 		cfg.Ops = *ops
 	}
-	cfg.Dir, cfg.Progress = *dir, e.stderr
+	cfg.Dir, cfg.Progress, cfg.PiModules = *dir, e.stderr, *pi
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err

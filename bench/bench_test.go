@@ -1,0 +1,74 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/bench"
+)
+
+// A quick run measures everything it promises, each beside a baseline.
+// (Figures are not asserted: machines are noisy.)
+func TestQuickRunReportsEveryMeasurement(t *testing.T) {
+	cfg := bench.QuickConfig()
+	cfg.Dir = t.TempDir()
+	cfg.PiModules = os.Getenv("SESSIONLOG_PI_MODULES") // npm install @mariozechner/pi-coding-agent
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"append latency p50", "append latency p99", "appends per second", "throughput over 1 session(s)",
+		"from the stream, no snapshot", "open from a snapshot", "snapshot + tail, then context", "from a pi JSONL file",
+		"first call of a process", "later calls", "path of 1000 entries", "heap per materialized entry",
+	} {
+		found := false
+		for _, row := range r.Rows {
+			if strings.Contains(row.Name, want) {
+				found = true
+				if row.Ours <= 0 || row.Base <= 0 || row.BaseName == "" {
+					t.Errorf("%s/%s: ours %v, baseline %v (%q)", row.Group, row.Name, row.Ours, row.Base, row.BaseName)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row %q", want)
+		}
+	}
+	var table, md bytes.Buffer
+	r.Table(&table)
+	r.Markdown(&md)
+	if !strings.Contains(table.String(), "ours/base") || !strings.Contains(md.String(), "| append latency p50 |") {
+		t.Fatalf("table:\n%s\nmarkdown:\n%s", table.String(), md.String())
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		tweak   func(*bench.Config)
+		wantErr bool
+	}{
+		{name: "default", tweak: func(*bench.Config) {}},
+		{name: "no ops", tweak: func(c *bench.Config) { c.Ops = 0 }, wantErr: true},
+		{name: "tiny payload", tweak: func(c *bench.Config) { c.PayloadBytes = 10 }, wantErr: true},
+		{name: "no sizes", tweak: func(c *bench.Config) { c.Sizes = nil }, wantErr: true},
+		{name: "zero sessions", tweak: func(c *bench.Config) { c.Sessions = []int{0} }, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := bench.DefaultConfig()
+			tt.tweak(&c)
+			if err := c.Validate(); (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, bench.ErrInvalidConfig)) {
+				t.Fatalf("Validate() = %v, wantErr %v", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+//go:embed piopen.mjs
+var piScript []byte
+
+// piOpen times pi-coding-agent's own SessionManager opening file and
+// building its context (best of runs), with the package installed under
+// modules (a node_modules dir: npm install @mariozechner/pi-coding-agent).
+func piOpen(ctx context.Context, modules, file string, runs, want int) (time.Duration, string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return 0, "", fmt.Errorf("bench: -pi needs node: %w", err)
+	}
+	script := filepath.Join(filepath.Dir(file), "piopen.mjs")
+	if err := os.WriteFile(script, piScript, 0o600); err != nil {
+		return 0, "", err
+	}
+	abs, err := filepath.Abs(modules)
+	if err != nil {
+		return 0, "", err
+	}
+	out, err := exec.CommandContext(ctx, node, script, abs, file, fmt.Sprint(runs), fmt.Sprint(want)).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return 0, "", fmt.Errorf("bench: pi: %w: %s", err, ee.Stderr)
+		}
+		return 0, "", fmt.Errorf("bench: pi: %w", err)
+	}
+	var res struct {
+		BestMs float64
+		Node   string
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return 0, "", fmt.Errorf("bench: pi said %q: %w", out, err)
+	}
+	return time.Duration(res.BestMs * float64(time.Millisecond)), res.Node, nil
+}

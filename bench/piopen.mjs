@@ -1,0 +1,22 @@
+// Times pi's own SessionManager opening a session file and building its
+// context (what `sessionlog bench -pi` compares with ours).
+// usage: node piopen.mjs <node_modules dir> <file.jsonl> <runs> <expected messages>
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [modules, file, runsArg, wantArg] = process.argv.slice(2);
+const pi = await import(pathToFileURL(join(modules, "@mariozechner/pi-coding-agent/dist/index.js")).href);
+const runs = Number(runsArg), want = Number(wantArg);
+let best = Infinity;
+for (let i = 0; i < runs; i++) {
+  const t0 = process.hrtime.bigint();
+  const sm = pi.SessionManager.open(file, undefined, "/bench");
+  const ctx = sm.buildSessionContext();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (ctx.messages.length !== want) {
+    console.error(`pi built ${ctx.messages.length} messages, want ${want}`);
+    process.exit(1);
+  }
+  best = Math.min(best, ms);
+}
+console.log(JSON.stringify({ bestMs: best, node: process.version }));
