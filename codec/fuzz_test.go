@@ -3,6 +3,7 @@ package codec_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -136,6 +137,29 @@ func FuzzDecodeEntryStrict(f *testing.F) {
 		out2, err := codec.EncodeEntry(e2)
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("not stable:\n%s\n%s (%v)", out, out2, err)
+		}
+	})
+}
+
+// The one-pass transcoder writes exactly what the token transcoder does
+// (when it takes the value at all).
+func FuzzMsgpackTranscoders(f *testing.F) {
+	addSamples(f)
+	for _, s := range []string{`-1`, `-33`, `-129`, `-32769`, `-2147483649`, `255`, `65536`, `4294967296`, `18446744073709551615`, `1e400`, `1.5`,
+		`"` + strings.Repeat("y", 40) + `"`, `"` + strings.Repeat("z", 300) + `"`, `"` + strings.Repeat("w", 70000) + `"`, `"\ud800"`, `[` + strings.Repeat(`1,`, 20) + `1]`, `{}`, `[]`, `null`, `true`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := codec.JSONToMsgpackFast(data)
+		slow, err := codec.JSONToMsgpackTokens(data)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("fast took %q, the token path refused it: %v", data, err)
+		}
+		if !bytes.Equal(fast, slow) {
+			t.Fatalf("transcoders differ on %q:\n%x\n%x", data, fast, slow)
 		}
 	})
 }

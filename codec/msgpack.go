@@ -65,6 +65,15 @@ type mpTok struct {
 
 // JSONToMsgpack transcodes one JSON value to msgpack.
 func JSONToMsgpack(data []byte) ([]byte, error) {
+	if out, ok := jsonToMsgpackFast(data); ok {
+		return out, nil
+	}
+	return jsonToMsgpackTokens(data)
+}
+
+// jsonToMsgpackTokens is the general transcoder: it flattens the value's
+// tokens, then writes them with the msgpack encoder.
+func jsonToMsgpackTokens(data []byte) ([]byte, error) {
 	r := getReader(data)
 	defer putReader(r)
 	// First pass: flatten, counting container members so the msgpack

@@ -1,0 +1,7 @@
+package codec
+
+// Exported for the fuzz tests of package codec_test.
+var (
+	JSONToMsgpackFast   = jsonToMsgpackFast
+	JSONToMsgpackTokens = jsonToMsgpackTokens
+)
