@@ -61,6 +61,13 @@ func num(v float64, unit string) string {
 	return fmt.Sprintf("%.2f %s", v, unit)
 }
 
+func ratio(r Row) string {
+	if r.Base == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", r.Ratio())
+}
+
 func goal(r Row) string {
 	if r.Goal == "" {
 		return ""
@@ -84,7 +91,7 @@ func (r *Report) Table(w io.Writer) {
 			group = row.Group
 			fmt.Fprintf(tw, "%s\tours\tbaseline\tours/base\tbaseline is\tgoal\n", strings.ToUpper(group))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.2fx\t%s\t%s\n", row.Name, num(row.Ours, row.Unit), num(row.Base, row.Unit), row.Ratio(), row.BaseName, goal(row))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.Name, num(row.Ours, row.Unit), num(row.Base, row.Unit), ratio(row), row.BaseName, goal(row))
 	}
 	tw.Flush()
 	for _, n := range r.Notes {
@@ -101,7 +108,7 @@ func (r *Report) Markdown(w io.Writer) {
 			group = row.Group
 			fmt.Fprintf(w, "\n### %s\n\n| | ours | baseline | ours/baseline | baseline is | goal |\n|---|---:|---:|---:|---|---|\n", group)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.2fx | %s | %s |\n", row.Name, num(row.Ours, row.Unit), num(row.Base, row.Unit), row.Ratio(), row.BaseName, goal(row))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.Name, num(row.Ours, row.Unit), num(row.Base, row.Unit), ratio(row), row.BaseName, goal(row))
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w)
