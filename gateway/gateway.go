@@ -120,6 +120,7 @@ type Gateway struct {
 
 // userConn is one caller's NATS connection.
 type userConn struct {
+	key  [32]byte
 	nc   *nats.Conn
 	c    *service.Client
 	refs int
@@ -235,7 +236,7 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &userConn{nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)), refs: 1}
+	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)), refs: 1}
 	g.mu.Lock()
 	if old := g.users[key]; old != nil && old.refs == 0 {
 		old.nc.Close()
@@ -264,6 +265,9 @@ func (g *Gateway) release(u *userConn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	u.refs--
+	if u.refs == 0 && g.users[u.key] != u {
+		u.nc.Close() // replaced while in use (it had lost its server)
+	}
 	g.evict()
 }
 

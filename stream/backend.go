@@ -268,8 +268,11 @@ func (b *Backend) livePage(ctx context.Context, x *liveIndex, opts session.ListO
 	if err != nil {
 		return session.ListPage{}, err
 	}
-	info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
-	if err := x.waitFor(ctx, info.State.LastSeq); err != nil {
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return session.ListPage{}, fmt.Errorf("stream: index status of type %T", st)
+	}
+	if err := x.waitFor(ctx, bs.StreamInfo().State.LastSeq); err != nil {
 		return session.ListPage{}, err
 	}
 	return x.page(ctx, opts)
