@@ -427,7 +427,7 @@ func EncodeContext(c session.Context) (ContextReply, error) {
 		if i > 0 {
 			msgs = append(msgs, ',')
 		}
-		b, err := codec.EncodeMessage(&c.Messages[i])
+		b, err := codec.EncodeMessage(c.Messages[i])
 		if err != nil {
 			return r, err
 		}

@@ -3,7 +3,10 @@ package session
 // Context is what a model call needs from a session: the messages on the
 // current branch (after the latest compaction) and the settings in force.
 type Context struct {
-	Messages []Message
+	// Messages are the context's messages in order. Those of message
+	// entries are the entries' own (shared with the store, as entries
+	// are): treat them as read-only.
+	Messages []*Message
 	// Sources[i] is the id of the entry Messages[i] came from.
 	Sources []string
 	// ThinkingLevel is the last thinking_level_change on the branch, "off"
@@ -84,7 +87,7 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 		}
 	}
 	if compactionAt < 0 {
-		c.Messages = make([]Message, 0, len(branch))
+		c.Messages = make([]*Message, 0, len(branch))
 		c.Sources = make([]string, 0, len(branch))
 		for _, e := range branch {
 			c.emit(e, opts.Projectors)
@@ -93,15 +96,15 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	}
 	comp := branch[compactionAt]
 	c.Compaction = comp
-	c.push(comp.ID, Message{
+	c.push(comp.ID, &Message{
 		Role:         RoleCompactionSummary,
 		Summary:      comp.Summary,
 		TokensBefore: comp.TokensBefore,
 		Timestamp:    epochMillis(comp.Timestamp),
 	})
 	if comp.RetainedTail != nil {
-		for _, m := range comp.RetainedTail {
-			c.push(comp.ID, m)
+		for i := range comp.RetainedTail {
+			c.push(comp.ID, &comp.RetainedTail[i])
 		}
 	} else {
 		kept := false
@@ -120,7 +123,7 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	return c
 }
 
-func (c *Context) push(id string, m Message) {
+func (c *Context) push(id string, m *Message) {
 	c.Messages = append(c.Messages, m)
 	c.Sources = append(c.Sources, id)
 }
@@ -130,10 +133,10 @@ func (c *Context) emit(e *Entry, projectors map[string]Projector) {
 	switch e.Type {
 	case TypeMessage:
 		if e.Message != nil {
-			c.push(e.ID, *e.Message)
+			c.push(e.ID, e.Message)
 		}
 	case TypeCustomMessage:
-		c.push(e.ID, Message{
+		c.push(e.ID, &Message{
 			Role:       RoleCustom,
 			CustomType: e.CustomType,
 			Content:    e.Content,
@@ -143,7 +146,7 @@ func (c *Context) emit(e *Entry, projectors map[string]Projector) {
 		})
 	case TypeBranchSummary:
 		if e.Summary != "" {
-			c.push(e.ID, Message{
+			c.push(e.ID, &Message{
 				Role:      RoleBranchSummary,
 				Summary:   e.Summary,
 				FromID:    e.FromID,
@@ -152,8 +155,9 @@ func (c *Context) emit(e *Entry, projectors map[string]Projector) {
 		}
 	case TypeCustom:
 		if p := projectors[e.CustomType]; p != nil {
-			for _, m := range p(e) {
-				c.push(e.ID, m)
+			ms := p(e)
+			for i := range ms {
+				c.push(e.ID, &ms[i])
 			}
 		}
 	}

@@ -36,7 +36,7 @@ func printContext(ctx context.Context, e env, sess *session.Session, at string) 
 		if i > 0 {
 			msgs.WriteByte(',')
 		}
-		b, err := codec.EncodeMessage(&c.Messages[i])
+		b, err := codec.EncodeMessage(c.Messages[i])
 		if err != nil {
 			return err
 		}

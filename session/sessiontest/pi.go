@@ -183,7 +183,7 @@ func CheckPi(t *testing.T, s session.Store, want PiExpected) {
 		t.Errorf("context has %d messages, want %d", len(c.Messages), want.Context.MessageCount)
 	}
 	for i := range min(len(c.Messages), len(want.Context.Messages)) {
-		m, w := &c.Messages[i], want.Context.Messages[i]
+		m, w := c.Messages[i], want.Context.Messages[i]
 		d, err := codec.MessageDigest(m)
 		if err != nil {
 			t.Fatal(err)

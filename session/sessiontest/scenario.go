@@ -331,7 +331,7 @@ func (r *runner) expect(ctx context.Context, where string, x *expectation) {
 	if x.Context != nil {
 		got := []string{}
 		for _, m := range c.Messages {
-			got = append(got, describe(m))
+			got = append(got, describe(*m))
 		}
 		if !slices.Equal(got, x.Context) {
 			t.Errorf("%s: context =\n  %q\nwant\n  %q", where, got, x.Context)
