@@ -29,8 +29,7 @@ import (
 func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	w, r, end := g.trace(w, r, "events")
 	defer end()
-	if wait, ok := g.allow(r); !ok {
-		writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
+	if g.limited(w, r) {
 		return
 	}
 	id := r.PathValue("id")

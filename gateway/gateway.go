@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"golang.org/x/time/rate"
 
+	"github.com/agentcore/sessionlog/internal/ratelimit"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -109,10 +109,10 @@ type Gateway struct {
 	ctx    context.Context // cancelled by Close: ends event streams
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	limits *ratelimit.Keyed // callers' buckets (safe for concurrent use)
 
 	mu      sync.Mutex
 	users   map[[32]byte]*userConn
-	limits  map[string]*rate.Limiter
 	tick    uint64
 	closed  bool
 	serrErr error
@@ -152,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	g := &Gateway{
 		cfg: cfg, ln: ln, streams: make(chan struct{}, cfg.MaxStreams),
 		ctx: gctx, cancel: cancel,
-		users: map[[32]byte]*userConn{}, limits: map[string]*rate.Limiter{},
+		users: map[[32]byte]*userConn{}, limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}
 	g.srv = &http.Server{
 		Handler:           g.routes(),
@@ -290,7 +290,8 @@ func (g *Gateway) evict() {
 	}
 }
 
-// allow takes a token from the caller's bucket.
+// allow takes a token from the caller's bucket: by user with Auth, else
+// by remote address.
 func (g *Gateway) allow(r *http.Request) (time.Duration, bool) {
 	key := "addr:" + r.RemoteAddr
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
@@ -300,20 +301,14 @@ func (g *Gateway) allow(r *http.Request) (time.Duration, bool) {
 		key = "user:" + name
 	}
 	now := time.Now()
-	g.mu.Lock()
-	lim := g.limits[key]
-	if lim == nil {
-		if len(g.limits) >= 10000 {
-			clear(g.limits) // full buckets again: a burst, not an escape
-		}
-		lim = rate.NewLimiter(rate.Limit(g.cfg.Rate), g.cfg.Burst)
-		g.limits[key] = lim
+	return ratelimit.Take(g.limits.Reserve(key, now), now)
+}
+
+// limited answers 429 when the caller is past its rate.
+func (g *Gateway) limited(w http.ResponseWriter, r *http.Request) bool {
+	wait, ok := g.allow(r)
+	if !ok {
+		writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
 	}
-	g.mu.Unlock()
-	res := lim.ReserveN(now, 1)
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d, false
-	}
-	return 0, true
+	return !ok
 }

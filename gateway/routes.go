@@ -132,8 +132,7 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r, end := g.trace(w, r, op)
 		defer end()
-		if wait, ok := g.allow(r); !ok {
-			writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
+		if g.limited(w, r) {
 			return
 		}
 		name := op
