@@ -84,27 +84,42 @@ func (e *Error) Error() string {
 // Unwrap maps the code back to the session package's sentinel, so Go
 // callers of a Client test errors as they would against a local store.
 func (e *Error) Unwrap() error {
-	switch e.Code {
-	case CodeInvalidSessionID:
-		return session.ErrInvalidSessionID
-	case CodeInvalidEntry, CodeBadRequest:
-		return session.ErrInvalidEntry
-	case CodeNotFound:
-		return session.ErrSessionNotFound
-	case CodeEntryNotFound:
-		return session.ErrNotFound
-	case CodeExists:
-		return session.ErrSessionExists
-	case CodeDuplicateID:
-		return session.ErrDuplicateID
-	case CodeParentNotFound:
-		return session.ErrParentNotFound
-	case CodeInvalidTarget:
-		return session.ErrInvalidTarget
-	case CodeConflict:
-		return session.ErrConflict
+	for _, m := range codeOf {
+		if m.code == e.Code && m.back {
+			return m.err
+		}
 	}
 	return nil
+}
+
+// codeOf maps errors to codes, tested in order (a session that is not
+// found is also an entry that is not: it comes first). back marks the
+// pairs Error.Unwrap maps in return: the session package's sentinels.
+var codeOf = []struct {
+	code Code
+	err  error
+	back bool
+}{
+	{CodeConflict, session.ErrConflict, true},
+	{CodeInvalidSessionID, session.ErrInvalidSessionID, true},
+	{CodeNotFound, session.ErrSessionNotFound, true},
+	{CodeExists, session.ErrSessionExists, true},
+	{CodeDuplicateID, session.ErrDuplicateID, true},
+	{CodeParentNotFound, session.ErrParentNotFound, true},
+	{CodeInvalidTarget, session.ErrInvalidTarget, true},
+	{CodeInvalidTarget, session.ErrCycle, false},
+	{CodeEntryNotFound, session.ErrNotFound, true},
+	{CodeInvalidEntry, session.ErrInvalidEntry, true},
+	{CodeInvalidEntry, codec.ErrMalformed, false},
+	{CodeInvalidEntry, codec.ErrInvalid, false},
+	{CodeTooLarge, stream.ErrEntryTooLarge, false},
+	{CodeTimeout, context.DeadlineExceeded, false},
+	{CodeUnavailable, context.Canceled, false},
+	{CodeUnavailable, session.ErrClosed, false},
+	{CodeUnavailable, jetstream.ErrNoStreamResponse, false},
+	// Never reached by errorOf (invalid_entry matches first): only so
+	// that a bad request unwraps as an invalid entry.
+	{CodeBadRequest, session.ErrInvalidEntry, true},
 }
 
 func badRequest(field, format string, args ...any) *Error {
@@ -127,29 +142,11 @@ func errorOf(err error) *Error {
 		return &Error{Code: CodeInvalidEntry, Message: err.Error(), Field: me.Pointer}
 	}
 	code := CodeInternal
-	switch {
-	case errors.Is(err, session.ErrInvalidSessionID):
-		code = CodeInvalidSessionID
-	case errors.Is(err, session.ErrSessionNotFound):
-		code = CodeNotFound
-	case errors.Is(err, session.ErrSessionExists):
-		code = CodeExists
-	case errors.Is(err, session.ErrDuplicateID):
-		code = CodeDuplicateID
-	case errors.Is(err, session.ErrParentNotFound):
-		code = CodeParentNotFound
-	case errors.Is(err, session.ErrInvalidTarget), errors.Is(err, session.ErrCycle):
-		code = CodeInvalidTarget
-	case errors.Is(err, session.ErrNotFound):
-		code = CodeEntryNotFound
-	case errors.Is(err, session.ErrInvalidEntry), errors.Is(err, codec.ErrMalformed), errors.Is(err, codec.ErrInvalid):
-		code = CodeInvalidEntry
-	case errors.Is(err, stream.ErrEntryTooLarge):
-		code = CodeTooLarge
-	case errors.Is(err, context.DeadlineExceeded):
-		code = CodeTimeout
-	case errors.Is(err, context.Canceled), errors.Is(err, session.ErrClosed), errors.Is(err, jetstream.ErrNoStreamResponse):
-		code = CodeUnavailable
+	for _, m := range codeOf {
+		if errors.Is(err, m.err) {
+			code = m.code
+			break
+		}
 	}
 	return &Error{Code: code, Message: err.Error()}
 }

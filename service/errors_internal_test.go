@@ -1,0 +1,51 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+func TestErrorCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		want       Code
+		wantUnwrap error // nil: unwraps to nothing
+	}{
+		{name: "conflict", err: &session.ConflictError{Leaf: "x", Sequence: 3}, want: CodeConflict, wantUnwrap: session.ErrConflict},
+		{name: "session id", err: fmt.Errorf("w: %w", session.ErrInvalidSessionID), want: CodeInvalidSessionID, wantUnwrap: session.ErrInvalidSessionID},
+		{name: "session not found", err: fmt.Errorf("w: %w", session.ErrSessionNotFound), want: CodeNotFound, wantUnwrap: session.ErrSessionNotFound},
+		{name: "exists", err: session.ErrSessionExists, want: CodeExists, wantUnwrap: session.ErrSessionExists},
+		{name: "duplicate", err: session.ErrDuplicateID, want: CodeDuplicateID, wantUnwrap: session.ErrDuplicateID},
+		{name: "parent", err: session.ErrParentNotFound, want: CodeParentNotFound, wantUnwrap: session.ErrParentNotFound},
+		{name: "target", err: &session.TargetError{}, want: CodeInvalidTarget, wantUnwrap: session.ErrInvalidTarget},
+		{name: "cycle", err: session.ErrCycle, want: CodeInvalidTarget, wantUnwrap: session.ErrInvalidTarget},
+		{name: "entry not found", err: session.ErrNotFound, want: CodeEntryNotFound, wantUnwrap: session.ErrNotFound},
+		{name: "invalid entry", err: session.ErrInvalidEntry, want: CodeInvalidEntry, wantUnwrap: session.ErrInvalidEntry},
+		{name: "member", err: &codec.MemberError{Pointer: "/x"}, want: CodeInvalidEntry, wantUnwrap: session.ErrInvalidEntry},
+		{name: "too large", err: stream.ErrEntryTooLarge, want: CodeTooLarge},
+		{name: "deadline", err: context.DeadlineExceeded, want: CodeTimeout},
+		{name: "closed", err: session.ErrClosed, want: CodeUnavailable},
+		{name: "anything else", err: errors.New("boom"), want: CodeInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := errorOf(tt.err)
+			if e.Code != tt.want {
+				t.Fatalf("code %s, want %s", e.Code, tt.want)
+			}
+			if got := e.Unwrap(); got != tt.wantUnwrap {
+				t.Fatalf("unwraps to %v, want %v", got, tt.wantUnwrap)
+			}
+		})
+	}
+	if !errors.Is(badRequest("/x", "no"), session.ErrInvalidEntry) {
+		t.Fatal("a bad request is not an invalid entry")
+	}
+}
