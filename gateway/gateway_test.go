@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,25 +17,17 @@ import (
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/gateway"
-	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session/sessiontest"
-	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
 var (
 	node *cluster.Node
 	nc   *nats.Conn
-	seq  atomic.Int64
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithNode("sessionlog-gateway-test-", nil, func(n *cluster.Node) int {
-		node = n
-		var err error
-		if nc, err = node.Connect(); err != nil {
-			fmt.Println(err)
-			return 1
-		}
+	os.Exit(clustertest.RunWithNode("sessionlog-gateway-test-", nil, func(n *cluster.Node, c *nats.Conn) int {
+		node, nc = n, c
 		return m.Run()
 	}))
 }
@@ -44,27 +35,15 @@ func TestMain(m *testing.M) {
 // start runs a service of its own and a gateway in front of it.
 func start(t *testing.T, tweak func(*gateway.Config)) *gateway.Gateway {
 	t.Helper()
-	n := seq.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	scfg := stream.DefaultConfig()
-	scfg.Stream, scfg.Prefix = fmt.Sprintf("G%d", n), fmt.Sprintf("g%d", n)
-	b, err := stream.New(ctx, nc, scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcCfg := service.DefaultConfig(sessiontest.TestConfig())
-	svcCfg.Subject, svcCfg.QueueGroup = fmt.Sprintf("gw%d.v1", n), fmt.Sprintf("gq%d", n)
-	svc, err := service.Start(ctx, nc, b, svcCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close(context.Background()) })
+	b := servicetest.Backend(t, nc)
+	_, svcCfg := servicetest.Start(t, nc, b, nil)
 	cfg := gateway.DefaultConfig("127.0.0.1:0", node.ClientURL())
-	cfg.Subject, cfg.Stream = svcCfg.Subject, scfg
+	cfg.Subject, cfg.Stream = svcCfg.Subject, b.Config()
 	if tweak != nil {
 		tweak(&cfg)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	g, err := gateway.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

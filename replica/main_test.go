@@ -26,7 +26,7 @@ func runMain(m *testing.M) int {
 	if os.Getenv("SESSIONLOG_EVENT_CHILD") != "" {
 		return m.Run() // a child of the crash test uses the parent's node
 	}
-	return clustertest.RunWithNode("sessionlog-replica-test-", nil, func(n *cluster.Node) int {
+	return clustertest.RunWithNode("sessionlog-replica-test-", nil, func(n *cluster.Node, _ *nats.Conn) int {
 		node = n
 		return m.Run()
 	})

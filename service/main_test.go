@@ -2,9 +2,7 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,26 +11,20 @@ import (
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/stream"
 )
 
 var (
 	node *cluster.Node
 	nc   *nats.Conn
-	seq  atomic.Int64
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 func runMain(m *testing.M) int {
-	return clustertest.RunWithNode("sessionlog-service-test-", nil, func(n *cluster.Node) int {
-		node = n
-		var err error
-		if nc, err = node.Connect(); err != nil {
-			fmt.Println(err)
-			return 1
-		}
+	return clustertest.RunWithNode("sessionlog-service-test-", nil, func(n *cluster.Node, c *nats.Conn) int {
+		node, nc = n, c
 		return m.Run()
 	})
 }
@@ -47,30 +39,8 @@ type fixture struct {
 
 func start(t testing.TB, tweak func(*service.Config)) *fixture {
 	t.Helper()
-	n := seq.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	scfg := stream.DefaultConfig()
-	scfg.Stream, scfg.Prefix = fmt.Sprintf("S%d", n), fmt.Sprintf("s%d", n)
-	b, err := stream.New(ctx, nc, scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := service.DefaultConfig(sessiontest.TestConfig())
-	cfg.Subject = fmt.Sprintf("svc%d.v1", n)
-	cfg.QueueGroup = fmt.Sprintf("q%d", n)
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	svc, err := service.Start(ctx, nc, b, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := svc.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	b := servicetest.Backend(t, nc)
+	svc, cfg := servicetest.Start(t, nc, b, tweak)
 	return &fixture{b: b, svc: svc, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
 }
 

@@ -29,13 +29,8 @@ func runMain(m *testing.M) int {
 	if os.Getenv("SESSIONLOG_KILL_CHILD") != "" {
 		return m.Run() // the child of a kill test runs its own node
 	}
-	return clustertest.RunWithNode("sessionlog-stream-test-", nil, func(n *cluster.Node) int {
-		node = n
-		var err error
-		if nc, err = node.Connect(); err != nil {
-			fmt.Println(err)
-			return 1
-		}
+	return clustertest.RunWithNode("sessionlog-stream-test-", nil, func(n *cluster.Node, c *nats.Conn) int {
+		node, nc = n, c
 		return m.Run()
 	})
 }

@@ -10,8 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/gateway"
-	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
 // An HTTP client's traceparent is continued by the gateway, the service
@@ -20,13 +19,7 @@ func TestGatewayContinuesHTTPTrace(t *testing.T) {
 	r := record(t, "GW")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	svcCfg := service.DefaultConfig(sessiontest.TestConfig())
-	svcCfg.Subject, svcCfg.QueueGroup = "telgw.v1", "telgw"
-	svc, err := service.Start(ctx, nc, r.b, svcCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
 	gcfg := gateway.DefaultConfig("127.0.0.1:0", nc.ConnectedUrl())
 	gcfg.Subject, gcfg.Stream, gcfg.Telemetry = svcCfg.Subject, r.b.Config(), r.tel
 	g, err := gateway.Start(ctx, gcfg)
@@ -56,7 +49,7 @@ func TestGatewayContinuesHTTPTrace(t *testing.T) {
 		t.Fatalf("append span in trace %s, want the HTTP caller's %s", app.SpanContext().TraceID(), traceID)
 	}
 	srv := parentOf(r, app)
-	if srv == nil || srv.Name() != "telgw.v1 append" {
+	if srv == nil || srv.Name() != svcCfg.Subject+" append" {
 		t.Fatalf("append's parent %v, want the service span", srv)
 	}
 	gw := parentOf(r, srv)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -23,13 +24,7 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 	r := record(t, "METRICS")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	svcCfg := service.DefaultConfig(sessiontest.TestConfig())
-	svcCfg.Subject, svcCfg.QueueGroup = "telm.v1", "telm"
-	svc, err := service.Start(ctx, nc, r.b, svcCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
 	client := service.NewClient(nc, svcCfg.Subject)
 
 	// A handler that always fails: two deliveries, then a dead letter.

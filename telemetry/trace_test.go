@@ -23,6 +23,7 @@ import (
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -32,12 +33,8 @@ import (
 var nc *nats.Conn
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithNode("sessionlog-telemetry-test-", nil, func(n *cluster.Node) int {
-		var err error
-		if nc, err = n.Connect(); err != nil {
-			fmt.Println(err)
-			return 1
-		}
+	os.Exit(clustertest.RunWithNode("sessionlog-telemetry-test-", nil, func(_ *cluster.Node, c *nats.Conn) int {
+		nc = c
 		return m.Run()
 	}))
 }
@@ -103,13 +100,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	r := record(t, "HOP")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	svcCfg := service.DefaultConfig(sessiontest.TestConfig())
-	svcCfg.Subject, svcCfg.QueueGroup = "tel.v1", "tel"
-	svc, err := service.Start(ctx, nc, r.b, svcCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
 	client := service.NewClient(nc, svcCfg.Subject, service.WithClientTelemetry(r.tel))
 
 	handled := make(chan trace.SpanContext, 1)
@@ -185,7 +176,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	}
 	// The service span is its parent and the agent's child.
 	server := parentOf(r, appendSpan)
-	if server == nil || server.Name() != "tel.v1 append" || server.SpanKind() != trace.SpanKindServer || server.Parent().SpanID() != agent.SpanContext().SpanID() {
+	if server == nil || server.Name() != svcCfg.Subject+" append" || server.SpanKind() != trace.SpanKindServer || server.Parent().SpanID() != agent.SpanContext().SpanID() {
 		t.Fatalf("append's parent = %v, want the service span under the agent span", server)
 	}
 	// The consumer continues the trace: child of the append span, and
@@ -207,7 +198,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 		t.Fatal(err)
 	}
 	cb := r.span(t, "sessionlog.context.build")
-	if p := parentOf(r, cb); p == nil || p.Name() != "tel.v1 context" {
+	if p := parentOf(r, cb); p == nil || p.Name() != svcCfg.Subject+" context" {
 		t.Fatalf("context build's parent: %v", p)
 	}
 }

@@ -17,14 +17,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/agentcore/sessionlog/cluster"
 )
 
 // RunWithNode starts a node in a temporary data dir, listening on a random
-// loopback port (tests connect several clients over TCP), and returns
-// run's exit code; 1 when the node cannot start. tweak may adjust the
-// config. Meant for TestMain: os.Exit(clustertest.RunWithNode(…)).
-func RunWithNode(prefix string, tweak func(*cluster.Config), run func(n *cluster.Node) int) int {
+// loopback port (tests connect several clients over TCP), and a client
+// connection to it, and returns run's exit code; 1 when the node cannot
+// start. tweak may adjust the config. Meant for TestMain:
+// os.Exit(clustertest.RunWithNode(…)).
+func RunWithNode(prefix string, tweak func(*cluster.Config), run func(n *cluster.Node, nc *nats.Conn) int) int {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		fmt.Println(err)
@@ -43,7 +46,12 @@ func RunWithNode(prefix string, tweak func(*cluster.Config), run func(n *cluster
 		return 1
 	}
 	defer node.Close(ctx)
-	return run(node)
+	nc, err := node.Connect()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	return run(node, nc)
 }
 
 // SelfSignedCert writes a self-signed certificate for 127.0.0.1 and

@@ -4,8 +4,12 @@ package servicetest
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/service"
@@ -59,4 +63,47 @@ func StartTenants(t testing.TB, tenants ...cluster.Tenant) *Tenants {
 		svcs = append(svcs, svc)
 	}
 	return &Tenants{Node: n, Stream: scfg}
+}
+
+var own atomic.Int64
+
+// Backend provisions a stream of its own (a name no other test of the
+// process uses) on nc.
+func Backend(t testing.TB, nc *nats.Conn, opts ...stream.Option) *stream.Backend {
+	t.Helper()
+	n := own.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = fmt.Sprintf("SVC%d", n), fmt.Sprintf("svc%d", n)
+	b, err := stream.New(ctx, nc, cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Start runs a service on b over nc, on a subject and queue group of its
+// own, until the test ends (an error closing it fails the test). tweak
+// may adjust the config.
+func Start(t testing.TB, nc *nats.Conn, b *stream.Backend, tweak func(*service.Config)) (*service.Service, service.Config) {
+	t.Helper()
+	n := own.Add(1)
+	cfg := service.DefaultConfig(sessiontest.TestConfig())
+	cfg.Subject, cfg.QueueGroup = fmt.Sprintf("svc%d.v1", n), fmt.Sprintf("q%d", n)
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc, err := service.Start(ctx, nc, b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := svc.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return svc, cfg
 }
