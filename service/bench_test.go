@@ -8,7 +8,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -32,11 +31,7 @@ func BenchmarkServiceAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer st.Close(ctx)
-		sess, _ := session.New(st, sessiontest.TestConfig())
-		sessiontest.Timed(b, func() error {
-			_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)})
-			return err
-		})
+		sessiontest.TimedAppends(b, st, text)
 	})
 	body := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)
 	b.Run("service-append", func(b *testing.B) {

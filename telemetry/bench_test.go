@@ -2,9 +2,7 @@ package telemetry_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -17,13 +15,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
 )
-
-var benchStreams atomic.Int64
 
 // sdk is telemetry on: every span sampled and kept in memory, every
 // measurement aggregated.
@@ -47,23 +43,13 @@ func BenchmarkTelemetryOverhead(b *testing.B) {
 			if mode == "on" {
 				opts = []stream.Option{stream.WithTelemetry(sdk(b))}
 			}
-			cfg := stream.DefaultConfig()
-			n := benchStreams.Add(1)
-			cfg.Stream, cfg.Prefix = fmt.Sprintf("TB%d", n), fmt.Sprintf("tb%d", n)
-			bk, err := stream.New(ctx, nc, cfg, opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
+			bk := servicetest.Backend(b, nc, opts...)
 			st, err := bk.CreateStore(ctx, sessiontest.TestHeader("bench"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer st.Close(ctx)
-			sess, _ := session.New(st, sessiontest.TestConfig())
-			sessiontest.Timed(b, func() error {
-				_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)})
-				return err
-			})
+			sessiontest.TimedAppends(b, st, text)
 		})
 	}
 	// What one append's instrumentation does, without the append.

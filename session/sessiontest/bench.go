@@ -1,9 +1,12 @@
 package sessiontest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentcore/sessionlog/session"
 )
 
 // ReportLatency reports the p50 and p99 of a benchmark's per-operation
@@ -29,4 +32,18 @@ func Timed(b *testing.B, op func() error) {
 		lat = append(lat, time.Since(t0))
 	}
 	ReportLatency(b, lat)
+}
+
+// TimedAppends appends a user message of text to st once per benchmark
+// iteration, as Timed reports.
+func TimedAppends(b *testing.B, st session.Store, text string) {
+	sess, err := session.New(st, TestConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	Timed(b, func() error {
+		_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)})
+		return err
+	})
 }
