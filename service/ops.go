@@ -130,7 +130,7 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 	if err := checkSessionID(req.ID, "/id"); err != nil {
 		return nil, err
 	}
-	if req.ParentSession != "" && len(req.ParentSession) > 4096 {
+	if len(req.ParentSession) > 4096 {
 		return nil, badRequest("/parentSession", "parentSession is longer than 4096 bytes")
 	}
 	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
