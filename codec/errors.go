@@ -24,12 +24,17 @@ var (
 type MemberError struct {
 	// Pointer locates the member (RFC 6901), e.g. "/message/role".
 	Pointer string
-	// Kind is the JSON kind of its value.
+	// Kind is the JSON kind of its value ("a string", "an object").
 	Kind string
+	// Reason, when set, says what is wrong instead of the default.
+	Reason string
 }
 
 func (e *MemberError) Error() string {
-	return fmt.Sprintf("codec: %s: unknown member, or a %s where another kind of value belongs", e.Pointer, e.Kind)
+	if e.Reason != "" {
+		return fmt.Sprintf("codec: %s: %s", e.Pointer, e.Reason)
+	}
+	return fmt.Sprintf("codec: %s: unknown member, or %s where another kind of value belongs", e.Pointer, e.Kind)
 }
 
 // Unwrap makes a MemberError an ErrMalformed.

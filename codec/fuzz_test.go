@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
@@ -35,6 +37,19 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("encoded invalid JSON: %s", out)
+		}
+		strict := jsontext.Value(line).IsValid() // no name twice, valid UTF-8
+		if strict && !jsontext.Value(out).IsValid() {
+			t.Fatalf("encoding wrote a name twice (or bad UTF-8): %s", out)
+		}
+		// What a writer completes (times, ids) never doubles a member kept
+		// as read: the 1.5 message timestamp once did.
+		if e.Message != nil && e.Message.Timestamp == 0 {
+			c := e.Clone()
+			c.Message.Timestamp = 1735956071992
+			if filled, err := codec.EncodeEntry(c); err == nil && strict && !jsontext.Value(filled).IsValid() {
+				t.Fatalf("completed entry has a name twice: %s", filled)
+			}
 		}
 		e2, err := codec.DecodeEntry(out)
 		if err != nil {

@@ -63,8 +63,13 @@ func appendMessage(b []byte, m *session.Message) ([]byte, error) {
 	w.str("errorMessage", m.ErrorMessage, false)
 	w.raw("details", m.Details, false, "")
 	w.bool("isError", m.IsError, req("isError"))
-	// Every pi message shape ends with its timestamp.
-	w.flushExtra()
+	// Every pi message shape ends with its timestamp. An Extra timestamp
+	// (one of the wrong kind, as read) gives way to a set one.
+	if m.Timestamp != 0 {
+		w.flushExtra("timestamp")
+	} else {
+		w.flushExtra()
+	}
 	w.int("timestamp", m.Timestamp, true)
 	return w.close()
 }

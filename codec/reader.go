@@ -80,8 +80,20 @@ func (r *reader) keep(key string, fs *fieldSet) error {
 	if r.strict {
 		return &MemberError{Pointer: string(r.d.StackPointer()), Kind: kindName(v.Kind())}
 	}
-	fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+	fs.add(key, v)
 	return nil
+}
+
+// add keeps a member verbatim; of two members of one name the last wins,
+// as in JSON.parse.
+func (fs *fieldSet) add(key string, v []byte) {
+	for i := range fs.extra {
+		if fs.extra[i].Key == key {
+			fs.extra[i].Value = session.Raw(bytes.Clone(v))
+			return
+		}
+	}
+	fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
 }
 
 func (r *reader) zero(key string, lit string, fs *fieldSet) {
@@ -129,8 +141,11 @@ func (r *reader) integer(key string, dst *int64, fs *fieldSet) error {
 	}
 	n, perr := strconv.ParseInt(string(v), 10, 64)
 	if perr != nil {
+		if r.strict {
+			return &MemberError{Pointer: string(r.d.StackPointer()), Kind: "a number", Reason: "the number " + truncate(v) + " where an integer belongs"}
+		}
 		// 1.5 or 1e3 where an integer belongs: keep the number as written.
-		fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+		fs.add(key, v)
 		return nil
 	}
 	*dst = n
@@ -181,8 +196,11 @@ func (r *reader) strings(key string, dst *[]string, fs *fieldSet) error {
 	}
 	for sub.d.PeekKind() != ']' {
 		if sub.d.PeekKind() != '"' {
+			if r.strict {
+				return &MemberError{Pointer: string(r.d.StackPointer()), Kind: "an array", Reason: "an array of names holds something other than strings"}
+			}
 			// Not a list of names: keep it as written.
-			fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+			fs.add(key, v)
 			return nil
 		}
 		tok, err := sub.d.ReadToken()

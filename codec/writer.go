@@ -52,6 +52,13 @@ func (w *objWriter) key(k string) {
 	w.b = appendString(w.b, k)
 	w.b = append(w.b, ':')
 	if len(w.extra) > 0 {
+		for _, d := range w.written {
+			if d == k {
+				// Two members of one name: JSON.parse would keep the
+				// last, strict readers refuse the object.
+				w.fail(fmt.Errorf("%w: member %q written twice", ErrInvalid, k))
+			}
+		}
 		w.written = append(w.written, k)
 	}
 }
@@ -114,9 +121,14 @@ func (w *objWriter) fail(err error) {
 	}
 }
 
-// flushExtra writes the Extra fields now rather than last.
-func (w *objWriter) flushExtra() {
+// flushExtra writes the Extra fields now rather than last, but for the
+// keys of known fields that will still be written (no name is written
+// twice).
+func (w *objWriter) flushExtra(later ...string) {
+	at := len(w.written)
+	w.written = append(w.written, later...)
 	w.writeExtra()
+	w.written = append(w.written[:at], w.written[at+len(later):]...)
 	w.flushed = true
 }
 

@@ -58,6 +58,17 @@ func TestBadRequests(t *testing.T) {
 		{name: "forged cursor", op: service.OpList, body: `{"cursor":"nonsense"}`, wantCode: service.CodeBadRequest, wantField: "/cursor"},
 		{name: "entries page too large", op: service.OpEntries, body: `{"session":"bad","limit":1000}`, wantCode: service.CodeTooLarge, wantField: "/limit"},
 		{name: "wait without a sequence", op: service.OpWait, body: `{"session":"bad"}`, wantCode: service.CodeBadRequest, wantField: "/sequence"},
+		// Values that once made a session unreadable (issue 12): refused, naming the member.
+		{name: "message timestamp 1.5", op: service.OpAppend, body: msgWith(`"timestamp":1.5`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
+		{name: "message timestamp 1e400", op: service.OpAppend, body: msgWith(`"timestamp":1e400`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
+		{name: "message timestamp 2^64", op: service.OpAppend, body: msgWith(`"timestamp":18446744073709551616`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
+		{name: "message timestamp negative", op: service.OpAppend, body: msgWith(`"timestamp":-5`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
+		{name: "entry timestamp not a time", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","timestamp":"tuesday","message":{"role":"user","content":"x"}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/timestamp"},
+		{name: "unknown role", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","message":{"role":"wizard","content":"x"}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/role"},
+		{name: "compaction without firstKeptEntryId", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"compaction","summary":"s","tokensBefore":1}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/firstKeptEntryId"},
+		{name: "usage tokens fractional", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":0.5}}}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/usage/input"},
+		{name: "active tools not names", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"active_tools_change","activeTools":[1]}]}`, wantCode: service.CodeInvalidEntry, wantField: "/entries/0/activeTools"},
+		{name: "duplicate ids in one batch", op: service.OpAppend, body: `{"session":"bad","entries":[{"type":"message","id":"d","message":{"role":"user","content":"x"}},{"type":"message","id":"d","message":{"role":"user","content":"y"}}]}`, wantCode: service.CodeDuplicateID},
 		{name: "unknown session", op: service.OpStats, body: `{"session":"nobody"}`, wantCode: service.CodeNotFound},
 	}
 	for _, tt := range tests {
@@ -105,4 +116,9 @@ func TestRateLimit(t *testing.T) {
 	if _, err := other.Raw(t.Context(), service.OpList, []byte(`{}`)); err != nil {
 		t.Fatalf("another client: %v", err)
 	}
+}
+
+// msgWith is an append of one user message with extra message members.
+func msgWith(members string) string {
+	return `{"session":"bad","entries":[{"type":"message","message":{"role":"user","content":"x",` + members + `}}]}`
 }

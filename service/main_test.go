@@ -76,3 +76,10 @@ func newClient(t *testing.T, subject string) *service.Client {
 	t.Cleanup(c.Close)
 	return service.NewClient(c, subject)
 }
+
+// callErr2 is callErr with a reply.
+func (f *fixture) callErr2(op string, req, reply any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return f.c.Call(ctx, op, req, reply)
+}

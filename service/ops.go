@@ -224,8 +224,13 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 				return nil, &Error{Code: CodeInvalidEntry, Field: field + "/id", Message: err.Error()}
 			}
 		}
-		if err := session.ValidateEntry(withPlaceholders(e)); err != nil {
-			return nil, &Error{Code: CodeInvalidEntry, Field: field, Message: err.Error()}
+		if err := session.ValidateFields(withPlaceholders(e)); err != nil {
+			pe := &Error{Code: CodeInvalidEntry, Field: field, Message: err.Error()}
+			var fe *session.FieldError
+			if errors.As(err, &fe) {
+				pe.Field += fe.Pointer
+			}
+			return nil, pe
 		}
 		entries[i] = e
 	}

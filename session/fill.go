@@ -14,8 +14,11 @@ import (
 // follow the leaf if another writer moves it).
 func (s *Session) Fill(ctx context.Context, entries []*Entry, parent *string) (fromLeaf bool, err error) {
 	batch := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		if e.ID != "" {
+	for i, e := range entries {
+		if e != nil && e.ID != "" {
+			if batch[e.ID] {
+				return false, fmt.Errorf("%w: %q is given to two entries of the batch (the second is entry %d)", ErrDuplicateID, e.ID, i)
+			}
 			batch[e.ID] = true
 		}
 	}

@@ -112,11 +112,12 @@ func (s *Session) used(ctx context.Context, id string) (bool, error) {
 // append fills in id, parent (the leaf unless set) and timestamp, and
 // stores e.
 func (s *Session) append(ctx context.Context, e *Entry, parentSet bool) (*Entry, error) {
-	id, err := s.newID(ctx)
-	if err != nil {
-		return nil, err
+	var err error
+	if e.ID == "" {
+		if e.ID, err = s.newID(ctx); err != nil {
+			return nil, err
+		}
 	}
-	e.ID = id
 	if !parentSet {
 		if e.ParentID, err = s.store.Leaf(ctx); err != nil {
 			return nil, err
@@ -181,7 +182,9 @@ type Compaction struct {
 }
 
 // AppendCompaction appends a compaction. FirstKeptEntryID, when set, must be
-// on the current branch.
+// on the current branch; when empty (and no RetainedTail is given) nothing
+// before the compaction is kept, which is written as pi reads it: the
+// compaction names itself as the first kept entry.
 func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (*Entry, error) {
 	if c.FirstKeptEntryID != "" {
 		leaf, err := s.store.Leaf(ctx)
@@ -203,11 +206,19 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (*Entry, e
 			return nil, &TargetError{Op: "compaction", ID: c.FirstKeptEntryID, Reason: "is not on the current branch"}
 		}
 	}
-	return s.append(ctx, &Entry{
+	e := &Entry{
 		Type: TypeCompaction, Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID,
 		TokensBefore: c.TokensBefore, RetainedTail: c.RetainedTail, Details: c.Details,
 		Usage: c.Usage, FromHook: c.FromHook,
-	}, false)
+	}
+	if e.FirstKeptEntryID == "" {
+		id, err := s.newID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		e.ID, e.FirstKeptEntryID = id, id
+	}
+	return s.append(ctx, e, false)
 }
 
 // AppendCustom appends extension state that never reaches the context

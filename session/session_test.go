@@ -259,9 +259,9 @@ func TestConfigValidate(t *testing.T) {
 
 func TestAppendBatchIsAllOrNothing(t *testing.T) {
 	st := session.NewMemoryStore(sessiontest.TestHeader("t"))
-	ok := &session.Entry{Type: session.TypeCustom, ID: "a", CustomType: "c"}
-	chained := &session.Entry{Type: session.TypeCustom, ID: "b", ParentID: "a", CustomType: "c"}
-	bad := &session.Entry{Type: session.TypeCustom, ID: "c", ParentID: "ghost", CustomType: "c"}
+	ok := &session.Entry{Type: session.TypeCustom, ID: "a", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
+	chained := &session.Entry{Type: session.TypeCustom, ID: "b", ParentID: "a", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
+	bad := &session.Entry{Type: session.TypeCustom, ID: "c", ParentID: "ghost", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
 	if err := st.AppendBatch(ctx, []*session.Entry{ok, chained, bad}); !errors.Is(err, session.ErrParentNotFound) {
 		t.Fatalf("batch with a bad entry: %v", err)
 	}
@@ -271,7 +271,7 @@ func TestAppendBatchIsAllOrNothing(t *testing.T) {
 	if err := st.AppendBatch(ctx, []*session.Entry{ok, chained}); err != nil {
 		t.Fatal(err)
 	}
-	dup := &session.Entry{Type: session.TypeCustom, ID: "d", CustomType: "c"}
+	dup := &session.Entry{Type: session.TypeCustom, ID: "d", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
 	if err := st.AppendBatch(ctx, []*session.Entry{dup, dup}); !errors.Is(err, session.ErrDuplicateID) {
 		t.Fatalf("duplicate inside a batch: %v", err)
 	}

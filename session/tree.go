@@ -162,12 +162,12 @@ func (t *Tree) Branch(id string) ([]*Entry, error) {
 func (t *Tree) Stats() Stats { return t.stats.clone() }
 
 // Check reports whether e could be applied, without applying it.
-func (t *Tree) Check(e *Entry) error { return t.check(e, nil) }
+func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateEntry) }
 
 // check validates e against the tree plus the ids in added (entries of the
 // same batch that come before e).
-func (t *Tree) check(e *Entry, added map[string]bool) error {
-	if err := ValidateEntry(e); err != nil {
+func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) error) error {
+	if err := validate(e); err != nil {
 		return err
 	}
 	has := func(id string) bool {
@@ -363,15 +363,16 @@ func reverse[T any](s []T) {
 	}
 }
 
-// CheckBatch reports whether entries could be applied in order, without
-// applying any.
+// CheckBatch reports whether entries could be written in order, without
+// applying any. It is the check of every write: each entry must pass
+// ValidateFields, not only ValidateEntry as loaded ones do.
 func (t *Tree) CheckBatch(entries []*Entry) error {
 	var added map[string]bool
 	if len(entries) > 1 {
 		added = make(map[string]bool, len(entries))
 	}
 	for _, e := range entries {
-		if err := t.check(e, added); err != nil {
+		if err := t.check(e, added, ValidateFields); err != nil {
 			return err
 		}
 		if added != nil {

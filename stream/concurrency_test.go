@@ -179,7 +179,7 @@ func TestRetriedAppendIsNotDuplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stale.Close(ctx)
-	e := &session.Entry{Type: session.TypeCustom, ID: "once", Timestamp: "t", CustomType: "x", Data: session.Raw(`{"n":1}`)}
+	e := &session.Entry{Type: session.TypeCustom, ID: "once", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x", Data: session.Raw(`{"n":1}`)}
 	if err := a.Append(ctx, e); err != nil {
 		t.Fatal(err)
 	}

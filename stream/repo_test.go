@@ -101,7 +101,7 @@ func TestRepoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("re-create after delete: %v", err)
 	}
-	e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: "t", CustomType: "x"}
+	e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
 	if err := s4.Append(ctx, e); err != nil {
 		t.Fatalf("append to the re-created session: %v", err)
 	}
@@ -188,12 +188,12 @@ func TestEntryTooLargeAndBadTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	huge := &session.Entry{Type: session.TypeCustom, ID: "huge", Timestamp: "t", CustomType: "x",
+	huge := &session.Entry{Type: session.TypeCustom, ID: "huge", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x",
 		Data: session.Raw(`"` + strings.Repeat("a", int(nc.MaxPayload())) + `"`)}
 	if err := s.Append(ctx, huge); !errors.Is(err, stream.ErrEntryTooLarge) {
 		t.Fatalf("oversized entry: %v", err)
 	}
-	odd := &session.Entry{Type: "has.dot", ID: "odd", Timestamp: "t"}
+	odd := &session.Entry{Type: "has.dot", ID: "odd", Timestamp: "2025-01-01T00:00:00.000Z"}
 	if err := s.Append(ctx, odd); !errors.Is(err, session.ErrInvalidEntry) {
 		t.Fatalf("type with a dot: %v", err)
 	}
@@ -213,7 +213,7 @@ func TestBatchIsAtomic(t *testing.T) {
 	stale, _ := b.OpenStore(ctx, "batch")
 	defer stale.Close(ctx)
 	mk := func(id, parent string) *session.Entry {
-		return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "t", CustomType: "x"}
+		return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
 	}
 	if err := a.AppendBatch(ctx, []*session.Entry{mk("a1", ""), mk("a2", "a1"), mk("a3", "a2")}); err != nil {
 		t.Fatal(err)

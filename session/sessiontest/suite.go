@@ -8,6 +8,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,7 @@ func runAppendValidation(t *testing.T, b Backend) {
 		return &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:02.000Z",
 			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("x"), Timestamp: 2}}
 	}
+	const ts = "2025-01-01T00:00:02.000Z"
 	tests := []struct {
 		name    string
 		entry   *session.Entry
@@ -109,8 +111,21 @@ func runAppendValidation(t *testing.T, b Backend) {
 		{"no type", &session.Entry{ID: "r4", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"header type", &session.Entry{Type: session.TypeSession, ID: "r5", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"message without message", &session.Entry{Type: session.TypeMessage, ID: "r6", ParentID: "r1"}, session.ErrInvalidEntry},
-		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", TargetID: "zz", Label: "x"}, session.ErrNotFound},
+		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", Timestamp: "2025-01-01T00:00:03.000Z", TargetID: "zz", Label: "x"}, session.ErrNotFound},
 		{"custom without type", &session.Entry{Type: session.TypeCustom, ID: "r8", ParentID: "r1"}, session.ErrInvalidEntry},
+		// Fields of the wrong kind or range: each once made a session unreadable.
+		{"entry timestamp not a time", withTS(msg("v1", "r1"), "yesterday"), session.ErrInvalidEntry},
+		{"message timestamp 1.5", withExtra(msg("v2", "r1"), "timestamp", "1.5"), session.ErrInvalidEntry},
+		{"message timestamp 1e400", withExtra(msg("v3", "r1"), "timestamp", "1e400"), session.ErrInvalidEntry},
+		{"message timestamp negative", withMsgTS(msg("v4", "r1"), -1), session.ErrInvalidEntry},
+		{"message timestamp past JS dates", withMsgTS(msg("v5", "r1"), session.MaxEpochMillis+1), session.ErrInvalidEntry},
+		{"unknown role", withRole(msg("v6", "r1"), "wizard"), session.ErrInvalidEntry},
+		{"compaction without firstKeptEntryId", &session.Entry{Type: session.TypeCompaction, ID: "v7", ParentID: "r1", Timestamp: ts, Summary: "s"}, session.ErrInvalidEntry},
+		{"thinking level unknown", &session.Entry{Type: session.TypeThinkingLevelChange, ID: "v8", ParentID: "r1", Timestamp: ts, ThinkingLevel: "max"}, session.ErrInvalidEntry},
+		{"negative tokens", &session.Entry{Type: session.TypeCompaction, ID: "v9", ParentID: "r1", Timestamp: ts, FirstKeptEntryID: "r1", TokensBefore: -5}, session.ErrInvalidEntry},
+		{"image without mime type", withContent(msg("v10", "r1"), session.ContentBlock{Type: session.BlockImage, Data: "aGk="}), session.ErrInvalidEntry},
+		{"block of unknown type", withContent(msg("v11", "r1"), session.ContentBlock{Type: "video"}), session.ErrInvalidEntry},
+		{"name too long", &session.Entry{Type: session.TypeSessionInfo, ID: "v12", ParentID: "r1", Timestamp: ts, Name: strings.Repeat("n", session.MaxNameLen+1)}, session.ErrInvalidEntry},
 		{"bad details JSON", &session.Entry{Type: session.TypeCustom, ID: "r9", ParentID: "r1", CustomType: "x", Data: session.Raw("{oops")}, session.ErrInvalidEntry},
 	}
 	for _, tt := range tests {
@@ -161,4 +176,22 @@ func CheckFor(t testing.TB, total, every time.Duration, fn func() error) {
 		time.Sleep(every)
 	}
 	t.Fatalf("condition not met after %v: %v", total, err)
+}
+
+func withTS(e *session.Entry, ts string) *session.Entry { e.Timestamp = ts; return e }
+
+func withMsgTS(e *session.Entry, ms int64) *session.Entry { e.Message.Timestamp = ms; return e }
+
+func withRole(e *session.Entry, role string) *session.Entry { e.Message.Role = role; return e }
+
+// withExtra gives the message a member as a decoder keeps one of the wrong
+// kind: in Extra, beside the typed field.
+func withExtra(e *session.Entry, key, raw string) *session.Entry {
+	e.Message.Extra = append(e.Message.Extra, session.Field{Key: key, Value: session.Raw(raw)})
+	return e
+}
+
+func withContent(e *session.Entry, blocks ...session.ContentBlock) *session.Entry {
+	e.Message.Content = session.BlocksContent(blocks...)
+	return e
 }
