@@ -145,7 +145,21 @@ func LoadAuth(path string) (*AuthConfig, error) {
 
 // serviceKeys are the node's own credentials in each tenant's account,
 // made fresh at every start and never written anywhere.
-type serviceKeys map[string]nkeys.KeyPair
+type serviceKeys map[string]tenantKeys
+
+// tenantKeys are two users: store may do anything in the account (it
+// writes the stream, index and snapshots); responder, which answers
+// clients' requests, may publish only to inboxes — so a reply subject a
+// client chose can never be a stored subject, whatever the code does.
+type tenantKeys struct {
+	store, responder nkeys.KeyPair
+}
+
+// ReplySubjects are the only subjects a node's responding connection may
+// publish to: the inboxes clients receive replies on (every NATS client
+// library's default prefix, and the only one tenant users may subscribe
+// to).
+const ReplySubjects = "_INBOX.>"
 
 // accountsConfig is the accounts block in nats-server's configuration
 // language, parsed by the server itself (JetStream per account has no
@@ -181,11 +195,16 @@ func (a *AuthConfig) accountsConfig(keys serviceKeys) (string, error) {
 				fmt.Fprintf(&b, "      { user: %s, password: %s, %s }\n", q(u.Name), q(u.Password), perms)
 			}
 		}
-		pub, err := keys[t.Name].PublicKey()
+		pub, err := keys[t.Name].store.PublicKey()
 		if err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&b, "      { nkey: %s }\n", q(pub))
+		rpub, err := keys[t.Name].responder.PublicKey()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "      { nkey: %s, permissions: { publish: { allow: %s } } }\n", q(rpub), list([]string{ReplySubjects}))
 		b.WriteString("    ]\n  }\n")
 	}
 	b.WriteString("}\n")
@@ -202,11 +221,14 @@ func confQuote(s string) string {
 func newServiceKeys(a *AuthConfig) (serviceKeys, error) {
 	keys := serviceKeys{}
 	for _, t := range a.Tenants {
-		kp, err := nkeys.CreateUser()
-		if err != nil {
-			return nil, fmt.Errorf("cluster: service key: %w", err)
+		var tk tenantKeys
+		for _, kp := range []*nkeys.KeyPair{&tk.store, &tk.responder} {
+			var err error
+			if *kp, err = nkeys.CreateUser(); err != nil {
+				return nil, fmt.Errorf("cluster: service key: %w", err)
+			}
 		}
-		keys[t.Name] = kp
+		keys[t.Name] = tk
 	}
 	return keys, nil
 }
@@ -260,13 +282,29 @@ func (t *TLSConfig) clientTLS() (*tls.Config, error) {
 // node's own service credentials: what the sessionlog service of that
 // tenant uses. Only nodes started with Auth have tenants.
 func (n *Node) ConnectTenant(tenant string, opts ...nats.Option) (*nats.Conn, error) {
-	kp, ok := n.keys[tenant]
+	tk, ok := n.keys[tenant]
 	if !ok {
 		return nil, fmt.Errorf("%w: no tenant %q on this node", ErrInvalidConfig, tenant)
 	}
+	return n.connectAs(tk.store, "sessionlog/"+tenant, opts)
+}
+
+// ConnectTenantResponder opens the connection a tenant's service answers
+// requests on: inside the account, allowed to publish only to
+// ReplySubjects. Serve the service on it and keep the store on
+// ConnectTenant's connection.
+func (n *Node) ConnectTenantResponder(tenant string, opts ...nats.Option) (*nats.Conn, error) {
+	tk, ok := n.keys[tenant]
+	if !ok {
+		return nil, fmt.Errorf("%w: no tenant %q on this node", ErrInvalidConfig, tenant)
+	}
+	return n.connectAs(tk.responder, "sessionlog/"+tenant+"/responder", opts)
+}
+
+func (n *Node) connectAs(kp nkeys.KeyPair, name string, opts []nats.Option) (*nats.Conn, error) {
 	pub, err := kp.PublicKey()
 	if err != nil {
 		return nil, err
 	}
-	return n.Connect(append([]nats.Option{nats.Nkey(pub, kp.Sign), nats.Name("sessionlog/" + tenant)}, opts...)...)
+	return n.Connect(append([]nats.Option{nats.Nkey(pub, kp.Sign), nats.Name(name)}, opts...)...)
 }

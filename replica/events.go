@@ -115,6 +115,34 @@ func DeadLetterSubjects(sc stream.Config) string { return sc.Prefix + "-dlq.>" }
 // DeadLetterStream names the dead-letter stream of a backend.
 func DeadLetterStream(b *stream.Backend) string { return b.Config().Stream + "_DLQ" }
 
+// EnsureDeadLetters creates the dead-letter stream of b's event consumers
+// if it is missing, and checks an existing one holds only dead letters.
+// A served account has it from the start (sessionlog serve creates it):
+// tenant users, who may not create or change streams, only look it up.
+func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
+	js := b.JetStream()
+	name, subj := DeadLetterStream(b), DeadLetterSubjects(b.Config())
+	s, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:     name,
+			Subjects: []string{subj},
+			Storage:  jetstream.FileStorage,
+			Replicas: b.Config().Replicas,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, name)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("replica: dead-letter stream: %w", err)
+	}
+	if got := s.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != subj {
+		return fmt.Errorf("replica: dead-letter stream %s takes subjects %v, not only %s: refusing to use it", name, got, subj)
+	}
+	return nil
+}
+
 // Subscription is a running event consumer. Its goroutine handles one
 // event at a time.
 type Subscription struct {
@@ -134,15 +162,8 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	js := b.JetStream()
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:     DeadLetterStream(b),
-		Subjects: []string{DeadLetterSubjects(b.Config())},
-		Storage:  jetstream.FileStorage,
-		Replicas: b.Config().Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("replica: dead-letter stream: %w", err)
+	if err := EnsureDeadLetters(ctx, b); err != nil {
+		return nil, err
 	}
 	filters := make([]string, len(cfg.Types))
 	for i, t := range cfg.Types {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -67,7 +68,13 @@ type Config struct {
 	QueueGroup string
 	// Tenant names whose sessions these are (announced in metadata).
 	Tenant string
-	Limits Limits
+	// ReplyPrefixes are where replies may go: a request whose reply
+	// subject starts with none of them (a stored subject, the index, the
+	// service's own subjects, none at all) is dropped unanswered and
+	// unprocessed. Every NATS client library replies on "_INBOX." by
+	// default; a client with a custom inbox prefix needs it added here.
+	ReplyPrefixes []string
+	Limits        Limits
 	// MaxOpenSessions bounds the sessions kept open between requests.
 	MaxOpenSessions int
 	// MaxInFlight bounds the requests handled at once; further requests
@@ -90,6 +97,7 @@ func DefaultConfig(sc session.Config) Config {
 			MaxRequestBytes: 1 << 20, MaxEntryBytes: 512 << 10, MaxEntries: 100, MaxPage: session.MaxPageSize,
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
+		ReplyPrefixes:   []string{"_INBOX."},
 		MaxOpenSessions: 256, MaxInFlight: 64,
 		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
@@ -118,6 +126,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: RequestTimeout and MaxWait must be positive", ErrInvalidConfig)
 	case c.SessionIDs == nil:
 		return fmt.Errorf("%w: no SessionIDs", ErrInvalidConfig)
+	case len(c.ReplyPrefixes) == 0:
+		return fmt.Errorf("%w: no ReplyPrefixes: no request could be answered", ErrInvalidConfig)
+	}
+	for _, p := range c.ReplyPrefixes {
+		if !strings.HasSuffix(p, ".") || len(p) < 2 || strings.ContainsAny(p, "*> \t") {
+			return fmt.Errorf("%w: reply prefix %q must be subject tokens ending in '.' (such as _INBOX.)", ErrInvalidConfig, p)
+		}
 	}
 	return c.Session.Validate()
 }
@@ -134,6 +149,8 @@ type Service struct {
 	tel   *telemetry.T
 	// gauges observes the cache size.
 	gauges metric.Registration
+	// refusedReplies counts requests whose reply subject was refused.
+	refusedReplies atomic.Int64
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -204,6 +221,12 @@ func (s *Service) Stats() micro.Stats { return s.svc.Stats() }
 // calls each endpoint's handler in turn; a wait must not hold up others).
 func (s *Service) handler(op string, fn opFunc) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
+		if !s.replyAllowed(req.Reply()) {
+			// Answering would publish where the client said: perhaps a
+			// stored subject. Nothing is done for such a request.
+			s.refusedReplies.Add(1)
+			return
+		}
 		if n := len(req.Data()); n > s.cfg.Limits.MaxRequestBytes {
 			respondError(req, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
 			return
@@ -253,6 +276,25 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		}()
 	})
 }
+
+// replyAllowed says whether a reply may be published to subject: under a
+// reply prefix, and a plain subject (no wildcard, no empty token).
+func (s *Service) replyAllowed(subject string) bool {
+	for _, p := range s.cfg.ReplyPrefixes {
+		if strings.HasPrefix(subject, p) && len(subject) > len(p) {
+			for _, tok := range strings.Split(subject[len(p):], ".") {
+				if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// RefusedReplies counts requests dropped because of their reply subject.
+func (s *Service) RefusedReplies() int64 { return s.refusedReplies.Load() }
 
 // trace starts the server span of a request, continuing the caller's
 // trace when the request carries one (traceparent header); finish ends it

@@ -133,6 +133,11 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 	}
 	var s jetstream.Stream
 	err := retrying(ctx, func(ctx context.Context) (err error) {
+		// Look before creating: clients whose credentials may read but
+		// not create streams (tenant users) use an existing one.
+		if s, err = js.Stream(ctx, cfg.Stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		s, err = js.CreateStream(ctx, want)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, cfg.Stream)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -66,6 +67,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 type api struct {
 	services []*service.Service
 	backends []*stream.Backend
+	conns    []*nats.Conn
 	gw       *gateway.Gateway
 }
 
@@ -77,9 +79,11 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes = min(svcCfg.Limits.MaxEntryBytes, a.maxRequest)
+	// Each service keeps its store on one connection and answers on
+	// another (with tenants: one that may publish only to inboxes).
 	type conn struct {
-		tenant string
-		nc     *nats.Conn
+		tenant         string
+		store, respond *nats.Conn
 	}
 	var conns []conn
 	if cfg.Auth == nil {
@@ -87,25 +91,36 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		if err != nil {
 			return nil, err
 		}
-		conns = append(conns, conn{nc: nc})
+		out.conns = append(out.conns, nc)
+		conns = append(conns, conn{store: nc, respond: nc})
 	} else {
 		for _, t := range cfg.Auth.Tenants {
 			nc, err := node.ConnectTenant(t.Name)
 			if err != nil {
 				return nil, errors.Join(err, out.close(ctx))
 			}
-			conns = append(conns, conn{tenant: t.Name, nc: nc})
+			out.conns = append(out.conns, nc)
+			rc, err := node.ConnectTenantResponder(t.Name)
+			if err != nil {
+				return nil, errors.Join(err, out.close(ctx))
+			}
+			out.conns = append(out.conns, rc)
+			conns = append(conns, conn{tenant: t.Name, store: nc, respond: rc})
 		}
 	}
 	for _, c := range conns {
-		b, err := stream.New(ctx, c.nc, sc)
+		b, err := stream.New(ctx, c.store, sc)
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
 		out.backends = append(out.backends, b)
+		// Clients may not create streams: the dead letters' is made here.
+		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
 		sCfg := svcCfg
 		sCfg.Tenant = c.tenant
-		svc, err := service.Start(ctx, c.nc, b, sCfg)
+		svc, err := service.Start(ctx, c.respond, b, sCfg)
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
@@ -165,6 +180,9 @@ func (a *api) close(ctx context.Context) error {
 	}
 	for _, b := range a.backends {
 		errs = append(errs, b.Close(ctx))
+	}
+	for _, nc := range a.conns {
+		nc.Close()
 	}
 	return errors.Join(errs...)
 }

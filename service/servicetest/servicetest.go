@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -50,13 +51,20 @@ func StartTenants(t testing.TB, tenants ...cluster.Tenant) *Tenants {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rc, err := n.ConnectTenantResponder(tn.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, err := stream.New(ctx, nc, scfg)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
+			t.Fatal(err)
+		}
 		sc := service.DefaultConfig(sessiontest.TestConfig())
 		sc.Tenant = tn.Name
-		svc, err := service.Start(ctx, nc, b, sc)
+		svc, err := service.Start(ctx, rc, b, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

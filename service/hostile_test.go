@@ -1,0 +1,181 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// storedSubjects are reply subjects that name stored data: an answer
+// published there would be an entry, a header or an index record.
+func storedSubjects(sc stream.Config, id string) []string {
+	return []string{
+		sc.Prefix + "." + id + ".message", sc.Prefix + "." + id + ".session",
+		"$KV." + sc.IndexBucket() + "." + id, "$O." + sc.SnapshotBucket() + ".M.x",
+		"sessionlog.v1.create", "", "_INBOX.a.*", "_INBOX.>", "_INBOX.",
+	}
+}
+
+// A request whose reply subject is a stored subject (or no inbox at all)
+// is neither answered nor carried out, on a node without tenants too.
+func TestReplySubjectsOutsideInboxesAreRefused(t *testing.T) {
+	f := start(t, nil)
+	ctx := t.Context()
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "victim"}, nil)
+	var before service.SessionReply
+	f.call(t, service.OpOpen, service.SessionRequest{Session: "victim"}, &before)
+	cfg := f.b.Config()
+	for _, reply := range storedSubjects(cfg, "victim") {
+		for _, op := range []string{service.OpCreate, service.OpOpen, service.OpAppend} {
+			body := `{"id":"taken"}`
+			if op != service.OpCreate {
+				body = `{"session":"victim","entries":[` + userHi + `]}`
+				if op == service.OpOpen {
+					body = `{"session":"victim"}`
+				}
+			}
+			if err := nc.PublishMsg(&nats.Msg{Subject: f.cfg.Subject + "." + op, Reply: reply, Data: []byte(body)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := int64(3 * len(storedSubjects(cfg, "victim")))
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if got := f.svc.RefusedReplies(); got != want {
+			return fmt.Errorf("refused %d of %d", got, want)
+		}
+		return nil
+	})
+	var after service.SessionReply
+	f.call(t, service.OpOpen, service.SessionRequest{Session: "victim"}, &after)
+	if after.Sequence != before.Sequence || after.Session.Entries != 0 {
+		t.Fatalf("a refused request changed the session: %+v → %+v", before, after)
+	}
+	if err := f.callErr(service.OpOpen, service.SessionRequest{Session: "taken"}); err == nil {
+		t.Fatal("a create with a stored reply subject was carried out")
+	}
+	info, err := f.b.Stream().Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.LastSeq != before.Sequence {
+		t.Fatalf("stream moved from %d to %d", before.Sequence, info.State.LastSeq)
+	}
+}
+
+// With tenants the server enforces it too: the service answers on a
+// connection that may publish only to inboxes, so even a service
+// configured to answer anywhere cannot write a stored subject; and a
+// tenant user can create or change no stream (the dead-letter stream
+// capturing the service's requests, once).
+func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
+	tt := startTenants(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// A service that would answer anywhere, on the responder connection.
+	rc, err := tt.node.ConnectTenantResponder("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	sc, err := tt.node.ConnectTenant("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	b, err := stream.New(ctx, sc, tt.scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	careful := service.NewClient(sc, "sessionlog.v1")
+	if err := careful.Call(ctx, service.OpCreate, service.CreateRequest{ID: "victim"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.DefaultConfig(sessiontest.TestConfig())
+	// The same subject, another queue group: every request reaches both
+	// the real service (which drops it) and this one (which answers).
+	cfg.QueueGroup = "careless"
+	cfg.ReplyPrefixes = []string{"_INBOX.", tt.scfg.Prefix + ".", "$KV."}
+	careless, err := service.Start(ctx, rc, b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer careless.Close(ctx)
+	last := func() uint64 {
+		info, err := b.Stream().Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.LastSeq
+	}
+	seq := last()
+
+	alice, errs := tt.user(t, nats.UserInfo("alice", "alice-pw"))
+	for _, reply := range []string{tt.scfg.Prefix + ".victim.message", tt.scfg.Prefix + ".victim.session"} {
+		if err := alice.PublishMsg(&nats.Msg{Subject: "sessionlog.v1.open", Reply: reply, Data: []byte(`{"session":"victim"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The careless service answered (the server counts its requests) …
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		for _, e := range careless.Stats().Endpoints {
+			if e.Name == "open" && e.NumRequests >= 2 {
+				return nil
+			}
+		}
+		return fmt.Errorf("requests not yet handled")
+	})
+	// … and nothing reached the stream.
+	if got := last(); got != seq {
+		t.Fatalf("a reply reached the stream: last sequence %d, was %d", got, seq)
+	}
+	var open service.SessionReply
+	if err := careful.Call(ctx, service.OpOpen, service.SessionRequest{Session: "victim"}, &open); err != nil || open.Session.Entries != 0 {
+		t.Fatalf("victim after the attempt: %+v, %v", open, err)
+	}
+
+	// Streams: a user can neither create one nor change the dead letters'.
+	js, err := jetstream.New(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, attempt := range []func(context.Context) error{
+		func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CAPTURE", Subjects: []string{"sessionlog.v1.>"}})
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: tt.scfg.Stream + "_DLQ", Subjects: []string{"sessionlog.v1.>"}})
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: tt.scfg.Stream + "_DLQ", Subjects: []string{"sessionlog.v1.>"}})
+			return err
+		},
+	} {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := attempt(actx)
+		cancel()
+		if err == nil {
+			t.Fatal("a tenant user created or changed a stream")
+		}
+	}
+	refused(t, errs, "$JS.API.STREAM.CREATE")
+	// The service still answers requests (nothing captured them).
+	bob, _ := tt.user(t, nats.UserInfo("bob", "bob-pw"))
+	if err := service.NewClient(bob, "sessionlog.v1").Call(ctx, service.OpList, service.ListRequest{}, nil); err != nil {
+		t.Fatalf("service after the attempts: %v", err)
+	}
+	if err := service.NewClient(alice, "sessionlog.v1").Call(ctx, service.OpList, service.ListRequest{}, nil); err != nil {
+		t.Fatalf("service after the attempts: %v", err)
+	}
+}
