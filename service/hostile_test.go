@@ -2,7 +2,11 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +181,48 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	}
 	if err := service.NewClient(alice, "sessionlog.v1").Call(ctx, service.OpList, service.ListRequest{}, nil); err != nil {
 		t.Fatalf("service after the attempts: %v", err)
+	}
+}
+
+// Waits have slots of their own: a client holding every one of them
+// delays no other request, and the next wait is refused at once. A
+// timeout near MaxInt64 is the service's longest wait, not an overflow.
+func TestWaitsNeverStarveOtherRequests(t *testing.T) {
+	f := start(t, func(c *service.Config) {
+		c.MaxWaits, c.MaxInFlight, c.MaxWait = 8, 2, time.Second
+		unlimited(c)
+	})
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, nil)
+	var done atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
+			done.Add(1)
+		}()
+	}
+	sessiontest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if n := f.svc.WaitsInFlight(); n != 8 {
+			return fmt.Errorf("%d waits in flight", n)
+		}
+		return nil
+	})
+	err := f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40})
+	var pe *service.Error
+	if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 {
+		t.Fatalf("a ninth wait: %v", err)
+	}
+	for range 10 {
+		f.call(t, service.OpTree, service.SessionRequest{Session: "w"}, nil)
+	}
+	if n := done.Load(); n != 0 {
+		t.Fatalf("%d waits ended before the other requests were served: they were not held", n)
+	}
+	wg.Wait()
+	err = f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
+	if !errors.As(err, &pe) || pe.Code != service.CodeTimeout || !strings.Contains(pe.Message, "within 1s") {
+		t.Fatalf("wait with timeoutMs near MaxInt64: %v", err)
 	}
 }

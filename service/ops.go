@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
-	"github.com/agentcore/sessionlog/telemetry"
 )
 
 func (s *Service) ops() map[string]opFunc {
@@ -119,6 +115,12 @@ func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) 
 	return r, err
 }
 
+// Bounds of a header's members: a path, and the free-form metadata.
+const (
+	maxPathLen     = 4096
+	maxMetadataLen = 64 << 10
+)
+
 func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 	req, err := decodeFor[CreateRequest](data, nil)
 	if err != nil {
@@ -130,8 +132,16 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 	if err := checkSessionID(req.ID, "/id"); err != nil {
 		return nil, err
 	}
-	if len(req.ParentSession) > 4096 {
-		return nil, badRequest("/parentSession", "parentSession is longer than 4096 bytes")
+	for _, f := range []struct{ ptr, v string }{{"/cwd", req.Cwd}, {"/parentSession", req.ParentSession}} {
+		if len(f.v) > maxPathLen {
+			return nil, badRequest(f.ptr, "%s is %d bytes: at most %d", f.ptr[1:], len(f.v), maxPathLen)
+		}
+	}
+	if len(req.Name) > session.MaxNameLen {
+		return nil, badRequest("/name", "name is %d bytes: at most %d", len(req.Name), session.MaxNameLen)
+	}
+	if len(req.Metadata) > maxMetadataLen {
+		return nil, &Error{Code: CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), maxMetadataLen)}
 	}
 	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
 		return nil, badRequest("/metadata", "metadata must be an object, not %s", req.Metadata.Kind())
@@ -384,154 +394,6 @@ func (s *Service) name(ctx context.Context, data []byte) (any, error) {
 	})
 }
 
-func (s *Service) context(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *ContextRequest) string { return r.Session })
-	if err != nil {
-		return nil, err
-	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
-		sess, err := session.New(st, s.cfg.Session)
-		if err != nil {
-			return nil, err
-		}
-		var opts []session.ContextOption
-		if req.At != "" {
-			opts = append(opts, session.FromEntry(req.At))
-		}
-		bctx, span := s.tel.Tracer.Start(ctx, "sessionlog.context.build", trace.WithAttributes(telemetry.SessionKey.String(req.Session)))
-		c, err := sess.BuildContext(bctx, opts...)
-		if err != nil {
-			span.RecordError(err)
-			span.End()
-			return nil, err
-		}
-		span.SetAttributes(attribute.Int("sessionlog.context.messages", len(c.Messages)), attribute.Int("sessionlog.context.path", len(c.Sources)))
-		span.End()
-		r, err := EncodeContext(c)
-		if err != nil {
-			return nil, err
-		}
-		if r.Leaf, err = st.Leaf(ctx); err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
-		return r, err
-	})
-}
-
-// EncodeContext turns a built context into its reply; messages are
-// written with the pi codec, exactly as pi would feed them to its model.
-func EncodeContext(c session.Context) (ContextReply, error) {
-	r := ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Sources: c.Sources}
-	if r.Sources == nil {
-		r.Sources = []string{}
-	}
-	var msgs []byte
-	msgs = append(msgs, '[')
-	for i := range c.Messages {
-		if i > 0 {
-			msgs = append(msgs, ',')
-		}
-		b, err := codec.EncodeMessage(c.Messages[i])
-		if err != nil {
-			return r, err
-		}
-		msgs = append(msgs, b...)
-	}
-	r.Messages = jsontext.Value(append(msgs, ']'))
-	if c.Model != nil {
-		r.Model = &ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
-	}
-	if c.Compaction != nil {
-		r.Compaction = c.Compaction.ID
-	}
-	return r, nil
-}
-
-func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
-	if err != nil {
-		return nil, err
-	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
-		var r TreeReply
-		err := st.ReadTree(ctx, func(t *session.Tree) error {
-			r.Leaf = t.Leaf()
-			entries := t.Entries()
-			r.Nodes = make([]TreeNode, len(entries))
-			for i, e := range entries {
-				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp}
-				if e.Message != nil {
-					n.Role = e.Message.Role
-				}
-				n.Label, _ = t.Label(e.ID)
-				switch e.Type {
-				case session.TypeLabel:
-					n.Target = e.TargetID
-				case session.TypeLeaf:
-					n.Target = e.ParentID
-				}
-				r.Nodes[i] = n
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
-		return r, err
-	})
-}
-
-func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *EntriesRequest) string { return r.Session })
-	if err != nil {
-		return nil, err
-	}
-	limit, err := s.pageLimit(req.Limit)
-	if err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 {
-		return nil, badRequest("/offset", "offset must not be negative")
-	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
-		var r EntriesReply
-		err := st.ReadTree(ctx, func(t *session.Tree) error {
-			all := t.Entries()
-			r.Total = len(all)
-			end := min(req.Offset+limit, len(all))
-			r.Entries = []jsontext.Value{}
-			for i := req.Offset; i < end; i++ {
-				b, err := codec.EncodeEntry(all[i])
-				if err != nil {
-					return err
-				}
-				r.Entries = append(r.Entries, jsontext.Value(b))
-			}
-			if end < len(all) {
-				r.Next = end
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
-		return r, err
-	})
-}
-
-func (s *Service) pageLimit(n int) (int, error) {
-	switch {
-	case n == 0:
-		return min(session.DefaultPageSize, s.cfg.Limits.MaxPage), nil
-	case n < 0 || n > s.cfg.Limits.MaxPage:
-		return 0, &Error{Code: CodeTooLarge, Field: "/limit", Message: fmt.Sprintf("limit %d outside 1..%d", n, s.cfg.Limits.MaxPage)}
-	}
-	return n, nil
-}
-
 func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
 	if err != nil {
@@ -596,32 +458,6 @@ func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
 	return r, err
 }
 
-func (s *Service) list(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[ListRequest](data, nil)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := s.pageLimit(req.Limit)
-	if err != nil {
-		return nil, err
-	}
-	if req.Cursor != "" {
-		_, id, ok := strings.Cut(req.Cursor, "|")
-		if !ok || session.ValidateSessionID(id) != nil {
-			return nil, badRequest("/cursor", "cursor is not one a listing returned")
-		}
-	}
-	page, err := s.b.List(ctx, session.ListOptions{Limit: limit, Cursor: req.Cursor})
-	if err != nil {
-		return nil, err
-	}
-	r := ListReply{Sessions: page.Sessions, Next: page.Next}
-	if r.Sessions == nil {
-		r.Sessions = []session.SessionInfo{}
-	}
-	return r, nil
-}
-
 func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
 	if err != nil {
@@ -652,8 +488,8 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 	switch {
 	case req.TimeoutMs < 0:
 		return nil, badRequest("/timeoutMs", "timeoutMs must not be negative")
-	case req.TimeoutMs > 0:
-		timeout = min(timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
+	case req.TimeoutMs > 0 && req.TimeoutMs < timeout.Milliseconds(): // no overflow near MaxInt64
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -90,6 +90,15 @@ type NameRequest struct {
 type ContextRequest struct {
 	Session string `json:"session"`
 	At      string `json:"at,omitempty"`
+	// Offset is the first message to return: a context larger than one
+	// reply comes in pages (ContextReply.Next).
+	Offset int `json:"offset,omitempty"`
+}
+
+// TreeRequest asks for a session's tree, from node Offset on.
+type TreeRequest struct {
+	Session string `json:"session"`
+	Offset  int    `json:"offset,omitempty"`
 }
 
 // EntriesRequest pages through a session's entries in append order.
@@ -165,6 +174,13 @@ type ContextReply struct {
 	Sources       []string       `json:"sources"`
 	Leaf          string         `json:"leaf"`
 	Sequence      uint64         `json:"sequence"`
+	// Total is the number of messages of the whole context; Offset is
+	// where this page starts and Next where the following one does (0:
+	// this is the last page). Pages of one context belong together only
+	// if their Sequence is the same.
+	Total  int `json:"total"`
+	Offset int `json:"offset,omitempty"`
+	Next   int `json:"next,omitempty"`
 }
 
 // ModelReply is the model in force.
@@ -178,6 +194,10 @@ type TreeReply struct {
 	Leaf     string     `json:"leaf"`
 	Sequence uint64     `json:"sequence"`
 	Nodes    []TreeNode `json:"nodes"`
+	// Total is the number of nodes; Next, when not 0, the offset of the
+	// next page (a tree larger than one reply).
+	Total int `json:"total"`
+	Next  int `json:"next,omitempty"`
 }
 
 // TreeNode is one entry of the tree.

@@ -78,8 +78,11 @@ type Config struct {
 	// MaxOpenSessions bounds the sessions kept open between requests.
 	MaxOpenSessions int
 	// MaxInFlight bounds the requests handled at once; further requests
-	// wait in the connection's buffer.
+	// wait in the connection's buffer. MaxWaits bounds the waits in
+	// flight, which do not count towards MaxInFlight; further waits are
+	// refused (rate_limited).
 	MaxInFlight int
+	MaxWaits    int
 	// RequestTimeout bounds one request's work; MaxWait bounds a wait.
 	RequestTimeout time.Duration
 	MaxWait        time.Duration
@@ -98,7 +101,7 @@ func DefaultConfig(sc session.Config) Config {
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, MaxInFlight: 64,
+		MaxOpenSessions: 256, MaxInFlight: 64, MaxWaits: 256,
 		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -120,8 +123,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxPage must be 1–%d", ErrInvalidConfig, session.MaxPageSize)
 	case l.Rate <= 0 || l.TenantRate <= 0 || l.Burst < 1 || l.TenantBurst < 1:
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
-	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1:
-		return fmt.Errorf("%w: MaxOpenSessions and MaxInFlight must be positive", ErrInvalidConfig)
+	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1:
+		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight and MaxWaits must be positive", ErrInvalidConfig)
 	case c.RequestTimeout <= 0 || c.MaxWait <= 0:
 		return fmt.Errorf("%w: RequestTimeout and MaxWait must be positive", ErrInvalidConfig)
 	case c.SessionIDs == nil:
@@ -146,6 +149,7 @@ type Service struct {
 	cache *cache
 	lim   *limiter
 	sem   chan struct{}
+	waits chan struct{}
 	tel   *telemetry.T
 	// gauges observes the cache size.
 	gauges metric.Registration
@@ -174,6 +178,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		cache: newCache(b, cfg.MaxOpenSessions),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
+		waits: make(chan struct{}, cfg.MaxWaits),
 		tel:   b.Telemetry(),
 		ctx:   sctx, cancel: cancel, stopping: make(chan struct{}),
 	}
@@ -243,16 +248,31 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		select {
-		case s.sem <- struct{}{}:
-		case <-s.ctx.Done():
-			s.wg.Done()
-			respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
-			return
+		// Waits hold their slot for up to MaxWait: they have slots of
+		// their own, and past those are refused rather than queued, so
+		// they never starve other requests.
+		sem := s.sem
+		if op == OpWait {
+			select {
+			case s.waits <- struct{}{}:
+			default:
+				s.wg.Done()
+				respondError(req, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight: the limit", cap(s.waits)), RetryAfterMs: 1000})
+				return
+			}
+			sem = s.waits
+		} else {
+			select {
+			case s.sem <- struct{}{}:
+			case <-s.ctx.Done():
+				s.wg.Done()
+				respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
+				return
+			}
 		}
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.sem }()
+			defer func() { <-sem }()
 			timeout := s.cfg.RequestTimeout
 			if op == OpWait {
 				timeout += s.cfg.MaxWait
@@ -264,6 +284,11 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			var body []byte
 			if err == nil {
 				body, err = json.Marshal(reply)
+			}
+			if err == nil && int64(len(body)) > s.nc.MaxPayload() {
+				// Never a silent drop: the paged reads stay within it,
+				// anything else too large is refused, saying so.
+				err = &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply is %d bytes, over the server's max payload of %d", len(body), s.nc.MaxPayload())}
 			}
 			if err != nil {
 				pe := errorOf(err)
@@ -292,6 +317,9 @@ func (s *Service) replyAllowed(subject string) bool {
 	}
 	return false
 }
+
+// WaitsInFlight is the number of waits being served.
+func (s *Service) WaitsInFlight() int { return len(s.waits) }
 
 // RefusedReplies counts requests dropped because of their reply subject.
 func (s *Service) RefusedReplies() int64 { return s.refusedReplies.Load() }

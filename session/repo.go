@@ -89,10 +89,14 @@ func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
 	page := ListPage{Sessions: append([]SessionInfo(nil), infos[start:end]...)}
 	if end < len(infos) {
 		last := infos[end-1]
-		page.Next = last.Updated + "|" + last.ID
+		page.Next = CursorOf(last)
 	}
 	return page, nil
 }
+
+// CursorOf is the cursor of a page that ends with in: the next page
+// starts after it.
+func CursorOf(in SessionInfo) string { return in.Updated + "|" + in.ID }
 
 func sortBy(infos []SessionInfo) {
 	slices.SortFunc(infos, func(a, b SessionInfo) int {

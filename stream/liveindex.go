@@ -213,7 +213,7 @@ func (x *liveIndex) page(ctx context.Context, opts session.ListOptions) (session
 	}
 	if end < len(x.sorted) {
 		last := x.sorted[end-1]
-		page.Next = last.Updated + "|" + last.ID
+		page.Next = session.CursorOf(*last)
 	}
 	return page, nil
 }

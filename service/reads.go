@@ -1,0 +1,276 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
+)
+
+// Replies travel as one NATS message, so none may exceed the server's
+// max payload. The reads that can grow with a session — context, tree,
+// entries, list — are paged by size as well as by count: a page holds
+// what fits, and next says where the following page starts. An item
+// that alone cannot fit is refused with too_large, naming it.
+
+// replyOverhead is kept free in every reply for its envelope (sequence,
+// leaf, next, counts) and the NATS headers.
+const replyOverhead = 4 << 10
+
+// budget is how many bytes a reply's items may take.
+func (s *Service) budget() int {
+	return max(1<<10, int(s.nc.MaxPayload())-replyOverhead)
+}
+
+// pager fills a page up to a byte budget.
+type pager struct {
+	left int
+	n    int
+}
+
+// fits takes size bytes if they fit, or if the page is still empty and
+// they fit on their own; what fits on no page is an error.
+func (p *pager) fits(size int, what func() string) (bool, error) {
+	if size+1 <= p.left {
+		p.left -= size + 1
+		p.n++
+		return true, nil
+	}
+	if p.n == 0 {
+		return false, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("%s is %d bytes: more than one reply can hold (%d)", what(), size, p.left)}
+	}
+	return false, nil
+}
+
+func (s *Service) context(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *ContextRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 {
+		return nil, badRequest("/offset", "offset must not be negative")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := session.New(st, s.cfg.Session)
+		if err != nil {
+			return nil, err
+		}
+		var opts []session.ContextOption
+		if req.At != "" {
+			opts = append(opts, session.FromEntry(req.At))
+		}
+		bctx, span := s.tel.Tracer.Start(ctx, "sessionlog.context.build", trace.WithAttributes(telemetry.SessionKey.String(req.Session)))
+		c, err := sess.BuildContext(bctx, opts...)
+		if err != nil {
+			span.RecordError(err)
+			span.End()
+			return nil, err
+		}
+		span.SetAttributes(attribute.Int("sessionlog.context.messages", len(c.Messages)), attribute.Int("sessionlog.context.path", len(c.Sources)))
+		span.End()
+		r, err := encodeContextPage(c, req.Offset, s.budget())
+		if err != nil {
+			return nil, err
+		}
+		if r.Leaf, err = st.Leaf(ctx); err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+// EncodeContext turns a built context into its reply; messages are
+// written with the pi codec, exactly as pi would feed them to its model.
+func EncodeContext(c session.Context) (ContextReply, error) {
+	return encodeContextPage(c, 0, int(^uint(0)>>1))
+}
+
+// encodeContextPage is EncodeContext of the messages from offset on that
+// fit in budget bytes; Next is the offset of the first left out.
+func encodeContextPage(c session.Context, offset, budget int) (ContextReply, error) {
+	r := ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Total: len(c.Messages), Offset: offset}
+	if c.Model != nil {
+		r.Model = &ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
+	}
+	if c.Compaction != nil {
+		r.Compaction = c.Compaction.ID
+	}
+	p := pager{left: budget}
+	msgs := []byte{'['}
+	end := min(offset, len(c.Messages))
+	for i := end; i < len(c.Messages); i++ {
+		b, err := codec.EncodeMessage(c.Messages[i])
+		if err != nil {
+			return r, err
+		}
+		ok, err := p.fits(len(b)+len(c.Sources[i])+3, func() string { return fmt.Sprintf("message %d (from entry %s)", i, c.Sources[i]) })
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			r.Next = i
+			break
+		}
+		if p.n > 1 {
+			msgs = append(msgs, ',')
+		}
+		msgs = append(msgs, b...)
+		end = i + 1
+	}
+	r.Messages = jsontext.Value(append(msgs, ']'))
+	r.Sources = append([]string{}, c.Sources[min(offset, len(c.Sources)):end]...)
+	return r, nil
+}
+
+func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *TreeRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 {
+		return nil, badRequest("/offset", "offset must not be negative")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		var r TreeReply
+		err := st.ReadTree(ctx, func(t *session.Tree) error {
+			r.Leaf = t.Leaf()
+			entries := t.Entries()
+			r.Total = len(entries)
+			p := pager{left: s.budget()}
+			r.Nodes = []TreeNode{}
+			for i := min(req.Offset, len(entries)); i < len(entries); i++ {
+				e := entries[i]
+				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp}
+				if e.Message != nil {
+					n.Role = e.Message.Role
+				}
+				n.Label, _ = t.Label(e.ID)
+				switch e.Type {
+				case session.TypeLabel:
+					n.Target = e.TargetID
+				case session.TypeLeaf:
+					n.Target = e.ParentID
+				}
+				// Members, quotes and escapes: a generous bound of the JSON.
+				size := 96 + 2*(len(n.ID)+len(n.ParentID)+len(n.Type)+len(n.Timestamp)+len(n.Role)+len(n.Label)+len(n.Target))
+				if ok, err := p.fits(size, func() string { return "tree node " + e.ID }); err != nil || !ok {
+					r.Next = i
+					return err
+				}
+				r.Nodes = append(r.Nodes, n)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *EntriesRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	limit, err := s.pageLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 {
+		return nil, badRequest("/offset", "offset must not be negative")
+	}
+	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+		var r EntriesReply
+		err := st.ReadTree(ctx, func(t *session.Tree) error {
+			all := t.Entries()
+			r.Total = len(all)
+			start := min(req.Offset, len(all)) // no overflow near MaxInt
+			end := start + min(limit, len(all)-start)
+			r.Entries = []jsontext.Value{}
+			p := pager{left: s.budget()}
+			for i := start; i < end; i++ {
+				b, err := codec.EncodeEntry(all[i])
+				if err != nil {
+					return err
+				}
+				ok, err := p.fits(len(b), func() string { return fmt.Sprintf("entry %d (%s)", i, all[i].ID) })
+				if err != nil {
+					return err
+				}
+				if !ok {
+					end = i
+					break
+				}
+				r.Entries = append(r.Entries, jsontext.Value(b))
+			}
+			if end < len(all) {
+				r.Next = end
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Sequence, err = st.Sequence(ctx)
+		return r, err
+	})
+}
+
+func (s *Service) pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return min(session.DefaultPageSize, s.cfg.Limits.MaxPage), nil
+	case n < 0 || n > s.cfg.Limits.MaxPage:
+		return 0, &Error{Code: CodeTooLarge, Field: "/limit", Message: fmt.Sprintf("limit %d outside 1..%d", n, s.cfg.Limits.MaxPage)}
+	}
+	return n, nil
+}
+
+func (s *Service) list(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[ListRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := s.pageLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if req.Cursor != "" {
+		_, id, ok := strings.Cut(req.Cursor, "|")
+		if !ok || session.ValidateSessionID(id) != nil {
+			return nil, badRequest("/cursor", "cursor is not one a listing returned")
+		}
+	}
+	page, err := s.b.List(ctx, session.ListOptions{Limit: limit, Cursor: req.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	r := ListReply{Sessions: []session.SessionInfo{}, Next: page.Next}
+	p := pager{left: s.budget()}
+	for i, in := range page.Sessions {
+		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf))
+		ok, err := p.fits(size, func() string { return "the listing of session " + in.ID })
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			// The rest on the next page, which starts after the last kept.
+			last := page.Sessions[i-1]
+			r.Next = session.CursorOf(last)
+			break
+		}
+		r.Sessions = append(r.Sessions, in)
+	}
+	return r, nil
+}
