@@ -2,8 +2,9 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -29,9 +30,6 @@ import (
 func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	w, r, end := g.trace(w, r, "events")
 	defer end()
-	if g.limited(w, r) {
-		return
-	}
 	id := r.PathValue("id")
 	if err := session.ValidateSessionID(id); err != nil {
 		writeError(w, &service.Error{Code: service.CodeInvalidSessionID, Field: "/session", Message: err.Error()}, 0)
@@ -42,24 +40,22 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, 0)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, errors.New("gateway: response cannot stream"), 0)
-		return
-	}
-	select {
-	case g.streams <- struct{}{}:
-		defer func() { <-g.streams }()
-	default:
-		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: fmt.Sprintf("%d event streams open: the limit", cap(g.streams))}, 0)
-		return
-	}
 	u, release, err := g.user(r)
 	if err != nil {
 		writeError(w, err, 0)
 		return
 	}
 	defer release()
+	if g.limited(w, u) {
+		return
+	}
+	done, err := g.streams.acquire(g.tenantOf(u), u.rateKey)
+	if err != nil {
+		writeError(w, err, 0)
+		return
+	}
+	defer done()
+	longLived(w)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	b, err := stream.New(ctx, u.nc, g.cfg.Stream)
@@ -82,13 +78,8 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
 	}
-	msgs := make(chan jetstream.Msg, 64)
-	cctx, err := cons.Consume(func(m jetstream.Msg) {
-		select {
-		case msgs <- m:
-		case <-ctx.Done():
-		}
-	})
+	q := newEventQueue(g.cfg.StreamBuffer)
+	cctx, err := cons.Consume(q.push, jetstream.PullMaxMessages(64))
 	if err != nil {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
@@ -100,8 +91,10 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": sessionlog events of "+id+"\n\n")
-	flusher.Flush()
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: g.cfg.WriteTimeout, last: after}
+	if out.send(": sessionlog events of "+id+"\n\n") != nil {
+		return
+	}
 	beat := time.NewTicker(g.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
@@ -111,35 +104,71 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		case <-g.ctx.Done():
 			return
 		case <-beat.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-		case m := <-msgs:
-			meta, err := m.Metadata()
-			if err != nil {
-				continue
+			if out.send(": keep-alive\n\n") != nil {
+				return
 			}
-			dm, err := b.Decode(m.Subject(), m.Data(), meta.Sequence.Stream)
-			if err != nil {
-				fmt.Fprintf(w, "event: error\ndata: %q\n\n", err.Error())
-				flusher.Flush()
-				continue
+		case <-q.ready:
+			msgs, overflowed := q.take()
+			if overflowed {
+				// Everything queued is dropped (and released); the client
+				// resumes from the last event it got.
+				out.send(fmt.Sprintf("event: error\ndata: {\"code\":\"slow_reader\",\"message\":\"the client read more slowly than the session grew: reconnect with Last-Event-ID %d\",\"lastEventId\":%d}\n\n", out.last, out.last))
+				return
 			}
-			// A header starts the session (or, later in a stream, a new
-			// session created under the same id after a delete).
-			var line []byte
-			kind := "entry"
-			if dm.Entry != nil {
-				line, err = codec.EncodeEntry(dm.Entry)
-			} else {
-				kind = "header"
-				line, err = codec.EncodeHeader(dm.Header)
+			for _, m := range msgs {
+				if out.entry(b, m) != nil {
+					return
+				}
 			}
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", dm.Seq, kind, line)
 		}
-		flusher.Flush()
 	}
+}
+
+// eventWriter writes events, each write bounded by a deadline: a client
+// that stops reading is cut off after timeout instead of holding the
+// handler (and what it buffers) forever.
+type eventWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	last    uint64 // the sequence of the last entry sent
+}
+
+func (e *eventWriter) send(s string) error {
+	if err := e.rc.SetWriteDeadline(time.Now().Add(e.timeout)); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(e.w, s); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// entry sends one stored message as an event.
+func (e *eventWriter) entry(b *stream.Backend, m jetstream.Msg) error {
+	meta, err := m.Metadata()
+	if err != nil {
+		return nil
+	}
+	dm, err := b.Decode(m.Subject(), m.Data(), meta.Sequence.Stream)
+	if err != nil {
+		return e.send(fmt.Sprintf("event: error\ndata: %q\n\n", err.Error()))
+	}
+	// A header starts the session (or, later in a stream, a new session
+	// created under the same id after a delete).
+	var line []byte
+	kind := "entry"
+	if dm.Entry != nil {
+		line, err = codec.EncodeEntry(dm.Entry)
+	} else {
+		kind = "header"
+		line, err = codec.EncodeHeader(dm.Header)
+	}
+	if err != nil {
+		return nil
+	}
+	e.last = dm.Seq
+	return e.send(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", dm.Seq, kind, line))
 }
 
 func (g *Gateway) exists(ctx context.Context, u *userConn, id string) error {
@@ -163,7 +192,7 @@ func startOf(r *http.Request) (after uint64, from bool, err error) {
 		return 0, false, nil
 	}
 	after, perr := strconv.ParseUint(v, 10, 64)
-	if perr != nil {
+	if perr != nil || after >= math.MaxInt64 {
 		return 0, false, &service.Error{Code: service.CodeBadRequest, Field: field, Message: fmt.Sprintf("%s must be a stream sequence, not %q", field, v)}
 	}
 	return after, true, nil

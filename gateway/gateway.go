@@ -8,7 +8,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"golang.org/x/net/netutil"
 
 	"github.com/agentcore/sessionlog/internal/ratelimit"
 	"github.com/agentcore/sessionlog/service"
@@ -59,8 +59,30 @@ type Config struct {
 	// MaxUsers bounds the user connections kept open; idle ones past it
 	// are closed.
 	MaxUsers int
-	// MaxStreams bounds the event streams open at once.
-	MaxStreams int
+	// MaxStreams bounds the event streams open at once; of those, a
+	// tenant may hold MaxStreamsPerTenant and one user MaxStreamsPerUser.
+	MaxStreams, MaxStreamsPerTenant, MaxStreamsPerUser int
+	// StreamBuffer bounds the bytes of entries waiting for one event
+	// stream's client: a client that reads slower than the session grows
+	// is cut off (an error event says from where to resume) rather than
+	// buffered for.
+	StreamBuffer int
+	// WriteTimeout bounds each write to a client (an event, a reply);
+	// ReadTimeout a request's headers and body; IdleTimeout a kept-alive
+	// connection between requests; MaxHeaderBytes the request headers.
+	WriteTimeout, ReadTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes                         int
+	// MaxConns bounds the client connections open at once; more wait to
+	// be accepted.
+	MaxConns int
+	// LoginRate and LoginBurst bound the logins of new credentials per
+	// source address; MaxLoginsInFlight those made at once;
+	// RefusedLoginTTL is how long refused credentials are refused from
+	// memory.
+	LoginRate         float64
+	LoginBurst        int
+	MaxLoginsInFlight int
+	RefusedLoginTTL   time.Duration
 	// Heartbeat is how often an idle event stream sends a comment.
 	Heartbeat time.Duration
 	// RequestTimeout bounds a call to the service (waits get MaxWait on
@@ -75,8 +97,12 @@ type Config struct {
 func DefaultConfig(addr, natsURL string) Config {
 	return Config{
 		Listen: addr, NATSURL: natsURL, Subject: "sessionlog.v1", Stream: stream.DefaultConfig(),
-		MaxBodyBytes: 1 << 20, Rate: 100, Burst: 200, MaxUsers: 1024, MaxStreams: 256,
+		MaxBodyBytes: 1 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
+		MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 4 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,
+		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
+		MaxHeaderBytes: 16 << 10, MaxConns: 4096,
+		LoginRate: 2, LoginBurst: 20, MaxLoginsInFlight: 8, RefusedLoginTTL: 30 * time.Second,
 	}
 }
 
@@ -95,6 +121,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxBodyBytes (≥1 KiB), Rate, Burst, MaxUsers and MaxStreams must be positive", ErrInvalidConfig)
 	case c.Heartbeat <= 0 || c.RequestTimeout <= 0:
 		return fmt.Errorf("%w: Heartbeat and RequestTimeout must be positive", ErrInvalidConfig)
+	case c.MaxStreamsPerTenant < 1 || c.MaxStreamsPerUser < 1 || c.StreamBuffer < 64<<10:
+		return fmt.Errorf("%w: MaxStreamsPerTenant and MaxStreamsPerUser must be positive, StreamBuffer at least 64 KiB", ErrInvalidConfig)
+	case c.WriteTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxHeaderBytes < 4<<10 || c.MaxConns < 1:
+		return fmt.Errorf("%w: timeouts and MaxConns must be positive, MaxHeaderBytes at least 4 KiB", ErrInvalidConfig)
+	case c.LoginRate <= 0 || c.LoginBurst < 1 || c.MaxLoginsInFlight < 1 || c.RefusedLoginTTL <= 0:
+		return fmt.Errorf("%w: login bounds must be positive", ErrInvalidConfig)
 	}
 	return c.Stream.Validate()
 }
@@ -104,7 +136,8 @@ type Gateway struct {
 	cfg     Config
 	ln      net.Listener
 	srv     *http.Server
-	streams chan struct{}
+	streams *streamCounts
+	logins  *logins
 
 	ctx    context.Context // cancelled by Close: ends event streams
 	cancel context.CancelFunc
@@ -116,15 +149,6 @@ type Gateway struct {
 	tick    uint64
 	closed  bool
 	serrErr error
-}
-
-// userConn is one caller's NATS connection.
-type userConn struct {
-	key  [32]byte
-	nc   *nats.Conn
-	c    *service.Client
-	refs int
-	used uint64
 }
 
 // Start listens and serves until Close.
@@ -148,15 +172,23 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	if cfg.Telemetry == nil {
 		cfg.Telemetry = telemetry.Default()
 	}
+	// Past MaxConns, connections wait in the kernel's backlog rather
+	// than take file descriptors.
+	ln = netutil.LimitListener(ln, cfg.MaxConns)
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g := &Gateway{
-		cfg: cfg, ln: ln, streams: make(chan struct{}, cfg.MaxStreams),
+		cfg: cfg, ln: ln, streams: newStreamCounts(cfg), logins: newLogins(cfg),
 		ctx: gctx, cancel: cancel,
 		users: map[[32]byte]*userConn{}, limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}
+	// No WriteTimeout for the whole response: event streams and waits
+	// last long; handlers set a deadline for each write instead.
 	g.srv = &http.Server{
 		Handler:           g.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return gctx },
 	}
 	g.wg.Add(1)
@@ -171,6 +203,9 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// Streams is the number of event streams open.
+func (g *Gateway) Streams() int { return g.streams.open() }
+
 // URL is the gateway's base URL.
 func (g *Gateway) URL() string {
 	scheme := "http"
@@ -179,6 +214,9 @@ func (g *Gateway) URL() string {
 	}
 	return scheme + "://" + g.ln.Addr().String()
 }
+
+// shutdownGrace bounds how long Close waits for requests in flight.
+const shutdownGrace = 5 * time.Second
 
 // Close stops serving, ends event streams, waits for handlers and closes
 // the user connections. It is idempotent.
@@ -191,7 +229,14 @@ func (g *Gateway) Close(ctx context.Context) error {
 	g.closed = true
 	g.mu.Unlock()
 	g.cancel()
-	err := g.srv.Shutdown(ctx)
+	// Whatever clients do, closing takes at most the caller's deadline,
+	// or shutdownGrace without one: then connections are cut.
+	sctx, cancel := context.WithTimeout(ctx, shutdownGrace)
+	defer cancel()
+	err := g.srv.Shutdown(sctx)
+	if err != nil {
+		err = g.srv.Close()
+	}
 	g.wg.Wait()
 	g.mu.Lock()
 	for k, u := range g.users {
@@ -203,110 +248,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 	return err
 }
 
-// errUnauthorized is answered with 401.
-var errUnauthorized = errors.New("gateway: credentials refused")
-
-// user returns the caller's connection (made on first use); release it
-// when done.
-func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
-	var opts []nats.Option
-	var key [32]byte
-	if g.cfg.Auth {
-		name, pw, ok := r.BasicAuth()
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: HTTP Basic credentials required", errUnauthorized)
-		}
-		key = sha256.Sum256([]byte(name + "\x00" + pw))
-		opts = append(opts, nats.UserInfo(name, pw))
-	}
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	g.tick++
-	if u := g.users[key]; u != nil && u.nc.IsConnected() {
-		u.refs++
-		u.used = g.tick
-		g.mu.Unlock()
-		return u, func() { g.release(u) }, nil
-	}
-	g.mu.Unlock()
-	nc, err := g.connect(r.Context(), opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)), refs: 1}
-	g.mu.Lock()
-	if old := g.users[key]; old != nil && old.refs == 0 {
-		old.nc.Close()
-	}
-	u.used = g.tick
-	g.users[key] = u
-	g.evict()
-	g.mu.Unlock()
-	return u, func() { g.release(u) }, nil
-}
-
-func (g *Gateway) connect(ctx context.Context, opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.Name("sessionlog-gateway"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}, opts...)
-	opts = append(opts, g.cfg.NATSOptions...)
-	nc, err := nats.Connect(g.cfg.NATSURL, opts...)
-	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
-		return nil, fmt.Errorf("%w: %v", errUnauthorized, err)
-	}
-	if err != nil {
-		return nil, &service.Error{Code: service.CodeUnavailable, Message: "cannot reach NATS: " + err.Error()}
-	}
-	return nc, nil
-}
-
-func (g *Gateway) release(u *userConn) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	u.refs--
-	if u.refs == 0 && g.users[u.key] != u {
-		u.nc.Close() // replaced while in use (it had lost its server)
-	}
-	g.evict()
-}
-
-// evict closes idle connections past MaxUsers, least recently used first.
-// Called with mu held.
-func (g *Gateway) evict() {
-	for len(g.users) > g.cfg.MaxUsers {
-		var victim [32]byte
-		var oldest *userConn
-		for k, u := range g.users {
-			if u.refs == 0 && (oldest == nil || u.used < oldest.used) {
-				victim, oldest = k, u
-			}
-		}
-		if oldest == nil {
-			return
-		}
-		oldest.nc.Close()
-		delete(g.users, victim)
-	}
-}
-
-// allow takes a token from the caller's bucket: by user with Auth, else
-// by remote address.
-func (g *Gateway) allow(r *http.Request) (time.Duration, bool) {
-	key := "addr:" + r.RemoteAddr
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		key = "addr:" + host
-	}
-	if name, _, ok := r.BasicAuth(); ok && g.cfg.Auth {
-		key = "user:" + name
-	}
+// limited answers 429 when the caller is past its rate. It is called
+// once the caller is authenticated: a stranger using a user's name
+// spends nothing of that user's budget.
+func (g *Gateway) limited(w http.ResponseWriter, u *userConn) bool {
 	now := time.Now()
-	return ratelimit.Take(g.limits.Reserve(key, now), now)
-}
-
-// limited answers 429 when the caller is past its rate.
-func (g *Gateway) limited(w http.ResponseWriter, r *http.Request) bool {
-	wait, ok := g.allow(r)
+	wait, ok := ratelimit.Take(g.limits.Reserve(u.rateKey, now), now)
 	if !ok {
 		writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/attribute"
@@ -36,8 +37,8 @@ func (g *Gateway) routes() http.Handler {
 	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
 	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
 	handle("POST /v1/sessions/{id}/fork", service.OpFork, bodyWithPath)
-	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false}))
-	handle("GET /v1/sessions/{id}/tree", service.OpTree, pathOnly)
+	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false, "offset": true}))
+	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(map[string]bool{"offset": true}))
 	handle("GET /v1/sessions/{id}/stats", service.OpStats, pathOnly)
 	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
@@ -132,9 +133,6 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r, end := g.trace(w, r, op)
 		defer end()
-		if g.limited(w, r) {
-			return
-		}
 		name := op
 		if name == "" {
 			name = r.PathValue("op")
@@ -149,21 +147,41 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 			return
 		}
 		defer release()
+		if g.limited(w, u) {
+			return
+		}
 		req, err := build(r, g.cfg.MaxBodyBytes)
 		if err != nil {
 			writeError(w, err, 0)
 			return
 		}
+		longLived(w)
 		ctx, cancel := context.WithTimeout(r.Context(), g.cfg.RequestTimeout)
 		defer cancel()
-		reply, err := u.c.Raw(ctx, name, req)
+		var reply []byte
+		if _, paged := pagedItems[name]; paged && r.Method == http.MethodGet && !r.URL.Query().Has("offset") {
+			var m map[string]any
+			if err = json.Unmarshal(req, &m); err == nil {
+				reply, err = g.assemble(ctx, u, name, m)
+			}
+		} else {
+			reply, err = u.c.Raw(ctx, name, req)
+		}
 		if err != nil {
 			writeError(w, err, 0)
 			return
 		}
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
 	})
+}
+
+// longLived lifts the read deadline once a request is read: the server
+// would otherwise cancel a long wait (or an event stream) when
+// ReadTimeout passes. Writes keep their own deadlines.
+func longLived(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }
 
 // trace starts the server span of an HTTP request, continuing the
@@ -203,6 +221,9 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Flush lets event streams flush through the wrapper.
 func (s *statusWriter) Flush() {

@@ -122,8 +122,11 @@ func DeadLetterStream(b *stream.Backend) string { return b.Config().Stream + "_D
 func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
 	js := b.JetStream()
 	name, subj := DeadLetterStream(b), DeadLetterSubjects(b.Config())
-	s, err := js.Stream(ctx, name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	var s jetstream.Stream
+	err := stream.Provisioning(ctx, func(ctx context.Context) (err error) {
+		if s, err = js.Stream(ctx, name); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:     name,
 			Subjects: []string{subj},
@@ -133,7 +136,8 @@ func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, name)
 		}
-	}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("replica: dead-letter stream: %w", err)
 	}

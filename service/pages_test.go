@@ -9,39 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
-// smallNode is a node whose max payload is 128 KiB, so that replies
-// outgrow it with little data.
-func smallNode(t *testing.T) *nats.Conn {
-	t.Helper()
-	cfg := cluster.DefaultConfig(t.TempDir())
-	cfg.Listen, cfg.MaxPayload, cfg.SyncAlways = "127.0.0.1:0", 128<<10, false
-	n, err := cluster.Start(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close(context.Background()) })
-	c, err := n.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
 // Context, entries, tree and list larger than one NATS message come in
 // pages that together hold everything, in order; an item that fits on no
 // page is refused, naming it; nothing is ever dropped silently.
 func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
-	c := smallNode(t)
+	_, c := clustertest.SmallNode(t, 128<<10)
 	b := servicetest.Backend(t, c)
 	_, cfg := servicetest.Start(t, c, b, func(cfg *service.Config) {
 		cfg.Limits.MaxRequestBytes, cfg.Limits.MaxEntryBytes = 100<<10, 100<<10

@@ -132,7 +132,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		DenyDelete:         true,
 	}
 	var s jetstream.Stream
-	err := retrying(ctx, func(ctx context.Context) (err error) {
+	err := Provisioning(ctx, func(ctx context.Context) (err error) {
 		// Look before creating: clients whose credentials may read but
 		// not create streams (tenant users) use an existing one.
 		if s, err = js.Stream(ctx, cfg.Stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -168,7 +168,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 // provisioning at once, and updating one another's buckets only makes
 // them wait on each other.
 func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (kv jetstream.KeyValue, err error) {
-	err = retrying(ctx, func(ctx context.Context) error {
+	err = Provisioning(ctx, func(ctx context.Context) error {
 		if kv, err = js.KeyValue(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return err
 		}
@@ -183,7 +183,7 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 
 // ensureObjectStore is ensureKV for an object store.
 func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (obs jetstream.ObjectStore, err error) {
-	err = retrying(ctx, func(ctx context.Context) error {
+	err = Provisioning(ctx, func(ctx context.Context) error {
 		if obs, err = js.ObjectStore(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return err
 		}
@@ -200,7 +200,11 @@ func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstrea
 // until it succeeds or ctx ends: in a cluster that is still electing, or
 // with every node creating the same asset at once, a request can go
 // unanswered where the next one succeeds.
-func retrying(ctx context.Context, step func(ctx context.Context) error) error {
+// Provisioning runs step until it succeeds, fails for good, or ctx ends:
+// errors a cluster gives while it elects leaders (no response, no
+// peers, JetStream not ready) are retried. Callers provisioning streams
+// of their own use it too.
+func Provisioning(ctx context.Context, step func(ctx context.Context) error) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := step(actx)

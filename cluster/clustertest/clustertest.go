@@ -86,3 +86,23 @@ func SelfSignedCert(t testing.TB, dir string) (certFile, keyFile string) {
 	}
 	return certFile, keyFile
 }
+
+// SmallNode starts a node of the test's own whose max payload is
+// maxPayload (so that replies outgrow it with little data), without
+// fsync, and a connection to it; both are closed when the test ends.
+func SmallNode(t testing.TB, maxPayload int32) (*cluster.Node, *nats.Conn) {
+	t.Helper()
+	cfg := cluster.DefaultConfig(t.TempDir())
+	cfg.Listen, cfg.MaxPayload, cfg.SyncAlways = "127.0.0.1:0", maxPayload, false
+	n, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close(context.Background()) })
+	c, err := n.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return n, c
+}

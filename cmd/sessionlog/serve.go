@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/service"
@@ -15,6 +16,10 @@ import (
 // runServe runs the embedded node with a client listener until
 // interrupted, so that other processes (and other sessionlog invocations
 // on the same data dir) share it.
+// stopGrace bounds how long serve waits for requests in flight when told
+// to stop.
+const stopGrace = 15 * time.Second
+
 func runServe(ctx context.Context, e env) error {
 	fs := newFlags("serve", e)
 	rf := addRepoFlags(fs)
@@ -66,7 +71,13 @@ func runServe(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	defer a.close(context.WithoutCancel(ctx))
+	defer func() {
+		// Stopping is bounded whatever clients do: requests in flight get
+		// stopGrace, then are cut off.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+		defer cancel()
+		a.close(sctx)
+	}()
 	where := ""
 	if cfg.Cluster != nil {
 		where = fmt.Sprintf(", node %s of cluster %s, stream replicas %d", cfg.ServerName, cfg.Cluster.Name, rf.replicas)

@@ -1,0 +1,313 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// stalled opens an event stream and never reads it: the request is sent
+// on a raw connection with a small receive buffer.
+func stalled(t *testing.T, base, path string) net.Conn {
+	t.Helper()
+	addr := strings.TrimPrefix(base, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetReadBuffer(4 << 10)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+	return c
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// Clients that open event streams and never read them are cut off once
+// their buffer (or a write deadline) is passed, and what was held for
+// them is released: memory returns to where it was.
+func TestStalledEventReadersAreCutOff(t *testing.T) {
+	g := start(t, func(c *gateway.Config) {
+		c.StreamBuffer, c.WriteTimeout = 256<<10, time.Second
+	})
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"flood"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	// The baseline, in the same run: the same appends with no reader
+	// (the service's cache of the session's entries grows as much).
+	if r := do(t, "POST", u, `{"id":"calm"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	text := strings.Repeat("z", 400<<10)
+	appendMB := func(id string) {
+		for i := range 60 { // ~24 MB, 400 KB each
+			body := `{"entries":[{"type":"message","message":{"role":"user","content":"` + text + `"}}]}`
+			if r := do(t, "POST", u+"/"+id+"/entries", body); r.status != 200 {
+				t.Fatalf("append %d: %d %v", i, r.status, r.body)
+			}
+		}
+	}
+	start := heapInUse()
+	appendMB("calm")
+	calm := heapInUse()
+	const readers = 20
+	for range readers {
+		stalled(t, g.URL(), "/v1/sessions/flood/events")
+	}
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if n := g.Streams(); n != readers {
+			return fmt.Errorf("%d streams open", n)
+		}
+		return nil
+	})
+	appendMB("flood")
+	sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if n := g.Streams(); n != 0 {
+			return fmt.Errorf("%d stalled streams still open", n)
+		}
+		return nil
+	})
+	flood := heapInUse()
+	t.Logf("heap in use: %d MB at start, %d MB after 24 MB of appends, %d MB after 24 MB more with %d stalled readers (cut off)", start>>20, calm>>20, flood>>20, readers)
+	if grew, base := flood-calm, calm-start; grew > base+32<<20 {
+		t.Fatalf("with stalled readers the heap grew %d MB, without %d MB: what they held was not released", grew>>20, base>>20)
+	}
+
+	// A reader that does read gets every entry, and a slow_reader event
+	// (not silence) when it falls behind by more than the buffer.
+	res, err := http.Get(u + "/flood/events?after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 2<<20)
+	entries, slow := 0, false
+	time.Sleep(0) // read at once: the header and the first entries fit
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "event: entry" {
+			entries++
+		}
+		if strings.Contains(line, `"slow_reader"`) {
+			slow = true
+		}
+	}
+	if entries == 0 && !slow {
+		t.Fatal("a reading client got neither entries nor a slow_reader event")
+	}
+}
+
+// Credentials are checked before anything is counted against a user: a
+// flood with a user's name and a wrong password spends nothing of that
+// user's budget, is refused from memory after the first try, and its
+// source is limited in new logins.
+func TestFailedLoginsDoNotThrottleTheRealUser(t *testing.T) {
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth, cfg.Rate, cfg.Burst, cfg.LoginRate, cfg.LoginBurst = true, 5, 20, 1, 5
+	g, err := gateway.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	// The attacker comes from 127.0.0.2, bob from 127.0.0.1.
+	attacker := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	try := func(pw string) int {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.SetBasicAuth("bob", pw)
+		res, err := attacker.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	codes := map[int]int{}
+	for i := range 40 {
+		codes[try(fmt.Sprintf("wrong-%d", i))]++
+	}
+	if codes[200] != 0 || codes[401] == 0 || codes[429] == 0 {
+		t.Fatalf("flood of wrong passwords: %v (want 401s, then 429s from the login limit)", codes)
+	}
+	// The same wrong pair again is refused from memory: 401, not 429.
+	for range 10 {
+		if code := try("wrong-0"); code != 401 {
+			t.Fatalf("a refused pair again: %d", code)
+		}
+	}
+	for i := range 20 {
+		if r := do(t, "GET", u, "", "bob", "bob-pw"); r.status != 200 {
+			t.Fatalf("bob's request %d after the flood: %d %v", i, r.status, r.body)
+		}
+	}
+	// Absurd credentials are refused as credentials, not as an outage.
+	long := strings.Repeat("p", 12<<10)
+	if r := do(t, "GET", u, "", "bob", long); r.status != 401 {
+		t.Fatalf("a 12 KB password: %d %v", r.status, r.body)
+	}
+}
+
+// Event streams are bounded per tenant and per user: one tenant holding
+// its share leaves another's untouched.
+func TestEventStreamsArePerTenant(t *testing.T) {
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}, {Name: "ann", Password: "ann-pw"}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth, cfg.MaxStreamsPerTenant, cfg.MaxStreamsPerUser = true, 3, 2
+	g, err := gateway.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	for _, who := range [][]string{{"alice", "alice-pw"}, {"bob", "bob-pw"}} {
+		if r := do(t, "POST", u, `{"id":"s"}`, who...); r.status != 200 {
+			t.Fatal(r.status, r.body)
+		}
+	}
+	open := func(user, pw string) *http.Response {
+		req, _ := http.NewRequest("GET", u+"/s/events", nil)
+		req.SetBasicAuth(user, pw)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	for i, c := range []struct {
+		user, pw string
+		want     int
+	}{
+		{"alice", "alice-pw", 200}, {"alice", "alice-pw", 200},
+		{"alice", "alice-pw", 429}, // alice's own bound
+		{"ann", "ann-pw", 200},
+		{"ann", "ann-pw", 429}, // acme's bound
+		{"bob", "bob-pw", 200}, // globex is untouched
+	} {
+		if res := open(c.user, c.pw); res.StatusCode != c.want {
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+			t.Fatalf("stream %d of %s: %d %s, want %d", i, c.user, res.StatusCode, body, c.want)
+		}
+	}
+}
+
+// Connections cannot be held open for free: an idle kept-alive one is
+// closed after IdleTimeout, a slowly sent body after ReadTimeout, and
+// Close finishes within its bound whatever such clients do.
+func TestConnectionsTimeOut(t *testing.T) {
+	g := start(t, func(c *gateway.Config) {
+		c.IdleTimeout, c.ReadTimeout = 300*time.Millisecond, 500*time.Millisecond
+	})
+	addr := strings.TrimPrefix(g.URL(), "http://")
+	closedBy := func(c net.Conn) error {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.Copy(io.Discard, c)
+		return err // nil: the server closed it (EOF)
+	}
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprint(idle, "GET /v1/sessions HTTP/1.1\r\nHost: x\r\n\r\n")
+	if err := closedBy(idle); err != nil {
+		t.Fatalf("idle keep-alive connection: %v", err)
+	}
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprint(slow, "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"id\":")
+	if err := closedBy(slow); err != nil {
+		t.Fatalf("slow body: %v", err)
+	}
+	// Held open by a body that never comes, Close still returns.
+	hold, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	fmt.Fprint(hold, "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+	done := make(chan error, 1)
+	go func() { done <- g.Close(context.Background()) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited on a client sending nothing")
+	}
+}
+
+// A context larger than one NATS message reaches an HTTP caller whole
+// (the gateway joins the service's pages), or page by page on request.
+func TestLargeContextOverHTTP(t *testing.T) {
+	n, c := clustertest.SmallNode(t, 128<<10)
+	b := servicetest.Backend(t, c)
+	_, svcCfg := servicetest.Start(t, c, b, func(sc *service.Config) {
+		sc.Limits.MaxRequestBytes, sc.Limits.MaxEntryBytes = 100<<10, 100<<10
+	})
+	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.ClientURL())
+	gcfg.Subject, gcfg.Stream = svcCfg.Subject, b.Config()
+	g, err := gateway.Start(t.Context(), gcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"big"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	const msgs = 12
+	for i := range msgs {
+		body := fmt.Sprintf(`{"entries":[{"type":"message","message":{"role":"user","content":"%02d%s"}}]}`, i, strings.Repeat("x", 40<<10))
+		if r := do(t, "POST", u+"/big/entries", body); r.status != 200 {
+			t.Fatal(r.status, r.body)
+		}
+	}
+	whole := do(t, "GET", u+"/big/context", "")
+	got, _ := whole.body["messages"].([]any)
+	if whole.status != 200 || len(got) != msgs || whole.body["next"] != nil {
+		t.Fatalf("whole context: %d, %d messages, next %v", whole.status, len(got), whole.body["next"])
+	}
+	for i, m := range got {
+		if content, _ := m.(map[string]any)["content"].(string); !strings.HasPrefix(content, fmt.Sprintf("%02d", i)) {
+			t.Fatalf("message %d out of order", i)
+		}
+	}
+	page := do(t, "GET", u+"/big/context?offset=0", "")
+	part, _ := page.body["messages"].([]any)
+	if page.status != 200 || len(part) == 0 || len(part) >= msgs || page.body["next"] == nil {
+		t.Fatalf("first page: %d, %d messages, next %v", page.status, len(part), page.body["next"])
+	}
+}

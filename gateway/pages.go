@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/service"
+)
+
+// The service pages a context or a tree that outgrows one NATS message.
+// HTTP has no such limit, so when the caller names no page (no offset)
+// the gateway fetches the pages and answers with the whole, up to
+// maxAssembled bytes; a larger one is refused with too_large, and the
+// caller reads it page by page (?offset=, following next).
+
+// pagedItems names, per operation, the arrays that pages split.
+var pagedItems = map[string][]string{
+	service.OpContext: {"messages", "sources"},
+	service.OpTree:    {"nodes"},
+}
+
+// maxAssembled bounds a reply the gateway puts together.
+const maxAssembled = 64 << 20
+
+// assemble asks for req's pages from offset 0 and joins them. Pages must
+// share one sequence: if the session moved on meanwhile, it starts over.
+func (g *Gateway) assemble(ctx context.Context, u *userConn, op string, req map[string]any) ([]byte, error) {
+	for range 3 {
+		out, moved, err := g.pages(ctx, u, op, req)
+		if err != nil || !moved {
+			return out, err
+		}
+	}
+	return nil, &service.Error{Code: service.CodeConflict, Message: "the session kept changing while its pages were read: read them with ?offset="}
+}
+
+func (g *Gateway) pages(ctx context.Context, u *userConn, op string, req map[string]any) (out []byte, moved bool, err error) {
+	var first map[string]jsontext.Value
+	items := map[string][]jsontext.Value{}
+	size, offset := 0, 0
+	for {
+		req["offset"] = offset
+		body, err := json.Marshal(req)
+		if err != nil {
+			return nil, false, err
+		}
+		raw, err := u.c.Raw(ctx, op, body)
+		if err != nil {
+			return nil, false, err
+		}
+		if size += len(raw); size > maxAssembled {
+			return nil, false, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("the %s is over %d bytes: read it in pages with ?offset= (and next)", op, maxAssembled)}
+		}
+		var page map[string]jsontext.Value
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, false, fmt.Errorf("gateway: %s page: %w", op, err)
+		}
+		if first == nil {
+			first = page
+		} else if string(page["sequence"]) != string(first["sequence"]) {
+			return nil, true, nil
+		}
+		for _, k := range pagedItems[op] {
+			var part []jsontext.Value
+			if err := json.Unmarshal(page[k], &part); err != nil {
+				return nil, false, fmt.Errorf("gateway: %s page %s: %w", op, k, err)
+			}
+			items[k] = append(items[k], part...)
+		}
+		var next int
+		if n, ok := page["next"]; ok {
+			if err := json.Unmarshal(n, &next); err != nil {
+				return nil, false, err
+			}
+		}
+		if next <= offset {
+			break
+		}
+		offset = next
+	}
+	delete(first, "next")
+	delete(first, "offset")
+	for k, v := range items {
+		if v == nil {
+			v = []jsontext.Value{}
+		}
+		if first[k], err = json.Marshal(v); err != nil {
+			return nil, false, err
+		}
+	}
+	out, err = json.Marshal(first, json.Deterministic(true))
+	return out, false, err
+}
