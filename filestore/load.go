@@ -92,7 +92,10 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 				issues = append(issues, &LineError{File: name, Line: sg.no, Err: fmt.Errorf("%w: %w", ErrTornWrite, err)})
 				break
 			}
-			report(sg.no, "", fmt.Errorf("%w: %w", ErrMalformedLine, err))
+			if !errors.Is(err, ErrLineTooLong) {
+				err = fmt.Errorf("%w: %w", ErrMalformedLine, err)
+			}
+			report(sg.no, "", err)
 			continue
 		}
 		if !sg.complete {
@@ -184,6 +187,11 @@ func decodeAll(segs []segment, legacy bool) []decoded {
 		go func(part []segment, res []decoded) {
 			defer wg.Done()
 			for i, sg := range part {
+				if len(sg.text) > maxLineBytes {
+					// Decoding costs several times a line: not this one.
+					res[i].err = fmt.Errorf("%w: %d bytes (at most %d)", ErrLineTooLong, len(sg.text), maxLineBytes)
+					continue
+				}
 				res[i].entry, res[i].err = decode(sg.text)
 			}
 		}(segs[w:min(w+chunk, len(segs))], out[w:min(w+chunk, len(segs))])

@@ -68,7 +68,7 @@ func (r *Repo) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	p := r.Path(id)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, _, err := openRegular(p, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}
@@ -141,28 +141,46 @@ func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.List
 	return session.Page(infos, opts)
 }
 
+// fileInfo reads what a listing shows of one file, a line at a time (a
+// listing of large files holds one line at once, and a file that is not a
+// regular one — a FIFO, /dev/zero behind a link — is skipped unread).
 func fileInfo(p string) (session.SessionInfo, bool) {
-	data, err := os.ReadFile(p)
+	f, _, err := openRegular(p, os.O_RDONLY)
 	if err != nil {
 		return session.SessionInfo{}, false
 	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	h, err := codec.DecodeHeader(lines[0])
-	if err != nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
+	defer f.Close()
+	var h *session.Header
+	var in session.SessionInfo
+	var last []byte
+	bad := false
+	err = scanLines(f, maxLineBytes, func(no int, line []byte, size int) {
+		switch {
+		case bad:
+		case h == nil:
+			if h, err = codec.DecodeHeader(line); err != nil || line == nil {
+				bad = true
+			}
+		default:
+			in.Entries++
+			last = append(last[:0], line...) // nil for a line too long to read
+			if line == nil {
+				last = nil
+			}
+			if bytes.Contains(line, []byte(`"session_info"`)) {
+				if e, err := codec.DecodeEntry(line); err == nil && e.Type == session.TypeSessionInfo {
+					in.Name = strings.TrimSpace(e.Name)
+				}
+			}
+		}
+	})
+	if err != nil || bad || h == nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
 		return session.SessionInfo{}, false
 	}
 	// Updated is the last entry's time, as the JetStream index has it.
-	in := session.SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Created: h.Timestamp,
-		Updated: h.Timestamp, Entries: len(lines) - 1}
-	for _, l := range lines[1:] {
-		if bytes.Contains(l, []byte(`"session_info"`)) {
-			if e, err := codec.DecodeEntry(l); err == nil && e.Type == session.TypeSessionInfo {
-				in.Name = strings.TrimSpace(e.Name)
-			}
-		}
-	}
-	if len(lines) > 1 {
-		if e, err := codec.DecodeEntry(lines[len(lines)-1]); err == nil {
+	in.ID, in.Cwd, in.ParentSession, in.Created, in.Updated = h.ID, h.Cwd, h.ParentSession, h.Timestamp, h.Timestamp
+	if last != nil {
+		if e, err := codec.DecodeEntry(last); err == nil {
 			in.Leaf = e.ID
 			if e.Timestamp > in.Updated {
 				in.Updated = e.Timestamp

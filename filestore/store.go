@@ -130,7 +130,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if cfg.ReadOnly {
-		data, err := os.ReadFile(path)
+		data, err := ReadFile(path, 0)
 		if err != nil {
 			return nil, fmt.Errorf("filestore: open: %w", err)
 		}
@@ -142,7 +142,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		s.TreeStore = session.NewTreeStore(ld.Tree, s.writeAhead, s.close)
 		return s, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, _, err := openRegular(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open: %w", err)
 	}
@@ -357,6 +357,9 @@ func readAll(f *os.File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, st.Size(), int64(MaxFileBytes))
 	}
 	buf := make([]byte, st.Size())
 	n, err := f.ReadAt(buf, 0)

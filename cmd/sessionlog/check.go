@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/agentcore/sessionlog/filestore"
 )
@@ -17,7 +16,7 @@ func runCheck(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	data, err := filestore.ReadFile(path, 0)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
@@ -22,7 +21,7 @@ func runImport(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(args[0])
+	data, err := filestore.ReadFile(args[0], 0)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,141 @@
+package filestore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// Bounds of what is read from session files, which may come from anyone.
+const (
+	// MaxLineBytes bounds a line that is decoded: a longer one is reported
+	// (ErrLineTooLong) and skipped unread by the decoder, whose cost is
+	// several times a line's size. pi's lines with inline images stay
+	// far below it.
+	MaxLineBytes = 64 << 20
+	// MaxFileBytes bounds a file read whole (check, import, display).
+	MaxFileBytes = 4 << 30
+)
+
+// maxLineBytes is MaxLineBytes, smaller in tests.
+var maxLineBytes = MaxLineBytes
+
+var (
+	// ErrNotRegular is returned for a path that is not a regular file
+	// (a FIFO, a device such as /dev/zero, a directory, a socket), even
+	// behind a symbolic link: reading one could block or never end.
+	ErrNotRegular = errors.New("filestore: not a regular file")
+
+	// ErrTooLarge is returned for a file over the size a read allows.
+	ErrTooLarge = errors.New("filestore: file too large")
+
+	// ErrLineTooLong is reported for a line over MaxLineBytes.
+	ErrLineTooLong = errors.New("filestore: line too long")
+)
+
+// openRegular opens path (flag as for os.OpenFile) only if it is a
+// regular file. O_NONBLOCK keeps the open of a FIFO from waiting for a
+// writer; on a regular file it changes nothing.
+func openRegular(path string, flag int) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, kindOf(st.Mode()))
+	}
+	return f, st, nil
+}
+
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// ReadFile reads a session file whole: a regular file of at most
+// maxBytes (0: MaxFileBytes).
+func ReadFile(path string, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = MaxFileBytes
+	}
+	f, st, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > maxBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a read allows", ErrTooLarge, path, st.Size(), maxBytes)
+	}
+	// The size may change while reading: never read past the bound.
+	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%w: %s grew past %d bytes while read", ErrTooLarge, path, maxBytes)
+	}
+	return data, nil
+}
+
+// scanLines calls fn with each non-blank line of r that is at most
+// maxLine bytes, and with nil (and its length) for each longer one, whose
+// bytes are skipped without being held: memory stays bounded by maxLine
+// whatever the file holds.
+func scanLines(r io.Reader, maxLine int, fn func(no int, line []byte, size int)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	no, size, over := 0, 0, false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += len(chunk)
+		if !over {
+			if size > maxLine {
+				over, long = true, nil
+			} else if err == bufio.ErrBufferFull || long != nil {
+				long = append(long, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if size > 0 {
+			no++
+			line := chunk
+			if long != nil {
+				line = long
+			}
+			switch {
+			case over:
+				fn(no, nil, size)
+			case len(bytes.TrimSpace(line)) > 0:
+				fn(no, bytes.TrimRight(line, "\n"), size)
+			}
+		}
+		long, size, over = nil, 0, false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
