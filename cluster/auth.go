@@ -301,6 +301,22 @@ func (n *Node) ConnectTenantResponder(tenant string, opts ...nats.Option) (*nats
 	return n.connectAs(tk.responder, "sessionlog/"+tenant+"/responder", opts)
 }
 
+// TenantOwners are the users of the node's own connections in a tenant's
+// account (public nkeys): what the service does not count as a client.
+func (n *Node) TenantOwners(tenant string) []string {
+	tk, ok := n.keys[tenant]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, kp := range []nkeys.KeyPair{tk.store, tk.responder} {
+		if pub, err := kp.PublicKey(); err == nil {
+			out = append(out, pub)
+		}
+	}
+	return out
+}
+
 func (n *Node) connectAs(kp nkeys.KeyPair, name string, opts []nats.Option) (*nats.Conn, error) {
 	pub, err := kp.PublicKey()
 	if err != nil {

@@ -69,7 +69,11 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, 0)
 		return
 	}
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.SessionSubjects(id)}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	// The consumer is the caller's (it counts towards the user's bound of
+	// consumers): deleted when the stream ends, and gone soon after a
+	// crash.
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.SessionSubjects(id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+		InactiveThreshold: 30 * time.Second}
 	if from {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}
@@ -84,7 +88,14 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
 	}
-	defer cctx.Stop()
+	defer func() {
+		cctx.Stop()
+		if info := cons.CachedInfo(); info != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_ = b.JetStream().DeleteConsumer(dctx, info.Stream, info.Name)
+			cancel()
+		}
+	}()
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -311,3 +311,72 @@ func TestLargeContextOverHTTP(t *testing.T) {
 		t.Fatalf("first page: %d, %d messages, next %v", page.status, len(part), page.body["next"])
 	}
 }
+
+// An event stream's consumer is the caller's and counts towards its bound
+// of consumers: it is deleted when the stream ends, so reconnecting many
+// times never reaches the bound.
+func TestEventStreamsReleaseTheirConsumers(t *testing.T) {
+	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}})
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth = true
+	g, err := gateway.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	alice := []string{"alice", "alice-pw"}
+	if r := do(t, "POST", u, `{"id":"s"}`, alice...); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	open := func() (*http.Response, *bufio.Reader) {
+		req, _ := http.NewRequest("GET", u+"/s/events", nil)
+		req.SetBasicAuth(alice[0], alice[1])
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("open: %v %v", res, err)
+		}
+		br := bufio.NewReader(res.Body)
+		if _, err := br.ReadString('\n'); err != nil { // the opening comment: the consumer exists
+			t.Fatal(err)
+		}
+		return res, br
+	}
+	for range 80 { // past the default bound of 64 consumers per user
+		res, _ := open()
+		res.Body.Close()
+		sessiontest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+			if n := g.Streams(); n != 0 {
+				return fmt.Errorf("%d streams open", n)
+			}
+			return nil
+		})
+	}
+	res, br := open()
+	defer res.Body.Close()
+	if r := do(t, "POST", u+"/s/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"still here"}}]}`, alice...); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	got := make(chan string, 1)
+	go func() {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			if strings.Contains(line, "still here") {
+				got <- "ok"
+				return
+			}
+		}
+	}()
+	select {
+	case s := <-got:
+		if s != "ok" {
+			t.Fatalf("the 81st stream: %s", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the 81st stream got no event: its consumer was taken away")
+	}
+}

@@ -226,3 +226,68 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 		t.Fatalf("wait with timeoutMs near MaxInt64: %v", err)
 	}
 }
+
+// A tenant user creating consumers without end is held to its bound: the
+// ones past it are deleted as they appear, and the service (whose reads
+// need consumers of the same stream) keeps answering.
+func TestConsumersPerUserAreBounded(t *testing.T) {
+	tt := startTenants(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	alice, _ := tt.user(t, nats.UserInfo("alice", "alice-pw"))
+	js, err := jetstream.New(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const made, bound = 80, 64 // service.DefaultConfig's bound
+	for i := range made {
+		_, err := js.CreateConsumer(ctx, tt.scfg.Stream, jetstream.ConsumerConfig{Durable: fmt.Sprintf("hog%03d", i), AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatalf("consumer %d: %v", i, err)
+		}
+	}
+	count := func() int {
+		n := 0
+		st, err := js.Stream(ctx, tt.scfg.Stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := st.ConsumerNames(ctx)
+		for name := range names.Name() {
+			if strings.HasPrefix(name, "hog") {
+				n++
+			}
+		}
+		return n
+	}
+	sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if n := count(); n != bound {
+			return fmt.Errorf("alice holds %d consumers, want %d", n, bound)
+		}
+		return nil
+	})
+	// The first ones are kept (her replicas are not disturbed).
+	if _, err := js.Consumer(ctx, tt.scfg.Stream, "hog000"); err != nil {
+		t.Fatalf("the first consumer: %v", err)
+	}
+	svc := service.NewClient(alice, "sessionlog.v1")
+	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "after"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Call(ctx, service.OpContext, service.ContextRequest{Session: "after"}, nil); err != nil {
+		t.Fatalf("the service after the flood of consumers: %v", err)
+	}
+	// Deleting her own frees room again.
+	if err := js.DeleteConsumer(ctx, tt.scfg.Stream, "hog000"); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if _, err := js.CreateConsumer(ctx, tt.scfg.Stream, jetstream.ConsumerConfig{Durable: "again", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+			return err
+		}
+		if _, err := js.Consumer(ctx, tt.scfg.Stream, "again"); err != nil {
+			return err
+		}
+		return nil
+	})
+}

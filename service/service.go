@@ -83,6 +83,13 @@ type Config struct {
 	// refused (rate_limited).
 	MaxInFlight int
 	MaxWaits    int
+	// MaxConsumersPerUser bounds the JetStream consumers each client user
+	// may create on the service's streams (0: no bound; see quota.go).
+	// Owners are the users not counted — the node's own connections
+	// (cluster.Node.TenantOwners) — and without them there is no bound:
+	// a node without tenants cannot tell its clients apart.
+	MaxConsumersPerUser int
+	Owners              []string
 	// RequestTimeout bounds one request's work; MaxWait bounds a wait.
 	RequestTimeout time.Duration
 	MaxWait        time.Duration
@@ -101,7 +108,7 @@ func DefaultConfig(sc session.Config) Config {
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, MaxInFlight: 64, MaxWaits: 256,
+		MaxOpenSessions: 256, MaxInFlight: 64, MaxWaits: 256, MaxConsumersPerUser: 64,
 		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -123,6 +130,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxPage must be 1–%d", ErrInvalidConfig, session.MaxPageSize)
 	case l.Rate <= 0 || l.TenantRate <= 0 || l.Burst < 1 || l.TenantBurst < 1:
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
+	case c.MaxConsumersPerUser < 0:
+		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
 	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1:
 		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight and MaxWaits must be positive", ErrInvalidConfig)
 	case c.RequestTimeout <= 0 || c.MaxWait <= 0:
@@ -155,6 +164,7 @@ type Service struct {
 	gauges metric.Registration
 	// refusedReplies counts requests whose reply subject was refused.
 	refusedReplies atomic.Int64
+	quota          *consumerQuota
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -205,6 +215,11 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.svc = svc
+	if err := s.startQuota(); err != nil {
+		svc.Stop()
+		cancel()
+		return nil, err
+	}
 	g := svc.AddGroup(cfg.Subject, micro.WithGroupQueueGroup(cfg.QueueGroup))
 	for op, fn := range s.ops() {
 		if err := g.AddEndpoint(op, s.handler(op, fn)); err != nil {
@@ -369,6 +384,9 @@ func (s *Service) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	close(s.stopping)
 	_ = s.gauges.Unregister()
+	if s.quota != nil {
+		s.quota.stop()
+	}
 	err := s.svc.Stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

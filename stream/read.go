@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -193,3 +194,6 @@ func (b *Backend) TypeSubjects(typ session.EntryType) string {
 
 // Stream returns the stream handle.
 func (b *Backend) Stream() jetstream.Stream { return b.stream }
+
+// Conn returns the connection the backend reads and writes on.
+func (b *Backend) Conn() *nats.Conn { return b.nc }

@@ -120,6 +120,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		}
 		sCfg := svcCfg
 		sCfg.Tenant = c.tenant
+		if c.tenant != "" {
+			sCfg.Owners = node.TenantOwners(c.tenant)
+		}
 		svc, err := service.Start(ctx, c.respond, b, sCfg)
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))

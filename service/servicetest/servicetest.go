@@ -63,7 +63,7 @@ func StartTenants(t testing.TB, tenants ...cluster.Tenant) *Tenants {
 			t.Fatal(err)
 		}
 		sc := service.DefaultConfig(sessiontest.TestConfig())
-		sc.Tenant = tn.Name
+		sc.Tenant, sc.Owners = tn.Name, n.TenantOwners(tn.Name)
 		svc, err := service.Start(ctx, rc, b, sc)
 		if err != nil {
 			t.Fatal(err)

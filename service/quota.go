@@ -1,0 +1,184 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// Tenant users may create consumers (replicas, event consumers, event
+// streams read them), and every consumer of a stream counts against one
+// limit of the account — the one the service's own reads need. So that
+// no user can exhaust it, the service counts the consumers each user
+// creates on its streams, as the server reports them (the JetStream API
+// audit advisory names the client of each request), and deletes any past
+// Config.MaxConsumersPerUser at once. The service's own connections
+// (Config.Owners) are not counted. Consumers made while no service ran
+// are not known, so not counted: the bound holds for what is created
+// under it.
+
+// quotaAudit is what the server says of a JetStream API request.
+type quotaAudit struct {
+	Client struct {
+		User string `json:"user"`
+	} `json:"client"`
+	Subject  string `json:"subject"`
+	Response string `json:"response"`
+}
+
+// consumerQuota is the running count.
+type consumerQuota struct {
+	b      *stream.Backend
+	max    int
+	owners map[string]bool
+	del    chan [2]string // stream, consumer to delete
+	subs   []*nats.Subscription
+
+	mu     sync.Mutex
+	byUser map[string][]string // user → "stream/consumer", oldest first
+	owner  map[string]string   // "stream/consumer" → user
+
+	deleted atomic.Int64
+}
+
+// startQuota subscribes to the advisories on the backend's connection;
+// the deleting goroutine belongs to s.
+func (s *Service) startQuota() error {
+	if s.cfg.MaxConsumersPerUser == 0 || len(s.cfg.Owners) == 0 {
+		return nil // without owners (no tenants) every client looks alike
+	}
+	q := &consumerQuota{b: s.b, max: s.cfg.MaxConsumersPerUser, owners: map[string]bool{},
+		del: make(chan [2]string, 256), byUser: map[string][]string{}, owner: map[string]string{}}
+	for _, o := range s.cfg.Owners {
+		q.owners[o] = true
+	}
+	nc := s.b.Conn()
+	for subj, fn := range map[string]nats.MsgHandler{
+		"$JS.EVENT.ADVISORY.API":                 q.audited,
+		"$JS.EVENT.ADVISORY.CONSUMER.DELETED.>": q.gone,
+	} {
+		sub, err := nc.Subscribe(subj, fn)
+		if err != nil {
+			q.stop()
+			return fmt.Errorf("service: consumer quota: %w", err)
+		}
+		q.subs = append(q.subs, sub)
+	}
+	s.quota = q
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-s.stopping:
+				return
+			case d := <-q.del:
+				ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RequestTimeout)
+				err := q.b.JetStream().DeleteConsumer(ctx, d[0], d[1])
+				cancel()
+				if err == nil || errors.Is(err, jetstream.ErrConsumerNotFound) {
+					q.deleted.Add(1)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func (q *consumerQuota) stop() {
+	for _, sub := range q.subs {
+		_ = sub.Unsubscribe()
+	}
+}
+
+// streams are the streams whose consumers are counted.
+func (q *consumerQuota) counted(streamName string) bool {
+	name := q.b.Config().Stream
+	return streamName == name || streamName == name+"_DLQ"
+}
+
+func (q *consumerQuota) audited(m *nats.Msg) {
+	if !bytes.Contains(m.Data, []byte(`CONSUMER.CREATE.`)) && !bytes.Contains(m.Data, []byte(`CONSUMER.DURABLE.CREATE.`)) {
+		return // most audits are of other requests: not decoded
+	}
+	var a quotaAudit
+	if json.Unmarshal(m.Data, &a) != nil || q.owners[a.Client.User] {
+		return
+	}
+	rest, ok := strings.CutPrefix(a.Subject, "$JS.API.CONSUMER.CREATE.")
+	if !ok {
+		if rest, ok = strings.CutPrefix(a.Subject, "$JS.API.CONSUMER.DURABLE.CREATE."); !ok {
+			return
+		}
+	}
+	streamName, _, _ := strings.Cut(rest, ".")
+	if !q.counted(streamName) {
+		return
+	}
+	var resp struct {
+		Name  string          `json:"name"`
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal([]byte(a.Response), &resp) != nil || resp.Error != nil || resp.Name == "" {
+		return
+	}
+	key := streamName + "/" + resp.Name
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, known := q.owner[key]; known {
+		return // an update, or the same consumer created again
+	}
+	if len(q.byUser[a.Client.User]) >= q.max {
+		select {
+		case q.del <- [2]string{streamName, resp.Name}:
+		default: // deletions are behind: the next advisory tries again
+		}
+		return
+	}
+	q.owner[key] = a.Client.User
+	q.byUser[a.Client.User] = append(q.byUser[a.Client.User], key)
+}
+
+// gone forgets a deleted consumer ($JS.EVENT.ADVISORY.CONSUMER.DELETED.<stream>.<consumer>).
+func (q *consumerQuota) gone(m *nats.Msg) {
+	toks := strings.Split(m.Subject, ".")
+	if len(toks) < 7 {
+		return
+	}
+	key := toks[5] + "/" + strings.Join(toks[6:], ".")
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	user, ok := q.owner[key]
+	if !ok {
+		return
+	}
+	delete(q.owner, key)
+	list := q.byUser[user]
+	for i, k := range list {
+		if k == key {
+			q.byUser[user] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(q.byUser[user]) == 0 {
+		delete(q.byUser, user)
+	}
+}
+
+// ConsumersDeleted counts the consumers deleted past a user's bound.
+func (s *Service) ConsumersDeleted() int64 {
+	if s.quota == nil {
+		return 0
+	}
+	return s.quota.deleted.Load()
+}
