@@ -64,7 +64,7 @@ func (s *Service) startQuota() error {
 	}
 	nc := s.b.Conn()
 	for subj, fn := range map[string]nats.MsgHandler{
-		"$JS.EVENT.ADVISORY.API":                 q.audited,
+		"$JS.EVENT.ADVISORY.API":                q.audited,
 		"$JS.EVENT.ADVISORY.CONSUMER.DELETED.>": q.gone,
 	} {
 		sub, err := nc.Subscribe(subj, fn)
