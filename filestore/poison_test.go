@@ -14,7 +14,7 @@ import (
 func TestFailedWritePoisons(t *testing.T) {
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "p.jsonl")
-	s, err := Create(ctx, p, session.Header{ID: "p", Timestamp: "t", Cwd: "/"}, DefaultConfig())
+	s, err := Create(ctx, p, session.Header{ID: "p", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/"}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,9 @@ func Create(ctx context.Context, path string, h session.Header, cfg Config) (*St
 	if cfg.ReadOnly {
 		return nil, fmt.Errorf("%w: cannot create a read-only store", ErrInvalidConfig)
 	}
+	if err := session.ValidateHeader(&h); err != nil {
+		return nil, err
+	}
 	if h.Version == 0 {
 		h.Version = session.CurrentVersion
 	}

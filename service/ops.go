@@ -115,12 +115,6 @@ func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) 
 	return r, err
 }
 
-// Bounds of a header's members: a path, and the free-form metadata.
-const (
-	maxPathLen     = 4096
-	maxMetadataLen = 64 << 10
-)
-
 func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 	req, err := decodeFor[CreateRequest](data, nil)
 	if err != nil {
@@ -133,15 +127,15 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 		return nil, err
 	}
 	for _, f := range []struct{ ptr, v string }{{"/cwd", req.Cwd}, {"/parentSession", req.ParentSession}} {
-		if len(f.v) > maxPathLen {
-			return nil, badRequest(f.ptr, "%s is %d bytes: at most %d", f.ptr[1:], len(f.v), maxPathLen)
+		if len(f.v) > session.MaxPathLen {
+			return nil, badRequest(f.ptr, "%s is %d bytes: at most %d", f.ptr[1:], len(f.v), session.MaxPathLen)
 		}
 	}
 	if len(req.Name) > session.MaxNameLen {
 		return nil, badRequest("/name", "name is %d bytes: at most %d", len(req.Name), session.MaxNameLen)
 	}
-	if len(req.Metadata) > maxMetadataLen {
-		return nil, &Error{Code: CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), maxMetadataLen)}
+	if len(req.Metadata) > session.MaxMetadataLen {
+		return nil, &Error{Code: CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), session.MaxMetadataLen)}
 	}
 	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
 		return nil, badRequest("/metadata", "metadata must be an object, not %s", req.Metadata.Kind())

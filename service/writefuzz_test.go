@@ -13,11 +13,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
-var fuzzAppends = flag.Int("fuzz-appends", 400, "mutated entries TestAppendMutatedEntries sends")
+var fuzzAppends = flag.Int("fuzz-appends", 1500, "mutated entries TestAppendMutatedEntries sends")
 
 // hostile are the values a mutation puts in place of a member: each kind,
 // out-of-range numbers, times that are not, names that are too long.
@@ -117,6 +118,7 @@ func TestAppendMutatedEntries(t *testing.T) {
 		}
 	}
 	t.Logf("%d mutated entries accepted, %d refused", accepted, refused)
+	exportLoads(t, f, "fuzz")
 	if accepted == 0 || refused == 0 {
 		t.Fatalf("the mutations tried only one side (%d accepted, %d refused)", accepted, refused)
 	}
@@ -206,4 +208,35 @@ func storedDecodes(v jsontext.Value) error {
 		return err
 	}
 	return nil
+}
+
+// exportLoads exports the session as a pi file and loads it strictly:
+// every stored entry reads back from a file, as pi would read it.
+func exportLoads(t *testing.T, f *fixture, id string) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := f.b.Open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	h, err := st.Header(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := st.Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := filestore.Encode(&h, all)
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	ld, err := filestore.Load(data, id+".jsonl", filestore.Strict)
+	if err != nil {
+		t.Fatalf("the export does not load: %v", err)
+	}
+	if ld.Tree.Len() != len(all) {
+		t.Fatalf("the export holds %d entries of %d", ld.Tree.Len(), len(all))
+	}
 }

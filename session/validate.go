@@ -25,7 +25,9 @@ const (
 
 // FieldError says which member of an entry ValidateFields refuses and why.
 type FieldError struct {
-	Entry string // the entry's id ("" when it has none yet)
+	Entry  string // the entry's id ("" when it has none yet), or the session's
+	Header bool   // the member is the header's
+
 	// Pointer locates the member in the entry's JSON (RFC 6901), e.g.
 	// "/message/timestamp".
 	Pointer string
@@ -33,6 +35,9 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
+	if e.Header {
+		return fmt.Sprintf("session: invalid header of %q: %s %s", e.Entry, e.Pointer, e.Reason)
+	}
 	if e.Entry == "" {
 		return fmt.Sprintf("session: invalid entry: %s %s", e.Pointer, e.Reason)
 	}
@@ -412,4 +417,39 @@ func clip(s string) string {
 		return s[:61] + "..."
 	}
 	return s
+}
+
+// Bounds of a header's members.
+const (
+	// MaxPathLen bounds cwd and parentSession.
+	MaxPathLen = 4096
+	// MaxMetadataLen bounds the free-form metadata object.
+	MaxMetadataLen = 64 << 10
+)
+
+// ValidateHeader checks a header about to be written: an ISO timestamp,
+// paths of at most MaxPathLen bytes, and metadata that is a JSON object
+// (strict: no member twice) of at most MaxMetadataLen bytes. The session
+// id is the backend's to check (its rules are the backend's).
+func ValidateHeader(h *Header) error {
+	v := fieldCheck{id: h.ID}
+	if _, err := time.Parse(time.RFC3339Nano, h.Timestamp); err != nil {
+		v.fail("/timestamp", fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(h.Timestamp)))
+	}
+	for _, f := range [...]struct{ ptr, s string }{{"/cwd", h.Cwd}, {"/parentSession", h.ParentSession}} {
+		if len(f.s) > MaxPathLen {
+			v.fail(f.ptr, fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxPathLen))
+		}
+	}
+	switch {
+	case h.Metadata == nil:
+	case len(h.Metadata) > MaxMetadataLen:
+		v.fail("/metadata", fmt.Sprintf("is %d bytes (max %d)", len(h.Metadata), MaxMetadataLen))
+	case kindByte(h.Metadata) != '{' || !jsontext.Value(h.Metadata).IsValid():
+		v.fail("/metadata", "is not a JSON object (strict: no member twice, valid UTF-8)")
+	}
+	if fe, ok := v.err.(*FieldError); ok {
+		fe.Header = true
+	}
+	return v.err
 }

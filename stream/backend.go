@@ -121,6 +121,9 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 	if err := ValidateSessionID(h.ID); err != nil {
 		return nil, err
 	}
+	if err := session.ValidateHeader(&h); err != nil {
+		return nil, err
+	}
 	if h.Version == 0 {
 		h.Version = session.CurrentVersion
 	}

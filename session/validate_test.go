@@ -1,0 +1,44 @@
+package session_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+func TestValidateHeader(t *testing.T) {
+	ok := session.Header{Version: 3, ID: "h", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/w"}
+	tests := []struct {
+		name  string
+		tweak func(h *session.Header)
+		field string
+	}{
+		{"valid", func(h *session.Header) {}, ""},
+		{"metadata object", func(h *session.Header) { h.Metadata = session.Raw(`{"a":1}`) }, ""},
+		{"timestamp not a time", func(h *session.Header) { h.Timestamp = "now" }, "/timestamp"},
+		{"cwd too long", func(h *session.Header) { h.Cwd = strings.Repeat("c", session.MaxPathLen+1) }, "/cwd"},
+		{"parent too long", func(h *session.Header) { h.ParentSession = strings.Repeat("p", session.MaxPathLen+1) }, "/parentSession"},
+		{"metadata array", func(h *session.Header) { h.Metadata = session.Raw(`[1]`) }, "/metadata"},
+		{"metadata member twice", func(h *session.Header) { h.Metadata = session.Raw(`{"a":1,"a":2}`) }, "/metadata"},
+		{"metadata too large", func(h *session.Header) {
+			h.Metadata = session.Raw(`{"a":"` + strings.Repeat("m", session.MaxMetadataLen) + `"}`)
+		}, "/metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := ok
+			tt.tweak(&h)
+			err := session.ValidateHeader(&h)
+			var fe *session.FieldError
+			switch {
+			case tt.field == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.field == "":
+			case !errors.As(err, &fe) || fe.Pointer != tt.field || !errors.Is(err, session.ErrInvalidEntry):
+				t.Fatalf("got %v, want a FieldError at %s", err, tt.field)
+			}
+		})
+	}
+}
