@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -83,7 +82,9 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := newEventQueue(g.cfg.StreamBuffer)
-	cctx, err := cons.Consume(q.push, jetstream.PullMaxMessages(64))
+	// Few messages pulled ahead: a slow client is found out by its
+	// queue, not buffered for in the client library.
+	cctx, err := cons.Consume(q.push, jetstream.PullMaxMessages(8))
 	if err != nil {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
@@ -145,12 +146,18 @@ type eventWriter struct {
 	last    uint64 // the sequence of the last entry sent
 }
 
-func (e *eventWriter) send(s string) error {
+func (e *eventWriter) send(s string) error { return e.write([]byte(s)) }
+
+// write writes parts as one event (no copy of a large entry into one
+// buffer per client), then flushes.
+func (e *eventWriter) write(parts ...[]byte) error {
 	if err := e.rc.SetWriteDeadline(time.Now().Add(e.timeout)); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(e.w, s); err != nil {
-		return err
+	for _, p := range parts {
+		if _, err := e.w.Write(p); err != nil {
+			return err
+		}
 	}
 	return e.rc.Flush()
 }
@@ -179,7 +186,7 @@ func (e *eventWriter) entry(b *stream.Backend, m jetstream.Msg) error {
 		return nil
 	}
 	e.last = dm.Seq
-	return e.send(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", dm.Seq, kind, line))
+	return e.write(fmt.Appendf(nil, "id: %d\nevent: %s\ndata: ", dm.Seq, kind), line, []byte("\n\n"))
 }
 
 func (g *Gateway) exists(ctx context.Context, u *userConn, id string) error {

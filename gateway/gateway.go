@@ -98,7 +98,7 @@ func DefaultConfig(addr, natsURL string) Config {
 	return Config{
 		Listen: addr, NATSURL: natsURL, Subject: "sessionlog.v1", Stream: stream.DefaultConfig(),
 		MaxBodyBytes: 1 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
-		MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 4 << 20,
+		MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,
 		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
 		MaxHeaderBytes: 16 << 10, MaxConns: 4096,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -25,6 +26,7 @@ type cache struct {
 type held struct {
 	st      *stream.Store
 	used    uint64
+	usedAt  time.Time // when last released
 	refs    int
 	dropped bool
 }
@@ -126,6 +128,7 @@ func (c *cache) evict() []*held {
 func (c *cache) release(ctx context.Context, h *held) {
 	c.mu.Lock()
 	h.refs--
+	h.usedAt = time.Now()
 	closeIt := h.refs == 0 && h.dropped
 	var victims []*held
 	if !closeIt {
@@ -137,6 +140,24 @@ func (c *cache) release(ctx context.Context, h *held) {
 	}
 	for _, v := range victims {
 		v.st.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// expire closes the stores nobody used for idle: a session read once is
+// not held (with all its entries) until others push it out.
+func (c *cache) expire(ctx context.Context, idle time.Duration) {
+	cut := time.Now().Add(-idle)
+	var victims []*held
+	c.mu.Lock()
+	for id, h := range c.m {
+		if h.refs == 0 && h.usedAt.Before(cut) {
+			victims = append(victims, h)
+			delete(c.m, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, v := range victims {
+		v.st.Close(ctx)
 	}
 }
 

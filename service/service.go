@@ -75,8 +75,10 @@ type Config struct {
 	// default; a client with a custom inbox prefix needs it added here.
 	ReplyPrefixes []string
 	Limits        Limits
-	// MaxOpenSessions bounds the sessions kept open between requests.
+	// MaxOpenSessions bounds the sessions kept open between requests;
+	// one unused for CacheIdle is closed.
 	MaxOpenSessions int
+	CacheIdle       time.Duration
 	// MaxInFlight bounds the requests handled at once; further requests
 	// wait in the connection's buffer. MaxWaits bounds the waits in
 	// flight, which do not count towards MaxInFlight; further waits are
@@ -108,7 +110,7 @@ func DefaultConfig(sc session.Config) Config {
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, MaxInFlight: 64, MaxWaits: 256, MaxConsumersPerUser: 64,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxConsumersPerUser: 64,
 		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -134,8 +136,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
 	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1:
 		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight and MaxWaits must be positive", ErrInvalidConfig)
-	case c.RequestTimeout <= 0 || c.MaxWait <= 0:
-		return fmt.Errorf("%w: RequestTimeout and MaxWait must be positive", ErrInvalidConfig)
+	case c.RequestTimeout <= 0 || c.MaxWait <= 0 || c.CacheIdle <= 0:
+		return fmt.Errorf("%w: RequestTimeout, MaxWait and CacheIdle must be positive", ErrInvalidConfig)
 	case c.SessionIDs == nil:
 		return fmt.Errorf("%w: no SessionIDs", ErrInvalidConfig)
 	case len(c.ReplyPrefixes) == 0:
@@ -215,11 +217,6 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.svc = svc
-	if err := s.startQuota(); err != nil {
-		svc.Stop()
-		cancel()
-		return nil, err
-	}
 	g := svc.AddGroup(cfg.Subject, micro.WithGroupQueueGroup(cfg.QueueGroup))
 	for op, fn := range s.ops() {
 		if err := g.AddEndpoint(op, s.handler(op, fn)); err != nil {
@@ -228,7 +225,29 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 			return nil, fmt.Errorf("service: endpoint %s: %w", op, err)
 		}
 	}
+	if err := s.startQuota(); err != nil {
+		svc.Stop()
+		cancel()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.expireIdle()
 	return s, nil
+}
+
+// expireIdle closes idle sessions until the service stops.
+func (s *Service) expireIdle() {
+	defer s.wg.Done()
+	t := time.NewTicker(max(s.cfg.CacheIdle/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopping:
+			return
+		case <-t.C:
+			s.cache.expire(s.ctx, s.cfg.CacheIdle)
+		}
+	}
 }
 
 // Info returns what micro announces for this instance.

@@ -71,6 +71,7 @@ func runServe(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	defer memoryReleaser(ctx)()
 	defer func() {
 		// Stopping is bounded whatever clients do: requests in flight get
 		// stopGrace, then are cut off.
