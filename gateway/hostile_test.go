@@ -380,3 +380,31 @@ func TestEventStreamsReleaseTheirConsumers(t *testing.T) {
 		t.Fatal("the 81st stream got no event: its consumer was taken away")
 	}
 }
+
+// Numbers at the edges of their types are refused or clamped, never
+// wrapped around.
+func TestEdgeNumbers(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"e"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"/e/events?after=18446744073709551615", 400},
+		{"/e/events?after=9223372036854775807", 400},
+		{"/e/entries?offset=9223372036854775807", 200},
+		{"/e/entries?offset=-1", 400},
+		{"/e/tree?offset=9223372036854775807", 200},
+	} {
+		r := do(t, "GET", u+c.path, "")
+		if r.status != c.want {
+			t.Fatalf("%s: %d %v, want %d", c.path, r.status, r.body, c.want)
+		}
+		if next, ok := r.body["next"].(float64); ok && next < 0 {
+			t.Fatalf("%s: next %v", c.path, next)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -81,8 +82,8 @@ func TestBadRequests(t *testing.T) {
 			if pe.Code != tt.wantCode || pe.Field != tt.wantField {
 				t.Fatalf("got code %s field %q (%s), want %s %q", pe.Code, pe.Field, pe.Message, tt.wantCode, tt.wantField)
 			}
-			if pe.Message == "" {
-				t.Fatal("no message")
+			if pe.Message == "" || doubledArticle.MatchString(pe.Message) {
+				t.Fatalf("no message, or a garbled one: %q", pe.Message)
 			}
 		})
 	}
@@ -117,6 +118,9 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("another client: %v", err)
 	}
 }
+
+// doubledArticle finds "a a string" and the like in messages.
+var doubledArticle = regexp.MustCompile(`\b(a|an) (a|an) `)
 
 // msgWith is an append of one user message with extra message members.
 func msgWith(members string) string {
