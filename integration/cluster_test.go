@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ type node struct {
 	client string // 127.0.0.1:port
 	args   []string
 	cmd    *exec.Cmd
-	log    *bytes.Buffer
+	log    *syncBuffer
 }
 
 // procCluster is a cluster of `sessionlog serve` processes whose routes go
@@ -100,7 +101,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 func (c *procCluster) spawn(i int) {
 	nd := c.nodes[i]
 	os.Remove(filepath.Join(nd.data, "serve.url"))
-	nd.log = &bytes.Buffer{}
+	nd.log = &syncBuffer{}
 	nd.cmd = exec.Command(c.bin, nd.args...)
 	nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
 	if err := nd.cmd.Start(); err != nil {
@@ -116,9 +117,30 @@ func (c *procCluster) waitReady(i int) {
 		if nd.cmd.ProcessState != nil {
 			return fmt.Errorf("%s exited: %s", nd.name, nd.log)
 		}
-		_, err := os.Stat(filepath.Join(nd.data, "serve.url"))
-		return err
+		if _, err := os.Stat(filepath.Join(nd.data, "serve.url")); err != nil {
+			return fmt.Errorf("%s not ready (%v); its output so far:\n%s", nd.name, err, nd.log)
+		}
+		return nil
 	})
+}
+
+// syncBuffer is the output of a node: written by the process's copier,
+// read by a failing check.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (c *procCluster) kill(i int) {

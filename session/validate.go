@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,13 +106,16 @@ var costMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0',
 
 // extra checks the Extra fields of an object whose known members are
 // members: each must be an unknown member, or a known one's kept zero.
-func (v *fieldCheck) extra(ptr, what string, fs []Field, members map[string]byte) {
+func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]byte) {
 	for _, f := range fs {
 		kind, ok := members[f.Key]
 		if !ok || keptZero(kind, f.Value) {
 			continue
 		}
-		v.fail(ptr+"/"+f.Key, fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
+		if what == "" {
+			what = "an entry of its type"
+		}
+		v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
 	}
 }
 
@@ -141,7 +145,7 @@ func ValidateFields(e *Entry) error {
 	}
 	v := fieldCheck{id: e.ID}
 	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
-		v.fail("/timestamp", fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(e.Timestamp)))
+		v.fail(root.at("timestamp"), fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(e.Timestamp)))
 	}
 	v.raws(e)
 	members, known := entryMembers[e.Type]
@@ -151,56 +155,58 @@ func ValidateFields(e *Entry) error {
 	for _, f := range e.Extra {
 		switch f.Key {
 		case "type", "id", "parentId", "timestamp":
-			v.fail("/"+f.Key, "is set twice")
+			v.fail(root.at(f.Key), "is set twice")
 		}
 	}
-	v.extra("", "a "+string(e.Type)+" entry", e.Extra, members)
+	v.extra(root, "", e.Extra, members)
 	switch e.Type {
 	case TypeMessage:
-		v.message("/message", e.Message)
+		v.message(root.at("message"), e.Message)
 	case TypeThinkingLevelChange:
 		if !thinkingLevels[e.ThinkingLevel] {
-			v.fail("/thinkingLevel", fmt.Sprintf("%q is not one of off, minimal, low, medium, high, xhigh", clip(e.ThinkingLevel)))
+			v.fail(root.at("thinkingLevel"), fmt.Sprintf("%q is not one of off, minimal, low, medium, high, xhigh", clip(e.ThinkingLevel)))
 		}
 	case TypeModelChange:
-		v.name("/provider", e.Provider)
-		v.name("/modelId", e.ModelID)
+		v.name(root.at("provider"), e.Provider)
+		v.name(root.at("modelId"), e.ModelID)
 	case TypeActiveToolsChange:
 		for i, t := range e.ActiveTools {
-			v.name(fmt.Sprintf("/activeTools/%d", i), t)
+			tools := root.at("activeTools")
+			v.name(tools.item(i), t)
 		}
 	case TypeCompaction:
 		if e.FirstKeptEntryID == "" {
-			v.fail("/firstKeptEntryId", "is required: the entry the kept context starts from")
+			v.fail(root.at("firstKeptEntryId"), "is required: the entry the kept context starts from")
 		} else if err := ValidateID(e.FirstKeptEntryID); err != nil {
-			v.fail("/firstKeptEntryId", err.Error())
+			v.fail(root.at("firstKeptEntryId"), err.Error())
 		}
-		v.count("/tokensBefore", e.TokensBefore)
+		v.count(root.at("tokensBefore"), e.TokensBefore)
 		for i := range e.RetainedTail {
-			v.message(fmt.Sprintf("/retainedTail/%d", i), &e.RetainedTail[i])
+			tail := root.at("retainedTail")
+			v.message(tail.item(i), &e.RetainedTail[i])
 		}
-		v.usage("/usage", e.Usage)
+		v.usage(root.at("usage"), e.Usage)
 	case TypeBranchSummary:
 		if e.FromID == "" {
-			v.fail("/fromId", "is required: the leaf the branch was left from")
+			v.fail(root.at("fromId"), "is required: the leaf the branch was left from")
 		} else if len(e.FromID) > MaxIDLen {
-			v.fail("/fromId", fmt.Sprintf("is %d bytes (max %d)", len(e.FromID), MaxIDLen))
+			v.fail(root.at("fromId"), fmt.Sprintf("is %d bytes (max %d)", len(e.FromID), MaxIDLen))
 		}
 	case TypeCustom:
-		v.name("/customType", e.CustomType)
+		v.name(root.at("customType"), e.CustomType)
 	case TypeCustomMessage:
-		v.name("/customType", e.CustomType)
+		v.name(root.at("customType"), e.CustomType)
 		if e.Content.IsZero() {
-			v.fail("/content", "is required (a string or content blocks)")
+			v.fail(root.at("content"), "is required (a string or content blocks)")
 		}
-		v.content("/content", e.Content, false)
+		v.content(root.at("content"), e.Content, false)
 	case TypeLabel:
 		if len(e.Label) > MaxNameLen {
-			v.fail("/label", fmt.Sprintf("is %d bytes (max %d)", len(e.Label), MaxNameLen))
+			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(e.Label), MaxNameLen))
 		}
 	case TypeSessionInfo:
 		if len(e.Name) > MaxNameLen {
-			v.fail("/name", fmt.Sprintf("is %d bytes (max %d)", len(e.Name), MaxNameLen))
+			v.fail(root.at("name"), fmt.Sprintf("is %d bytes (max %d)", len(e.Name), MaxNameLen))
 		}
 	}
 	return v.err
@@ -211,41 +217,89 @@ func ValidateFields(e *Entry) error {
 // either, but the service's replies, and readers in other languages, are
 // strict: what is stored must read everywhere.
 func (v *fieldCheck) raws(e *Entry) {
-	check := func(ptr string, r Raw) {
-		if r != nil && !jsontext.Value(r).IsValid() {
-			v.fail(ptr, "is not strict JSON (a member name twice, or invalid UTF-8)")
-		}
-	}
-	msg := func(ptr string, m *Message) {
-		check(ptr+"/details", m.Details)
-		for _, f := range m.Extra {
-			check(ptr+"/"+f.Key, f.Value)
-		}
-		for i := range m.Content.Blocks {
-			b := &m.Content.Blocks[i]
-			check(fmt.Sprintf("%s/content/%d/arguments", ptr, i), b.Arguments)
-			check(fmt.Sprintf("%s/content/%d", ptr, i), b.Verbatim)
-			for _, f := range b.Extra {
-				check(fmt.Sprintf("%s/content/%d/%s", ptr, i, f.Key), f.Value)
-			}
-		}
-	}
-	check("/details", e.Details)
-	check("/data", e.Data)
+	v.raw(root.at("details"), e.Details)
+	v.raw(root.at("data"), e.Data)
 	for _, f := range e.Extra {
-		check("/"+f.Key, f.Value)
+		v.raw(root.at(f.Key), f.Value)
 	}
 	if e.Message != nil {
-		msg("/message", e.Message)
+		v.rawsOf(root.at("message"), e.Message)
 	}
 	for i := range e.RetainedTail {
-		msg(fmt.Sprintf("/retainedTail/%d", i), &e.RetainedTail[i])
+		tail := root.at("retainedTail")
+		v.rawsOf(tail.item(i), &e.RetainedTail[i])
 	}
 	if e.Usage != nil {
 		for _, f := range e.Usage.Extra {
-			check("/usage/"+f.Key, f.Value)
+			u := root.at("usage")
+			v.raw(u.at(f.Key), f.Value)
 		}
 	}
+}
+
+func (v *fieldCheck) rawsOf(at path, m *Message) {
+	v.raw(at.at("details"), m.Details)
+	for _, f := range m.Extra {
+		v.raw(at.at(f.Key), f.Value)
+	}
+	for i := range m.Content.Blocks {
+		b := &m.Content.Blocks[i]
+		c := at.at("content")
+		bp := c.item(i)
+		v.raw(bp.at("arguments"), b.Arguments)
+		v.raw(bp, b.Verbatim)
+		for _, f := range b.Extra {
+			v.raw(bp.at(f.Key), f.Value)
+		}
+	}
+}
+
+func (v *fieldCheck) raw(at path, r Raw) {
+	if r != nil && !jsontext.Value(r).IsValid() {
+		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
+	}
+}
+
+// path is a JSON pointer that is spelled out only when a check fails: a
+// small value (no pointers), so a valid entry costs no allocation for
+// pointers it never reports.
+type path struct {
+	keys  [maxDepth]string
+	index [maxDepth]int // for a level whose key is ""
+	n     int
+}
+
+// maxDepth is the deepest member checked (/retainedTail/0/content/1/arguments).
+const maxDepth = 8
+
+// root is the entry itself ("").
+var root = path{}
+
+func (p path) at(key string) path {
+	if p.n < maxDepth {
+		p.keys[p.n], p.n = key, p.n+1
+	}
+	return p
+}
+
+func (p path) item(i int) path {
+	if p.n < maxDepth {
+		p.keys[p.n], p.index[p.n], p.n = "", i, p.n+1
+	}
+	return p
+}
+
+func (p path) String() string {
+	var b strings.Builder
+	for i := range p.n {
+		tok := p.keys[i]
+		if tok == "" {
+			tok = strconv.Itoa(p.index[i])
+		}
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+	}
+	return b.String()
 }
 
 // fieldCheck collects the first problem found.
@@ -254,38 +308,38 @@ type fieldCheck struct {
 	err error
 }
 
-func (v *fieldCheck) fail(ptr, reason string) {
+func (v *fieldCheck) fail(at path, reason string) {
 	if v.err == nil {
-		v.err = &FieldError{Entry: v.id, Pointer: ptr, Reason: reason}
+		v.err = &FieldError{Entry: v.id, Pointer: at.String(), Reason: reason}
 	}
 }
 
-func (v *fieldCheck) name(ptr, s string) {
+func (v *fieldCheck) name(at path, s string) {
 	switch {
 	case strings.TrimSpace(s) == "":
-		v.fail(ptr, "is required and may not be blank")
+		v.fail(at, "is required and may not be blank")
 	case len(s) > MaxNameLen:
-		v.fail(ptr, fmt.Sprintf("is %d bytes (max %d)", len(s), MaxNameLen))
+		v.fail(at, fmt.Sprintf("is %d bytes (max %d)", len(s), MaxNameLen))
 	}
 }
 
-func (v *fieldCheck) count(ptr string, n int64) {
+func (v *fieldCheck) count(at path, n int64) {
 	if n < 0 || n > MaxSafeInteger {
-		v.fail(ptr, fmt.Sprintf("is %d: a count must be 0..%d", n, int64(MaxSafeInteger)))
+		v.fail(at, fmt.Sprintf("is %d: a count must be 0..%d", n, int64(MaxSafeInteger)))
 	}
 }
 
-func (v *fieldCheck) message(ptr string, m *Message) {
+func (v *fieldCheck) message(at path, m *Message) {
 	if m == nil {
-		v.fail(ptr, "is required")
+		v.fail(at, "is required")
 		return
 	}
 	if !messageRoles[m.Role] {
-		v.fail(ptr+"/role", fmt.Sprintf("%q is not a message role (user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary)", clip(m.Role)))
+		v.fail(at.at("role"), fmt.Sprintf("%q is not a message role (user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary)", clip(m.Role)))
 		return
 	}
 	if m.Timestamp < 0 || m.Timestamp > MaxEpochMillis {
-		v.fail(ptr+"/timestamp", fmt.Sprintf("is %d: epoch milliseconds must be 0..%d", m.Timestamp, int64(MaxEpochMillis)))
+		v.fail(at.at("timestamp"), fmt.Sprintf("is %d: epoch milliseconds must be 0..%d", m.Timestamp, int64(MaxEpochMillis)))
 	}
 	extra := m.Extra
 	if m.Role == "bashExecution" {
@@ -295,35 +349,35 @@ func (v *fieldCheck) message(ptr string, m *Message) {
 			if !ok {
 				extra = append(extra, f)
 			} else if !strings.ContainsRune(kinds, rune(kindByte(f.Value))) {
-				v.fail(ptr+"/"+f.Key, fmt.Sprintf("holds %s, not the kind of value a bashExecution message has there", kindOf(f.Value)))
+				v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value a bashExecution message has there", kindOf(f.Value)))
 			}
 		}
 	}
-	v.extra(ptr, "a message", extra, messageMembers)
+	v.extra(at, "a message", extra, messageMembers)
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
 		if m.Content.IsZero() {
-			v.fail(ptr+"/content", "is required (a string or content blocks)")
+			v.fail(at.at("content"), "is required (a string or content blocks)")
 		}
 	}
-	v.content(ptr+"/content", m.Content, m.Role == RoleAssistant)
+	v.content(at.at("content"), m.Content, m.Role == RoleAssistant)
 	if m.StopReason != "" && !stopReasons[m.StopReason] {
-		v.fail(ptr+"/stopReason", fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted", clip(m.StopReason)))
+		v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted", clip(m.StopReason)))
 	}
 	for _, f := range [...]struct{ k, s string }{{"provider", m.Provider}, {"model", m.Model}, {"api", m.API},
 		{"toolName", m.ToolName}, {"toolCallId", m.ToolCallID}, {"customType", m.CustomType}} {
 		if len(f.s) > MaxNameLen {
-			v.fail(ptr+"/"+f.k, fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxNameLen))
+			v.fail(at.at(f.k), fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxNameLen))
 		}
 	}
-	v.count(ptr+"/tokensBefore", m.TokensBefore)
-	v.usage(ptr+"/usage", m.Usage)
+	v.count(at.at("tokensBefore"), m.TokensBefore)
+	v.usage(at.at("usage"), m.Usage)
 }
 
-func (v *fieldCheck) content(ptr string, c Content, assistant bool) {
+func (v *fieldCheck) content(at path, c Content, assistant bool) {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
-		bp := fmt.Sprintf("%s/%d", ptr, i)
+		bp := at.item(i)
 		if b.Verbatim != nil {
 			v.fail(bp, fmt.Sprintf("holds %s: a content block is an object", kindOf(b.Verbatim)))
 			return
@@ -332,30 +386,30 @@ func (v *fieldCheck) content(ptr string, c Content, assistant bool) {
 		case BlockText, BlockThinking:
 		case BlockImage:
 			if b.Data == "" {
-				v.fail(bp+"/data", "is required: the image as base64")
+				v.fail(bp.at("data"), "is required: the image as base64")
 			}
 			if !strings.HasPrefix(b.MimeType, "image/") || len(b.MimeType) > MaxNameLen {
-				v.fail(bp+"/mimeType", fmt.Sprintf("%q is not an image type such as image/png", clip(b.MimeType)))
+				v.fail(bp.at("mimeType"), fmt.Sprintf("%q is not an image type such as image/png", clip(b.MimeType)))
 			}
 		case BlockToolCall:
 			if !assistant {
-				v.fail(bp+"/type", "toolCall blocks belong in assistant messages")
+				v.fail(bp.at("type"), "toolCall blocks belong in assistant messages")
 			}
-			v.name(bp+"/name", b.Name)
+			v.name(bp.at("name"), b.Name)
 			if b.ID == "" || len(b.ID) > MaxNameLen {
-				v.fail(bp+"/id", "is required (at most 1024 bytes)")
+				v.fail(bp.at("id"), "is required (at most 1024 bytes)")
 			}
 			if b.Arguments != nil && kindByte(b.Arguments) != '{' {
-				v.fail(bp+"/arguments", fmt.Sprintf("holds %s, not an object", kindOf(b.Arguments)))
+				v.fail(bp.at("arguments"), fmt.Sprintf("holds %s, not an object", kindOf(b.Arguments)))
 			}
 		default:
-			v.fail(bp+"/type", fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
+			v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
 		}
 		v.extra(bp, "a content block", b.Extra, blockMembers)
 	}
 }
 
-func (v *fieldCheck) usage(ptr string, u *Usage) {
+func (v *fieldCheck) usage(at path, u *Usage) {
 	if u == nil {
 		return
 	}
@@ -363,18 +417,19 @@ func (v *fieldCheck) usage(ptr string, u *Usage) {
 		k string
 		n int64
 	}{{"input", u.Input}, {"output", u.Output}, {"cacheRead", u.CacheRead}, {"cacheWrite", u.CacheWrite}, {"totalTokens", u.TotalTokens}} {
-		v.count(ptr+"/"+f.k, f.n)
+		v.count(at.at(f.k), f.n)
 	}
 	for _, f := range [...]struct {
 		k string
 		x float64
 	}{{"input", u.Cost.Input}, {"output", u.Cost.Output}, {"cacheRead", u.Cost.CacheRead}, {"cacheWrite", u.Cost.CacheWrite}, {"total", u.Cost.Total}} {
 		if math.IsNaN(f.x) || math.IsInf(f.x, 0) || f.x < 0 {
-			v.fail(ptr+"/cost/"+f.k, fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
+			c := at.at("cost")
+			v.fail(c.at(f.k), fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
 		}
 	}
-	v.extra(ptr, "usage", u.Extra, usageMembers)
-	v.extra(ptr+"/cost", "a cost", u.Cost.Extra, costMembers)
+	v.extra(at, "usage", u.Extra, usageMembers)
+	v.extra(at.at("cost"), "a cost", u.Cost.Extra, costMembers)
 }
 
 // kindByte is the first significant byte of a JSON value: '"', '{', '[',
@@ -434,19 +489,19 @@ const (
 func ValidateHeader(h *Header) error {
 	v := fieldCheck{id: h.ID}
 	if _, err := time.Parse(time.RFC3339Nano, h.Timestamp); err != nil {
-		v.fail("/timestamp", fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(h.Timestamp)))
+		v.fail(root.at("timestamp"), fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(h.Timestamp)))
 	}
-	for _, f := range [...]struct{ ptr, s string }{{"/cwd", h.Cwd}, {"/parentSession", h.ParentSession}} {
+	for _, f := range [...]struct{ key, s string }{{"cwd", h.Cwd}, {"parentSession", h.ParentSession}} {
 		if len(f.s) > MaxPathLen {
-			v.fail(f.ptr, fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxPathLen))
+			v.fail(root.at(f.key), fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxPathLen))
 		}
 	}
 	switch {
 	case h.Metadata == nil:
 	case len(h.Metadata) > MaxMetadataLen:
-		v.fail("/metadata", fmt.Sprintf("is %d bytes (max %d)", len(h.Metadata), MaxMetadataLen))
+		v.fail(root.at("metadata"), fmt.Sprintf("is %d bytes (max %d)", len(h.Metadata), MaxMetadataLen))
 	case kindByte(h.Metadata) != '{' || !jsontext.Value(h.Metadata).IsValid():
-		v.fail("/metadata", "is not a JSON object (strict: no member twice, valid UTF-8)")
+		v.fail(root.at("metadata"), "is not a JSON object (strict: no member twice, valid UTF-8)")
 	}
 	if fe, ok := v.err.(*FieldError); ok {
 		fe.Header = true

@@ -42,3 +42,30 @@ func TestValidateHeader(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkValidateFields is the cost every write now pays, against
+// ValidateEntry (what writes paid before) on the same assistant message
+// with usage and a tool call.
+func BenchmarkValidateFields(b *testing.B) {
+	e := &session.Entry{Type: session.TypeMessage, ID: "a1b2c3d4", ParentID: "00ff00ff", Timestamp: "2025-01-04T00:59:36.639Z",
+		Message: &session.Message{Role: session.RoleAssistant, Timestamp: 1735952376639, Provider: "anthropic", Model: "claude", API: "anthropic-messages",
+			StopReason: "toolUse", Usage: &session.Usage{Input: 1000, Output: 200, TotalTokens: 1200, Cost: session.Cost{Input: 0.01, Total: 0.02}},
+			Content: session.BlocksContent(
+				session.ContentBlock{Type: session.BlockText, Text: strings.Repeat("text ", 150)},
+				session.ContentBlock{Type: session.BlockToolCall, ID: "call_1", Name: "bash", Arguments: session.Raw(`{"command":"ls -la /work","timeout":30}`)},
+			)}}
+	b.Run("ValidateEntry", func(b *testing.B) {
+		for b.Loop() {
+			if err := session.ValidateEntry(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ValidateFields", func(b *testing.B) {
+		for b.Loop() {
+			if err := session.ValidateFields(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
