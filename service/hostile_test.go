@@ -184,36 +184,51 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	}
 }
 
-// Waits have slots of their own: a client holding every one of them
-// delays no other request, and the next wait is refused at once. A
-// timeout near MaxInt64 is the service's longest wait, not an overflow.
+// Waits have slots of their own: clients holding every one of them delay
+// no other request, one client cannot hold them all, and the next wait is
+// refused at once. A timeout near MaxInt64 is the service's longest wait,
+// not an overflow.
 func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 	f := start(t, func(c *service.Config) {
-		c.MaxWaits, c.MaxInFlight, c.MaxWait = 8, 2, time.Second
+		c.MaxWaits, c.MaxWaitsPerClient, c.MaxInFlight, c.MaxWait = 8, 6, 2, time.Second
 		unlimited(c)
 	})
 	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, nil)
+	other := newClient(t, f.cfg.Subject)
 	var done atomic.Int32
 	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
-			done.Add(1)
-		}()
-	}
-	sessiontest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := f.svc.WaitsInFlight(); n != 8 {
-			return fmt.Errorf("%d waits in flight", n)
+	hold := func(c *service.Client, n int) {
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = c.Call(t.Context(), service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1}, nil)
+				done.Add(1)
+			}()
 		}
-		return nil
-	})
-	err := f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40})
-	var pe *service.Error
-	if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 {
-		t.Fatalf("a ninth wait: %v", err)
 	}
+	inFlight := func(want int) {
+		sessiontest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+			if n := f.svc.WaitsInFlight(); n != want {
+				return fmt.Errorf("%d waits in flight, want %d", n, want)
+			}
+			return nil
+		})
+	}
+	refused := func(c *service.Client, what string) {
+		t.Helper()
+		err := c.Call(t.Context(), service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40}, nil)
+		var pe *service.Error
+		if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 || !strings.Contains(pe.Message, what) {
+			t.Fatalf("a wait past the bound: %v (want rate_limited, %q)", err, what)
+		}
+	}
+	hold(f.c, 6)
+	inFlight(6)
+	refused(f.c, "for this client") // its own bound
+	hold(other, 2)                  // another client still may
+	inFlight(8)
+	refused(other, "waits in flight: the limit") // the service's bound
 	for range 10 {
 		f.call(t, service.OpTree, service.SessionRequest{Session: "w"}, nil)
 	}
@@ -221,7 +236,8 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 		t.Fatalf("%d waits ended before the other requests were served: they were not held", n)
 	}
 	wg.Wait()
-	err = f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
+	err := f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
+	var pe *service.Error
 	if !errors.As(err, &pe) || pe.Code != service.CodeTimeout || !strings.Contains(pe.Message, "within 1s") {
 		t.Fatalf("wait with timeoutMs near MaxInt64: %v", err)
 	}

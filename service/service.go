@@ -81,10 +81,12 @@ type Config struct {
 	CacheIdle       time.Duration
 	// MaxInFlight bounds the requests handled at once; further requests
 	// wait in the connection's buffer. MaxWaits bounds the waits in
-	// flight, which do not count towards MaxInFlight; further waits are
-	// refused (rate_limited).
-	MaxInFlight int
-	MaxWaits    int
+	// flight, which do not count towards MaxInFlight, and
+	// MaxWaitsPerClient those of one client (one connection); further
+	// waits are refused (rate_limited).
+	MaxInFlight       int
+	MaxWaits          int
+	MaxWaitsPerClient int
 	// MaxConsumersPerUser bounds the JetStream consumers each client user
 	// may create on the service's streams (0: no bound; see quota.go).
 	// Owners are the users not counted — the node's own connections
@@ -110,7 +112,7 @@ func DefaultConfig(sc session.Config) Config {
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxConsumersPerUser: 64,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64,
 		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -134,8 +136,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
 	case c.MaxConsumersPerUser < 0:
 		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
-	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1:
-		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight and MaxWaits must be positive", ErrInvalidConfig)
+	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1 || c.MaxWaitsPerClient < 1:
+		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight, MaxWaits and MaxWaitsPerClient must be positive", ErrInvalidConfig)
 	case c.RequestTimeout <= 0 || c.MaxWait <= 0 || c.CacheIdle <= 0:
 		return fmt.Errorf("%w: RequestTimeout, MaxWait and CacheIdle must be positive", ErrInvalidConfig)
 	case c.SessionIDs == nil:
@@ -160,8 +162,12 @@ type Service struct {
 	cache *cache
 	lim   *limiter
 	sem   chan struct{}
-	waits chan struct{}
-	tel   *telemetry.T
+	// waits holds a token per wait in flight (MaxWaits), waitsBy counts
+	// them per client; both under waitMu.
+	waits   chan struct{}
+	waitMu  sync.Mutex
+	waitsBy map[string]int
+	tel     *telemetry.T
 	// gauges observes the cache size.
 	gauges metric.Registration
 	// refusedReplies counts requests whose reply subject was refused.
@@ -190,9 +196,9 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		cache: newCache(b, cfg.MaxOpenSessions),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
-		waits: make(chan struct{}, cfg.MaxWaits),
-		tel:   b.Telemetry(),
-		ctx:   sctx, cancel: cancel, stopping: make(chan struct{}),
+		waits: make(chan struct{}, cfg.MaxWaits), waitsBy: map[string]int{},
+		tel: b.Telemetry(),
+		ctx: sctx, cancel: cancel, stopping: make(chan struct{}),
 	}
 	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
 	if cfg.Tenant != "" {
@@ -285,16 +291,14 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		// Waits hold their slot for up to MaxWait: they have slots of
 		// their own, and past those are refused rather than queued, so
 		// they never starve other requests.
-		sem := s.sem
+		sem, client := s.sem, clientOf(req.Reply())
 		if op == OpWait {
-			select {
-			case s.waits <- struct{}{}:
-			default:
+			if err := s.takeWait(client); err != nil {
 				s.wg.Done()
-				respondError(req, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight: the limit", cap(s.waits)), RetryAfterMs: 1000})
+				respondError(req, err)
 				return
 			}
-			sem = s.waits
+			sem = nil
 		} else {
 			select {
 			case s.sem <- struct{}{}:
@@ -306,7 +310,13 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		}
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-sem }()
+			defer func() {
+				if sem != nil {
+					<-sem
+				} else {
+					s.releaseWait(client)
+				}
+			}()
 			timeout := s.cfg.RequestTimeout
 			if op == OpWait {
 				timeout += s.cfg.MaxWait
@@ -334,6 +344,31 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			_ = req.Respond(body) // a requester that gave up is not our error
 		}()
 	})
+}
+
+// takeWait takes a wait slot: one of MaxWaits, and one of the client's
+// MaxWaitsPerClient, so that one client cannot hold every wait.
+func (s *Service) takeWait(client string) *Error {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	switch {
+	case s.waitsBy[client] >= s.cfg.MaxWaitsPerClient:
+		return &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight for this client: the limit", s.waitsBy[client]), RetryAfterMs: 1000}
+	case len(s.waits) >= cap(s.waits):
+		return &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight: the limit", cap(s.waits)), RetryAfterMs: 1000}
+	}
+	s.waits <- struct{}{}
+	s.waitsBy[client]++
+	return nil
+}
+
+func (s *Service) releaseWait(client string) {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	<-s.waits
+	if s.waitsBy[client]--; s.waitsBy[client] <= 0 {
+		delete(s.waitsBy, client)
+	}
 }
 
 // replyAllowed says whether a reply may be published to subject: under a
