@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -154,5 +156,49 @@ func TestServeCluster(t *testing.T) {
 	s, err := js.Stream(context.Background(), "SESSIONS")
 	if err != nil || s.CachedInfo().Config.Replicas != 3 {
 		t.Fatalf("stream replicas: %v %v", err, s)
+	}
+}
+
+// serve stops within its bound whatever clients do: here one sends a
+// body that never comes and twenty keep connections idle.
+func TestServeStopsDespiteSlowClients(t *testing.T) {
+	data := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out lockedBuffer
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
+	}()
+	var addr string
+	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		_, u, ok := strings.Cut(strings.TrimSpace(out.String()), "HTTP http://")
+		if !ok {
+			return errors.New("serve has not announced its gateway")
+		}
+		addr, _, _ = strings.Cut(u, ";")
+		return nil
+	})
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprint(slow, "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")
+	for range 20 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d: %s", code, errb.String())
+		}
+	case <-time.After(stopGrace + 15*time.Second):
+		t.Fatal("serve did not stop: clients held it")
 	}
 }
