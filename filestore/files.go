@@ -85,15 +85,14 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 	if st.Size() > maxBytes {
 		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a read allows", ErrTooLarge, path, st.Size(), maxBytes)
 	}
-	// The size may change while reading: never read past the bound.
-	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	if err != nil {
+	// One buffer of the file's size (not a growing one, which peaks at
+	// twice it); a file still growing is read as far as it was.
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, err
 	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("%w: %s grew past %d bytes while read", ErrTooLarge, path, maxBytes)
-	}
-	return data, nil
+	return data[:n], nil
 }
 
 // scanLines calls fn with each non-blank line of r that is at most
