@@ -238,26 +238,41 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("%w: not accepting connections after %v (is %s in use by another process?)", ErrNotReady, cfg.ReadyTimeout, cfg.DataDir)
 	}
-	ready := func() bool {
+	// A clustered node can serve once it reaches a quorum of the
+	// configured size (itself and Size/2 others) and is current with a
+	// meta leader: with one of three nodes (two of five) down, the rest
+	// start and serve, and the missing ones catch up when they return.
+	quorum := 0
+	if cfg.Cluster != nil {
+		quorum = cfg.Cluster.Size/2 + 1
+	}
+	missing := func() string {
 		if !srv.JetStreamEnabled() {
-			return false
+			return "JetStream did not start"
 		}
 		if cfg.Cluster == nil {
-			return true
+			return ""
 		}
-		// Routes to every other node, and a meta group with a leader
-		// that this node is caught up with.
-		return srv.NumRemotes() >= cfg.Cluster.Size-1 && srv.JetStreamIsCurrent()
+		routes, current := srv.NumRemotes(), srv.JetStreamIsCurrent()
+		if routes+1 >= quorum && current {
+			return ""
+		}
+		what := fmt.Sprintf("cluster %s: routes to %d other node(s), a quorum of %d nodes needs %d", cfg.Cluster.Name, routes, cfg.Cluster.Size, quorum-1)
+		if !current {
+			what += fmt.Sprintf("; not current with a JetStream meta leader (meta peers known: %d)", len(srv.JetStreamClusterPeers()))
+		}
+		return what
 	}
-	for !ready() {
+	for {
+		what := missing()
+		if what == "" {
+			break
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			// Measured above, before the server is shut down.
 			srv.Shutdown()
 			srv.WaitForShutdown()
-			what := "JetStream did not start"
-			if cfg.Cluster != nil {
-				what = fmt.Sprintf("cluster %s: routes to %d of %d other nodes, meta group current: %v", cfg.Cluster.Name, srv.NumRemotes(), cfg.Cluster.Size-1, srv.JetStreamIsCurrent())
-			}
-			return nil, fmt.Errorf("%w: %s", ErrNotReady, what)
+			return nil, fmt.Errorf("%w after %v: %s", ErrNotReady, cfg.ReadyTimeout, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
