@@ -33,7 +33,7 @@ func digestOf(t *testing.T, st *stream.Store) []byte {
 // Three nodes form a cluster; an R3 stream keeps taking appends with a
 // node down, and the node comes back to the same session.
 func TestThreeNodeCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
 	if err != nil {
@@ -114,6 +114,20 @@ func TestThreeNodeCluster(t *testing.T) {
 	if nodes[1], err = cluster.Start(ctx, cfgs[1]); err != nil {
 		t.Fatalf("a node restarted while another is down: %v", err)
 	}
+	// The stream may have lost its leader with node 1: wait for the
+	// election (appends during one are the failover work of the library).
+	sessiontest.CheckFor(t, 60*time.Second, 50*time.Millisecond, func() error {
+		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		info, err := b1.Stream().Info(ictx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return errors.New("no stream leader yet")
+		}
+		return nil
+	})
 	add(5) // through node 0, with node 1 back and node 2 still down
 	want = digestOf(t, st)
 	b2, err := stream.New(ctx, conn(1), scfg)
@@ -126,13 +140,15 @@ func TestThreeNodeCluster(t *testing.T) {
 	if nodes[2], err = cluster.Start(ctx, cfgs[2]); err != nil {
 		t.Fatalf("the missing node rejoining: %v", err)
 	}
-	sessiontest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+	sessiontest.CheckFor(t, 90*time.Second, 50*time.Millisecond, func() error {
 		return sameView(ctx, t, b3, want)
 	})
 }
 
 // sameView says whether b reads the session as want.
 func sameView(ctx context.Context, t *testing.T, b *stream.Backend, want []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	got, err := b.OpenStore(ctx, "clustered")
 	if err != nil {
 		return err
