@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,30 @@ func TestThreeNodeCluster(t *testing.T) {
 	info, err := b1.Stream().Info(ctx)
 	if err != nil || info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("stream is not R3 across the cluster: %+v %v", info.Cluster, err)
+	}
+	// Left to choose, a client in a cluster replicates (never R1); an
+	// existing R1 stream is reported.
+	auto := stream.DefaultConfig()
+	auto.Stream, auto.Prefix = "AUTO", "auto"
+	ba, err := stream.New(ctx, conn(1), auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := ba.Stream().Info(ctx); err != nil || info.Config.Replicas != 3 || ba.Config().Replicas != 3 || len(ba.Warnings()) != 0 {
+		t.Fatalf("default replicas in a cluster: %+v %v %v", info.Config.Replicas, ba.Warnings(), err)
+	}
+	lonely := stream.DefaultConfig()
+	lonely.Stream, lonely.Prefix, lonely.Replicas = "LONELY", "lonely", 1
+	if _, err := stream.New(ctx, conn(0), lonely); err != nil {
+		t.Fatal(err)
+	}
+	lonely.Replicas = 0
+	bl, err := stream.New(ctx, conn(2), lonely)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := bl.Warnings(); len(w) != 1 || !strings.Contains(w[0], "1 replica(s)") {
+		t.Fatalf("an R1 stream in a cluster was not reported: %v", w)
 	}
 	st, err := b1.CreateStore(ctx, sessiontest.TestHeader("clustered"))
 	if err != nil {

@@ -31,6 +31,8 @@ type Backend struct {
 	heads  jetstream.KeyValue // session id -> its current snapshot object
 	policy ConflictPolicy
 	tel    *telemetry.T
+	// warnings are New's findings for a human (see Warnings).
+	warnings []string
 
 	liveMu sync.Mutex
 	live   *liveIndex // started by the first List
@@ -63,6 +65,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	if err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = ReplicasFor(nc)
+	}
 	b := &Backend{nc: nc, js: js, cfg: cfg}
 	for _, o := range opts {
 		o(b)
@@ -79,6 +84,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	}
 	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
 		return nil, err
+	}
+	if got, want := b.stream.CachedInfo().Config.Replicas, ReplicasFor(nc); got < want {
+		b.warnings = append(b.warnings, fmt.Sprintf("stream %s has %d replica(s) on a cluster of %d or more servers: losing one server can lose sessions (raise it: nats stream edit %s --replicas %d)", cfg.Stream, got, want, cfg.Stream, want))
 	}
 	b.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket:      cfg.SnapshotBucket(),
@@ -102,7 +110,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	return b, nil
 }
 
-// Config returns the backend's config.
+// Warnings are what New found worth telling a human (a stream less
+// replicated than its cluster allows).
+func (b *Backend) Warnings() []string { return b.warnings }
+
+// Config returns the backend's config (Replicas as chosen).
 func (b *Backend) Config() Config { return b.cfg }
 
 // JetStream returns the JetStream context (replicas, consumers).

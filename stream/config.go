@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
@@ -20,7 +21,10 @@ type Config struct {
 	Stream string
 	// Prefix is the first subject token (default "sessions").
 	Prefix string
-	// Replicas is the stream's replication factor (1 on one node, 3 in a
+	// Replicas is the stream's replication factor; 0 lets New choose: 1
+	// on a single server, 3 in a cluster (fewer in a cluster of fewer
+	// nodes), so that no client ever creates an unreplicated stream in
+	// a cluster by leaving it out. (1 on one node, 3 in a
 	// cluster).
 	Replicas int
 	// DedupeWindow is how long the server remembers message ids, so that
@@ -44,7 +48,7 @@ func DefaultConfig() Config {
 	return Config{
 		Stream:         "SESSIONS",
 		Prefix:         "sessions",
-		Replicas:       1,
+		Replicas:       0, // chosen from the server: see Replicas
 		DedupeWindow:   2 * time.Minute,
 		RequestTimeout: 10 * time.Second,
 
@@ -62,8 +66,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: stream name %q (letters, digits, '-', '_')", ErrInvalidConfig, c.Stream)
 	case !nameRE.MatchString(c.Prefix):
 		return fmt.Errorf("%w: subject prefix %q (one token: letters, digits, '-', '_')", ErrInvalidConfig, c.Prefix)
-	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("%w: replicas %d outside 1..5", ErrInvalidConfig, c.Replicas)
+	case c.Replicas < 0 || c.Replicas > 5:
+		return fmt.Errorf("%w: replicas %d outside 0..5 (0: chosen from the server)", ErrInvalidConfig, c.Replicas)
 	case c.DedupeWindow <= 0:
 		return fmt.Errorf("%w: dedupe window must be positive", ErrInvalidConfig)
 	case c.Index != "" && !nameRE.MatchString(c.Index):
@@ -114,6 +118,9 @@ func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = ReplicasFor(js.Conn())
 	}
 	want := jetstream.StreamConfig{
 		Name:               cfg.Stream,
@@ -252,4 +259,21 @@ func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
 		return fmt.Errorf("%w: %s: %s", ErrIncompatibleStream, got.Name, strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// ReplicasFor is the replication a stream should have on nc's
+// deployment: 1 on a single server; in a cluster 3, or the number of
+// servers the connection knows when fewer.
+func ReplicasFor(nc *nats.Conn) int {
+	if nc == nil || nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	seen := map[string]bool{}
+	for _, u := range nc.Servers() {
+		seen[u] = true
+	}
+	if cur := nc.ConnectedUrl(); cur != "" {
+		seen[cur] = true
+	}
+	return max(1, min(3, len(seen)))
 }

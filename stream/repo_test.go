@@ -271,7 +271,8 @@ func TestConfigValidate(t *testing.T) {
 		{"default", func(*stream.Config) {}, false},
 		{"bad stream name", func(c *stream.Config) { c.Stream = "a.b" }, true},
 		{"bad prefix", func(c *stream.Config) { c.Prefix = "a.*" }, true},
-		{"zero replicas", func(c *stream.Config) { c.Replicas = 0 }, true},
+		{"zero replicas (chosen from the server)", func(c *stream.Config) { c.Replicas = 0 }, false},
+		{"negative replicas", func(c *stream.Config) { c.Replicas = -1 }, true},
 		{"no dedupe", func(c *stream.Config) { c.DedupeWindow = 0 }, true},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,7 @@ type repoFlags struct {
 	stream   string
 	prefix   string
 	replicas int
+	warn     io.Writer // where New's warnings go (the verb's stderr)
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
@@ -36,7 +38,8 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.StringVar(&r.files, "files", "", "keep sessions as JSONL files in this directory instead of JetStream")
 	fs.StringVar(&r.stream, "stream", "SESSIONS", "JetStream stream name")
 	fs.StringVar(&r.prefix, "prefix", "sessions", "subject prefix")
-	fs.IntVar(&r.replicas, "replicas", 1, "stream replicas when the stream is created (3 in a cluster)")
+	fs.IntVar(&r.replicas, "replicas", 0, "stream replicas when the stream is created (0: 1 on a single server, 3 in a cluster)")
+	r.warn = fs.Output()
 	return r
 }
 
@@ -131,6 +134,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	if err != nil {
 		closeAll(ctx)
 		return nil, err
+	}
+	for _, w := range b.Warnings() {
+		fmt.Fprintln(r.warn, "sessionlog: warning:", w)
 	}
 	return &openedRepo{Repo: b, close: closeAll}, nil
 }
