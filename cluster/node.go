@@ -238,46 +238,48 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("%w: not accepting connections after %v (is %s in use by another process?)", ErrNotReady, cfg.ReadyTimeout, cfg.DataDir)
 	}
-	// A clustered node can serve once it reaches a quorum of the
-	// configured size (itself and Size/2 others) and is current with a
-	// meta leader: with one of three nodes (two of five) down, the rest
-	// start and serve, and the missing ones catch up when they return.
-	quorum := 0
-	if cfg.Cluster != nil {
-		quorum = cfg.Cluster.Size/2 + 1
-	}
-	missing := func() string {
-		if !srv.JetStreamEnabled() {
-			return "JetStream did not start"
-		}
-		if cfg.Cluster == nil {
-			return ""
-		}
-		routes, current := srv.NumRemotes(), srv.JetStreamIsCurrent()
-		if routes+1 >= quorum && current {
-			return ""
-		}
-		what := fmt.Sprintf("cluster %s: routes to %d other node(s), a quorum of %d nodes needs %d", cfg.Cluster.Name, routes, cfg.Cluster.Size, quorum-1)
-		if !current {
-			what += fmt.Sprintf("; not current with a JetStream meta leader (meta peers known: %d)", len(srv.JetStreamClusterPeers()))
-		}
-		return what
-	}
+	n := &Node{srv: srv, cfg: cfg, keys: keys, tls: clientTLS}
 	for {
-		what := missing()
-		if what == "" {
+		err := n.Ready()
+		if err == nil {
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			// Measured above, before the server is shut down.
 			srv.Shutdown()
 			srv.WaitForShutdown()
-			return nil, fmt.Errorf("%w after %v: %s", ErrNotReady, cfg.ReadyTimeout, what)
+			return nil, fmt.Errorf("%w after %v: %v", ErrNotReady, cfg.ReadyTimeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &Node{srv: srv, cfg: cfg, keys: keys, tls: clientTLS}, nil
+	return n, nil
 }
+
+// Ready says whether the node can serve now: JetStream is up and, in a
+// cluster, the node reaches a quorum of the configured size (itself and
+// Size/2 others) and is current with a meta leader. With one of three
+// nodes (two of five) down the rest serve, and the missing ones catch up
+// when they return. The error names what is missing.
+func (n *Node) Ready() error {
+	srv, cfg := n.srv, n.cfg
+	if !srv.JetStreamEnabled() {
+		return errors.New("JetStream is not running")
+	}
+	if cfg.Cluster == nil {
+		return nil
+	}
+	quorum := cfg.Cluster.Size/2 + 1
+	routes, current := srv.NumRemotes(), srv.JetStreamIsCurrent()
+	if routes+1 >= quorum && current {
+		return nil
+	}
+	what := fmt.Sprintf("cluster %s: routes to %d other node(s), a quorum of %d nodes needs %d", cfg.Cluster.Name, routes, cfg.Cluster.Size, quorum-1)
+	if !current {
+		what += fmt.Sprintf("; not current with a JetStream meta leader (meta peers known: %d)", len(srv.JetStreamClusterPeers()))
+	}
+	return errors.New(what)
+}
+
 
 // ClientURL returns the node's client URL, or "" without a listener.
 func (n *Node) ClientURL() string {

@@ -53,6 +53,7 @@ func TestNATSConfigsLoad(t *testing.T) {
 var serveFlags = map[string]bool{
 	"data": true, "name": true, "listen": true, "cluster": true, "cluster-listen": true,
 	"routes": true, "cluster-size": true, "cluster-advertise": true, "replicas": true, "logs": true, "max-store": true, "max-memory": true,
+	"http": true,
 }
 
 // checkServeArgs checks a serve command line uses known flags and joins a
@@ -74,7 +75,7 @@ func checkServeArgs(t *testing.T, where string, args []string) {
 		}
 		seen[name] = true
 	}
-	for _, need := range []string{"data", "name", "listen", "cluster", "routes", "cluster-size"} {
+	for _, need := range []string{"data", "name", "listen", "http", "cluster", "routes", "cluster-size"} {
 		if !seen[need] {
 			t.Errorf("%s: no -%s", where, need)
 		}
@@ -171,7 +172,7 @@ func TestSystemdUnit(t *testing.T) {
 			keys[section+"."+k] = v
 		}
 	}
-	for _, k := range []string{"Unit.Description", "Service.ExecStart", "Service.Restart", "Install.WantedBy"} {
+	for _, k := range []string{"Unit.Description", "Service.ExecStart", "Service.Restart", "Install.WantedBy", "Service.StateDirectory", "Service.DynamicUser"} {
 		if keys[k] == "" {
 			t.Errorf("unit has no %s", k)
 		}
@@ -185,7 +186,7 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"LISTEN", "CLUSTER", "CLUSTER_LISTEN", "ROUTES", "CLUSTER_SIZE"} {
+	for _, v := range []string{"LISTEN", "HTTP", "CLUSTER", "CLUSTER_LISTEN", "ROUTES", "CLUSTER_SIZE"} {
 		if !bytes.Contains(env, []byte(v+"=")) || !strings.Contains(keys["Service.ExecStart"], "${"+v+"}") {
 			t.Errorf("%s is not both set in the env file and used by ExecStart", v)
 		}

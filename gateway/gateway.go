@@ -88,6 +88,10 @@ type Config struct {
 	// RequestTimeout bounds a call to the service (waits get MaxWait on
 	// top).
 	RequestTimeout time.Duration
+	// Ready, when set, says whether the node behind the gateway can serve
+	// (GET /readyz answers 503 with its error until it does); GET /healthz
+	// answers 200 while the process runs. Neither needs credentials.
+	Ready func() error
 	// Telemetry traces requests (continuing a caller's traceparent) and
 	// carries the trace on to the service; nil: the global providers.
 	Telemetry *telemetry.T

@@ -3,12 +3,14 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -406,5 +408,30 @@ func TestEdgeNumbers(t *testing.T) {
 		if next, ok := r.body["next"].(float64); ok && next < 0 {
 			t.Fatalf("%s: next %v", c.path, next)
 		}
+	}
+}
+
+// /healthz answers while the process runs; /readyz only when the node
+// can serve, saying what is missing otherwise. Neither needs credentials.
+func TestHealthAndReadiness(t *testing.T) {
+	var mu sync.Mutex
+	notReady := errors.New("cluster x: routes to 0 other node(s), a quorum of 3 nodes needs 1")
+	readyErr := notReady
+	g := start(t, func(c *gateway.Config) {
+		c.Auth = true
+		c.Ready = func() error { mu.Lock(); defer mu.Unlock(); return readyErr }
+	})
+	if r := do(t, "GET", g.URL()+"/healthz", ""); r.status != 200 {
+		t.Fatalf("/healthz: %d %v", r.status, r.body)
+	}
+	r := do(t, "GET", g.URL()+"/readyz", "")
+	if r.status != 503 || !strings.Contains(fmt.Sprint(r.body["reason"]), "quorum") {
+		t.Fatalf("/readyz while not ready: %d %v", r.status, r.body)
+	}
+	mu.Lock()
+	readyErr = nil
+	mu.Unlock()
+	if r := do(t, "GET", g.URL()+"/readyz", ""); r.status != 200 {
+		t.Fatalf("/readyz when ready: %d %v", r.status, r.body)
 	}
 }

@@ -44,6 +44,11 @@ func (g *Gateway) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
 	// Any operation by name, body as on NATS.
 	mux.Handle("POST /v1/ops/{op}", g.op("", body))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", g.readyz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see the README's HTTP section)", r.Method, r.URL.Path)}, http.StatusNotFound)
 	})
@@ -175,6 +180,23 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
 	})
+}
+
+// readyz answers 200 when the node can serve (Config.Ready), 503 with
+// what is missing otherwise.
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	err := g.ctx.Err()
+	if err == nil && g.cfg.Ready != nil {
+		err = g.cfg.Ready()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		b, _ := json.Marshal(map[string]string{"status": "not ready", "reason": err.Error()})
+		w.Write(b)
+		return
+	}
+	io.WriteString(w, `{"status":"ready"}`)
 }
 
 // longLived lifts the read deadline once a request is read: the server
