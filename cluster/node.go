@@ -280,7 +280,6 @@ func (n *Node) Ready() error {
 	return errors.New(what)
 }
 
-
 // ClientURL returns the node's client URL, or "" without a listener.
 func (n *Node) ClientURL() string {
 	if n.cfg.Listen == "" {
