@@ -69,12 +69,18 @@ func (f *fixture) raw(op, body string) error {
 // newClient is a client on a connection of its own.
 func newClient(t *testing.T, subject string) *service.Client {
 	t.Helper()
+	return service.NewClient(newConn(t), subject)
+}
+
+// newConn is a connection of the test's own to the node.
+func newConn(t *testing.T) *nats.Conn {
+	t.Helper()
 	c, err := nats.Connect(node.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return service.NewClient(c, subject)
+	return c
 }
 
 // callErr2 is callErr with a reply.

@@ -46,7 +46,7 @@ func checkSessionID(id, field string) error {
 // with runs fn on the session's store, up to date with the stream: reads
 // see every append acknowledged before they started.
 func (s *Service) with(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
-	st, release, err := s.cache.acquire(ctx, id, true)
+	st, release, err := s.cache.acquire(ctx, id, !s.staleReads.Load())
 	if err != nil {
 		return nil, err
 	}

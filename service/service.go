@@ -173,6 +173,9 @@ type Service struct {
 	// refusedReplies counts requests whose reply subject was refused.
 	refusedReplies atomic.Int64
 	quota          *consumerQuota
+	// staleReads, set only by tests (export_test.go), skips the freshness
+	// check of reads: the stale path the linearizability test must catch.
+	staleReads atomic.Bool
 
 	ctx      context.Context
 	cancel   context.CancelFunc
