@@ -36,6 +36,7 @@ func TestFaultsUnderLoad(t *testing.T) {
 	// A replica of every session on each node, tailing through the faults.
 	replicas := startReplicas(t, ctx, c)
 	w := startWorkload(t, c.urls(), 4, sessions)
+	lin := startLinWorkload(t, strings.Split(c.urls(), ","), []string{"itest-lin-0", "itest-lin-1"})
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -102,6 +103,7 @@ func TestFaultsUnderLoad(t *testing.T) {
 	}
 	w.stop()
 	stopped = true
+	linReport := lin.stop(t)
 	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
 
 	var v verdict
@@ -115,6 +117,7 @@ func TestFaultsUnderLoad(t *testing.T) {
 	for _, r := range results {
 		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v, after the repair after %v\n", r.name, r.node, r.outage.Round(time.Millisecond), r.recovered.Round(time.Millisecond))
 	}
+	report.WriteString(linReport + "\n")
 	t.Log("\n" + report.String())
 	if v.Lost != 0 || v.Duplicated != 0 || v.NeverSent != 0 {
 		t.Errorf("ledger and stream disagree: %+v", v)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -197,3 +198,35 @@ func (b *Backend) Stream() jetstream.Stream { return b.stream }
 
 // Conn returns the connection the backend reads and writes on.
 func (b *Backend) Conn() *nats.Conn { return b.nc }
+
+// lastOnLeader is the sequence of the last message on subject, as the
+// stream's leader has it (the JetStream API's message get, which only the
+// leader answers; a direct get may come from a replica that is behind).
+func (b *Backend) lastOnLeader(ctx context.Context, subject string) (uint64, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
+	if err != nil {
+		return 0, err
+	}
+	m, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+b.cfg.Stream, req)
+	if err != nil {
+		return 0, err
+	}
+	var resp struct {
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return 0, fmt.Errorf("stream: message get: %w", err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return 0, jetstream.ErrMsgNotFound
+	case resp.Error != nil:
+		return 0, resp.Error
+	case resp.Message == nil:
+		return 0, jetstream.ErrInvalidJetStreamResponse
+	}
+	return resp.Message.Seq, nil
+}

@@ -559,9 +559,13 @@ func (c Config) indexInterval() time.Duration { return time.Second }
 // session deleted since the store was opened gives
 // session.ErrSessionNotFound; one deleted and created again gives
 // ErrCorrupt (the store cannot follow: open it again).
+//
+// The last message is asked of the stream's leader, never of a replica
+// (a direct get may be answered by a follower that is behind): reads
+// that follow a Sync see every append acknowledged before it started.
 func (s *Store) Sync(ctx context.Context) error {
 	rctx, cancel := s.b.withTimeout(ctx)
-	m, err := s.b.stream.GetLastMsgForSubject(rctx, s.b.cfg.sessionSubjects(s.id))
+	last, err := s.b.lastOnLeader(rctx, s.b.cfg.sessionSubjects(s.id))
 	cancel()
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)
@@ -569,9 +573,22 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream: sync %s: %w", s.id, err)
 	}
-	seq, err := s.Sequence(ctx)
-	if err != nil || m.Sequence == seq {
-		return err
+	// Catching up reads through a consumer, which a server behind the
+	// leader may serve: until the store has reached the leader's last.
+	for attempt := 0; ; attempt++ {
+		seq, err := s.Sequence(ctx)
+		if err != nil || seq >= last {
+			return err
+		}
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stream: sync %s: at %d, the stream at %d: %w", s.id, seq, last, ctx.Err())
+			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+			}
+		}
+		if err := s.Refresh(ctx); err != nil {
+			return err
+		}
 	}
-	return s.Refresh(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -187,14 +188,82 @@ func step(s state, in Input, out Output) []any {
 			}
 			return nil
 		default:
-			if !may || out.Leaf != in.ID || out.Sequence <= s.seq {
+			// The reply's leaf and sequence are where the session is once
+			// the entry is stored — later appends of others may already be
+			// in them (and a resend of a stored entry is answered so) —
+			// so they bound the state rather than name it.
+			if !may || out.Sequence <= s.seq {
 				return nil
 			}
-			if in.IfSequence != 0 && s.known && in.IfSequence != s.seq {
-				return nil
-			}
-			return []any{state{leaf: in.ID, seq: out.Sequence, known: true}}
+			return []any{state{leaf: in.ID, seq: max(s.seq, in.IfSequence) + 1, known: false}}
 		}
 	}
 	return nil
+}
+
+// Explain describes why a history is not linearizable: for each session
+// that fails, the end of the longest order the checker found, and the
+// operations that could not come next.
+func (h *History) Explain(timeout time.Duration) string {
+	h.mu.Lock()
+	ops := append([]porcupine.Operation(nil), h.ops...)
+	h.mu.Unlock()
+	for i := range ops {
+		if ops[i].Output.(Output).Unknown {
+			ops[i].Return = math.MaxInt64 / 2
+		}
+	}
+	model := Model()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
+	if res == porcupine.Ok {
+		return "linearizable"
+	}
+	var b strings.Builder
+	for _, part := range info.PartialLinearizationsOperations() {
+		if len(part) == 0 {
+			continue
+		}
+		longest := part[0]
+		for _, p := range part {
+			if len(p) > len(longest) {
+				longest = p
+			}
+		}
+		in := map[porcupine.Operation]bool{}
+		for _, op := range longest {
+			in[op] = true
+		}
+		var all []porcupine.Operation
+		session := ""
+		if len(longest) > 0 {
+			session = longest[0].Input.(Input).Session
+		}
+		for _, op := range ops {
+			if op.Input.(Input).Session == session {
+				all = append(all, op)
+			}
+		}
+		if len(all) == len(longest) {
+			continue // this session is fine
+		}
+		fmt.Fprintf(&b, "session %s: %d of %d operations linearized; the last of them:\n", session, len(longest), len(all))
+		for _, op := range longest[max(0, len(longest)-8):] {
+			fmt.Fprintf(&b, "  c%d [%v, %v] %s\n", op.ClientId, time.Duration(op.Call), time.Duration(op.Return), model.DescribeOperation(op.Input, op.Output))
+		}
+		var last int64
+		for _, op := range longest {
+			last = max(last, op.Call)
+		}
+		b.WriteString(" none of these fits next:\n")
+		shown := 0
+		sort.Slice(all, func(i, j int) bool { return all[i].Call < all[j].Call })
+		for _, op := range all {
+			if in[op] || op.Call < last-int64(time.Second) || shown == 10 {
+				continue
+			}
+			shown++
+			fmt.Fprintf(&b, "  c%d [%v, %v] %s\n", op.ClientId, time.Duration(op.Call), time.Duration(op.Return), model.DescribeOperation(op.Input, op.Output))
+		}
+	}
+	return b.String()
 }

@@ -18,6 +18,9 @@ type LinClient struct {
 	C  *service.Client
 	H  *lincheck.History
 	ID int // the client's number in the history
+	// Timeout bounds one attempt of a call (default 5 s); Append tries
+	// again until ctx ends.
+	Timeout time.Duration
 }
 
 // Append appends one user message with the given id, under the leaf or
@@ -26,11 +29,34 @@ func (l *LinClient) Append(ctx context.Context, session, id string, ifSequence u
 	in := lincheck.Input{Session: session, Kind: lincheck.Append, ID: id, IfSequence: ifSequence}
 	entry := jsontext.Value(fmt.Sprintf(`{"type":"message","id":%q,"message":{"role":"user","content":"lin"}}`, id))
 	call := time.Now()
-	var r service.AppendReply
-	err := l.C.Call(ctx, service.OpAppend, service.AppendRequest{Session: session, Entries: []jsontext.Value{entry}, IfSequence: ifSequence}, &r)
-	out := outcome(err, r.Leaf, r.Sequence)
+	var out lincheck.Output
+	// An append whose outcome is unknown is sent again, as it was (the
+	// same id: stored at most once), until it has one: one operation
+	// from the first call to the last answer.
+	for {
+		actx, cancel := context.WithTimeout(ctx, l.timeout())
+		var r service.AppendReply
+		err := l.C.Call(actx, service.OpAppend, service.AppendRequest{Session: session, Entries: []jsontext.Value{entry}, IfSequence: ifSequence}, &r)
+		cancel()
+		out = outcome(err, r.Leaf, r.Sequence)
+		if !out.Unknown || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	l.H.Record(l.ID, in, call, time.Now(), out)
 	return out
+}
+
+// timeout bounds one attempt.
+func (l *LinClient) timeout() time.Duration {
+	if l.Timeout > 0 {
+		return l.Timeout
+	}
+	return 5 * time.Second
 }
 
 // Read opens the session (its leaf and sequence) and records it.
@@ -38,7 +64,9 @@ func (l *LinClient) Read(ctx context.Context, session string) lincheck.Output {
 	in := lincheck.Input{Session: session, Kind: lincheck.Read}
 	call := time.Now()
 	var r service.SessionReply
-	err := l.C.Call(ctx, service.OpOpen, service.SessionRequest{Session: session}, &r)
+	rctx, cancel := context.WithTimeout(ctx, l.timeout())
+	defer cancel()
+	err := l.C.Call(rctx, service.OpOpen, service.SessionRequest{Session: session}, &r)
 	out := outcome(err, r.Session.Leaf, r.Sequence)
 	l.H.Record(l.ID, in, call, time.Now(), out)
 	return out

@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/internal/lincheck"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
+)
+
+// linWorkload is clients of the service, one entering through each node,
+// appending (under the leaf, and conditionally on the sequence they last
+// saw) and reading a few sessions; every call is recorded for the
+// linearizability checker.
+type linWorkload struct {
+	h        *lincheck.History
+	sessions []string
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorkload {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &linWorkload{h: lincheck.NewHistory(), sessions: sessions, cancel: cancel}
+	create := func(c *service.Client) {
+		for _, s := range sessions {
+			sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+			err := c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil)
+			scancel()
+			if err != nil && !strings.Contains(err.Error(), "exists") {
+				t.Fatalf("lin session %s: %v", s, err)
+			}
+		}
+	}
+	for i := range urls {
+		// Each client starts at another node; on a fault it moves on.
+		order := append(append([]string{}, urls[i:]...), urls[:i]...)
+		nc, err := nats.Connect(strings.Join(order, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.DontRandomize())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := service.NewClient(nc, "sessionlog.v1")
+		if i == 0 {
+			create(c)
+		}
+		lc := &servicetest.LinClient{C: c, H: w.h, ID: i}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer nc.Close()
+			var last uint64
+			for n := 0; ctx.Err() == nil; n++ {
+				s := sessions[n%len(sessions)]
+				switch n % 3 {
+				case 0:
+					lc.Read(ctx, s)
+				case 1:
+					if out := lc.Append(ctx, s, fmt.Sprintf("lin-c%d-%d", i, n), 0); !out.Unknown {
+						last = out.Sequence
+					}
+				default:
+					if out := lc.Append(ctx, s, fmt.Sprintf("lin-c%d-%d", i, n), last); !out.Unknown {
+						last = out.Sequence
+					}
+				}
+				// A steady pace keeps the history checkable (a few
+				// thousand operations) however long the run.
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	return w
+}
+
+// stop ends the clients and checks what they recorded.
+func (w *linWorkload) stop(t *testing.T) string {
+	w.cancel()
+	w.wg.Wait()
+	res := w.h.Check(time.Minute)
+	msg := fmt.Sprintf("linearizability: %d service operations on %d sessions through every node: %s", w.h.Len(), len(w.sessions), res)
+	switch res {
+	case "Ok":
+	case "Illegal":
+		t.Errorf("%s\n%s", msg, w.h.Explain(time.Minute))
+	default:
+		t.Errorf("%s: the checker could not decide in a minute", msg)
+	}
+	return msg
+}
