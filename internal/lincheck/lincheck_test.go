@@ -22,7 +22,9 @@ func history(ops ...op) *History {
 	return h
 }
 
-func app(id string, ifSeq uint64) Input { return Input{Session: "s", Kind: Append, ID: id, IfSequence: ifSeq} }
+func app(id string, ifSeq uint64) Input {
+	return Input{Session: "s", Kind: Append, ID: id, IfSequence: ifSeq}
+}
 
 var read = Input{Session: "s", Kind: Read}
 
