@@ -341,7 +341,8 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	_, err := b.stream.GetLastMsgForSubject(ctx, b.cfg.headerSubject(id))
+	// Asked of the leader: a replica behind it may not know the session yet.
+	_, err := b.lastOnLeader(ctx, b.cfg.headerSubject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}

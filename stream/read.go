@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,6 +133,26 @@ func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.Can
 // loadTree reads a whole session into a tree. It returns the sequence of
 // the header (the session's epoch) and of the last message.
 func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
+	// A read's consumer may live on a server behind the leader and not
+	// see a session created a moment ago: "not found" is only believed
+	// once the leader says so too.
+	for attempt := 0; ; attempt++ {
+		t, epoch, last, err = b.loadTreeOnce(ctx, id)
+		if !errors.Is(err, session.ErrSessionNotFound) || attempt == 20 {
+			return t, epoch, last, err
+		}
+		if _, lerr := b.lastOnLeader(ctx, b.cfg.headerSubject(id)); lerr != nil {
+			return t, epoch, last, err // the leader has no header either (or cannot say)
+		}
+		select {
+		case <-ctx.Done():
+			return t, epoch, last, err
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Backend) loadTreeOnce(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
 	last, err = b.read(ctx, id, 0, func(r record) error {
 		switch {
 		case r.header != nil && t == nil:
