@@ -149,6 +149,13 @@ func (c *procCluster) kill(i int) {
 	nd.cmd.Wait()
 }
 
+// terminate stops node i as an operator would (SIGTERM) and waits for it.
+func (c *procCluster) terminate(i int) {
+	nd := c.nodes[i]
+	nd.cmd.Process.Signal(syscall.SIGTERM)
+	nd.cmd.Wait()
+}
+
 func (c *procCluster) restart(i int) {
 	c.spawn(i)
 	c.waitReady(i)

@@ -67,6 +67,15 @@ func TestFaultsUnderLoad(t *testing.T) {
 		{"pause the stream leader (SIGSTOP/SIGCONT)", 2 * time.Second,
 			func(ctx context.Context) int { l := leader(); c.pause(l, true); return l },
 			func(n int) { c.pause(n, false) }},
+		{"rolling restart: each node stopped (SIGTERM) and started in turn", 0,
+			func(ctx context.Context) int {
+				for i := range c.nodes {
+					c.terminate(i)
+					c.restart(i)
+				}
+				return 0
+			},
+			func(n int) {}},
 		{"cut the leader off its routes, with a writer on it", 3 * time.Second,
 			func(ctx context.Context) int {
 				l := leader()
