@@ -37,6 +37,8 @@ func TestFaultsUnderLoad(t *testing.T) {
 	replicas := startReplicas(t, ctx, c)
 	w := startWorkload(t, c.urls(), 4, sessions)
 	lin := startLinWorkload(t, strings.Split(c.urls(), ","), []string{"itest-lin-0", "itest-lin-1"})
+	elected := watchElections(t, c.urls())
+	defer elected.close()
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -90,6 +92,7 @@ func TestFaultsUnderLoad(t *testing.T) {
 		name              string
 		node              string
 		outage, recovered time.Duration
+		election          time.Duration // -1: none seen
 	}
 	var results []result
 	deadline := time.Now().Add(*soak)
@@ -106,7 +109,11 @@ func TestFaultsUnderLoad(t *testing.T) {
 			f.repair(node)
 			repaired := time.Now()
 			recovered := waitForAck(t, w.l, repaired, 60*time.Second)
-			results = append(results, result{f.name, c.nodes[node].name, outage, recovered})
+			election := time.Duration(-1)
+			if d, ok := elected.after(start, 30*time.Second); ok {
+				election = d
+			}
+			results = append(results, result{f.name, c.nodes[node].name, outage, recovered, election})
 			sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
 		}
 	}
@@ -123,8 +130,23 @@ func TestFaultsUnderLoad(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d (of them unacknowledged %d); lost %d, duplicated %d, never sent %d; writer errors %d; minority acks %d\n",
 		v.Attempted, v.Acked, v.Stored, v.UnackedStored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), minorityAcks.Load())
+	gaps, elections := map[string][]time.Duration{}, map[string][]time.Duration{}
+	var kinds []string
 	for _, r := range results {
-		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v, after the repair after %v\n", r.name, r.node, r.outage.Round(time.Millisecond), r.recovered.Round(time.Millisecond))
+		el := "no election"
+		if r.election >= 0 {
+			el = "stream leader elected after " + r.election.Round(time.Millisecond).String()
+			elections[r.name] = append(elections[r.name], r.election)
+		}
+		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v (%s), after the repair after %v\n", r.name, r.node, r.outage.Round(time.Millisecond), el, r.recovered.Round(time.Millisecond))
+		if _, seen := gaps[r.name]; !seen {
+			kinds = append(kinds, r.name)
+		}
+		gaps[r.name] = append(gaps[r.name], r.outage)
+	}
+	report.WriteString("write gaps by fault kind:\n" + gapReport(gaps, kinds))
+	if len(elections) > 0 {
+		report.WriteString("elections by fault kind:\n" + gapReport(elections, kinds))
 	}
 	report.WriteString(linReport + "\n")
 	t.Log("\n" + report.String())

@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// elections records when the sessions stream elected a leader, from the
+// server's own advisories, so that a leader fault's write gap can be set
+// against the election it waited for.
+type elections struct {
+	nc *nats.Conn
+	mu sync.Mutex
+	at []time.Time
+}
+
+func watchElections(t *testing.T, urls string) *elections {
+	t.Helper()
+	e := &elections{}
+	nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.SESSIONS", func(*nats.Msg) {
+		e.mu.Lock()
+		e.at = append(e.at, time.Now())
+		e.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.nc = nc
+	return e
+}
+
+// after is how long after since the first election was, if one was seen
+// within limit.
+func (e *elections) after(since time.Time, limit time.Duration) (time.Duration, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, at := range e.at {
+		if at.After(since) && at.Sub(since) <= limit {
+			return at.Sub(since), true
+		}
+	}
+	return 0, false
+}
+
+func (e *elections) close() { e.nc.Close() }
+
+// gapReport is p50, p99 and max of the write gaps per fault kind, over
+// every round of the run.
+func gapReport(gaps map[string][]time.Duration, order []string) string {
+	var b strings.Builder
+	for _, name := range order {
+		ds := slices.Clone(gaps[name])
+		if len(ds) == 0 {
+			continue
+		}
+		slices.Sort(ds)
+		q := func(p float64) time.Duration {
+			return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(time.Millisecond)
+		}
+		fmt.Fprintf(&b, "  %-60s %3d× gap p50 %-8v p99 %-8v max %v\n", name, len(ds), q(0.5), q(0.99), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	return b.String()
+}
