@@ -107,11 +107,12 @@ func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) 
 	for i, e := range entries {
 		r.Entries[i] = Appended{ID: e.ID, ParentID: e.ParentID}
 	}
-	var err error
-	if r.Leaf, err = st.Leaf(ctx); err != nil {
-		return r, err
-	}
-	r.Sequence, err = st.Sequence(ctx)
+	// Leaf and sequence read together: a reply never pairs one state's
+	// leaf with another's sequence (the checker caught that once).
+	err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+		r.Leaf, r.Sequence = t.Leaf(), seq
+		return nil
+	})
 	return r, err
 }
 
@@ -163,8 +164,8 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 
 func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
 	var r SessionReply
-	err := st.ReadTree(ctx, func(t *session.Tree) error {
-		r.Session = t.Info()
+	err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+		r.Session, r.Sequence = t.Info(), seq
 		h := t.Header()
 		hb, err := codec.EncodeHeader(&h)
 		if err != nil {
@@ -176,10 +177,6 @@ func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return r, err
-	}
-	r.Sequence, err = st.Sequence(ctx)
 	return r, err
 }
 
@@ -507,11 +504,10 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 		reached := info.State.LastSeq >= req.Sequence
 		r, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
 			var r WaitReply
-			var err error
-			if r.Leaf, err = st.Leaf(ctx); err != nil {
-				return r, err
-			}
-			r.Sequence, err = st.Sequence(ctx)
+			err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+				r.Leaf, r.Sequence = t.Leaf(), seq
+				return nil
+			})
 			return r, err
 		})
 		if err != nil || reached {

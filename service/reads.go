@@ -63,9 +63,20 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The leaf and sequence of the reply are read together, and the
+		// context is built from that leaf (a branch never changes once
+		// written), so all three describe one state of the session.
+		var leaf string
+		var seq uint64
+		if err := st.ReadTreeAt(ctx, func(t *session.Tree, at uint64) error { leaf, seq = t.Leaf(), at; return nil }); err != nil {
+			return nil, err
+		}
 		var opts []session.ContextOption
-		if req.At != "" {
+		switch {
+		case req.At != "":
 			opts = append(opts, session.FromEntry(req.At))
+		case leaf != "":
+			opts = append(opts, session.FromEntry(leaf))
 		}
 		bctx, span := s.tel.Tracer.Start(ctx, "sessionlog.context.build", trace.WithAttributes(telemetry.SessionKey.String(req.Session)))
 		c, err := sess.BuildContext(bctx, opts...)
@@ -80,11 +91,8 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Leaf, err = st.Leaf(ctx); err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
-		return r, err
+		r.Leaf, r.Sequence = leaf, seq
+		return r, nil
 	})
 }
 
@@ -141,8 +149,8 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 	}
 	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
 		var r TreeReply
-		err := st.ReadTree(ctx, func(t *session.Tree) error {
-			r.Leaf = t.Leaf()
+		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+			r.Leaf, r.Sequence = t.Leaf(), seq
 			entries := t.Entries()
 			r.Total = len(entries)
 			p := pager{left: s.budget()}
@@ -170,10 +178,6 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 			}
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
 		return r, err
 	})
 }
@@ -192,7 +196,8 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 	}
 	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
 		var r EntriesReply
-		err := st.ReadTree(ctx, func(t *session.Tree) error {
+		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+			r.Sequence = seq
 			all := t.Entries()
 			r.Total = len(all)
 			start := min(req.Offset, len(all)) // no overflow near MaxInt
@@ -219,10 +224,6 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 			}
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
-		r.Sequence, err = st.Sequence(ctx)
 		return r, err
 	})
 }

@@ -261,6 +261,12 @@ func (s *Store) SnapshotStatus() (int, error) { return s.snap.status() }
 // ID returns the session id.
 func (s *Store) ID() string { return s.id }
 
+// ReadTreeAt runs fn on the tree and the stream sequence it reflects,
+// read together: no append lands between them.
+func (s *Store) ReadTreeAt(ctx context.Context, fn func(t *session.Tree, seq uint64) error) error {
+	return s.TreeStore.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
+}
+
 // Sequence returns the stream sequence of the last message this store has
 // applied: what a reader waits for to see this store's writes.
 func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
