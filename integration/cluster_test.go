@@ -113,7 +113,9 @@ func (c *procCluster) spawn(i int) {
 // routes to the others, a current meta group and the stream provisioned.
 func (c *procCluster) waitReady(i int) {
 	nd := c.nodes[i]
-	sessiontest.CheckFor(c.t, 60*time.Second, 20*time.Millisecond, func() error {
+	// Starting includes provisioning the streams, which waits out
+	// elections (bounded at a minute by the node itself).
+	sessiontest.CheckFor(c.t, 120*time.Second, 20*time.Millisecond, func() error {
 		if nd.cmd.ProcessState != nil {
 			return fmt.Errorf("%s exited: %s", nd.name, nd.log)
 		}

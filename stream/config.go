@@ -207,11 +207,21 @@ func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstrea
 // until it succeeds or ctx ends: in a cluster that is still electing, or
 // with every node creating the same asset at once, a request can go
 // unanswered where the next one succeeds.
+// provisionLimit bounds provisioning when the caller gives no deadline.
+const provisionLimit = time.Minute
+
 // Provisioning runs step until it succeeds, fails for good, or ctx ends:
 // errors a cluster gives while it elects leaders (no response, no
 // peers, JetStream not ready) are retried. Callers provisioning streams
 // of their own use it too.
 func Provisioning(ctx context.Context, step func(ctx context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		// Never forever: a cluster that cannot elect for a minute is
+		// reported, not waited on in silence.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, provisionLimit)
+		defer cancel()
+	}
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := step(actx)

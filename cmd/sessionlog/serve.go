@@ -67,6 +67,8 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer node.Close(context.WithoutCancel(ctx))
+	// Provisioning can wait out a cluster's elections: say where we are.
+	fmt.Fprintf(e.stderr, "sessionlog: node %s ready; provisioning streams and starting the service\n", node.ClientURL())
 	a, err := af.start(ctx, node, cfg, rf.streamConfig())
 	if err != nil {
 		return err
