@@ -2,15 +2,18 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // An HTTP client's traceparent is continued by the gateway, the service
@@ -52,7 +55,15 @@ func TestGatewayContinuesHTTPTrace(t *testing.T) {
 	if srv == nil || srv.Name() != svcCfg.Subject+" append" {
 		t.Fatalf("append's parent %v, want the service span", srv)
 	}
-	gw := parentOf(r, srv)
+	// The gateway's span ends once the reply is written: the client may
+	// have it a moment before the span is recorded.
+	var gw sdktrace.ReadOnlySpan
+	sessiontest.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if gw = parentOf(r, srv); gw == nil {
+			return errors.New("the gateway span is not recorded yet")
+		}
+		return nil
+	})
 	if gw == nil || gw.Name() != "POST /v1/sessions/{id}/entries" || gw.SpanKind() != trace.SpanKindServer || gw.Parent().SpanID().String() != "00f067aa0ba902b7" {
 		t.Fatalf("service span's parent %v, want the gateway span under the caller's", gw)
 	}
