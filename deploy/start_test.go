@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -120,16 +119,6 @@ func flagsOf(args []string) (verb string, flags [][2]string) {
 	return verb, flags
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startCluster runs the nodes' command lines with hosts and ports moved to
 // loopback, waits for every /readyz, and checks the nodes are one
 // cluster: a stream made through one is replicated on all three.
@@ -137,11 +126,11 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 	byHost := map[string]*deployedNode{}
 	for i := range nodes {
 		n := &nodes[i]
-		n.client, n.route, n.http = freePort(t), freePort(t), freePort(t)
+		n.client, n.route, n.http = clustertest.FreePort(t), clustertest.FreePort(t), clustertest.FreePort(t)
 		byHost[n.host] = n
 	}
 	var procs []*exec.Cmd
-	var logs []*lockedLog
+	var logs []*clustertest.SyncBuffer
 	t.Cleanup(func() {
 		for _, p := range procs {
 			p.Process.Kill()
@@ -182,7 +171,7 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 			cmd = append(cmd, "-"+name+"="+val)
 		}
 		p := exec.Command(bin, cmd...)
-		log := &lockedLog{}
+		log := &clustertest.SyncBuffer{}
 		p.Stdout, p.Stderr = log, log
 		if err := p.Start(); err != nil {
 			t.Fatal(err)
@@ -221,22 +210,4 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 	if err != nil || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("the nodes are not one cluster: %+v %v", info, err)
 	}
-}
-
-// lockedLog is a node's output, written by its copier and read by checks.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

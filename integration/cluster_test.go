@@ -1,11 +1,10 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +27,7 @@ type node struct {
 	client string // 127.0.0.1:port
 	args   []string
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *clustertest.SyncBuffer
 }
 
 // procCluster is a cluster of `sessionlog serve` processes whose routes go
@@ -40,22 +39,12 @@ type procCluster struct {
 	proxies map[[2]int]*proxy
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func startCluster(t *testing.T, bin string, n int) *procCluster {
 	t.Helper()
 	c := &procCluster{t: t, bin: bin, proxies: map[[2]int]*proxy{}}
 	routePorts := make([]int, n)
 	for i := range n {
-		routePorts[i] = freePort(t)
+		routePorts[i] = clustertest.FreePort(t)
 	}
 	for i := range n {
 		for j := range n {
@@ -72,7 +61,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 	dir := t.TempDir()
 	for i := range n {
 		nd := &node{name: fmt.Sprintf("n%d", i+1), data: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
-			client: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+			client: fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))}
 		var routes []string
 		for j := range n {
 			if j != i {
@@ -101,7 +90,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 func (c *procCluster) spawn(i int) {
 	nd := c.nodes[i]
 	os.Remove(filepath.Join(nd.data, "serve.url"))
-	nd.log = &syncBuffer{}
+	nd.log = &clustertest.SyncBuffer{}
 	nd.cmd = exec.Command(c.bin, nd.args...)
 	nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
 	if err := nd.cmd.Start(); err != nil {
@@ -124,25 +113,6 @@ func (c *procCluster) waitReady(i int) {
 		}
 		return nil
 	})
-}
-
-// syncBuffer is the output of a node: written by the process's copier,
-// read by a failing check.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func (c *procCluster) kill(i int) {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"testing"
 	"time"
 
@@ -18,16 +18,6 @@ import (
 	"github.com/agentcore/sessionlog/stream"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // The server restarts under a tailing replica: its consumer is gone, and
 // the replica resumes from the last sequence it applied — nothing twice,
 // nothing skipped — and ends up equal to the stream.
@@ -35,7 +25,7 @@ func TestReplicaSurvivesServerRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := cluster.DefaultConfig(dir)
-	cfg.Listen = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg.Listen = fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
 	n1, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

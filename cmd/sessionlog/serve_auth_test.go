@@ -34,8 +34,8 @@ func TestServeWithTenantsAndTLS(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var out lockedBuffer
-	var errb lockedBuffer
+	var out clustertest.SyncBuffer
+	var errb clustertest.SyncBuffer
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

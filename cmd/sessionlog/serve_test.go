@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"io"
 	"net"
 	"net/http"
@@ -28,7 +29,7 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var out lockedBuffer
+	var out clustertest.SyncBuffer
 	var errb bytes.Buffer
 	var code int
 	wg.Add(1)
@@ -76,24 +77,6 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 	if tree := mustRun(t, data, "", "tree", "shared"); !strings.Contains(tree, "through the server") {
 		t.Fatalf("tree after serve stopped:\n%s", tree)
 	}
-}
-
-// lockedBuffer is written by serve's goroutine and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Three `serve` processes' worth of nodes form a cluster from flags; the
@@ -164,7 +147,7 @@ func TestServeCluster(t *testing.T) {
 func TestServeStopsDespiteSlowClients(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out lockedBuffer
+	var out clustertest.SyncBuffer
 	var errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
