@@ -188,6 +188,15 @@ func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) erro
 
 // ValidateEntry checks what can be checked of an entry on its own.
 func ValidateEntry(e *Entry) error {
+	if err := validateShape(e); err != nil {
+		return err
+	}
+	return validateRaws(e)
+}
+
+// validateShape is ValidateEntry but for its verbatim JSON values, which
+// ValidateFields checks more strictly.
+func validateShape(e *Entry) error {
 	if e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
@@ -234,7 +243,7 @@ func ValidateEntry(e *Entry) error {
 	if strings.ContainsFunc(string(e.Type), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return fmt.Errorf("%w: entry %q has type %q with spaces or control characters", ErrInvalidEntry, e.ID, e.Type)
 	}
-	return validateRaws(e)
+	return nil
 }
 
 // validateRaws checks that every verbatim JSON field holds JSON, so that

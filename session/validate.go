@@ -140,7 +140,9 @@ func keptZero(kind byte, r Raw) bool {
 // Loaders do not apply it, so files written by others still load.
 // Entries of unknown types are checked only as ValidateEntry does.
 func ValidateFields(e *Entry) error {
-	if err := ValidateEntry(e); err != nil {
+	// ValidateEntry's check of verbatim values is left to raws below,
+	// which is stricter: each value is read once.
+	if err := validateShape(e); err != nil {
 		return err
 	}
 	v := fieldCheck{id: e.ID}
@@ -171,8 +173,7 @@ func ValidateFields(e *Entry) error {
 		v.name(root.at("modelId"), e.ModelID)
 	case TypeActiveToolsChange:
 		for i, t := range e.ActiveTools {
-			tools := root.at("activeTools")
-			v.name(tools.item(i), t)
+			v.name(root.at("activeTools").item(i), t)
 		}
 	case TypeCompaction:
 		if e.FirstKeptEntryID == "" {
@@ -182,8 +183,7 @@ func ValidateFields(e *Entry) error {
 		}
 		v.count(root.at("tokensBefore"), e.TokensBefore)
 		for i := range e.RetainedTail {
-			tail := root.at("retainedTail")
-			v.message(tail.item(i), &e.RetainedTail[i])
+			v.message(root.at("retainedTail").item(i), &e.RetainedTail[i])
 		}
 		v.usage(root.at("usage"), e.Usage)
 	case TypeBranchSummary:
@@ -226,13 +226,11 @@ func (v *fieldCheck) raws(e *Entry) {
 		v.rawsOf(root.at("message"), e.Message)
 	}
 	for i := range e.RetainedTail {
-		tail := root.at("retainedTail")
-		v.rawsOf(tail.item(i), &e.RetainedTail[i])
+		v.rawsOf(root.at("retainedTail").item(i), &e.RetainedTail[i])
 	}
 	if e.Usage != nil {
 		for _, f := range e.Usage.Extra {
-			u := root.at("usage")
-			v.raw(u.at(f.Key), f.Value)
+			v.raw(root.at("usage").at(f.Key), f.Value)
 		}
 	}
 }
@@ -244,8 +242,7 @@ func (v *fieldCheck) rawsOf(at path, m *Message) {
 	}
 	for i := range m.Content.Blocks {
 		b := &m.Content.Blocks[i]
-		c := at.at("content")
-		bp := c.item(i)
+		bp := at.at("content").item(i)
 		v.raw(bp.at("arguments"), b.Arguments)
 		v.raw(bp, b.Verbatim)
 		for _, f := range b.Extra {
@@ -424,8 +421,7 @@ func (v *fieldCheck) usage(at path, u *Usage) {
 		x float64
 	}{{"input", u.Cost.Input}, {"output", u.Cost.Output}, {"cacheRead", u.Cost.CacheRead}, {"cacheWrite", u.Cost.CacheWrite}, {"total", u.Cost.Total}} {
 		if math.IsNaN(f.x) || math.IsInf(f.x, 0) || f.x < 0 {
-			c := at.at("cost")
-			v.fail(c.at(f.k), fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
+			v.fail(at.at("cost").at(f.k), fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
 		}
 	}
 	v.extra(at, "usage", u.Extra, usageMembers)
