@@ -77,22 +77,16 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 	if maxBytes <= 0 {
 		maxBytes = MaxFileBytes
 	}
-	f, st, err := openRegular(path, os.O_RDONLY)
+	f, _, err := openRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st.Size() > maxBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a read allows", ErrTooLarge, path, st.Size(), maxBytes)
+	data, err := readAll(f, maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	// One buffer of the file's size (not a growing one, which peaks at
-	// twice it); a file still growing is read as far as it was.
-	data := make([]byte, st.Size())
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	return data[:n], nil
+	return data, nil
 }
 
 // scanLines calls fn with each non-blank line of r that is at most

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ func openLocked(f *os.File, path string, cfg Config) (*Store, error) {
 	if err := lockFile(f); err != nil {
 		return nil, fmt.Errorf("%w: %s", err, path)
 	}
-	data, err := readAll(f)
+	data, err := readAll(f, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: read %s: %w", path, err)
 	}
@@ -356,17 +357,20 @@ func syncDir(dir string) error {
 	return nil
 }
 
-func readAll(f *os.File) ([]byte, error) {
+// readAll reads f whole into one buffer of its size (not a growing one,
+// which peaks at twice it), refusing a file over maxBytes; a file still
+// growing is read as far as it was.
+func readAll(f *os.File, maxBytes int64) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, st.Size(), int64(MaxFileBytes))
+	if st.Size() > maxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over the %d a read allows", ErrTooLarge, st.Size(), maxBytes)
 	}
 	buf := make([]byte, st.Size())
 	n, err := f.ReadAt(buf, 0)
-	if err != nil && n != len(buf) {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	return buf[:n], nil

@@ -65,8 +65,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	if err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
+	// What the deployment calls for, asked of the connection once: the
+	// replicas a new stream gets, and the bound an existing one is held to.
+	want := ReplicasFor(nc)
 	if cfg.Replicas == 0 {
-		cfg.Replicas = ReplicasFor(nc)
+		cfg.Replicas = want
 	}
 	b := &Backend{nc: nc, js: js, cfg: cfg}
 	for _, o := range opts {
@@ -85,7 +88,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
 		return nil, err
 	}
-	if got, want := b.stream.CachedInfo().Config.Replicas, ReplicasFor(nc); got < want {
+	if got := b.stream.CachedInfo().Config.Replicas; got < want {
 		b.warnings = append(b.warnings, fmt.Sprintf("stream %s has %d replica(s) on a cluster of %d or more servers: losing one server can lose sessions (raise it: nats stream edit %s --replicas %d)", cfg.Stream, got, want, cfg.Stream, want))
 	}
 	b.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{

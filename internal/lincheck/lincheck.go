@@ -84,16 +84,21 @@ func (h *History) Len() int {
 // Check reports whether the history is linearizable (porcupine.Ok),
 // not (Illegal), or could not be decided within timeout (Unknown).
 func (h *History) Check(timeout time.Duration) porcupine.CheckResult {
+	return porcupine.CheckOperationsTimeout(Model(), h.operations(), timeout)
+}
+
+// operations is a copy of the history as the checker takes it: an
+// operation without an answer may take effect until the end.
+func (h *History) operations() []porcupine.Operation {
 	h.mu.Lock()
 	ops := append([]porcupine.Operation(nil), h.ops...)
 	h.mu.Unlock()
-	// An operation without an answer may take effect until the end.
 	for i := range ops {
 		if ops[i].Output.(Output).Unknown {
 			ops[i].Return = math.MaxInt64 / 2
 		}
 	}
-	return porcupine.CheckOperationsTimeout(Model(), ops, timeout)
+	return ops
 }
 
 // Model is the sequential specification of sessions, partitioned by
@@ -205,14 +210,7 @@ func step(s state, in Input, out Output) []any {
 // that fails, the end of the longest order the checker found, and the
 // operations that could not come next.
 func (h *History) Explain(timeout time.Duration) string {
-	h.mu.Lock()
-	ops := append([]porcupine.Operation(nil), h.ops...)
-	h.mu.Unlock()
-	for i := range ops {
-		if ops[i].Output.(Output).Unknown {
-			ops[i].Return = math.MaxInt64 / 2
-		}
-	}
+	ops := h.operations()
 	model := Model()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
 	if res == porcupine.Ok {
