@@ -22,9 +22,8 @@ type Config struct {
 	// Prefix is the first subject token (default "sessions").
 	Prefix string
 	// Replicas is the stream's replication factor; 0 lets New choose: 1
-	// on a single server, 3 in a cluster (fewer in a cluster of fewer
-	// nodes), so that no client ever creates an unreplicated stream in
-	// a cluster by leaving it out. (1 on one node, 3 in a
+	// on a single server, 3 in a cluster, so that no client ever creates
+	// an unreplicated stream in a cluster by leaving it out. (1 on one node, 3 in a
 	// cluster).
 	Replicas int
 	// DedupeWindow is how long the server remembers message ids, so that
@@ -272,18 +271,13 @@ func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
 }
 
 // ReplicasFor is the replication a stream should have on nc's
-// deployment: 1 on a single server; in a cluster 3, or the number of
-// servers the connection knows when fewer.
+// deployment: 1 on a single server, 3 in a cluster. (Counting the servers
+// a connection knows is no guide: a new connection may not have learnt
+// the others yet, and would have made an R1 stream in a cluster. In a
+// cluster of two, creating the stream fails saying so: give Replicas.)
 func ReplicasFor(nc *nats.Conn) int {
 	if nc == nil || nc.ConnectedClusterName() == "" {
 		return 1
 	}
-	seen := map[string]bool{}
-	for _, u := range nc.Servers() {
-		seen[u] = true
-	}
-	if cur := nc.ConnectedUrl(); cur != "" {
-		seen[cur] = true
-	}
-	return max(1, min(3, len(seen)))
+	return 3
 }
