@@ -205,6 +205,11 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	if cl := cfg.Cluster; cl != nil {
+		// A node told to stop hands its leaderships (streams, consumers,
+		// the meta group) to the others first, then closes its clients
+		// over a moment so that they reconnect elsewhere: writers wait a
+		// handover instead of an election (see Close).
+		opts.LameDuckDuration, opts.LameDuckGracePeriod = 2*time.Second, time.Second
 		host, port, _ := splitHostPort(cl.Listen)
 		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port, Advertise: cl.Advertise}
 		opts.Routes = server.RoutesFromStr(strings.Join(cl.Routes, ","))
@@ -280,6 +285,26 @@ func (n *Node) Ready() error {
 	return errors.New(what)
 }
 
+// Current is Ready and, besides, every stream and consumer this node
+// holds a copy of is current with its leader: the node has caught up
+// after a restart. It is what a rolling restart waits for before it stops
+// the next node (a leadership handed to a node still catching up waits
+// out an election instead) and what /readyz reports. Start waits only for
+// Ready: catching up a large stream may take longer than any start-up
+// timeout should.
+func (n *Node) Current() error {
+	if err := n.Ready(); err != nil {
+		return err
+	}
+	if n.cfg.Cluster == nil {
+		return nil
+	}
+	if h := n.srv.Healthz(&server.HealthzOptions{}); h.Status != "ok" {
+		return fmt.Errorf("cluster %s: catching up: %s", n.cfg.Cluster.Name, h.Error)
+	}
+	return nil
+}
+
 // ClientURL returns the node's client URL, or "" without a listener.
 func (n *Node) ClientURL() string {
 	if n.cfg.Listen == "" {
@@ -332,24 +357,56 @@ func (n *Node) Close(ctx context.Context) error {
 	for _, nc := range conns {
 		nc.Close()
 	}
-	n.srv.Shutdown()
 	done := make(chan struct{})
-	go func() { n.srv.WaitForShutdown(); close(done) }()
+	go func() {
+		// In a cluster, lame duck mode: leaderships handed over, clients
+		// closed (a node without a client listener skips it).
+		if n.cfg.Cluster != nil {
+			n.srv.LameDuckShutdown()
+		}
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+		close(done)
+	}()
 	select {
 	case <-done:
 		n.lock.Close() // the store is closed: the next node may start
 		return nil
 	case <-ctx.Done():
+		n.srv.Shutdown() // cut the handover short
 		return fmt.Errorf("cluster: shutdown: %w", ctx.Err())
 	}
 }
 
-// Dial connects to an existing NATS deployment.
+// ClientOptions are the connection settings of every sessionlog client
+// of a NATS deployment (the CLI, the gateway, the service against -url,
+// the fault tests' writers): reconnect forever, to any server of the URL
+// list and of the cluster it gossips, soon after losing one (100 ms, with
+// jitter, so that a node's clients do not all come back at once); and
+// notice a server that stopped answering within about two seconds (a ping
+// every second, two unanswered), where a TCP connection to a paused or
+// cut-off server would stay up for minutes. Requests that were in flight
+// are resent by the stream package once the connection has moved.
+func ClientOptions(name string) []nats.Option {
+	return []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(100 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.PingInterval(time.Second),
+		nats.MaxPingsOutstanding(2),
+		nats.Timeout(2 * time.Second),
+		nats.ReconnectBufSize(8 << 20),
+	}
+}
+
+// Dial connects to an existing NATS deployment with ClientOptions, then
+// opts. url may list several servers, comma-separated: give every node's.
 func Dial(ctx context.Context, url string, opts ...nats.Option) (*nats.Conn, error) {
 	if url == "" {
 		return nil, fmt.Errorf("%w: empty NATS URL", ErrInvalidConfig)
 	}
-	opts = append([]nats.Option{nats.Name("sessionlog"), nats.MaxReconnects(-1)}, opts...)
+	opts = append(ClientOptions("sessionlog"), opts...)
 	if d, ok := ctx.Deadline(); ok {
 		opts = append(opts, nats.Timeout(time.Until(d)))
 	}

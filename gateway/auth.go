@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/cluster"
+
 	"github.com/agentcore/sessionlog/internal/ratelimit"
 	"github.com/agentcore/sessionlog/service"
 )
@@ -149,7 +151,7 @@ func (g *Gateway) login(r *http.Request, key [32]byte, opts []nats.Option) (*nat
 }
 
 func (g *Gateway) connect(ctx context.Context, opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.Name("sessionlog-gateway"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}, opts...)
+	opts = append(append(cluster.ClientOptions("sessionlog-gateway"), nats.Timeout(5*time.Second)), opts...)
 	opts = append(opts, g.cfg.NATSOptions...)
 	nc, err := nats.Connect(g.cfg.NATSURL, opts...)
 	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {

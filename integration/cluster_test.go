@@ -73,7 +73,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 		nd.args = []string{"serve", "-data", nd.data, "-name", nd.name, "-listen", nd.client,
 			"-cluster", "itest", "-cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
 			"-cluster-advertise", "127.0.0.1:1", "-cluster-size", fmt.Sprint(n),
-			"-routes", strings.Join(routes, ","), "-replicas", "3", "-http", ""}
+			"-routes", strings.Join(routes, ","), "-replicas", "3", "-http", "", "-logs"}
 		c.nodes = append(c.nodes, nd)
 	}
 	for i := range c.nodes {
@@ -89,7 +89,10 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 func (c *procCluster) spawn(i int) {
 	nd := c.nodes[i]
 	os.Remove(filepath.Join(nd.data, "serve.url"))
-	nd.log = &clustertest.SyncBuffer{}
+	if nd.log == nil {
+		nd.log = &clustertest.SyncBuffer{}
+	}
+	fmt.Fprintf(nd.log, "--- %s started at %s\n", nd.name, time.Now().Format("15:04:05.000"))
 	nd.cmd = exec.Command(c.bin, nd.args...)
 	nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
 	if err := nd.cmd.Start(); err != nil {

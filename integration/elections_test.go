@@ -13,28 +13,32 @@ import (
 
 // elections records when the sessions stream elected a leader, from the
 // server's own advisories, so that a leader fault's write gap can be set
-// against the election it waited for.
+// against the election it waited for. It listens on every node, each
+// through its own connection: a node cut off from the others hears
+// nothing of the election they hold.
 type elections struct {
-	nc *nats.Conn
-	mu sync.Mutex
-	at []time.Time
+	conns []*nats.Conn
+	mu    sync.Mutex
+	at    []time.Time
 }
 
-func watchElections(t *testing.T, urls string) *elections {
+func watchElections(t *testing.T, urls []string) *elections {
 	t.Helper()
 	e := &elections{}
-	nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
+	for _, url := range urls {
+		nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.conns = append(e.conns, nc)
+		if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.SESSIONS", func(*nats.Msg) {
+			e.mu.Lock()
+			e.at = append(e.at, time.Now())
+			e.mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.SESSIONS", func(*nats.Msg) {
-		e.mu.Lock()
-		e.at = append(e.at, time.Now())
-		e.mu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	e.nc = nc
 	return e
 }
 
@@ -43,7 +47,7 @@ func watchElections(t *testing.T, urls string) *elections {
 func (e *elections) after(since time.Time, limit time.Duration) (time.Duration, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, at := range e.at {
+	for _, at := range e.at { // in order of arrival; the first seen is the earliest
 		if at.After(since) && at.Sub(since) <= limit {
 			return at.Sub(since), true
 		}
@@ -51,7 +55,11 @@ func (e *elections) after(since time.Time, limit time.Duration) (time.Duration, 
 	return 0, false
 }
 
-func (e *elections) close() { e.nc.Close() }
+func (e *elections) close() {
+	for _, nc := range e.conns {
+		nc.Close()
+	}
+}
 
 // gapReport is p50, p99 and max of the write gaps per fault kind, over
 // every round of the run.

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -25,7 +26,9 @@ type ledger struct {
 	mu        sync.Mutex
 	attempted map[string]string // entry id -> session
 	acked     map[string]string
-	lastAck   atomic.Int64 // unix nanos of the latest acknowledgement
+	ackedAt   map[string]time.Time
+	sentAt    map[string]time.Time
+	acks      []ackTime // every acknowledgement, nearly in order
 	errors    atomic.Int64
 	lastErr   atomic.Value // string
 }
@@ -36,20 +39,55 @@ func (l *ledger) fail(err error) {
 }
 
 func newLedger() *ledger {
-	return &ledger{attempted: map[string]string{}, acked: map[string]string{}}
+	return &ledger{attempted: map[string]string{}, acked: map[string]string{}, ackedAt: map[string]time.Time{}, sentAt: map[string]time.Time{}}
 }
 
 func (l *ledger) attempt(id, sid string) {
 	l.mu.Lock()
 	l.attempted[id] = sid
+	l.sentAt[id] = time.Now()
 	l.mu.Unlock()
 }
 
 func (l *ledger) ack(id, sid string) {
 	l.mu.Lock()
 	l.acked[id] = sid
+	now := time.Now()
+	l.ackedAt[id] = now
+	l.acks = append(l.acks, ackTime{sent: l.sentAt[id], acked: now})
 	l.mu.Unlock()
-	l.lastAck.Store(time.Now().UnixNano())
+}
+
+// ackTime is when an acknowledged append was sent and acknowledged.
+type ackTime struct{ sent, acked time.Time }
+
+// slowest is the longest an append acknowledged between from and to took.
+func (l *ledger) slowest(from, to time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var d time.Duration
+	for i := len(l.acks) - 1; i >= 0 && l.acks[i].acked.After(from.Add(-time.Second)); i-- {
+		if a := l.acks[i]; a.acked.After(from) && a.acked.Before(to) {
+			d = max(d, a.acked.Sub(a.sent))
+		}
+	}
+	return d
+}
+
+// firstAckAfter is the first acknowledgement of an append sent after
+// since, if any.
+func (l *ledger) firstAckAfter(since time.Time) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Writers record concurrently, so the tail may be out of order by a
+	// little: scan back from the end until well before since.
+	var first time.Time
+	for i := len(l.acks) - 1; i >= 0 && l.acks[i].acked.After(since.Add(-time.Second)); i-- {
+		if a := l.acks[i]; a.sent.After(since) && (first.IsZero() || a.acked.Before(first)) {
+			first = a.acked
+		}
+	}
+	return first, !first.IsZero()
 }
 
 func (l *ledger) counts() (attempted, acked int) {
@@ -93,16 +131,14 @@ func startWorkload(t *testing.T, urls string, writers int, sessions []string) *w
 // that writers spread over the nodes.
 func dial(ctx context.Context, servers []string, first int) (*nats.Conn, *stream.Backend, error) {
 	order := append(append([]string(nil), servers[first%len(servers):]...), servers[:first%len(servers)]...)
-	// Fast pings: a client on a paused (SIGSTOP) server notices within
-	// a second or so and fails over, as an HA client should.
-	nc, err := nats.Connect(strings.Join(order, ","), nats.DontRandomize(), nats.MaxReconnects(-1),
-		nats.ReconnectWait(100*time.Millisecond), nats.Timeout(2*time.Second),
-		nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
+	// The library's own client settings: a client on a paused (SIGSTOP)
+	// server notices within two seconds or so and fails over.
+	nc, err := nats.Connect(strings.Join(order, ","), append(cluster.ClientOptions("itest-writer"), nats.DontRandomize())...)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := stream.DefaultConfig()
-	cfg.Replicas, cfg.RequestTimeout = 3, 3*time.Second
+	cfg.Replicas = 3 // and the library's timeouts, as a user has them
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	b, err := stream.New(pctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase))
@@ -115,8 +151,9 @@ func dial(ctx context.Context, servers []string, first int) (*nats.Conn, *stream
 
 // maxFailures is how many failures in a row make a writer move to another
 // node: a node cut off from the others keeps its clients' connections up
-// but cannot serve JetStream, and a client must go elsewhere itself.
-const maxFailures = 3
+// but cannot serve JetStream, and a client must go elsewhere itself. One
+// is enough: a failed append has been resent until its deadline already.
+const maxFailures = 1
 
 func (w *workload) write(ctx context.Context, servers []string, k int, sessions []string) {
 	stores := map[string]*stream.Store{}
@@ -177,9 +214,9 @@ func (w *workload) write(ctx context.Context, servers []string, k int, sessions 
 		e := &session.Entry{Type: session.TypeMessage, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()),
 			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent(id), Timestamp: time.Now().UnixMilli()}}
 		w.l.attempt(id, sid)
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := st.Append(actx, e)
-		cancel()
+		// No deadline of its own: the library's default outlasts an
+		// election, resending while the outcome is unknown.
+		err := st.Append(ctx, e)
 		if err == nil {
 			w.l.ack(id, sid)
 			failures = 0
@@ -212,11 +249,15 @@ type verdict struct {
 	Lost, Duplicated, NeverSent int
 	Sessions                    int
 	UnackedStored               int
+	LostIDs                     []string // the first few, with session and time of acknowledgement
 }
 
 // check reads every entry message of the stream raw and compares it with
-// the ledger. A node just healed can answer "temporarily unavailable"
-// for a moment: errors are returned for the caller to retry.
+// the ledger. It reads up to the last sequence the stream's leader has:
+// the read's consumer may sit on a replica that has not applied the last
+// writes yet, and must not make them look lost. A node just healed can
+// answer "temporarily unavailable" for a moment: errors are returned for
+// the caller to retry.
 func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -230,25 +271,31 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sessions.*.message"}, MaxResetAttempts: 3})
+	info, err := s.Info(ctx) // answered by the leader
 	if err != nil {
 		return verdict{}, err
 	}
-	info, err := cons.Info(ctx)
+	target := info.State.LastSeq
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
 	if err != nil {
 		return verdict{}, err
 	}
 	seen := map[string]int{}
-	for left := info.NumPending; left > 0; {
-		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(10*time.Second))
+	for last := uint64(0); last < target; {
+		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return verdict{}, err
 		}
 		n := 0
 		for m := range batch.Messages() {
 			n++
-			if strings.HasPrefix(m.Subject(), "sessions.itest-lin-") {
-				continue // the linearizability clients' sessions: checked by lincheck
+			meta, err := m.Metadata()
+			if err != nil {
+				return verdict{}, err
+			}
+			last = meta.Sequence.Stream
+			if !strings.HasSuffix(m.Subject(), ".message") || strings.HasPrefix(m.Subject(), "sessions.itest-lin-") {
+				continue // headers and the like; the linearizability clients' sessions are checked by lincheck
 			}
 			e, err := codec.DecodeEntryMsgpack(m.Data())
 			if err != nil {
@@ -257,9 +304,8 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 			seen[e.ID]++
 		}
 		if n == 0 {
-			return verdict{}, fmt.Errorf("read stalled with %d left", left)
+			return verdict{}, fmt.Errorf("read stalled at %d of the leader's %d", last, target)
 		}
-		left -= uint64(n)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -267,6 +313,9 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 	for id := range l.acked {
 		if seen[id] == 0 {
 			v.Lost++
+			if len(v.LostIDs) < 10 {
+				v.LostIDs = append(v.LostIDs, fmt.Sprintf("%s in %s acknowledged at %s", id, l.acked[id], l.ackedAt[id].Format("15:04:05.000")))
+			}
 		}
 	}
 	for id, n := range seen {

@@ -113,7 +113,7 @@ func DefaultConfig(sc session.Config) Config {
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
 		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64,
-		RequestTimeout: 10 * time.Second, MaxWait: 30 * time.Second,
+		RequestTimeout: 20 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
 }

@@ -33,6 +33,7 @@ type Backend struct {
 	tel    *telemetry.T
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
+	moves    *moves
 
 	liveMu sync.Mutex
 	live   *liveIndex // started by the first List
@@ -57,7 +58,7 @@ func (b *Backend) Telemetry() *telemetry.T { return b.tel }
 
 // New provisions (or checks) the stream and index on nc and returns the
 // repository.
-func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backend, error) {
+func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Backend, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,12 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (*Backe
 	if cfg.Replicas == 0 {
 		cfg.Replicas = want
 	}
-	b := &Backend{nc: nc, js: js, cfg: cfg}
+	b := &Backend{nc: nc, js: js, cfg: cfg, moves: watchMoves(nc)}
+	defer func() {
+		if err != nil {
+			b.moves.stop()
+		}
+	}()
 	for _, o := range opts {
 		o(b)
 	}
@@ -153,8 +159,15 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session:"+h.Timestamp)
 	pctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	ack, err := b.js.PublishMsg(pctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
-	if isWrongLastSeq(err) || (err == nil && ack.Duplicate) {
+	// Sent again while its outcome is unknown: a copy that was stored
+	// comes back as a duplicate of its message id, which is then ours.
+	var ack *jetstream.PubAck
+	resent := false
+	err = b.resend(pctx, func(ctx context.Context) (err error) {
+		ack, err = b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
+		return err
+	}, func(error) { resent = true })
+	if isWrongLastSeq(err) || (err == nil && ack.Duplicate && !resent) {
 		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
 	}
 	if err != nil {
@@ -322,7 +335,7 @@ func (b *Backend) dropLiveIndex(x *liveIndex) {
 }
 
 // Close stops what the backend runs in the background (the listing's
-// index watcher). Stores opened from it are closed by their owners. It is
+// index watcher, the listener to the connection's moves). Stores opened from it are closed by their owners. It is
 // idempotent; the backend cannot list afterwards.
 func (b *Backend) Close(ctx context.Context) error {
 	b.liveMu.Lock()
@@ -332,6 +345,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	if x != nil {
 		x.close()
 	}
+	b.moves.stop()
 	return nil
 }
 

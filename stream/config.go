@@ -32,9 +32,19 @@ type Config struct {
 	// Index is the key-value bucket listing sessions (default
 	// "<Stream>_INDEX").
 	Index string
-	// RequestTimeout bounds each JetStream request when the caller's
-	// context has no deadline.
+	// RequestTimeout bounds each call (an append, a read) when the
+	// caller's context has no deadline. The default outlasts a stream
+	// leader's election (nats-server notices a lost leader after 4–9 s),
+	// so that a call made during one succeeds rather than fails.
 	RequestTimeout time.Duration
+	// AttemptTimeout bounds one try of a request that is safe to repeat:
+	// an append whose outcome is unknown, or a read, is sent again after
+	// it (and at once on "no responders") until the call's deadline. It
+	// is how soon a client gives up on a leader that died or stopped,
+	// so it bounds how long after an election writes resume; a
+	// replicated, fsynced append is acknowledged within milliseconds, and
+	// a resend of one still being stored is recognised by its message id.
+	AttemptTimeout time.Duration
 	// SnapshotEvery makes stores and replicas write a session's snapshot
 	// after this many entries since the last one (0: not by count).
 	SnapshotEvery int
@@ -49,7 +59,8 @@ func DefaultConfig() Config {
 		Prefix:         "sessions",
 		Replicas:       0, // chosen from the server: see Replicas
 		DedupeWindow:   2 * time.Minute,
-		RequestTimeout: 10 * time.Second,
+		RequestTimeout: 15 * time.Second,
+		AttemptTimeout: time.Second,
 
 		SnapshotEvery:        1000,
 		SnapshotOnCompaction: true,
@@ -73,6 +84,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: index bucket %q", ErrInvalidConfig, c.Index)
 	case c.RequestTimeout <= 0:
 		return fmt.Errorf("%w: request timeout must be positive", ErrInvalidConfig)
+	case c.AttemptTimeout <= 0 || c.AttemptTimeout > c.RequestTimeout:
+		return fmt.Errorf("%w: attempt timeout %v must be positive and at most the request timeout %v", ErrInvalidConfig, c.AttemptTimeout, c.RequestTimeout)
 	case c.SnapshotEvery < 0:
 		return fmt.Errorf("%w: negative snapshot interval", ErrInvalidConfig)
 	}

@@ -51,6 +51,10 @@ var (
 	errUnavailable = &jetstream.APIError{ErrorCode: 10008}
 )
 
+// errInProcess is a resent message whose first copy the server is still
+// storing (10158): its outcome is still unknown.
+var errInProcess = &jetstream.APIError{ErrorCode: 10158}
+
 func transient(err error) bool {
 	return ambiguous(err) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable)

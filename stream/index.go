@@ -24,9 +24,20 @@ type indexRecord struct {
 // rev, when non-zero, is the record's revision the caller last wrote: the
 // update is tried against it first, saving the read when nobody else
 // wrote since. It returns the revision written (or found newer).
-func (b *Backend) putIndex(ctx context.Context, rec indexRecord, rev uint64) (uint64, error) {
+//
+// Every write is conditional (a create, or an update of a revision), so
+// the whole of it is sent again while its outcome is unknown.
+func (b *Backend) putIndex(ctx context.Context, rec indexRecord, rev uint64) (n uint64, err error) {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
+	err = b.resend(ctx, func(ctx context.Context) (err error) {
+		n, err = b.putIndexOnce(ctx, rec, rev)
+		return err
+	}, nil)
+	return n, err
+}
+
+func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64) (uint64, error) {
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return 0, err

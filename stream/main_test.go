@@ -38,8 +38,13 @@ func runMain(m *testing.M) int {
 // newBackend provisions a stream of its own for one test.
 func newBackend(t testing.TB, opts ...stream.Option) *stream.Backend {
 	t.Helper()
+	return newBackendWith(t, stream.DefaultConfig(), opts...)
+}
+
+// newBackendWith is newBackend with cfg, but a stream of its own.
+func newBackendWith(t testing.TB, cfg stream.Config, opts ...stream.Option) *stream.Backend {
+	t.Helper()
 	n := streams.Add(1)
-	cfg := stream.DefaultConfig()
 	cfg.Stream = fmt.Sprintf("T%d", n)
 	cfg.Prefix = fmt.Sprintf("t%d", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -21,84 +21,60 @@ type record struct {
 	entry  *session.Entry
 }
 
-const fetchBatch = 1000
-
 // read delivers the session's messages after sequence `after`, in order,
 // until it has caught up with what the stream held when the read began.
 // It returns the sequence of the last message delivered (after, if none).
 func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(record) error) (uint64, error) {
-	cc := jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{b.cfg.sessionSubjects(id)},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		// A read is one bounded request: if its consumer is lost and cannot
-		// be made again, fail (the caller retries) instead of retrying
-		// forever inside Fetch, which does not watch ctx.
-		MaxResetAttempts: 3,
-		// Reads are short: a consumer left behind by a failed one must not
-		// linger for the default five minutes (the soak test ran into the
-		// server's consumer limit that way).
-		InactiveThreshold: 5 * time.Second,
-	}
-	if after > 0 {
-		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cc.OptStartSeq = after + 1
-	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	cons, err := b.js.OrderedConsumer(ctx, b.cfg.Stream, cc)
-	if err != nil {
-		return after, fmt.Errorf("stream: read %s: %w", id, err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return after, fmt.Errorf("stream: read %s: %w", id, err)
-	}
-	defer b.dropConsumer(cons)
-	// Read what was there when the read began: a session being written
-	// to faster than it is read must not keep the read going forever.
-	remaining := info.NumPending
+	subject := b.cfg.sessionSubjects(id)
 	last := after
-	for remaining > 0 {
-		batch, err := cons.Fetch(int(min(remaining, fetchBatch)), jetstream.FetchMaxWait(b.cfg.RequestTimeout))
-		if err != nil {
-			return last, fmt.Errorf("stream: read %s: %w", id, err)
-		}
+	// Read what was there when the read began (the first message says
+	// how many follow): a session being written to faster than it is
+	// read must not keep the read going forever.
+	var remaining uint64
+	started := false
+	for !started || remaining > 0 {
 		n := 0
-		for msg := range batch.Messages() {
+		var ferr error // the caller's, or a decoding error: returned as it is
+		var end batchEnd
+		deliver := func(m *jetstream.RawStreamMsg, pending uint64) error {
+			if !started {
+				started, remaining = true, pending+1
+			}
+			if remaining == 0 {
+				return nil
+			}
 			n++
-			meta, err := msg.Metadata()
+			rec, err := b.decode(id, m.Subject, m.Data, m.Sequence)
+			if err == nil {
+				err = fn(rec)
+			}
 			if err != nil {
-				return last, fmt.Errorf("stream: read %s: %w", id, err)
+				ferr = err
+				return err
 			}
-			rec, err := b.decode(id, msg.Subject(), msg.Data(), meta.Sequence.Stream)
-			if err != nil {
-				return last, err
-			}
-			if err := fn(rec); err != nil {
-				return last, err
-			}
-			last = meta.Sequence.Stream
+			last = m.Sequence
 			remaining--
+			return nil
 		}
-		if err := batch.Error(); err != nil {
+		// A batch cut short is asked again from where it stopped.
+		err := b.resend(ctx, func(ctx context.Context) (err error) {
+			end, err = b.getBatch(ctx, subject, last+1, deliver)
+			return err
+		}, nil)
+		switch {
+		case errors.Is(err, errNoMessages):
+			return last, nil // nothing (more) after last: the session ends there
+		case ferr != nil:
+			return last, ferr
+		case err != nil:
 			return last, fmt.Errorf("stream: read %s: %w", id, err)
-		}
-		if n == 0 {
-			return last, fmt.Errorf("stream: read %s: no messages within %v with %d pending", id, b.cfg.RequestTimeout, remaining)
+		case end.pending == 0 || n == 0:
+			return last, nil
 		}
 	}
 	return last, nil
-}
-
-// dropConsumer deletes a read's consumer now rather than when it times out.
-func (b *Backend) dropConsumer(cons jetstream.Consumer) {
-	info := cons.CachedInfo()
-	if info == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = b.stream.DeleteConsumer(ctx, info.Name) // best effort: it also expires
 }
 
 func (b *Backend) decode(id, subject string, data []byte, seq uint64) (record, error) {
@@ -228,7 +204,11 @@ func (b *Backend) lastOnLeader(ctx context.Context, subject string) (uint64, err
 	if err != nil {
 		return 0, err
 	}
-	m, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+b.cfg.Stream, req)
+	var m *nats.Msg
+	err = b.resend(ctx, func(ctx context.Context) (err error) {
+		m, err = b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+b.cfg.Stream, req)
+		return err
+	}, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -274,32 +274,6 @@ func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
 	return seq, err
 }
 
-// Refresh catches up with entries other writers appended.
-func (s *Store) Refresh(ctx context.Context) error {
-	return s.Update(ctx, func(t *session.Tree) error { return s.catchUp(ctx, t) })
-}
-
-func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
-	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
-		if r.header != nil {
-			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, s.id, r.seq)
-		}
-		if t.Has(r.entry.ID) {
-			return nil // our own write, seen again after an ambiguous publish
-		}
-		if err := t.Apply(r.entry); err != nil {
-			return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
-		}
-		s.applied([]*session.Entry{r.entry})
-		return nil
-	})
-	s.lastSeq = max(s.lastSeq, last)
-	if err == nil {
-		s.idx.touch(t.Info(), s.lastSeq)
-	}
-	return err
-}
-
 // Append implements session.Store. See AppendBatch.
 func (s *Store) Append(ctx context.Context, e *session.Entry) error {
 	return s.AppendBatch(ctx, []*session.Entry{e})
@@ -387,7 +361,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 		}
 		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
 			// The caller has seen more than this store: catch up first.
-			if err := s.catchUp(ctx, t); err != nil {
+			if err := s.catchUpWithLeader(ctx, t); err != nil {
 				return err
 			}
 			if err := s.completeFor(ctx, t, entries); err != nil {
@@ -406,7 +380,9 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			if err != nil {
 				return err
 			}
-			seq, dup, err := s.publish(ctx, msgs)
+			seq, dup, err := s.publish(ctx, msgs, func(err error) {
+				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
+			})
 			if err == nil && !dup {
 				for _, e := range entries {
 					_ = t.Apply(e) // checked above, under the same lock
@@ -425,8 +401,8 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			if err != nil && ambiguous(err) {
 				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 			}
-			oldLeaf := t.Leaf()
-			if cerr := s.catchUp(ctx, t); cerr != nil {
+			oldLeaf, sent := t.Leaf(), s.lastSeq
+			if cerr := s.catchUpPast(ctx, t, sent, isWrongLastSeq(err)); cerr != nil {
 				*outcome = "error"
 				return errors.Join(err, cerr)
 			}
@@ -444,7 +420,11 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			}
 			retry, resolution := false, "returned"
 			switch {
-			case opts.IfSequence != 0 || attempt >= MaxRebases:
+			case attempt >= MaxRebases:
+			case isWrongLastSeq(err) && s.lastSeq == sent:
+				// The write that failed our check never took: send ours again.
+				retry, resolution = true, "resent"
+			case opts.IfSequence != 0:
 			case opts.Policy == Rebase:
 				if retry = rebase(t, entries, oldLeaf); retry {
 					resolution = "rebased"
@@ -522,26 +502,35 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats
 
 // publish writes msgs (one, or an atomic batch) with the sequence check on
 // the first. dup reports a duplicate the server recognised by message id.
-func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) (seq uint64, dup bool, err error) {
+//
+// A try whose outcome is unknown is sent again, unchanged, until ctx
+// ends (see Backend.resend): if the first copy was stored, the second
+// fails its sequence check or is recognised by its message id, and the
+// caller finds the entries stored when it catches up.
+func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(error)) (seq uint64, dup bool, err error) {
 	ctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
 	subjects := s.b.cfg.sessionSubjects(s.id)
-	if len(msgs) == 1 {
-		ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
-		if err != nil {
-			return 0, false, err
+	err = s.b.resend(ctx, func(ctx context.Context) error {
+		if len(msgs) == 1 {
+			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
+			if err == nil {
+				seq, dup = ack.Sequence, ack.Duplicate
+			}
+			return err
 		}
-		return ack.Sequence, ack.Duplicate, nil
-	}
-	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
-	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
-	// No flow-control ack on the first message: a batch is at most
-	// MaxBatch entries the server takes whole, and the ack costs a round trip.
-	ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
-	if err != nil {
-		return 0, false, err
-	}
-	return ack.Sequence, false, nil
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
+		// No flow-control ack on the first message: a batch is at most
+		// MaxBatch entries the server takes whole, and the ack costs a
+		// round trip.
+		ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+		if err == nil {
+			seq = ack.Sequence
+		}
+		return err
+	}, onResend)
+	return seq, dup, err
 }
 
 // Close lets a snapshot being written finish, writes the session's index
@@ -558,43 +547,3 @@ func (s *Store) Close(ctx context.Context) error {
 // written at once, a shorter interval takes a visible share of the
 // stream's write capacity from the appends themselves.
 func (c Config) indexInterval() time.Duration { return time.Second }
-
-// Sync brings the store up to date with the stream at the cost of one
-// round trip when nothing changed: it asks for the session's last message
-// and catches up only if that is newer than what the store holds. A
-// session deleted since the store was opened gives
-// session.ErrSessionNotFound; one deleted and created again gives
-// ErrCorrupt (the store cannot follow: open it again).
-//
-// The last message is asked of the stream's leader, never of a replica
-// (a direct get may be answered by a follower that is behind): reads
-// that follow a Sync see every append acknowledged before it started.
-func (s *Store) Sync(ctx context.Context) error {
-	rctx, cancel := s.b.withTimeout(ctx)
-	last, err := s.b.lastOnLeader(rctx, s.b.cfg.sessionSubjects(s.id))
-	cancel()
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)
-	}
-	if err != nil {
-		return fmt.Errorf("stream: sync %s: %w", s.id, err)
-	}
-	// Catching up reads through a consumer, which a server behind the
-	// leader may serve: until the store has reached the leader's last.
-	for attempt := 0; ; attempt++ {
-		seq, err := s.Sequence(ctx)
-		if err != nil || seq >= last {
-			return err
-		}
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("stream: sync %s: at %d, the stream at %d: %w", s.id, seq, last, ctx.Err())
-			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
-			}
-		}
-		if err := s.Refresh(ctx); err != nil {
-			return err
-		}
-	}
-}

@@ -98,7 +98,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	var err error
 	if url != "" {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		nc, err = cluster.Dial(dctx, url, nats.MaxReconnects(0))
+		// Reconnecting (to any node -url lists) is bounded by the
+		// command's own deadline.
+		nc, err = cluster.Dial(dctx, url)
 		cancel()
 		if err != nil && r.url == "" {
 			// A stale serve.url from a serve that did not exit cleanly.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -89,7 +90,11 @@ func runServe(ctx context.Context, e env) error {
 		where += fmt.Sprintf(", %d tenant(s)", len(cfg.Auth.Tenants))
 	}
 	fmt.Fprintf(e.stdout, "sessionlog serving %s (data %s%s); %s; %s; interrupt to stop\n", node.ClientURL(), rf.data, where, a.describe(), tel.Describe())
-	// Last: once the file is there, everything above is ready.
+	// Last: once the file is there, everything above is ready and this
+	// node has caught up with the others.
+	if waitCurrent(ctx, node, e.stderr); ctx.Err() != nil {
+		return nil // stopped while catching up
+	}
 	urlFile := serveURLFile(rf.data)
 	if err := os.WriteFile(urlFile, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
 		return err
@@ -97,4 +102,25 @@ func runServe(ctx context.Context, e env) error {
 	defer os.Remove(urlFile)
 	<-ctx.Done()
 	return nil
+}
+
+// waitCurrent waits until the node has caught up with the cluster (see
+// cluster.Node.Current), saying what it waits for now and then.
+func waitCurrent(ctx context.Context, node *cluster.Node, stderr io.Writer) {
+	said := time.Now()
+	for {
+		err := node.Current()
+		if err == nil {
+			return
+		}
+		if time.Since(said) > 5*time.Second {
+			fmt.Fprintf(stderr, "sessionlog: serving, not yet current: %v\n", err)
+			said = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -134,7 +134,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	}
 	gcfg := gateway.DefaultConfig(a.http, node.ClientURL())
 	gcfg.Auth, gcfg.Stream, gcfg.Subject = cfg.Auth != nil, sc, svcCfg.Subject
-	gcfg.Ready = node.Ready
+	gcfg.Ready = node.Current
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
 	if cfg.TLS != nil {
 		gcfg.CertFile, gcfg.KeyFile = cfg.TLS.CertFile, cfg.TLS.KeyFile

@@ -1,0 +1,131 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// A store catches up by reading the session's messages after the last it
+// applied. The read may be answered by a replica that is behind the
+// stream's leader (see read), so "caught up" means caught up with that
+// replica. Where the store must have seen every acknowledged write — a
+// read that follows Sync, an append that lost its sequence check, an
+// append whose caller has seen more than the store — it asks the leader
+// for the session's last sequence and reads until it has reached it.
+
+// Refresh catches up with entries other writers appended.
+func (s *Store) Refresh(ctx context.Context) error {
+	return s.Update(ctx, func(t *session.Tree) error { return s.catchUp(ctx, t) })
+}
+
+// Sync brings the store up to date with the stream at the cost of one
+// round trip when nothing changed: it asks the stream's leader for the
+// session's last sequence and catches up only if that is newer than what
+// the store holds. Reads that follow a Sync see every append acknowledged
+// before it started. A session deleted since the store was opened gives
+// session.ErrSessionNotFound; one deleted and created again gives
+// ErrCorrupt (the store cannot follow: open it again).
+func (s *Store) Sync(ctx context.Context) error {
+	last, err := s.leaderLast(ctx)
+	if err != nil {
+		return err
+	}
+	if seq, err := s.Sequence(ctx); err != nil || seq >= last {
+		return err
+	}
+	return s.Update(ctx, func(t *session.Tree) error { return s.catchUpTo(ctx, t, last) })
+}
+
+// catchUpWithLeader is Sync under the caller's write lock.
+func (s *Store) catchUpWithLeader(ctx context.Context, t *session.Tree) error {
+	last, err := s.leaderLast(ctx)
+	if err != nil {
+		return err
+	}
+	return s.catchUpTo(ctx, t, last)
+}
+
+// catchUpPast catches up with the leader and, when the stream refused a
+// write expecting sequence sent (moved is set), keeps at it for a moment
+// until the store has seen the write that moved the session on: the
+// leader refuses on a write still in flight, before it is applied and can
+// be read. Reporting a conflict with the state the caller already had
+// would be wrong; if the other write never takes, the caller sends its
+// own again.
+func (s *Store) catchUpPast(ctx context.Context, t *session.Tree, sent uint64, moved bool) error {
+	for attempt := 0; ; attempt++ {
+		if err := s.catchUpWithLeader(ctx, t); err != nil || !moved || s.lastSeq > sent || attempt == inFlightPolls {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * time.Millisecond):
+		}
+	}
+}
+
+// inFlightPolls bounds catchUpPast's wait for a write in flight (about
+// 0.2 s): a replicated write is applied within milliseconds of its
+// refusal of another, unless it fails.
+const inFlightPolls = 20
+
+// leaderLast is the sequence of the session's last message, as the
+// stream's leader has it.
+func (s *Store) leaderLast(ctx context.Context) (uint64, error) {
+	rctx, cancel := s.b.withTimeout(ctx)
+	defer cancel()
+	last, err := s.b.lastOnLeader(rctx, s.b.cfg.sessionSubjects(s.id))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return 0, fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)
+	case err != nil:
+		return 0, fmt.Errorf("stream: sync %s: %w", s.id, err)
+	}
+	return last, nil
+}
+
+// catchUpTo reads until the store has applied the stream's message
+// target, waiting a little between reads for a replica that is behind.
+func (s *Store) catchUpTo(ctx context.Context, t *session.Tree, target uint64) error {
+	for attempt := 0; s.lastSeq < target; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stream: sync %s: at %d, the stream at %d: %w", s.id, s.lastSeq, target, ctx.Err())
+			case <-time.After(min(time.Duration(attempt)*5*time.Millisecond, 100*time.Millisecond)):
+			}
+		}
+		if err := s.catchUp(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
+	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
+		if r.header != nil {
+			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, s.id, r.seq)
+		}
+		if t.Has(r.entry.ID) {
+			return nil // our own write, seen again after an ambiguous publish
+		}
+		if err := t.Apply(r.entry); err != nil {
+			return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
+		}
+		s.applied([]*session.Entry{r.entry})
+		return nil
+	})
+	s.lastSeq = max(s.lastSeq, last)
+	if err == nil {
+		s.idx.touch(t.Info(), s.lastSeq)
+	}
+	return err
+}

@@ -1,0 +1,125 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Reads go through the stream's direct get, asking for a batch of a
+// session's messages at a time. Unlike a consumer, a direct get involves
+// no meta leader (creating a consumer is a proposal to the meta group, so
+// every read used to stall while a lost meta leader was replaced) and no
+// state on the server: it is one request answered by whichever replica
+// takes it. A replica may be behind the leader; callers that must see the
+// latest write compare with the leader's last sequence (Store.Sync).
+//
+// orbit.go's jetstreamext.GetBatch asks the same, but ends its iteration
+// silently on a timeout, which would make a read cut short look complete,
+// and reports "no responders" as an old server; hence this one.
+
+const (
+	// readBatch and readBatchBytes bound one response: at most this many
+	// messages, stopping after the one that passes this many bytes.
+	readBatch      = 1000
+	readBatchBytes = 8 << 20
+)
+
+// numPendingHeader carries, on each message of a batch and on its end,
+// how many matching messages follow.
+const numPendingHeader = "Nats-Num-Pending"
+
+// firstReplyWait is how long a direct get waits for its first reply
+// before it is sent again. A replica answers from memory or its page
+// cache within milliseconds.
+const firstReplyWait = 250 * time.Millisecond
+
+// errNoMessages is a batch that found no message from its start on.
+var errNoMessages = errors.New("stream: no messages")
+
+// batchEnd is what the server says after the last message of a batch.
+type batchEnd struct {
+	pending uint64 // matching messages after the batch
+}
+
+// getBatch asks for up to readBatch messages on subject from sequence
+// from on, calling fn for each in order.
+func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
+	req, err := json.Marshal(struct {
+		Seq      uint64 `json:"seq"`
+		NextFor  string `json:"next_by_subj"`
+		Batch    int    `json:"batch"`
+		MaxBytes int    `json:"max_bytes"`
+	}{from, subject, readBatch, readBatchBytes})
+	if err != nil {
+		return batchEnd{}, err
+	}
+	inbox := b.nc.NewRespInbox()
+	sub, err := b.nc.SubscribeSync(inbox)
+	if err != nil {
+		return batchEnd{}, err
+	}
+	defer sub.Unsubscribe()
+	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+b.cfg.Stream, inbox, req); err != nil {
+		return batchEnd{}, err
+	}
+	for first := true; ; first = false {
+		wait := ctx
+		if first {
+			// Any replica may take the request, including one that has
+			// just died or stopped: ask again (another, most likely)
+			// rather than wait a whole attempt for it.
+			var cancel context.CancelFunc
+			wait, cancel = context.WithTimeout(ctx, firstReplyWait)
+			defer cancel()
+		}
+		m, err := sub.NextMsgWithContext(wait)
+		if err != nil {
+			return batchEnd{}, err
+		}
+		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
+			switch status := m.Header.Get("Status"); {
+			case status == "204": // end of batch
+				pending, err := strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64)
+				if err != nil {
+					return batchEnd{}, fmt.Errorf("stream: direct get: end of batch without a pending count: %w", jetstream.ErrInvalidJetStreamResponse)
+				}
+				return batchEnd{pending: pending}, nil
+			case status == "404" && first:
+				return batchEnd{}, errNoMessages
+			case status == "503":
+				return batchEnd{}, nats.ErrNoResponders
+			default:
+				return batchEnd{}, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
+			}
+		}
+		raw, pending, err := directMsg(m)
+		if err != nil {
+			return batchEnd{}, err
+		}
+		if err := fn(raw, pending); err != nil {
+			return batchEnd{}, err
+		}
+	}
+}
+
+// directMsg is one message of a batch response.
+func directMsg(m *nats.Msg) (*jetstream.RawStreamMsg, uint64, error) {
+	subject := m.Header.Get(jetstream.SubjectHeader)
+	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	if err != nil || subject == "" {
+		return nil, 0, fmt.Errorf("stream: direct get: a message without subject or sequence: %w", jetstream.ErrInvalidJetStreamResponse)
+	}
+	pending, err := strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64)
+	if err != nil {
+		// A server before 2.11 answers one message and no count.
+		return nil, 0, fmt.Errorf("stream: direct get: no pending count (the server must be NATS 2.11 or later): %w", jetstream.ErrInvalidJetStreamResponse)
+	}
+	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, pending, nil
+}

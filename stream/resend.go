@@ -1,0 +1,85 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// resend runs fn, a request that is safe to repeat, with a deadline of
+// AttemptTimeout each time, and runs it again while it fails in a way
+// that leaves its outcome unknown and ctx allows.
+//
+// Appends are safe to repeat: the sequence precondition and the message
+// ids make a second copy of one impossible (see Store.AppendWith); reads
+// change nothing. Repeating is what fails a client over quickly: a
+// request sent to a stream leader that has just died or stopped gets no
+// answer, while the same request sent again finds the new leader as soon
+// as it is elected, or a replica to read from, on this server or, once the
+// connection has moved, on another. An attempt in flight when the
+// connection moves ends there: it was lost with the old one. onResend, if
+// set, hears of each repeat.
+func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error, onResend func(error)) error {
+	pause := resendPause
+	for {
+		err := b.attempt(ctx, fn)
+		// "Temporarily unavailable" is a server without a leader to ask;
+		// "in process", a resend overtaking the copy being stored.
+		retry := ambiguous(err) || errors.Is(err, errMoved) || errors.Is(err, errUnavailable) || errors.Is(err, errInProcess)
+		if err == nil || !retry || ctx.Err() != nil {
+			return err
+		}
+		if onResend != nil {
+			onResend(err)
+		}
+		// An attempt that timed out has waited already, and one cut short
+		// by a move is best sent again at once. The others come at once
+		// (no server leads the stream yet, say): wait a little, longer
+		// each time, but never much past the election.
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, errMoved) {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, maxResendPause)
+		}
+	}
+}
+
+// attempt runs fn once, until AttemptTimeout or the connection moves.
+func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) error) error {
+	moved := b.moves.next()
+	actx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-moved:
+			cancel()
+		case <-actx.Done():
+		}
+	}()
+	err := fn(actx)
+	cancel()
+	<-watched
+	select {
+	case <-moved:
+		if err != nil && ctx.Err() == nil {
+			return errMoved // whatever it said, the attempt went to the server left behind
+		}
+	default:
+	}
+	return err
+}
+
+// errMoved is an attempt cut short because the connection moved.
+var errMoved = errors.New("stream: the connection moved to another server")
+
+const (
+	resendPause    = 20 * time.Millisecond
+	maxResendPause = 250 * time.Millisecond
+)

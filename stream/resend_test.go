@@ -1,0 +1,171 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// A request whose outcome is unknown is sent again until the call's
+// deadline, each try bounded by AttemptTimeout; one whose outcome is
+// known is not.
+func TestResend(t *testing.T) {
+	wrongSeq := &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}
+	cases := []struct {
+		name      string
+		errs      []error // returned by successive tries; the last repeats
+		wantTries int
+		wantErr   error
+	}{
+		{"answered at once", []error{nil}, 1, nil},
+		{"no responders until a leader is elected", []error{nats.ErrNoResponders, jetstream.ErrNoStreamResponse, nil}, 3, nil},
+		{"a try that timed out", []error{context.DeadlineExceeded, nats.ErrTimeout, nil}, 3, nil},
+		{"temporarily unavailable, then in process", []error{stream.ErrUnavailable, stream.ErrInProcess, nil}, 3, nil},
+		{"a known refusal is not resent", []error{wrongSeq}, 1, wrongSeq},
+		{"nor is a closed connection", []error{nats.ErrConnectionClosed}, 1, nats.ErrConnectionClosed},
+	}
+	cfg := stream.DefaultConfig()
+	cfg.AttemptTimeout = 200 * time.Millisecond
+	b := newBackendWith(t, cfg)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			tries, heard := 0, 0
+			err := b.Resend(ctx, func(actx context.Context) error {
+				d, ok := actx.Deadline()
+				if !ok || time.Until(d) > cfg.AttemptTimeout {
+					t.Errorf("try %d has no deadline within the attempt timeout", tries)
+				}
+				err := c.errs[min(tries, len(c.errs)-1)]
+				tries++
+				return err
+			}, func(error) { heard++ })
+			if !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+				t.Errorf("error %v, want %v", err, c.wantErr)
+			}
+			if tries != c.wantTries || heard != tries-1 {
+				t.Errorf("%d tries, %d resends heard; want %d tries", tries, heard, c.wantTries)
+			}
+		})
+	}
+	t.Run("until the deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		tries := 0
+		err := b.Resend(ctx, func(context.Context) error { tries++; return nats.ErrNoResponders }, nil)
+		if !errors.Is(err, nats.ErrNoResponders) || tries < 3 || ctx.Err() == nil {
+			t.Errorf("after %d tries: %v (ctx %v)", tries, err, ctx.Err())
+		}
+	})
+}
+
+// A read is a series of direct-get batches, bounded by count and by
+// bytes: a session longer than one batch, and one larger than one
+// batch's bytes, are read whole and in order.
+func TestReadAcrossBatches(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		entries int
+		size    int
+	}{
+		{"more entries than a batch", 2345, 10},
+		{"more bytes than a batch", 14, 700 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBackend(t)
+			id := strings.ReplaceAll(c.name, " ", "-")
+			st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			parent := ""
+			for i := 0; i < c.entries; {
+				var batch []*session.Entry
+				for ; i < c.entries && len(batch) < 100; i++ {
+					e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("e%05d", i), ParentID: parent,
+						Timestamp: "2026-12-03T07:00:00.000Z", Message: &session.Message{Role: session.RoleUser,
+							Content: session.TextContent(strings.Repeat("x", c.size)), Timestamp: 1764745200000}}
+					batch, parent, want = append(batch, e), e.ID, append(want, e.ID)
+				}
+				if err := st.AppendBatch(ctx, batch); err != nil && c.size < 1<<10 {
+					t.Fatal(err)
+				} else if err != nil {
+					// Large entries go one at a time (a batch is one payload).
+					for _, e := range batch {
+						if err := st.Append(ctx, e); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			st.Close(ctx)
+			got, err := newBackendOn(t, b.Config()).Open(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Close(ctx)
+			es, err := got.Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != len(want) {
+				t.Fatalf("read %d entries, want %d", len(es), len(want))
+			}
+			for i, e := range es {
+				if e.ID != want[i] {
+					t.Fatalf("entry %d is %s, want %s", i, e.ID, want[i])
+				}
+			}
+		})
+	}
+}
+
+// An attempt in flight when the connection moves to another server (here,
+// reconnects) was lost with the old connection: it is sent again at once,
+// not after the attempt timeout.
+func TestResendWhenTheConnectionMoves(t *testing.T) {
+	conn, err := nats.Connect(node.ClientURL(), nats.ReconnectWait(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = "MOVES", "moves"
+	cfg.AttemptTimeout = 10 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := stream.New(ctx, conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	start, tries := time.Now(), 0
+	err = b.Resend(ctx, func(actx context.Context) error {
+		tries++
+		if tries > 1 {
+			return nil
+		}
+		go conn.ForceReconnect()
+		<-actx.Done() // the reply that never comes
+		return actx.Err()
+	}, nil)
+	if err != nil || tries != 2 {
+		t.Fatalf("%d tries: %v", tries, err)
+	}
+	if took := time.Since(start); took > cfg.AttemptTimeout/2 {
+		t.Errorf("the resend waited %v for the lost attempt", took)
+	}
+}
