@@ -174,33 +174,43 @@ func (c *procCluster) close() {
 	}
 }
 
-// streamLeader returns the index of the node leading the sessions stream.
-func (c *procCluster) streamLeader(ctx context.Context) (int, error) {
+// streamPeers returns the indexes of the node leading the sessions stream
+// and of the nodes holding its other replicas.
+func (c *procCluster) streamPeers(ctx context.Context) (leader int, followers []int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	nc, err := nats.Connect(c.urls(), nats.Timeout(2*time.Second))
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	s, err := js.Stream(ctx, "SESSIONS")
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	if info.Cluster == nil {
-		return -1, errors.New("stream is not clustered")
+		return -1, nil, errors.New("stream is not clustered")
 	}
+	index := map[string]int{}
 	for i, nd := range c.nodes {
-		if nd.name == info.Cluster.Leader {
-			return i, nil
-		}
+		index[nd.name] = i
 	}
-	return -1, fmt.Errorf("no leader (%q)", info.Cluster.Leader)
+	leader, ok := index[info.Cluster.Leader]
+	if !ok {
+		return -1, nil, fmt.Errorf("no leader (%q)", info.Cluster.Leader)
+	}
+	for _, r := range info.Cluster.Replicas {
+		followers = append(followers, index[r.Name])
+	}
+	if len(followers) == 0 {
+		return -1, nil, errors.New("no followers")
+	}
+	return leader, followers, nil
 }
 
 // converged reports whether every replica of the stream is current.
@@ -224,7 +234,7 @@ func (c *procCluster) converged(ctx context.Context) error {
 	if info.Cluster == nil || info.Cluster.Leader == "" {
 		return errors.New("no stream leader")
 	}
-	if len(info.Cluster.Replicas) != len(c.nodes)-1 {
+	if len(info.Cluster.Replicas) != min(3, len(c.nodes))-1 {
 		return fmt.Errorf("%d replicas besides the leader", len(info.Cluster.Replicas))
 	}
 	for _, r := range info.Cluster.Replicas {

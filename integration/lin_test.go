@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ type linWorkload struct {
 	sessions []string
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	mu            sync.Mutex
+	readers       int          // started by reader, numbered from 101 in the history
+	minorityReads atomic.Int64 // of theirs, answered
 }
 
 func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorkload {
@@ -83,12 +88,42 @@ func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorklo
 	return w
 }
 
+// reader starts one more client, on the server at url alone, that only
+// reads the sessions until stopped; its calls go in the same history.
+func (w *linWorkload) reader(url string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := nats.Connect(url, nats.MaxReconnects(0))
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		w.mu.Lock()
+		w.readers++
+		id := 100 + w.readers
+		w.mu.Unlock()
+		lc := &servicetest.LinClient{C: service.NewClient(nc, "sessionlog.v1"), H: w.h, ID: id, Timeout: time.Second}
+		for n := 0; ctx.Err() == nil; n++ {
+			if out := lc.Read(ctx, w.sessions[n%len(w.sessions)]); !out.Unknown {
+				w.minorityReads.Add(1)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // stop ends the clients and checks what they recorded.
 func (w *linWorkload) stop(t *testing.T) string {
 	w.cancel()
 	w.wg.Wait()
 	res := w.h.Check(time.Minute)
-	msg := fmt.Sprintf("linearizability: %d service operations on %d sessions through every node: %s", w.h.Len(), len(w.sessions), res)
+	msg := fmt.Sprintf("linearizability: %d service operations on %d sessions through every node (%d reads answered through a cut-off node): %s", w.h.Len(), len(w.sessions), w.minorityReads.Load(), res)
 	switch res {
 	case "Ok":
 	case "Illegal":

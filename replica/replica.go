@@ -320,6 +320,9 @@ func (r *Replica) apply(msg jetstream.Msg) {
 		r.notify = make(chan struct{})
 		r.mu.Unlock()
 	}()
+	if errors.Is(derr, stream.ErrNotSession) {
+		return // a read barrier: no session's
+	}
 	if derr != nil {
 		r.status.LastError = derr
 		return

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentcore/sessionlog/service"
 )
@@ -125,4 +127,34 @@ var doubledArticle = regexp.MustCompile(`\b(a|an) (a|an) `)
 // msgWith is an append of one user message with extra message members.
 func msgWith(members string) string {
 	return `{"session":"bad","entries":[{"type":"message","message":{"role":"user","content":"x",` + members + `}}]}`
+}
+
+// A node that cannot serve (Config.Ready fails: cut off from its cluster)
+// answers every request "unavailable" at once, naming why, and serves
+// again as soon as it can.
+func TestNotReadyNodeAnswersUnavailable(t *testing.T) {
+	var cut atomic.Bool
+	f := start(t, func(c *service.Config) {
+		c.Ready = func() error {
+			if cut.Load() {
+				return errors.New("routes to 0 other node(s)")
+			}
+			return nil
+		}
+	})
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "s"}, nil)
+	cut.Store(true)
+	for _, op := range []string{service.OpOpen, service.OpAppend, service.OpList} {
+		start := time.Now()
+		err := f.callErr(op, service.SessionRequest{Session: "s"})
+		var se *service.Error
+		if !errors.As(err, &se) || se.Code != service.CodeUnavailable || !strings.Contains(se.Message, "routes to 0") {
+			t.Fatalf("%s on a node that cannot serve: %v", op, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s took %v to be refused", op, took)
+		}
+	}
+	cut.Store(false)
+	f.call(t, service.OpOpen, service.SessionRequest{Session: "s"}, nil)
 }

@@ -94,6 +94,12 @@ type Config struct {
 	// a node without tenants cannot tell its clients apart.
 	MaxConsumersPerUser int
 	Owners              []string
+	// Ready, when set, is asked before each request: while it returns an
+	// error (a node cut off from the rest of its cluster) every request is
+	// answered "unavailable" at once, naming it, so that clients go to
+	// another node instead of waiting on one that cannot commit, and so
+	// that such a node piles up no writes it will have to discard.
+	Ready func() error
 	// RequestTimeout bounds one request's work; MaxWait bounds a wait.
 	RequestTimeout time.Duration
 	MaxWait        time.Duration
@@ -282,6 +288,12 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		if wait, ok := s.lim.allow(clientOf(req.Reply())); !ok {
 			respondError(req, &Error{Code: CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
 			return
+		}
+		if s.cfg.Ready != nil {
+			if err := s.cfg.Ready(); err != nil {
+				respondError(req, &Error{Code: CodeUnavailable, Message: "this node cannot serve now: " + err.Error()})
+				return
+			}
 		}
 		s.mu.Lock()
 		if s.closed {

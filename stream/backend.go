@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,6 +35,8 @@ type Backend struct {
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
 	moves    *moves
+	lastMove atomic.Int64 // unix nanos of the last moveElsewhere
+	barriers barrierCount
 
 	liveMu sync.Mutex
 	live   *liveIndex // started by the first List
@@ -197,6 +200,8 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	if err := ValidateSessionID(id); err != nil {
 		return nil, OpenInfo{}, err
 	}
+	ctx, cancel := b.withTimeout(ctx) // the whole call
+	defer cancel()
 	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
 	o, err := b.openTree(ctx, id)
 	if err != nil {
@@ -358,8 +363,9 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	// Asked of the leader: a replica behind it may not know the session yet.
-	_, err := b.lastOnLeader(ctx, b.cfg.headerSubject(id))
+	// Behind a read barrier: a replica behind the leader may not know the
+	// session yet.
+	_, err := b.freshLast(ctx, b.cfg.headerSubject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}

@@ -24,14 +24,16 @@ func (s *Store) Refresh(ctx context.Context) error {
 	return s.Update(ctx, func(t *session.Tree) error { return s.catchUp(ctx, t) })
 }
 
-// Sync brings the store up to date with the stream at the cost of one
-// round trip when nothing changed: it asks the stream's leader for the
+// Sync brings the store up to date with the stream at the cost of a read
+// barrier and one direct get when nothing changed: it learns the
 // session's last sequence and catches up only if that is newer than what
 // the store holds. Reads that follow a Sync see every append acknowledged
 // before it started. A session deleted since the store was opened gives
 // session.ErrSessionNotFound; one deleted and created again gives
 // ErrCorrupt (the store cannot follow: open it again).
 func (s *Store) Sync(ctx context.Context) error {
+	ctx, cancel := s.b.withTimeout(ctx) // the whole call
+	defer cancel()
 	last, err := s.leaderLast(ctx)
 	if err != nil {
 		return err
@@ -76,12 +78,13 @@ func (s *Store) catchUpPast(ctx context.Context, t *session.Tree, sent uint64, m
 // refusal of another, unless it fails.
 const inFlightPolls = 20
 
-// leaderLast is the sequence of the session's last message, as the
-// stream's leader has it.
+// leaderLast is the sequence of the session's last message in a state of
+// the stream that holds every write acknowledged before the call: the
+// leader's, proven by a read barrier (see freshLast).
 func (s *Store) leaderLast(ctx context.Context) (uint64, error) {
 	rctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
-	last, err := s.b.lastOnLeader(rctx, s.b.cfg.sessionSubjects(s.id))
+	last, err := s.b.freshLast(rctx, s.b.cfg.sessionSubjects(s.id))
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return 0, fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)

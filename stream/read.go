@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -109,15 +108,15 @@ func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.Can
 // loadTree reads a whole session into a tree. It returns the sequence of
 // the header (the session's epoch) and of the last message.
 func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
-	// A read's consumer may live on a server behind the leader and not
-	// see a session created a moment ago: "not found" is only believed
-	// once the leader says so too.
+	// A read may be answered by a replica behind the leader that does not
+	// know a session created a moment ago: "not found" is only believed
+	// once a read behind a barrier says so too.
 	for attempt := 0; ; attempt++ {
 		t, epoch, last, err = b.loadTreeOnce(ctx, id)
 		if !errors.Is(err, session.ErrSessionNotFound) || attempt == 20 {
 			return t, epoch, last, err
 		}
-		if _, lerr := b.lastOnLeader(ctx, b.cfg.headerSubject(id)); lerr != nil {
+		if _, lerr := b.freshLast(ctx, b.cfg.headerSubject(id)); lerr != nil {
 			return t, epoch, last, err // the leader has no header either (or cannot say)
 		}
 		select {
@@ -165,6 +164,9 @@ type Message struct {
 
 // Decode decodes a message of the stream delivered on subject.
 func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, error) {
+	if subject == b.cfg.barrierSubject() {
+		return Message{}, ErrNotSession
+	}
 	id, _, ok := b.cfg.sessionOf(subject)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
@@ -195,39 +197,3 @@ func (b *Backend) Stream() jetstream.Stream { return b.stream }
 
 // Conn returns the connection the backend reads and writes on.
 func (b *Backend) Conn() *nats.Conn { return b.nc }
-
-// lastOnLeader is the sequence of the last message on subject, as the
-// stream's leader has it (the JetStream API's message get, which only the
-// leader answers; a direct get may come from a replica that is behind).
-func (b *Backend) lastOnLeader(ctx context.Context, subject string) (uint64, error) {
-	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
-	if err != nil {
-		return 0, err
-	}
-	var m *nats.Msg
-	err = b.resend(ctx, func(ctx context.Context) (err error) {
-		m, err = b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+b.cfg.Stream, req)
-		return err
-	}, nil)
-	if err != nil {
-		return 0, err
-	}
-	var resp struct {
-		Message *struct {
-			Seq uint64 `json:"seq"`
-		} `json:"message"`
-		Error *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return 0, fmt.Errorf("stream: message get: %w", err)
-	}
-	switch {
-	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
-		return 0, jetstream.ErrMsgNotFound
-	case resp.Error != nil:
-		return 0, resp.Error
-	case resp.Message == nil:
-		return 0, jetstream.ErrInvalidJetStreamResponse
-	}
-	return resp.Message.Seq, nil
-}

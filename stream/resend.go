@@ -22,9 +22,22 @@ import (
 // connection moves ends there: it was lost with the old one. onResend, if
 // set, hears of each repeat.
 func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error, onResend func(error)) error {
-	pause := resendPause
+	pause, unanswered := resendPause, 0
 	for {
+		start := time.Now()
 		err := b.attempt(ctx, fn)
+		// A server that takes requests and answers none for two whole
+		// attempts — cut off from its cluster, a leader without a quorum —
+		// is left for another: the connection is moved, and the resend
+		// goes there.
+		if ctx.Err() == nil && time.Since(start) >= b.cfg.AttemptTimeout && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			if unanswered++; unanswered >= 2 {
+				b.moveElsewhere()
+				unanswered = 0
+			}
+		} else {
+			unanswered = 0
+		}
 		// "Temporarily unavailable" is a server without a leader to ask;
 		// "in process", a resend overtaking the copy being stored.
 		retry := ambiguous(err) || errors.Is(err, errMoved) || errors.Is(err, errUnavailable) || errors.Is(err, errInProcess)
@@ -74,6 +87,18 @@ func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) erro
 	default:
 	}
 	return err
+}
+
+// moveElsewhere moves the connection to another of its servers, if it
+// knows another, at most once per two attempt timeouts (however many
+// calls find their server silent at once).
+func (b *Backend) moveElsewhere() {
+	now := time.Now().UnixNano()
+	last := b.lastMove.Load()
+	if len(b.nc.Servers()) < 2 || now-last < int64(2*b.cfg.AttemptTimeout) || !b.lastMove.CompareAndSwap(last, now) {
+		return
+	}
+	_ = b.nc.ForceReconnect() // best effort: a closed connection stays closed
 }
 
 // errMoved is an attempt cut short because the connection moved.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -167,5 +168,51 @@ func TestResendWhenTheConnectionMoves(t *testing.T) {
 	}
 	if took := time.Since(start); took > cfg.AttemptTimeout/2 {
 		t.Errorf("the resend waited %v for the lost attempt", took)
+	}
+}
+
+// A server that takes requests and answers none (cut off from its
+// cluster) is left for another after two silent attempts: the connection
+// moves, and the resend is answered there.
+func TestResendLeavesASilentServer(t *testing.T) {
+	other, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go other.Start()
+	defer other.Shutdown()
+	if !other.ReadyForConnections(10 * time.Second) {
+		t.Fatal("second server not ready")
+	}
+	silent := node.ClientURL()
+	conn, err := nats.Connect(silent+","+other.ClientURL(), nats.DontRandomize(), nats.ReconnectWait(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cfg := stream.DefaultConfig()
+	cfg.Stream, cfg.Prefix = "SILENT", "silent"
+	cfg.AttemptTimeout = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := stream.New(ctx, conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	tries := 0
+	err = b.Resend(ctx, func(actx context.Context) error {
+		tries++
+		if conn.ConnectedUrl() == silent {
+			<-actx.Done() // taken, never answered
+			return actx.Err()
+		}
+		return nil
+	}, nil)
+	if err != nil || conn.ConnectedUrl() == silent {
+		t.Fatalf("after %d tries: %v, connected to %s", tries, err, conn.ConnectedUrl())
+	}
+	if tries > 4 {
+		t.Errorf("%d tries before leaving the silent server", tries)
 	}
 }

@@ -297,6 +297,10 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		return nil
 	}
 	start := time.Now()
+	// The whole call, resends and catching up included, is bounded by
+	// RequestTimeout unless the caller set a deadline.
+	ctx, cancel := s.b.withTimeout(ctx)
+	defer cancel()
 	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", trace.WithSpanKind(trace.SpanKindProducer))
 	if span.IsRecording() {
 		span.SetAttributes(s.appendAttributes(entries)...)

@@ -1,0 +1,151 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// A read that must see every acknowledged write cannot simply ask the
+// stream's leader: after a partition heals, or a paused leader resumes,
+// the old leader still takes itself for the leader for a moment and
+// answers from a state without its successor's writes (the fault test's
+// checker caught exactly that, with a reader on a cut-off node). Only a
+// write proves who leads: the old leader cannot have one committed. So a
+// fresh read first writes a barrier — an empty message on a subject of
+// its own in the stream, outside every session — whose sequence B is
+// then known to follow every write acknowledged before the read began,
+// and reads the session's last sequence from a replica that has applied
+// B (any replica answers a direct get; one behind B is asked again).
+
+// barrierSubject is outside every session: "$" is no session id's.
+func (c Config) barrierSubject() string { return c.Prefix + ".$sync.read.barrier" }
+
+// barrierPurgeEvery is how many barriers are written between purges of
+// the subject (each keeps the last).
+const barrierPurgeEvery = 1024
+
+// ErrNotSession is returned by Decode for a message of the stream that
+// belongs to no session (a read barrier); readers of every session skip it.
+var ErrNotSession = errors.New("stream: not a session's message")
+
+// barrier writes one barrier and returns its sequence.
+func (b *Backend) barrier(ctx context.Context) (uint64, error) {
+	m := nats.NewMsg(b.cfg.barrierSubject())
+	// Resends of one barrier are one message: a leader that cannot
+	// commit (cut off, say) is not handed a new one each time.
+	m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	var seq uint64
+	err := b.resend(ctx, func(ctx context.Context) error {
+		ack, err := b.js.PublishMsg(ctx, m)
+		if err == nil {
+			seq = ack.Sequence
+		}
+		return err
+	}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("stream: read barrier: %w", err)
+	}
+	if b.barriers.Add(1)%barrierPurgeEvery == 0 {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.RequestTimeout)
+		// Best effort: a failed purge leaves a few more empty messages
+		// for the next one.
+		_ = b.stream.Purge(pctx, jetstream.WithPurgeSubject(b.cfg.barrierSubject()), jetstream.WithPurgeKeep(1))
+		cancel()
+	}
+	return seq, nil
+}
+
+// freshLast is the sequence of the last message on subject in a state of
+// the stream that includes every write acknowledged before the call (see
+// above). jetstream.ErrMsgNotFound: no message on subject.
+func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error) {
+	at, err := b.barrier(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for attempt := 0; ; attempt++ {
+		var last, upTo uint64
+		err := b.resend(ctx, func(ctx context.Context) (err error) {
+			last, upTo, err = b.lastAndPosition(ctx, subject)
+			return err
+		}, nil)
+		switch {
+		case err != nil:
+			return 0, err
+		case upTo < at:
+			// A replica that has not applied the barrier yet.
+			select {
+			case <-ctx.Done():
+				return 0, fmt.Errorf("stream: replicas behind the read barrier %d: %w", at, ctx.Err())
+			case <-time.After(min(time.Duration(attempt+1)*2*time.Millisecond, 50*time.Millisecond)):
+			}
+		case last == 0:
+			return 0, jetstream.ErrMsgNotFound
+		default:
+			return last, nil
+		}
+	}
+}
+
+// lastAndPosition asks one replica, in one direct get, for the last
+// message on subject and on the barrier subject: the sequence of the
+// subject's last message (0: none) and how far the replica's copy of the
+// stream goes.
+func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, upTo uint64, err error) {
+	req, err := json.Marshal(struct {
+		MultiLast []string `json:"multi_last"`
+	}{[]string{subject, b.cfg.barrierSubject()}})
+	if err != nil {
+		return 0, 0, err
+	}
+	inbox := b.nc.NewRespInbox()
+	sub, err := b.nc.SubscribeSync(inbox)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer sub.Unsubscribe()
+	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+b.cfg.Stream, inbox, req); err != nil {
+		return 0, 0, err
+	}
+	barrier := b.cfg.barrierSubject()
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
+			switch status := m.Header.Get("Status"); status {
+			case "204": // end: how far the replica goes
+				if upTo, err = strconv.ParseUint(m.Header.Get("Nats-UpTo-Sequence"), 10, 64); err != nil {
+					return 0, 0, fmt.Errorf("stream: direct get: end without a position: %w", jetstream.ErrInvalidJetStreamResponse)
+				}
+				return last, upTo, nil
+			case "404": // not even a barrier: a replica that has none yet
+				return 0, 0, nil
+			case "503":
+				return 0, 0, nats.ErrNoResponders
+			default:
+				return 0, 0, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
+			}
+		}
+		raw, _, err := directMsg(m)
+		if err != nil {
+			return 0, 0, err
+		}
+		if raw.Subject != barrier {
+			last = max(last, raw.Sequence)
+		}
+	}
+}
+
+// barrierCount counts barriers written, for the purges.
+type barrierCount = atomic.Uint64
