@@ -54,4 +54,21 @@ func BenchmarkServiceAppend(b *testing.B) {
 		}
 		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpOpen, service.SessionRequest{Session: "svc"}, nil) })
 	})
+	// Linearizable reads write a read barrier; concurrent ones share it.
+	b.Run("service-open-parallel", func(b *testing.B) {
+		f := start(b, unlimited)
+		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := f.c.Call(ctx, service.OpOpen, service.SessionRequest{Session: "svc"}, nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 }

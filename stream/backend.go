@@ -37,6 +37,8 @@ type Backend struct {
 	moves    *moves
 	lastMove atomic.Int64 // unix nanos of the last moveElsewhere
 	barriers barrierCount
+	// barrierGroup shares read barriers between concurrent reads.
+	barrierGroup barrierGroup
 
 	liveMu sync.Mutex
 	live   *liveIndex // started by the first List

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,8 +38,78 @@ const barrierPurgeEvery = 1024
 // belongs to no session (a read barrier); readers of every session skip it.
 var ErrNotSession = errors.New("stream: not a session's message")
 
-// barrier writes one barrier and returns its sequence.
+// barrierCall is one barrier written for every caller that joined it
+// before it was sent.
+type barrierCall struct {
+	done chan struct{}
+	seq  uint64
+	err  error
+}
+
+// barrierGroup lets concurrent fresh reads share barriers: a caller that
+// comes while one is being written joins the next, which one of them
+// writes once the current is answered (a barrier sent before a caller
+// came would not do for it). Under load a read waits for at most two
+// barriers, and the stream takes one barrier per round, not per read.
+type barrierGroup struct {
+	mu   sync.Mutex
+	cur  *barrierCall // being written
+	next *barrierCall // callers waiting for cur to be answered
+}
+
+// barrier returns the sequence of a barrier sent after the call began.
 func (b *Backend) barrier(ctx context.Context) (uint64, error) {
+	g := &b.barrierGroup
+	g.mu.Lock()
+	if g.cur == nil && g.next == nil {
+		c := &barrierCall{done: make(chan struct{})}
+		g.cur = c
+		g.mu.Unlock()
+		return b.writeBarrier(ctx, c)
+	}
+	if g.next == nil {
+		g.next = &barrierCall{done: make(chan struct{})}
+	}
+	mine := g.next
+	for {
+		if g.next == mine && g.cur == nil {
+			// The one before is answered and nobody has sent ours yet.
+			g.cur, g.next = mine, nil
+			g.mu.Unlock()
+			return b.writeBarrier(ctx, mine)
+		}
+		wait := g.cur
+		if g.next != mine {
+			wait = mine // sent by another of its callers
+		}
+		g.mu.Unlock()
+		select {
+		case <-wait.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		if wait == mine {
+			return mine.seq, mine.err
+		}
+		g.mu.Lock()
+	}
+}
+
+// writeBarrier writes c for everyone waiting on it. The writing does not
+// stop when this caller gives up: the others still wait for it.
+func (b *Backend) writeBarrier(ctx context.Context, c *barrierCall) (uint64, error) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.RequestTimeout)
+	c.seq, c.err = b.sendBarrier(wctx)
+	cancel()
+	b.barrierGroup.mu.Lock()
+	b.barrierGroup.cur = nil
+	b.barrierGroup.mu.Unlock()
+	close(c.done)
+	return c.seq, c.err
+}
+
+// sendBarrier writes one barrier and returns its sequence.
+func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 	m := nats.NewMsg(b.cfg.barrierSubject())
 	// Resends of one barrier are one message: a leader that cannot
 	// commit (cut off, say) is not handed a new one each time.

@@ -22,21 +22,18 @@ import (
 // connection moves ends there: it was lost with the old one. onResend, if
 // set, hears of each repeat.
 func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error, onResend func(error)) error {
-	pause, unanswered := resendPause, 0
+	pause, failing := resendPause, time.Now()
 	for {
-		start := time.Now()
 		err := b.attempt(ctx, fn)
-		// A server that takes requests and answers none for two whole
-		// attempts — cut off from its cluster, a leader without a quorum —
-		// is left for another: the connection is moved, and the resend
-		// goes there.
-		if ctx.Err() == nil && time.Since(start) >= b.cfg.AttemptTimeout && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
-			if unanswered++; unanswered >= 2 {
-				b.moveElsewhere()
-				unanswered = 0
-			}
-		} else {
-			unanswered = 0
+		// A server that has not served a request for two attempt
+		// timeouts — it answers none (a leader cut off from its quorum)
+		// or only that it cannot (a node cut off from its cluster) — is
+		// left for another: the connection is moved, and the resend goes
+		// there. During an election this moves a client once or twice
+		// for nothing; on a cut-off node it is the only way out.
+		if err != nil && ctx.Err() == nil && time.Since(failing) >= 2*b.cfg.AttemptTimeout {
+			b.moveElsewhere()
+			failing = time.Now()
 		}
 		// "Temporarily unavailable" is a server without a leader to ask;
 		// "in process", a resend overtaking the copy being stored.
