@@ -128,6 +128,7 @@ func runFaults(t *testing.T, nodes int) {
 		outage, recovered time.Duration
 		election          time.Duration // -1: none seen
 		slowest           time.Duration // the longest one append took, fault to recovery
+		errors            string        // what the writers were told meanwhile
 	}
 	var results []result
 	deadline := time.Now().Add(*soak)
@@ -137,6 +138,7 @@ func runFaults(t *testing.T, nodes int) {
 				continue
 			}
 			var marks []time.Time
+			errsBefore := w.l.errors.Load()
 			node := f.inject(ctx, func() { marks = append(marks, time.Now()) })
 			start := marks[0]
 			t.Logf("%s: %s on %s", start.Format("15:04:05.000"), f.name, c.nodes[node].name)
@@ -158,7 +160,11 @@ func runFaults(t *testing.T, nodes int) {
 				election = d
 			}
 			slowest := w.l.slowest(start, repaired.Add(recovered))
-			results = append(results, result{f.name, c.nodes[node].name, outage, recovered, election, slowest})
+			errs := ""
+			if n := w.l.errors.Load() - errsBefore; n > 0 {
+				errs = fmt.Sprintf("; %d writer error(s), the last: %v", n, w.l.lastErr.Load())
+			}
+			results = append(results, result{f.name, c.nodes[node].name, outage, recovered, election, slowest, errs})
 			sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
 		}
 	}
@@ -183,7 +189,7 @@ func runFaults(t *testing.T, nodes int) {
 			el = "stream leader elected after " + r.election.Round(time.Millisecond).String()
 			elections[r.name] = append(elections[r.name], r.election)
 		}
-		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v (%s), after the repair after %v; slowest append %v\n", r.name, r.node, r.outage.Round(time.Millisecond), el, r.recovered.Round(time.Millisecond), r.slowest.Round(time.Millisecond))
+		fmt.Fprintf(&report, "  %-50s on %s: writes resumed after %v (%s), after the repair after %v; slowest append %v%s\n", r.name, r.node, r.outage.Round(time.Millisecond), el, r.recovered.Round(time.Millisecond), r.slowest.Round(time.Millisecond), r.errors)
 		if _, seen := gaps[r.name]; !seen {
 			kinds = append(kinds, r.name)
 		}
