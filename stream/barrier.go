@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -172,50 +171,25 @@ func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error)
 // subject's last message (0: none) and how far the replica's copy of the
 // stream goes.
 func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, upTo uint64, err error) {
-	req, err := json.Marshal(struct {
+	req := struct {
 		MultiLast []string `json:"multi_last"`
-	}{[]string{subject, b.cfg.barrierSubject()}})
-	if err != nil {
-		return 0, 0, err
-	}
-	inbox := b.nc.NewRespInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer sub.Unsubscribe()
-	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+b.cfg.Stream, inbox, req); err != nil {
-		return 0, 0, err
-	}
+	}{[]string{subject, b.cfg.barrierSubject()}}
 	barrier := b.cfg.barrierSubject()
-	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return 0, 0, err
+	err = b.direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		if m.Subject != barrier {
+			last = max(last, m.Sequence)
 		}
-		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
-			switch status := m.Header.Get("Status"); status {
-			case "204": // end: how far the replica goes
-				if upTo, err = strconv.ParseUint(m.Header.Get("Nats-UpTo-Sequence"), 10, 64); err != nil {
-					return 0, 0, fmt.Errorf("stream: direct get: end without a position: %w", jetstream.ErrInvalidJetStreamResponse)
-				}
-				return last, upTo, nil
-			case "404": // not even a barrier: a replica that has none yet
-				return 0, 0, nil
-			case "503":
-				return 0, 0, nats.ErrNoResponders
-			default:
-				return 0, 0, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
-			}
+		return nil
+	}, func(eob nats.Header) (err error) {
+		if upTo, err = strconv.ParseUint(eob.Get("Nats-UpTo-Sequence"), 10, 64); err != nil {
+			return fmt.Errorf("stream: direct get: end without a position: %w", jetstream.ErrInvalidJetStreamResponse)
 		}
-		raw, _, err := directMsg(m)
-		if err != nil {
-			return 0, 0, err
-		}
-		if raw.Subject != barrier {
-			last = max(last, raw.Sequence)
-		}
+		return nil
+	})
+	if errors.Is(err, errNoMessages) {
+		return 0, 0, nil // not even a barrier: a replica that has none yet
 	}
+	return last, upTo, err
 }
 
 // barrierCount counts barriers written, for the purges.

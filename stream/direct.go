@@ -51,23 +51,46 @@ type batchEnd struct {
 // getBatch asks for up to readBatch messages on subject from sequence
 // from on, calling fn for each in order.
 func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	req, err := json.Marshal(struct {
+	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, fn)
+}
+
+// getBatchOf is getBatch on another stream of the backend's (the
+// snapshots' object store).
+func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (end batchEnd, err error) {
+	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
-	}{from, subject, readBatch, readBatchBytes})
+	}{from, subject, readBatch, readBatchBytes}
+	err = b.direct(ctx, stream, req, func(raw *jetstream.RawStreamMsg, pending uint64) error {
+		return fn(raw, pending)
+	}, func(eob nats.Header) error {
+		end.pending, err = strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
+		if err != nil {
+			return fmt.Errorf("stream: direct get: end of batch without a pending count: %w", jetstream.ErrInvalidJetStreamResponse)
+		}
+		return nil
+	})
+	return end, err
+}
+
+// direct sends one direct-get request to stream and hands each message
+// of the answer to fn, then its end (the 204 status) to done. An answer
+// with no message at all is errNoMessages.
+func (b *Backend) direct(ctx context.Context, stream string, request any, fn func(m *jetstream.RawStreamMsg, pending uint64) error, done func(eob nats.Header) error) error {
+	req, err := json.Marshal(request)
 	if err != nil {
-		return batchEnd{}, err
+		return err
 	}
 	inbox := b.nc.NewRespInbox()
 	sub, err := b.nc.SubscribeSync(inbox)
 	if err != nil {
-		return batchEnd{}, err
+		return err
 	}
 	defer sub.Unsubscribe()
-	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+b.cfg.Stream, inbox, req); err != nil {
-		return batchEnd{}, err
+	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
+		return err
 	}
 	for first := true; ; first = false {
 		wait := ctx
@@ -81,30 +104,26 @@ func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn 
 		}
 		m, err := sub.NextMsgWithContext(wait)
 		if err != nil {
-			return batchEnd{}, err
+			return err
 		}
 		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
 			switch status := m.Header.Get("Status"); {
-			case status == "204": // end of batch
-				pending, err := strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64)
-				if err != nil {
-					return batchEnd{}, fmt.Errorf("stream: direct get: end of batch without a pending count: %w", jetstream.ErrInvalidJetStreamResponse)
-				}
-				return batchEnd{pending: pending}, nil
+			case status == "204":
+				return done(m.Header)
 			case status == "404" && first:
-				return batchEnd{}, errNoMessages
+				return errNoMessages
 			case status == "503":
-				return batchEnd{}, nats.ErrNoResponders
+				return nats.ErrNoResponders
 			default:
-				return batchEnd{}, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
+				return fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
 			}
 		}
 		raw, pending, err := directMsg(m)
 		if err != nil {
-			return batchEnd{}, err
+			return err
 		}
 		if err := fn(raw, pending); err != nil {
-			return batchEnd{}, err
+			return err
 		}
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -345,30 +345,59 @@ func (b *Backend) traceSnapshot(ctx context.Context, op, id string) (context.Con
 
 var errSnapshotRead = errors.New("read failed")
 
-// getObject reads a whole object, bounded even under a long caller
-// deadline: an object deleted while it is read can leave the reader
-// waiting for chunks that are gone, so closing the result unblocks it.
+// getObject reads a whole object of the snapshots' store by direct gets
+// — its description, then its chunks — like a session's messages: the
+// object store's own reader creates a consumer, a proposal to the meta
+// group, so every open from a snapshot waited out a lost meta leader. The
+// size and SHA-256 digest the description gives are checked.
 func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstream.ObjectInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
-	res, err := b.snaps.Get(ctx, name)
+	var info *jetstream.ObjectInfo
+	err := b.resend(ctx, func(ctx context.Context) (err error) {
+		info, err = b.snaps.GetInfo(ctx, name)
+		return err
+	}, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
 	}
-	defer res.Close()
-	stop := context.AfterFunc(ctx, func() { res.Close() })
-	defer stop()
-	info, err := res.Info()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+	if info.Size > uint64(maxSnapshotObject) {
+		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, maxSnapshotObject)
 	}
-	// The object store checks its own digest as the data streams in.
-	data, err := io.ReadAll(res)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w: %w", ErrBadSnapshot, errSnapshotRead, err)
+	data := make([]byte, 0, info.Size)
+	stream, subject := "OBJ_"+b.cfg.SnapshotBucket(), "$O."+b.cfg.SnapshotBucket()+".C."+info.NUID
+	var last uint64
+	for chunks := uint32(0); chunks < info.Chunks; {
+		err := b.resend(ctx, func(ctx context.Context) error {
+			end, err := b.getBatchOf(ctx, stream, subject, last+1, func(m *jetstream.RawStreamMsg, _ uint64) error {
+				if uint64(len(data)+len(m.Data)) > info.Size {
+					return fmt.Errorf("chunks exceed the object's %d bytes", info.Size)
+				}
+				data, last = append(data, m.Data...), m.Sequence
+				chunks++
+				return nil
+			})
+			if err == nil && end.pending == 0 && chunks < info.Chunks {
+				err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
+			}
+			return err
+		}, nil)
+		if errors.Is(err, errNoMessages) {
+			err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
+		}
+	}
+	sum := sha256.Sum256(data)
+	if uint64(len(data)) != info.Size || info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(sum[:]) {
+		return nil, nil, fmt.Errorf("%w: %s: digest or size mismatch", ErrBadSnapshot, name)
 	}
 	return data, info, nil
 }
+
+// maxSnapshotObject bounds what getObject reads into memory.
+const maxSnapshotObject = 4 << 30
 
 func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnapshot, error) {
 	head, _, err := b.head(ctx, id)
