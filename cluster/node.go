@@ -150,6 +150,10 @@ type Node struct {
 	mu     sync.Mutex
 	closed bool
 	conns  []*nats.Conn
+
+	// The fence's goroutine (clustered nodes only): see fence.go.
+	stopFence chan struct{}
+	fenced    chan struct{}
 }
 
 // Start runs an embedded node and waits until it accepts connections and
@@ -210,6 +214,10 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		// over a moment so that they reconnect elsewhere: writers wait a
 		// handover instead of an election (see Close).
 		opts.LameDuckDuration, opts.LameDuckGracePeriod = 2*time.Second, time.Second
+		// A route that stopped carrying anything (a silent partition) is
+		// dropped within about six seconds, not the default four minutes,
+		// so that the fence (fence.go) sees it.
+		opts.PingInterval, opts.MaxPingsOut = 2*time.Second, 2
 		host, port, _ := splitHostPort(cl.Listen)
 		opts.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port, Advertise: cl.Advertise}
 		opts.Routes = server.RoutesFromStr(strings.Join(cl.Routes, ","))
@@ -256,6 +264,10 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("%w after %v: %v", ErrNotReady, cfg.ReadyTimeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if cfg.Cluster != nil {
+		n.stopFence, n.fenced = make(chan struct{}), make(chan struct{})
+		go n.fence(n.stopFence, n.fenced)
 	}
 	return n, nil
 }
@@ -356,6 +368,10 @@ func (n *Node) Close(ctx context.Context) error {
 	n.mu.Unlock()
 	for _, nc := range conns {
 		nc.Close()
+	}
+	if n.stopFence != nil {
+		close(n.stopFence)
+		<-n.fenced
 	}
 	done := make(chan struct{})
 	go func() {
