@@ -54,7 +54,9 @@ func (c *cache) acquire(ctx context.Context, id string, sync bool) (*stream.Stor
 		}
 		c.drop(id, h)
 		release()
-		if !errors.Is(err, stream.ErrCorrupt) || attempt > 0 {
+		// Only a session created again is opened anew; corruption is
+		// reported as it is, never retried.
+		if !errors.Is(err, stream.ErrRecreated) || attempt > 0 {
 			return nil, nil, err
 		}
 	}

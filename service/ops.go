@@ -76,7 +76,7 @@ func (s *Service) write(ctx context.Context, id string, fn func(st *stream.Store
 // maybeStale says whether err may come from a store behind the stream.
 func maybeStale(err error) bool {
 	for _, e := range []error{session.ErrConflict, session.ErrParentNotFound, session.ErrDuplicateID,
-		session.ErrInvalidTarget, session.ErrNotFound, stream.ErrCorrupt} {
+		session.ErrInvalidTarget, session.ErrNotFound, stream.ErrRecreated} {
 		if errors.Is(err, e) {
 			return true
 		}

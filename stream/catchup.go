@@ -30,7 +30,7 @@ func (s *Store) Refresh(ctx context.Context) error {
 // the store holds. Reads that follow a Sync see every append acknowledged
 // before it started. A session deleted since the store was opened gives
 // session.ErrSessionNotFound; one deleted and created again gives
-// ErrCorrupt (the store cannot follow: open it again).
+// ErrRecreated (the store cannot follow: open it again).
 func (s *Store) Sync(ctx context.Context) error {
 	ctx, cancel := s.b.withTimeout(ctx) // the whole call
 	defer cancel()
@@ -115,7 +115,9 @@ func (s *Store) catchUpTo(ctx context.Context, t *session.Tree, target uint64) e
 func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
 	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
 		if r.header != nil {
-			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, s.id, r.seq)
+			// Sessions are created once: a header after ours is a new
+			// session of the same id, created after a delete.
+			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.seq)
 		}
 		if t.Has(r.entry.ID) {
 			return nil // our own write, seen again after an ambiguous publish

@@ -25,8 +25,14 @@ var (
 
 	// ErrCorrupt is returned when a session's messages cannot be read back
 	// into a tree: an undecodable message, a missing header, an entry that
-	// does not fit the tree.
+	// does not fit the tree. It is terminal: reading again gives it again.
 	ErrCorrupt = errors.New("stream: session data is corrupt")
+
+	// ErrRecreated is returned by a store (Sync, Refresh, an append's
+	// catching up) whose session was deleted and created again since the
+	// store was opened: the store cannot follow the new one; open it
+	// again. It is not corruption.
+	ErrRecreated = errors.New("stream: session deleted and created again")
 
 	// ErrInvalidConfig is returned by Config.Validate.
 	ErrInvalidConfig = errors.New("stream: invalid config")

@@ -276,3 +276,30 @@ func barriersIn(t *testing.T, b *stream.Backend) uint64 {
 	}
 	return n
 }
+
+// A store whose session was deleted and created again says so with
+// ErrRecreated — not ErrCorrupt, which is kept for data that cannot be
+// read and is never retried.
+func TestRecreatedIsNotCorrupt(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	if err := b.Delete(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	h := sessiontest.TestHeader("again")
+	h.Timestamp = "2026-12-03T08:00:00.000Z"
+	again, err := b.CreateStore(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(ctx)
+	err = st.Sync(ctx)
+	if !errors.Is(err, stream.ErrRecreated) || errors.Is(err, stream.ErrCorrupt) {
+		t.Fatalf("sync of a re-created session: %v", err)
+	}
+}
