@@ -114,7 +114,7 @@ func TestLoadBadInput(t *testing.T) {
 		{
 			name:       "label of a missing entry",
 			data:       file(header, user("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}`, user("b", "l")),
-			wantIssues: []issue{{3, session.ErrNotFound}, {4, session.ErrParentNotFound}},
+			wantIssues: []issue{{3, session.ErrEntryNotFound}, {4, session.ErrParentNotFound}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
 		},

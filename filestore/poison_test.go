@@ -24,7 +24,7 @@ func TestFailedWritePoisons(t *testing.T) {
 	if err := s.Append(ctx, e); err == nil {
 		t.Fatal("append on a failed file succeeded")
 	}
-	if _, err := s.Get(ctx, "c1"); !errors.Is(err, session.ErrNotFound) {
+	if _, err := s.Get(ctx, "c1"); !errors.Is(err, session.ErrEntryNotFound) {
 		t.Fatalf("failed entry was applied: %v", err)
 	}
 	e2 := &session.Entry{Type: session.TypeCustom, ID: "c2", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}

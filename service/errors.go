@@ -108,7 +108,7 @@ var codeOf = []struct {
 	{CodeParentNotFound, session.ErrParentNotFound, true},
 	{CodeInvalidTarget, session.ErrInvalidTarget, true},
 	{CodeInvalidTarget, session.ErrCycle, false},
-	{CodeEntryNotFound, session.ErrNotFound, true},
+	{CodeEntryNotFound, session.ErrEntryNotFound, true},
 	{CodeInvalidEntry, session.ErrInvalidEntry, true},
 	{CodeInvalidEntry, codec.ErrMalformed, false},
 	{CodeInvalidEntry, codec.ErrInvalid, false},
@@ -116,6 +116,11 @@ var codeOf = []struct {
 	{CodeTimeout, context.DeadlineExceeded, false},
 	{CodeUnavailable, context.Canceled, false},
 	{CodeUnavailable, session.ErrClosed, false},
+	// The other closed things a request can meet: this service's cache,
+	// and a session re-created under a read that retried once already
+	// (asking again opens the new one). Corruption is internal, and says so.
+	{CodeUnavailable, ErrClosed, false},
+	{CodeUnavailable, stream.ErrRecreated, false},
 	{CodeUnavailable, jetstream.ErrNoStreamResponse, false},
 	// Never reached by errorOf (invalid_entry matches first): only so
 	// that a bad request unwraps as an invalid entry.

@@ -26,12 +26,15 @@ func TestErrorCodes(t *testing.T) {
 		{name: "parent", err: session.ErrParentNotFound, want: CodeParentNotFound, wantUnwrap: session.ErrParentNotFound},
 		{name: "target", err: &session.TargetError{}, want: CodeInvalidTarget, wantUnwrap: session.ErrInvalidTarget},
 		{name: "cycle", err: session.ErrCycle, want: CodeInvalidTarget, wantUnwrap: session.ErrInvalidTarget},
-		{name: "entry not found", err: session.ErrNotFound, want: CodeEntryNotFound, wantUnwrap: session.ErrNotFound},
+		{name: "entry not found", err: session.ErrEntryNotFound, want: CodeEntryNotFound, wantUnwrap: session.ErrEntryNotFound},
 		{name: "invalid entry", err: session.ErrInvalidEntry, want: CodeInvalidEntry, wantUnwrap: session.ErrInvalidEntry},
 		{name: "member", err: &codec.MemberError{Pointer: "/x"}, want: CodeInvalidEntry, wantUnwrap: session.ErrInvalidEntry},
 		{name: "too large", err: stream.ErrEntryTooLarge, want: CodeTooLarge},
 		{name: "deadline", err: context.DeadlineExceeded, want: CodeTimeout},
 		{name: "closed", err: session.ErrClosed, want: CodeUnavailable},
+		{name: "service closed", err: fmt.Errorf("w: %w", ErrClosed), want: CodeUnavailable},
+		{name: "re-created while read", err: fmt.Errorf("w: %w", stream.ErrRecreated), want: CodeUnavailable},
+		{name: "corrupt", err: fmt.Errorf("w: %w", stream.ErrCorrupt), want: CodeInternal},
 		{name: "anything else", err: errors.New("boom"), want: CodeInternal},
 	}
 	for _, tt := range tests {

@@ -76,7 +76,7 @@ func (s *Service) write(ctx context.Context, id string, fn func(st *stream.Store
 // maybeStale says whether err may come from a store behind the stream.
 func maybeStale(err error) bool {
 	for _, e := range []error{session.ErrConflict, session.ErrParentNotFound, session.ErrDuplicateID,
-		session.ErrInvalidTarget, session.ErrNotFound, stream.ErrRecreated} {
+		session.ErrInvalidTarget, session.ErrEntryNotFound, stream.ErrRecreated} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -287,7 +287,7 @@ func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) (a
 			continue
 		}
 		got, err := st.Get(ctx, e.ID)
-		if errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, session.ErrEntryNotFound) {
 			all = false
 			continue
 		}

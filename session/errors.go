@@ -6,9 +6,9 @@ import (
 )
 
 var (
-	// ErrNotFound is returned when an entry id names no entry of the
+	// ErrEntryNotFound is returned when an entry id names no entry of the
 	// session.
-	ErrNotFound = errors.New("session: entry not found")
+	ErrEntryNotFound = errors.New("session: entry not found")
 
 	// ErrSessionNotFound is returned by a Repo when a session id names no
 	// session.
@@ -60,11 +60,11 @@ func (e *TargetError) Error() string {
 	return fmt.Sprintf("session: %s: entry %q %s", e.Op, e.ID, e.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrInvalidTarget) hold, and ErrNotFound when
+// Unwrap makes errors.Is(err, ErrInvalidTarget) hold, and ErrEntryNotFound when
 // the target does not exist.
 func (e *TargetError) Unwrap() []error {
 	if e.Reason == reasonMissing {
-		return []error{ErrInvalidTarget, ErrNotFound}
+		return []error{ErrInvalidTarget, ErrEntryNotFound}
 	}
 	return []error{ErrInvalidTarget}
 }

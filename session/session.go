@@ -103,7 +103,7 @@ func (s *Session) used(ctx context.Context, id string) (bool, error) {
 		return c.Has(ctx, id)
 	}
 	_, err := s.store.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrEntryNotFound) {
 		return false, nil
 	}
 	return err == nil, err
@@ -249,7 +249,7 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m CustomMessage) (*En
 // SetLabel labels an entry; an empty label clears it.
 func (s *Session) SetLabel(ctx context.Context, targetID, label string) (*Entry, error) {
 	t, err := s.store.Get(ctx, targetID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrEntryNotFound) {
 		return nil, &TargetError{Op: "label", ID: targetID, Reason: reasonMissing}
 	}
 	if err != nil {
@@ -296,7 +296,7 @@ func (s *Session) MoveTo(ctx context.Context, targetID string, opts ...MoveOptio
 	}
 	if targetID != "" {
 		t, err := s.store.Get(ctx, targetID)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ErrEntryNotFound) {
 			return nil, &TargetError{Op: "move", ID: targetID, Reason: reasonMissing}
 		}
 		if err != nil {

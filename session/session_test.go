@@ -122,7 +122,7 @@ func TestMoveToRefusesLeafMarkersAndMissingTargets(t *testing.T) {
 		wantErr error
 	}{
 		{"leaf marker", marker.ID, session.ErrInvalidTarget},
-		{"missing", "zzz", session.ErrNotFound},
+		{"missing", "zzz", session.ErrEntryNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ type Store interface {
 	// missing entry, or a store error. On error nothing is stored. The
 	// store keeps e: the caller must not modify it afterwards.
 	Append(ctx context.Context, e *Entry) error
-	// Get returns the entry with the given id, or ErrNotFound.
+	// Get returns the entry with the given id, or ErrEntryNotFound.
 	Get(ctx context.Context, id string) (*Entry, error)
 	// FindByType returns the entries of one type in append order.
 	FindByType(ctx context.Context, t EntryType) ([]*Entry, error)
@@ -34,7 +34,7 @@ type Store interface {
 	// SessionName returns the session's name ("" if unnamed).
 	SessionName(ctx context.Context) (string, error)
 	// PathToRoot returns the entries from id up to the root, id first, or
-	// ErrNotFound. An empty id gives an empty path.
+	// ErrEntryNotFound. An empty id gives an empty path.
 	PathToRoot(ctx context.Context, id string) ([]*Entry, error)
 	// Entries returns every entry in append order.
 	Entries(ctx context.Context) ([]*Entry, error)
@@ -173,7 +173,7 @@ func (s *TreeStore) Get(ctx context.Context, id string) (e *Entry, err error) {
 	err = s.read(func(t *Tree) error {
 		var ok bool
 		if e, ok = t.Get(id); !ok {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
+			return fmt.Errorf("%w: %q", ErrEntryNotFound, id)
 		}
 		return nil
 	})

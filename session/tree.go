@@ -135,7 +135,7 @@ func (t *Tree) PathToRoot(id string) ([]*Entry, error) {
 	t.requireFull()
 	i, ok := t.lookup(id)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %q", ErrEntryNotFound, id)
 	}
 	var out []*Entry
 	for ; i >= 0; i = t.parent[i] {
@@ -357,7 +357,7 @@ func (t *Tree) SetLeaf(id string) error {
 	}
 	i, ok := t.lookup(id)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+		return fmt.Errorf("%w: %q", ErrEntryNotFound, id)
 	}
 	if t.typeAt(i) == TypeLeaf {
 		i = t.parent[i]

@@ -154,7 +154,7 @@ func TestConflictIsReported(t *testing.T) {
 	if leaf, _ := other.Leaf(ctx); leaf != won.ID {
 		t.Fatalf("loser's leaf after the conflict = %q", leaf)
 	}
-	if _, err := other.Get(ctx, "loser"); !errors.Is(err, session.ErrNotFound) {
+	if _, err := other.Get(ctx, "loser"); !errors.Is(err, session.ErrEntryNotFound) {
 		t.Fatalf("the losing entry was stored: %v", err)
 	}
 	e, err := so.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("second")})

@@ -93,7 +93,7 @@ type statsSpec struct {
 
 // errorNames maps wantErr values to the sentinels they mean.
 var errorNames = map[string]error{
-	"ErrNotFound":       session.ErrNotFound,
+	"ErrEntryNotFound":  session.ErrEntryNotFound,
 	"ErrInvalidTarget":  session.ErrInvalidTarget,
 	"ErrInvalidEntry":   session.ErrInvalidEntry,
 	"ErrDuplicateID":    session.ErrDuplicateID,

@@ -111,7 +111,7 @@ func runAppendValidation(t *testing.T, b Backend) {
 		{"no type", &session.Entry{ID: "r4", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"header type", &session.Entry{Type: session.TypeSession, ID: "r5", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"message without message", &session.Entry{Type: session.TypeMessage, ID: "r6", ParentID: "r1"}, session.ErrInvalidEntry},
-		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", Timestamp: "2025-01-01T00:00:03.000Z", TargetID: "zz", Label: "x"}, session.ErrNotFound},
+		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", Timestamp: "2025-01-01T00:00:03.000Z", TargetID: "zz", Label: "x"}, session.ErrEntryNotFound},
 		{"custom without type", &session.Entry{Type: session.TypeCustom, ID: "r8", ParentID: "r1"}, session.ErrInvalidEntry},
 		// Fields of the wrong kind or range: each once made a session unreadable.
 		{"entry timestamp not a time", withTS(msg("v1", "r1"), "yesterday"), session.ErrInvalidEntry},
