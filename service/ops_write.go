@@ -1,0 +1,311 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// The operations that write: create, append, move, label, name, fork,
+// delete.
+
+func (s *Service) create(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[CreateRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		req.ID = s.cfg.SessionIDs.NewID()
+	}
+	if err := checkSessionID(req.ID, "/id"); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ ptr, v string }{{"/cwd", req.Cwd}, {"/parentSession", req.ParentSession}} {
+		if len(f.v) > session.MaxPathLen {
+			return nil, badRequest(f.ptr, "%s is %d bytes: at most %d", f.ptr[1:], len(f.v), session.MaxPathLen)
+		}
+	}
+	if len(req.Name) > session.MaxNameLen {
+		return nil, badRequest("/name", "name is %d bytes: at most %d", len(req.Name), session.MaxNameLen)
+	}
+	if len(req.Metadata) > session.MaxMetadataLen {
+		return nil, &Error{Code: CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), session.MaxMetadataLen)}
+	}
+	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
+		return nil, badRequest("/metadata", "metadata must be an object, not %s", req.Metadata.Kind())
+	}
+	h := session.Header{
+		Version: session.CurrentVersion, ID: req.ID, Timestamp: session.FormatTime(s.cfg.Session.Clock.Now()),
+		Cwd: req.Cwd, ParentSession: req.ParentSession, Metadata: session.Raw(req.Metadata),
+	}
+	st, err := s.b.CreateStore(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close(ctx)
+	if req.Name != "" {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sess.SetName(ctx, req.Name); err != nil {
+			return nil, err
+		}
+	}
+	return describe(ctx, st)
+}
+
+func (s *Service) append(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *AppendRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	l := s.cfg.Limits
+	switch {
+	case len(req.Entries) == 0:
+		return nil, badRequest("/entries", "entries must hold at least one entry")
+	case len(req.Entries) > l.MaxEntries:
+		return nil, &Error{Code: CodeTooLarge, Field: "/entries", Message: fmt.Sprintf("%d entries; at most %d per append", len(req.Entries), l.MaxEntries)}
+	}
+	if req.Parent != nil && *req.Parent != "" {
+		if err := session.ValidateID(*req.Parent); err != nil {
+			return nil, badRequest("/parent", "%v", err)
+		}
+	}
+	entries := make([]*session.Entry, len(req.Entries))
+	for i, raw := range req.Entries {
+		field := fmt.Sprintf("/entries/%d", i)
+		if len(raw) > l.MaxEntryBytes {
+			return nil, &Error{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
+		}
+		e, err := codec.DecodeEntryStrict(raw)
+		if err != nil {
+			pe := errorOf(err)
+			pe.Field = field + pe.Field
+			return nil, pe
+		}
+		if !e.Type.Known() {
+			return nil, &Error{Code: CodeInvalidEntry, Field: field + "/type", Message: fmt.Sprintf("unknown entry type %q", e.Type)}
+		}
+		if e.ID != "" {
+			if err := session.ValidateID(e.ID); err != nil {
+				return nil, &Error{Code: CodeInvalidEntry, Field: field + "/id", Message: err.Error()}
+			}
+		}
+		if err := session.ValidateFields(withPlaceholders(e)); err != nil {
+			pe := &Error{Code: CodeInvalidEntry, Field: field, Message: err.Error()}
+			var fe *session.FieldError
+			if errors.As(err, &fe) {
+				pe.Field += fe.Pointer
+			}
+			return nil, pe
+		}
+		entries[i] = e
+	}
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
+		entries := cloneAll(entries) // as the client sent them, on every attempt
+		sess, err := session.New(st, s.cfg.Session)
+		if err != nil {
+			return nil, err
+		}
+		all, err := retried(ctx, st, entries)
+		if err != nil {
+			return nil, err
+		}
+		opts := stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence}
+		if all {
+			// A resend of a stored append: completed as stored (a root's
+			// empty parent included), AppendWith recognises it.
+			opts.IfSequence = 0
+		} else {
+			fromLeaf, err := sess.Fill(ctx, entries, req.Parent)
+			if err != nil {
+				return nil, err
+			}
+			if fromLeaf {
+				opts.Policy, opts.FollowLeaf = stream.Rebase, true
+			}
+		}
+		if err := st.AppendWith(ctx, entries, opts); err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, entries...)
+	})
+}
+
+func cloneAll(entries []*session.Entry) []*session.Entry {
+	out := make([]*session.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e.Clone()
+	}
+	return out
+}
+
+// retried fills what the server assigned (parent, timestamps) into entries
+// whose id is already stored, so that a client resending an append it got
+// no answer to — same ids, same content — finds it stored once rather
+// than refused as a duplicate (an entry that differs is still refused).
+// all reports that every entry is stored.
+func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) (all bool, err error) {
+	all = true
+	for _, e := range entries {
+		if e.ID == "" {
+			all = false
+			continue
+		}
+		got, err := st.Get(ctx, e.ID)
+		if errors.Is(err, session.ErrEntryNotFound) {
+			all = false
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if e.ParentID == "" {
+			e.ParentID = got.ParentID
+		}
+		if e.Timestamp == "" {
+			e.Timestamp = got.Timestamp
+		}
+		if e.Message != nil && got.Message != nil && e.Message.Timestamp == 0 {
+			e.Message.Timestamp = got.Message.Timestamp
+		}
+	}
+	return all, nil
+}
+
+// withPlaceholders gives an entry the id and timestamp it will get, so
+// that ValidateEntry can check the rest before anything is assigned.
+func withPlaceholders(e *session.Entry) *session.Entry {
+	c := *e
+	if c.ID == "" {
+		c.ID = "placeholder"
+	}
+	if c.Timestamp == "" {
+		c.Timestamp = "1970-01-01T00:00:00.000Z"
+	}
+	return &c
+}
+
+func (s *Service) move(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *MoveRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	var opts []session.MoveOption
+	if req.Summary != "" {
+		opts = append(opts, session.WithBranchSummary(req.Summary, session.Raw(req.Details), req.FromHook))
+	} else if len(req.Details) > 0 || req.FromHook {
+		return nil, badRequest("/details", "details and fromHook belong to a branch summary: give summary too")
+	}
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
+		// A move names its target: another writer's entries do not change
+		// what it means, so it is retried as it is.
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.MoveTo(ctx, req.Target, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) label(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *LabelRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Target == "" {
+		return nil, badRequest("/target", "target is required")
+	}
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.SetLabel(ctx, req.Target, req.Label)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) name(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *NameRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
+		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sess.SetName(ctx, req.Name)
+		if err != nil {
+			return nil, err
+		}
+		return appended(ctx, st, e)
+	})
+}
+
+func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *ForkRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	point := session.FromLeaf()
+	switch {
+	case req.At != "" && req.Before != "":
+		return nil, badRequest("/before", "give at or before, not both")
+	case req.At != "":
+		point = session.At(req.At)
+	case req.Before != "":
+		point = session.Before(req.Before)
+	}
+	if req.ID == "" {
+		req.ID = s.cfg.SessionIDs.NewID()
+	}
+	if err := checkSessionID(req.ID, "/id"); err != nil {
+		return nil, err
+	}
+	h := session.Header{Version: session.CurrentVersion, ID: req.ID, Timestamp: session.FormatTime(s.cfg.Session.Clock.Now())}
+	if src, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) { return st.Header(ctx) }); err != nil {
+		return nil, err
+	} else {
+		h.Cwd = src.(session.Header).Cwd
+	}
+	st, sel, err := s.b.Fork(ctx, req.Session, point, h)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close(ctx)
+	fs, ok := st.(*stream.Store)
+	if !ok {
+		return nil, fmt.Errorf("service: fork returned a %T", st)
+	}
+	r, err := describe(ctx, fs)
+	r.Copied = len(sel.Entries)
+	return r, err
+}
+
+func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if st := s.cache.drop(req.Session, nil); st != nil {
+		st.Close(ctx)
+	}
+	if err := s.b.Delete(ctx, req.Session); err != nil {
+		return nil, err
+	}
+	return SessionReply{Session: session.SessionInfo{ID: req.Session}}, nil
+}

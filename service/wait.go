@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// Waiting for a session to reach a sequence (read-your-writes).
+
+// wait returns once the session reflects every message up to the
+// sequence: the stream has reached it and the session was brought up to
+// date after that. New messages of the session wake it; messages of other
+// sessions are noticed by polling the stream's last sequence.
+func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor(data, func(r *WaitRequest) string { return r.Session })
+	if err != nil {
+		return nil, err
+	}
+	if req.Sequence == 0 {
+		return nil, badRequest("/sequence", "sequence is required")
+	}
+	timeout := s.cfg.MaxWait
+	switch {
+	case req.TimeoutMs < 0:
+		return nil, badRequest("/timeoutMs", "timeoutMs must not be negative")
+	case req.TimeoutMs > 0 && req.TimeoutMs < timeout.Milliseconds(): // no overflow near MaxInt64
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	woke := make(chan struct{}, 1)
+	sub, err := s.nc.Subscribe(s.b.SessionSubjects(req.Session), func(*nats.Msg) {
+		select {
+		case woke <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("service: wait: %w", err)
+	}
+	defer sub.Unsubscribe()
+	poll := 10 * time.Millisecond
+	for {
+		info, err := s.b.Stream().Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("service: wait: %w", err)
+		}
+		reached := info.State.LastSeq >= req.Sequence
+		r, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+			var r WaitReply
+			err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+				r.Leaf, r.Sequence = t.Leaf(), seq
+				return nil
+			})
+			return r, err
+		})
+		if err != nil || reached {
+			return r, err
+		}
+		select {
+		case <-s.stopping:
+			return nil, &Error{Code: CodeUnavailable, Message: "service is stopping"}
+		case <-woke:
+		case <-time.After(poll):
+			poll = min(2*poll, 250*time.Millisecond)
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, info.State.LastSeq)}
+		}
+	}
+}
