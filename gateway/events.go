@@ -57,7 +57,15 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	longLived(w)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	b, err := stream.New(ctx, u.nc, g.cfg.Stream)
+	// One lookup of the stream (provisioning it, its object store and
+	// index on every event stream cost a dozen requests); subjects and
+	// decoding come from the config.
+	sc := g.cfg.Stream
+	js, err := jetstream.New(u.nc)
+	var st jetstream.Stream
+	if err == nil {
+		st, err = js.Stream(ctx, sc.Stream)
+	}
 	if err != nil {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
@@ -71,12 +79,12 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	// The consumer is the caller's (it counts towards the user's bound of
 	// consumers): deleted when the stream ends, and gone soon after a
 	// crash.
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.SessionSubjects(id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{sc.SessionSubjects(id)}, DeliverPolicy: jetstream.DeliverNewPolicy,
 		InactiveThreshold: 30 * time.Second}
 	if from {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}
-	cons, err := b.Stream().OrderedConsumer(ctx, cc)
+	cons, err := st.OrderedConsumer(ctx, cc)
 	if err != nil {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
 		return
@@ -93,7 +101,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		cctx.Stop()
 		if info := cons.CachedInfo(); info != nil {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_ = b.JetStream().DeleteConsumer(dctx, info.Stream, info.Name)
+			_ = js.DeleteConsumer(dctx, info.Stream, info.Name)
 			cancel()
 		}
 	}()
@@ -128,7 +136,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for _, m := range msgs {
-				if out.entry(b, m) != nil {
+				if out.entry(sc, m) != nil {
 					return
 				}
 			}
@@ -163,12 +171,12 @@ func (e *eventWriter) write(parts ...[]byte) error {
 }
 
 // entry sends one stored message as an event.
-func (e *eventWriter) entry(b *stream.Backend, m jetstream.Msg) error {
+func (e *eventWriter) entry(sc stream.Config, m jetstream.Msg) error {
 	meta, err := m.Metadata()
 	if err != nil {
 		return nil
 	}
-	dm, err := b.Decode(m.Subject(), m.Data(), meta.Sequence.Stream)
+	dm, err := sc.Decode(m.Subject(), m.Data(), meta.Sequence.Stream)
 	if err != nil {
 		return e.send(fmt.Sprintf("event: error\ndata: %q\n\n", err.Error()))
 	}

@@ -45,7 +45,7 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 				return nil
 			}
 			n++
-			rec, err := b.decode(id, m.Subject, m.Data, m.Sequence)
+			rec, err := b.cfg.decode(id, m.Subject, m.Data, m.Sequence)
 			if err == nil {
 				err = fn(rec)
 			}
@@ -76,8 +76,8 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 	return last, nil
 }
 
-func (b *Backend) decode(id, subject string, data []byte, seq uint64) (record, error) {
-	sid, typ, ok := b.cfg.sessionOf(subject)
+func (c Config) decode(id, subject string, data []byte, seq uint64) (record, error) {
+	sid, typ, ok := c.sessionOf(subject)
 	if !ok || sid != id {
 		return record{}, fmt.Errorf("%w: message %d on %q does not belong to session %s", ErrCorrupt, seq, subject, id)
 	}
@@ -162,16 +162,30 @@ type Message struct {
 	Entry   *session.Entry
 }
 
-// Decode decodes a message of the stream delivered on subject.
+// Decode decodes a message of the stream delivered on subject: see
+// Config.Decode.
 func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, error) {
-	if subject == b.cfg.barrierSubject() {
+	return b.cfg.Decode(subject, data, seq)
+}
+
+// SessionSubjects is Config.SessionSubjects.
+func (b *Backend) SessionSubjects(id string) string { return b.cfg.SessionSubjects(id) }
+
+// TypeSubjects is Config.TypeSubjects.
+func (b *Backend) TypeSubjects(typ session.EntryType) string { return b.cfg.TypeSubjects(typ) }
+
+// Decode decodes a message of the stream delivered on subject. Naming and
+// decoding need only the config: a reader of the stream (an SSE stream of
+// the gateway) needs no provisioned Backend for them.
+func (c Config) Decode(subject string, data []byte, seq uint64) (Message, error) {
+	if subject == c.barrierSubject() {
 		return Message{}, ErrNotSession
 	}
-	id, _, ok := b.cfg.sessionOf(subject)
+	id, _, ok := c.sessionOf(subject)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
 	}
-	r, err := b.decode(id, subject, data, seq)
+	r, err := c.decode(id, subject, data, seq)
 	if err != nil {
 		return Message{}, err
 	}
@@ -180,16 +194,16 @@ func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, erro
 
 // SessionSubjects is the filter of one session's messages ("" = every
 // session's).
-func (b *Backend) SessionSubjects(id string) string {
+func (c Config) SessionSubjects(id string) string {
 	if id == "" {
-		return b.cfg.Prefix + ".>"
+		return c.Prefix + ".>"
 	}
-	return b.cfg.sessionSubjects(id)
+	return c.sessionSubjects(id)
 }
 
 // TypeSubjects is the filter of every session's entries of one type.
-func (b *Backend) TypeSubjects(typ session.EntryType) string {
-	return b.cfg.Prefix + ".*." + string(typ)
+func (c Config) TypeSubjects(typ session.EntryType) string {
+	return c.Prefix + ".*." + string(typ)
 }
 
 // Stream returns the stream handle.
