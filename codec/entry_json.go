@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -438,6 +437,3 @@ func PeekType(line []byte) string {
 	})
 	return typ
 }
-
-// Valid reports whether data is one well-formed JSON value.
-func Valid(data []byte) bool { return jsontext.Value(bytes.TrimSpace(data)).IsValid() }

@@ -13,12 +13,13 @@ import (
 
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiongen"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 func writeGenerated(b *testing.B, n int) (string, int64) {
 	b.Helper()
-	h, entries := sessiontest.Generate(n)
+	h, entries := sessiongen.Generate(n)
 	data, err := filestore.Encode(&h, entries)
 	if err != nil {
 		b.Fatal(err)
@@ -100,7 +101,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			defer s.Close(ctx)
 			sess, _ := session.New(s, sessiontest.TestConfig())
-			_, entries := sessiontest.Generate(3)
+			_, entries := sessiongen.Generate(3)
 			m := *entries[1].Message
 			b.ReportAllocs()
 			for b.Loop() {

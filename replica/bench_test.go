@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiongen"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -17,7 +18,7 @@ import (
 func seed(b *testing.B, bk *stream.Backend, id string, n int) *stream.Store {
 	b.Helper()
 	ctx := context.Background()
-	h, entries := sessiontest.Generate(n)
+	h, entries := sessiongen.Generate(n)
 	h.ID = id
 	st, err := bk.CreateStore(ctx, h)
 	if err != nil {

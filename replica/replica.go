@@ -364,18 +364,18 @@ func (r *Replica) load(ctx context.Context, id string) error {
 	if ok {
 		return nil
 	}
-	t, epoch, seq, info, err := r.b.LoadTree(ctx, id)
+	l, err := r.b.LoadTree(ctx, id)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Loads++
-	r.status.LastLoad = info.Took
-	if info.FromSnapshot {
+	r.status.LastLoad = l.Info.Took
+	if l.Info.FromSnapshot {
 		r.status.FromSnapshot++
 	}
 	if err != nil {
 		return err
 	}
-	h := &held{tree: t, epoch: epoch, seq: seq}
+	h := &held{tree: l.Tree, epoch: l.Epoch, seq: l.Seq}
 	h.used.Store(r.tick.Add(1))
 	r.trees[id] = h
 	for len(r.trees) > r.cfg.MaxSessions {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/session"
-	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/session/sessiongen"
 )
 
 // BenchmarkBuildContext builds the context of branches of growing depth;
@@ -13,7 +13,7 @@ import (
 func BenchmarkBuildContext(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("depth=%d", n), func(b *testing.B) {
-			h, entries := sessiontest.Generate(n)
+			h, entries := sessiongen.Generate(n)
 			t := session.NewTree(h)
 			for _, e := range entries {
 				if err := t.Apply(e); err != nil {

@@ -241,25 +241,32 @@ func (b *Backend) traceBuild(ctx context.Context, name, id string) (context.Cont
 	}
 }
 
+// Loaded is a whole session read by LoadTree.
+type Loaded struct {
+	Tree  *session.Tree // complete
+	Epoch uint64        // the sequence of the session's header
+	Seq   uint64        // the last sequence applied
+	Info  OpenInfo      // how it was read (also on error, as far as it got)
+}
+
 // LoadTree reads a whole session (snapshot and tail when it can) into a
-// complete tree for a replica: the tree, the session's epoch and the last
-// sequence applied.
-func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint64, uint64, OpenInfo, error) {
+// complete tree for a replica.
+func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 	if err := ValidateSessionID(id); err != nil {
-		return nil, 0, 0, OpenInfo{}, err
+		return Loaded{}, err
 	}
 	start := time.Now()
 	ctx, done := b.traceBuild(ctx, "sessionlog.rebuild", id)
 	o, err := b.openTree(ctx, id)
 	if err != nil {
 		done(nil, err)
-		return nil, 0, 0, OpenInfo{}, err
+		return Loaded{}, err
 	}
 	if o.tree.Partial() {
 		fallback, err := b.complete(ctx, id, o.tree, o.body)
 		if err != nil {
 			done(nil, err)
-			return nil, 0, 0, o.info, err
+			return Loaded{Info: o.info}, err
 		}
 		if fallback != nil {
 			o.info.Fallback = fallback
@@ -267,7 +274,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (*session.Tree, uint6
 	}
 	o.info.Took = time.Since(start)
 	done(o, nil)
-	return o.tree, o.epoch, o.last, o.info, nil
+	return Loaded{Tree: o.tree, Epoch: o.epoch, Seq: o.last, Info: o.info}, nil
 }
 
 // List implements session.Repo from the index: one record per session,
