@@ -5,13 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -61,131 +58,6 @@ const (
 	metaSHA     = "sha256"
 	metaBodySHA = "body-sha256"
 )
-
-// skeletonDoc is the skeleton object's content. The per-entry columns are
-// packed (ids in one string, varint parents, a byte per type) so that a
-// 100k-entry skeleton decodes with a handful of allocations.
-type skeletonDoc struct {
-	Header   []byte           `msgpack:"header"` // pi JSON of the header
-	IDs      string           `msgpack:"ids"`    // every id, concatenated
-	IDLens   []byte           `msgpack:"idlens"` // uvarint length of each
-	Parents  []byte           `msgpack:"parents"`
-	TypeDict []string         `msgpack:"typedict"`
-	Types    []byte           `msgpack:"types"`  // index into TypeDict
-	Sorted   []byte           `msgpack:"sorted"` // uvarint positions in id order
-	Rest     session.Skeleton `msgpack:"rest"`   // the state, columns empty
-}
-
-func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
-	d := &skeletonDoc{Header: h, Rest: sk}
-	d.Rest.IDs, d.Rest.Parents, d.Rest.Types, d.Rest.Sorted = nil, nil, nil, nil
-	for _, i := range sk.Sorted {
-		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
-	}
-	var ids strings.Builder
-	dict := map[session.EntryType]byte{}
-	for i, id := range sk.IDs {
-		ids.WriteString(id)
-		d.IDLens = binary.AppendUvarint(d.IDLens, uint64(len(id)))
-		d.Parents = binary.AppendUvarint(d.Parents, uint64(sk.Parents[i]+1))
-		code, ok := dict[sk.Types[i]]
-		if !ok {
-			if len(d.TypeDict) == 256 {
-				return nil, fmt.Errorf("stream: more than 256 entry types in one session")
-			}
-			code = byte(len(d.TypeDict))
-			dict[sk.Types[i]] = code
-			d.TypeDict = append(d.TypeDict, string(sk.Types[i]))
-		}
-		d.Types = append(d.Types, code)
-	}
-	d.IDs = ids.String()
-	return d, nil
-}
-
-func (d *skeletonDoc) unpack() (session.Skeleton, error) {
-	sk := d.Rest
-	n := len(d.Types)
-	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), make([]session.EntryType, n)
-	dict := make([]session.EntryType, len(d.TypeDict))
-	for i, t := range d.TypeDict {
-		dict[i] = session.EntryType(t)
-	}
-	ids, lens, parents := d.IDs, d.IDLens, d.Parents
-	for i := range n {
-		l, k := binary.Uvarint(lens)
-		p, m := binary.Uvarint(parents)
-		if k <= 0 || m <= 0 || l > uint64(len(ids)) || int(d.Types[i]) >= len(dict) || p > uint64(i) {
-			return sk, fmt.Errorf("%w: skeleton column %d is damaged", ErrBadSnapshot, i)
-		}
-		sk.IDs[i], ids, lens = ids[:l], ids[l:], lens[k:]
-		sk.Parents[i], parents = int32(p)-1, parents[m:]
-		sk.Types[i] = dict[d.Types[i]]
-	}
-	sk.Sorted = make([]int32, 0, n)
-	for rest := d.Sorted; len(rest) > 0; {
-		v, k := binary.Uvarint(rest)
-		if k <= 0 || v >= uint64(n) {
-			return sk, fmt.Errorf("%w: skeleton sort column is damaged", ErrBadSnapshot)
-		}
-		sk.Sorted, rest = append(sk.Sorted, int32(v)), rest[k:]
-	}
-	if len(ids) != 0 || len(lens) != 0 || len(parents) != 0 || len(sk.Sorted) != n {
-		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrBadSnapshot)
-	}
-	return sk, nil
-}
-
-// OpenInfo says how a session was opened.
-type OpenInfo struct {
-	// FromSnapshot is set when a snapshot was used; SnapshotSeq is the
-	// sequence it covered and Tail the entries read after it.
-	FromSnapshot bool
-	SnapshotSeq  uint64
-	Tail         int
-	// Fallback is why a snapshot that existed was not used.
-	Fallback error
-	// Took is how long opening took.
-	Took time.Duration
-}
-
-// Snapshot is an encoded snapshot, ready to upload without a lock.
-type Snapshot struct {
-	ID         string
-	Epoch, Seq uint64
-	Entries    int
-	Skeleton   []byte
-	Body       []byte
-}
-
-// EncodeSnapshot encodes a snapshot of t, a complete tree covering the
-// session of the given epoch up to stream sequence seq. t must not change
-// while it runs.
-func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
-	h := t.Header()
-	body, err := filestore.Encode(&h, t.Entries())
-	if err != nil {
-		return nil, err
-	}
-	hj, err := codec.EncodeHeader(&h)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := packSkeleton(hj, t.Skeleton())
-	if err != nil {
-		return nil, err
-	}
-	skel, err := msgpack.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
-	}
-	return &Snapshot{ID: h.ID, Epoch: epoch, Seq: seq, Entries: t.Len(), Skeleton: skel, Body: body}, nil
-}
-
-func shaHex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
 
 // snapshotHead is a session's current snapshot.
 type snapshotHead struct {
@@ -469,75 +341,4 @@ func hID(h *session.Header) string {
 		return ""
 	}
 	return h.ID
-}
-
-// opened is a session read from the stream: a tree (partial when it came
-// from a snapshot skeleton), its epoch and last sequence, and how to get
-// the entries a partial tree lacks.
-type opened struct {
-	tree        *session.Tree
-	epoch, last uint64
-	info        OpenInfo
-	body        func(ctx context.Context) ([]*session.Entry, error)
-}
-
-// openTree loads a session from its snapshot skeleton and the entries
-// after it, or, without a usable snapshot, from the whole stream.
-func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
-	start := time.Now()
-	var info OpenInfo
-	ls, err := b.loadSnapshot(ctx, id)
-	if err == nil {
-		t := ls.tree
-		last, terr := b.read(ctx, id, ls.seq, func(r record) error {
-			if r.header != nil {
-				return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.seq)
-			}
-			info.Tail++
-			if err := t.Apply(r.entry); err != nil {
-				return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.seq, err)
-			}
-			return nil
-		})
-		if terr == nil {
-			info.FromSnapshot, info.SnapshotSeq, info.Took = true, ls.seq, time.Since(start)
-			return &opened{tree: t, epoch: ls.epoch, last: last, info: info, body: ls.body}, nil
-		}
-		err = terr
-	}
-	if !errors.Is(err, ErrNoSnapshot) {
-		info.Fallback = err
-	}
-	info.Tail = 0
-	t, epoch, last, err := b.loadTree(ctx, id)
-	info.Took = time.Since(start)
-	if err != nil {
-		return nil, err
-	}
-	return &opened{tree: t, epoch: epoch, last: last, info: info}, nil
-}
-
-// complete gives a partial tree its entries: from the snapshot body, or,
-// when the body cannot be used, from the stream. It reports why the body
-// was not used, if it was not.
-func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error)) (fallback error, err error) {
-	if !t.Partial() {
-		return nil, nil
-	}
-	base, err := body(ctx)
-	if err == nil {
-		if err = t.Complete(base); err == nil {
-			return nil, nil
-		}
-	}
-	fallback = err
-	full, _, _, err := b.loadTree(ctx, id)
-	if err != nil {
-		return fallback, err
-	}
-	n := t.Missing()
-	if full.Len() < n {
-		return fallback, fmt.Errorf("%w: %s holds %d entries, its snapshot %d", ErrCorrupt, id, full.Len(), n)
-	}
-	return fallback, t.Complete(full.Entries()[:n])
 }
