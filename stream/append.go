@@ -1,0 +1,290 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/telemetry"
+)
+
+// Appending: checked against the session as the stream holds it (the
+// sequence precondition), with the conflict policy deciding what a lost
+// check means, traced and measured.
+
+// Append implements session.Store. See AppendBatch.
+func (s *Store) Append(ctx context.Context, e *session.Entry) error {
+	return s.AppendBatch(ctx, []*session.Entry{e})
+}
+
+// AppendBatch stores entries atomically, checked against the session as
+// the stream holds it: if another writer got there first the entries are
+// not written and a *session.ConflictError says where the leaf is now (or,
+// with the Rebase policy, they are re-parented and retried). Retrying an
+// append that was already stored — after a timeout, say — succeeds without
+// storing it twice.
+func (s *Store) AppendBatch(ctx context.Context, entries []*session.Entry) error {
+	return s.AppendWith(ctx, entries, AppendOptions{Policy: s.policy})
+}
+
+// AppendWith is AppendBatch with this call's conflict policy and an
+// optional sequence precondition. It is traced as a producer span
+// (conflicts, rebases and retries are its events) and measured.
+func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts AppendOptions) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	start := time.Now()
+	// The whole call, resends and catching up included, is bounded by
+	// RequestTimeout unless the caller set a deadline.
+	ctx, cancel := s.b.withTimeout(ctx)
+	defer cancel()
+	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", trace.WithSpanKind(trace.SpanKindProducer))
+	if span.IsRecording() {
+		span.SetAttributes(s.appendAttributes(entries)...)
+	}
+	outcome := "ok"
+	err := s.appendWith(ctx, span, entries, opts, &outcome)
+	if err != nil && outcome == "ok" {
+		outcome = "error"
+	}
+	s.b.tel.Appends.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+	s.b.tel.AppendDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	} else if span.IsRecording() {
+		seq, _ := s.Sequence(ctx)
+		span.SetAttributes(telemetry.SequenceKey.Int64(int64(seq)))
+	}
+	span.SetAttributes(telemetry.OutcomeKey.String(outcome))
+	span.End()
+	return err
+}
+
+func (s *Store) msgID(e *session.Entry) string {
+	return s.id + ":" + strconv.FormatUint(s.epoch, 10) + ":" + e.ID
+}
+
+func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue {
+	first := entries[0]
+	kv := telemetry.Messaging(telemetry.OpSend, s.b.cfg.subject(s.id, string(first.Type)), s.msgID(first))
+	kv = append(kv, telemetry.SessionKey.String(s.id), telemetry.StreamKey.String(s.b.cfg.Stream),
+		telemetry.EntryKey.String(string(first.Type)), telemetry.EntriesKey.Int(len(entries)))
+	if len(entries) > 1 {
+		kv = append(kv, semconv.MessagingBatchMessageCount(len(entries)))
+	}
+	return kv
+}
+
+// appendWith does AppendWith's work; outcome is set to what happened.
+func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*session.Entry, opts AppendOptions, outcome *string) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if len(entries) > MaxBatch {
+		return fmt.Errorf("%w: a batch holds at most %d entries, not %d", session.ErrInvalidEntry, MaxBatch, len(entries))
+	}
+	for _, e := range entries {
+		if e != nil && !typeRE.MatchString(string(e.Type)) {
+			return fmt.Errorf("%w: entry %q has type %q, which cannot be a subject token", session.ErrInvalidEntry, e.ID, e.Type)
+		}
+	}
+	return s.Update(ctx, func(t *session.Tree) error {
+		if err := s.completeFor(ctx, t, entries); err != nil {
+			return err
+		}
+		if stored(t, entries) {
+			*outcome = "duplicate"
+			return nil // a retry of an append that succeeded
+		}
+		if opts.FollowLeaf {
+			entries[0].ParentID = t.Leaf()
+		}
+		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
+			// The caller has seen more than this store: catch up first.
+			if err := s.catchUpWithLeader(ctx, t); err != nil {
+				return err
+			}
+			if err := s.completeFor(ctx, t, entries); err != nil {
+				return err
+			}
+		}
+		for attempt := 0; ; attempt++ {
+			if opts.IfSequence != 0 && s.lastSeq != opts.IfSequence {
+				*outcome = "conflict"
+				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
+			}
+			if err := t.CheckBatch(entries); err != nil {
+				return err
+			}
+			msgs, err := s.messages(ctx, entries)
+			if err != nil {
+				return err
+			}
+			seq, dup, err := s.publish(ctx, msgs, func(err error) {
+				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
+			})
+			if err == nil && !dup {
+				for _, e := range entries {
+					_ = t.Apply(e) // checked above, under the same lock
+				}
+				s.applied(entries)
+				s.lastSeq = seq
+				s.idx.touch(t.Info(), seq)
+				return nil
+			}
+			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) {
+				*outcome = "error"
+				return fmt.Errorf("stream: append to %s: %w", s.id, err)
+			}
+			// Someone else wrote, or we cannot tell whether we did: read
+			// what the stream holds now.
+			if err != nil && ambiguous(err) {
+				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
+			}
+			oldLeaf, sent := t.Leaf(), s.lastSeq
+			if cerr := s.catchUpPast(ctx, t, sent, isWrongLastSeq(err)); cerr != nil {
+				*outcome = "error"
+				return errors.Join(err, cerr)
+			}
+			if cerr := s.completeFor(ctx, t, entries); cerr != nil {
+				*outcome = "error"
+				return errors.Join(err, cerr)
+			}
+			if stored(t, entries) {
+				*outcome = "duplicate"
+				return nil
+			}
+			if err != nil && !isWrongLastSeq(err) {
+				*outcome = "error"
+				return fmt.Errorf("stream: append to %s: %w", s.id, err)
+			}
+			retry, resolution := false, "returned"
+			switch {
+			case attempt >= MaxRebases:
+			case isWrongLastSeq(err) && s.lastSeq == sent:
+				// The write that failed our check never took: send ours again.
+				retry, resolution = true, "resent"
+			case opts.IfSequence != 0:
+			case opts.Policy == Rebase:
+				if retry = rebase(t, entries, oldLeaf); retry {
+					resolution = "rebased"
+				}
+			case opts.Policy == Retry:
+				retry, resolution = true, "retried" // CheckBatch above refuses what no longer fits
+			}
+			s.b.tel.Conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("resolution", resolution)))
+			span.AddEvent("sessionlog.conflict", trace.WithAttributes(
+				telemetry.SequenceKey.Int64(int64(s.lastSeq)), attribute.String("sessionlog.leaf", t.Leaf()),
+				attribute.String("resolution", resolution), attribute.Int("attempt", attempt)))
+			if !retry {
+				*outcome = "conflict"
+				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
+			}
+		}
+	})
+}
+
+// stored reports whether every entry is in the tree exactly as given: the
+// append is a retry of one that succeeded. An entry that only shares its id
+// with a stored one is not stored (Check then reports the duplicate id).
+func stored(t *session.Tree, entries []*session.Entry) bool {
+	for _, e := range entries {
+		got, ok := t.Loaded(e.ID)
+		if !ok || got == nil || got.ParentID != e.ParentID || got.Type != e.Type {
+			return false
+		}
+		a, err1 := codec.EncodeEntry(got)
+		b, err2 := codec.EncodeEntry(e)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// rebase re-parents the first entry onto the new leaf when it was meant
+// for the old one. Moves (leaf entries) and entries aimed elsewhere are
+// never re-parented: that would change what they mean.
+func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
+	first := entries[0]
+	if first.Type == session.TypeLeaf || first.ParentID != oldLeaf || t.Leaf() == oldLeaf {
+		return false
+	}
+	for _, e := range entries {
+		if t.Has(e.ID) {
+			return false // another writer stored this id: a conflict, not a rebase
+		}
+	}
+	first.ParentID = t.Leaf()
+	return true
+}
+
+func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats.Msg, error) {
+	msgs := make([]*nats.Msg, len(entries))
+	max := s.b.maxPayload()
+	for i, e := range entries {
+		data, err := codec.EncodeEntryMsgpack(e)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", session.ErrInvalidEntry, err)
+		}
+		if max > 0 && int64(len(data)) > max-1024 {
+			return nil, fmt.Errorf("%w: entry %s encodes to %d bytes; the server takes at most %d", ErrEntryTooLarge, e.ID, len(data), max)
+		}
+		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
+		// Consumers of the entry continue the writer's trace.
+		s.b.tel.Inject(ctx, m.Header)
+		msgs[i] = m
+	}
+	return msgs, nil
+}
+
+// publish writes msgs (one, or an atomic batch) with the sequence check on
+// the first. dup reports a duplicate the server recognised by message id.
+//
+// A try whose outcome is unknown is sent again, unchanged, until ctx
+// ends (see Backend.resend): if the first copy was stored, the second
+// fails its sequence check or is recognised by its message id, and the
+// caller finds the entries stored when it catches up.
+func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(error)) (seq uint64, dup bool, err error) {
+	ctx, cancel := s.b.withTimeout(ctx)
+	defer cancel()
+	subjects := s.b.cfg.sessionSubjects(s.id)
+	err = s.b.resend(ctx, func(ctx context.Context) error {
+		if len(msgs) == 1 {
+			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
+			if err == nil {
+				seq, dup = ack.Sequence, ack.Duplicate
+			}
+			return err
+		}
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
+		// No flow-control ack on the first message: a batch is at most
+		// MaxBatch entries the server takes whole, and the ack costs a
+		// round trip.
+		ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+		if err == nil {
+			seq = ack.Sequence
+		}
+		return err
+	}, onResend)
+	return seq, dup, err
+}
