@@ -22,7 +22,6 @@ const fenceEvery = 100 * time.Millisecond
 // fence runs until stop is closed; done is closed when it returns.
 func (n *Node) fence(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	quorum := n.cfg.Cluster.Size/2 + 1
 	t := time.NewTicker(fenceEvery)
 	defer t.Stop()
 	for {
@@ -31,7 +30,7 @@ func (n *Node) fence(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-t.C:
 		}
-		if n.srv.NumRemotes()+1 >= quorum {
+		if n.Quorum() == nil {
 			continue
 		}
 		n.stepDownStreams()

@@ -287,11 +287,30 @@ func (n *Node) Ready() error {
 	if routes+1 >= quorum && current {
 		return nil
 	}
+	if routes+1 >= quorum {
+		return fmt.Errorf("cluster %s: not current with a JetStream meta leader (meta peers known: %d)", cfg.Cluster.Name, len(srv.JetStreamClusterPeers()))
+	}
 	what := fmt.Sprintf("cluster %s: routes to %d other node(s), a quorum of %d nodes needs %d", cfg.Cluster.Name, routes, cfg.Cluster.Size, quorum-1)
 	if !current {
 		what += fmt.Sprintf("; not current with a JetStream meta leader (meta peers known: %d)", len(srv.JetStreamClusterPeers()))
 	}
 	return errors.New(what)
+}
+
+// Quorum reports whether the node has routes to a quorum of its cluster
+// (always, outside one): what a node cut off from the others lacks. Unlike
+// Ready it does not ask for a current meta leader, which a healthy node
+// lacks for a moment during every meta election; the service refuses
+// requests on this alone.
+func (n *Node) Quorum() error {
+	if n.cfg.Cluster == nil {
+		return nil
+	}
+	quorum := n.cfg.Cluster.Size/2 + 1
+	if routes := n.srv.NumRemotes(); routes+1 < quorum {
+		return fmt.Errorf("cluster %s: routes to %d other node(s), a quorum of %d nodes needs %d", n.cfg.Cluster.Name, routes, n.cfg.Cluster.Size, quorum-1)
+	}
+	return nil
 }
 
 // Current is Ready and, besides, every stream and consumer this node

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,7 +39,12 @@ func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorklo
 	create := func(c *service.Client) {
 		for _, s := range sessions {
 			sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
-			err := c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil)
+			var err error
+			// "unavailable" is for asking again (a node between meta
+			// leaders at the start, say).
+			for err = c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil); isUnavailable(err) && sctx.Err() == nil; err = c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil) {
+				time.Sleep(100 * time.Millisecond)
+			}
 			scancel()
 			if err != nil && !strings.Contains(err.Error(), "exists") {
 				t.Fatalf("lin session %s: %v", s, err)
@@ -132,4 +138,10 @@ func (w *linWorkload) stop(t *testing.T) string {
 		t.Errorf("%s: the checker could not decide in a minute", msg)
 	}
 	return msg
+}
+
+// isUnavailable says whether err is the service's "unavailable".
+func isUnavailable(err error) bool {
+	var se *service.Error
+	return errors.As(err, &se) && se.Code == service.CodeUnavailable
 }

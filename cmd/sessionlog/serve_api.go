@@ -76,7 +76,7 @@ type api struct {
 func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Config, sc stream.Config) (*api, error) {
 	out := &api{}
 	svcCfg := service.DefaultConfig(system.Config())
-	svcCfg.Ready = node.Ready
+	svcCfg.Ready = node.Quorum
 	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes = min(svcCfg.Limits.MaxEntryBytes, a.maxRequest)
