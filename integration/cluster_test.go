@@ -239,46 +239,8 @@ func (c *procCluster) converged(ctx context.Context) error {
 	}
 	for _, r := range info.Cluster.Replicas {
 		if !r.Current || r.Offline || r.Lag != 0 {
-			return &behind{name: r.Name, err: fmt.Errorf("replica %s: current %v offline %v lag %d", r.Name, r.Current, r.Offline, r.Lag)}
+			return fmt.Errorf("replica %s: current %v offline %v lag %d", r.Name, r.Current, r.Offline, r.Lag)
 		}
 	}
 	return nil
-}
-
-// behind is a replica of the stream that is not current.
-type behind struct {
-	name string
-	err  error
-}
-
-func (b *behind) Error() string { return b.err.Error() }
-
-// converge waits for every replica to be current. A replica still behind
-// after 30 s is restarted, once, as an operator would, and reported:
-// nats-server 2.15.3 sometimes fails to bring back a deposed leader whose
-// log diverged (it retries "Expected first catchup entry to be a
-// snapshot and peerstate" for minutes); the test's checks of the data
-// (nothing lost, nothing twice, linearizable) still hold after it.
-func (c *procCluster) converge(ctx context.Context) (restarted string) {
-	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = c.converged(ctx); err == nil {
-			return ""
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	var b *behind
-	if errors.As(err, &b) {
-		for i, nd := range c.nodes {
-			if nd.name == b.name {
-				c.kill(i)
-				c.restart(i)
-				restarted = nd.name
-			}
-		}
-	}
-	sessiontest.CheckFor(c.t, 60*time.Second, 100*time.Millisecond, func() error { return c.converged(ctx) })
-	return restarted
 }
