@@ -35,8 +35,8 @@ type Backend struct {
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
 	moves    *moves
-	lastMove atomic.Int64 // unix nanos of the last moveElsewhere
-	barriers barrierCount
+	lastMove atomic.Int64  // unix nanos of the last moveElsewhere
+	barriers atomic.Uint64 // read barriers written, for their purges
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 

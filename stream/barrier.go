@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -191,6 +190,3 @@ func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, up
 	}
 	return last, upTo, err
 }
-
-// barrierCount counts barriers written, for the purges.
-type barrierCount = atomic.Uint64
