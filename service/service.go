@@ -344,11 +344,11 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			if err != nil {
 				pe := errorOf(err)
 				finish(pe)
-				respondError(req, pe)
+				s.replyAsync(req, errorBody(pe), errorHeaders(pe))
 				return
 			}
 			finish(nil)
-			_ = req.Respond(body) // a requester that gave up is not our error
+			s.replyAsync(req, body, nil)
 		}()
 	})
 }
@@ -428,9 +428,26 @@ func (s *Service) trace(ctx context.Context, op string, req micro.Request) (cont
 	}
 }
 
+// respondError answers from the micro handler itself.
 func respondError(req micro.Request, e *Error) {
+	_ = req.Error(string(e.Code), e.Message, errorBody(e))
+}
+
+// replyAsync answers from a goroutine of ours: on the connection, not
+// through req, whose fields micro reads once the handler has returned.
+// A requester that gave up is not our error.
+func (s *Service) replyAsync(req micro.Request, body []byte, h nats.Header) {
+	_ = s.nc.PublishMsg(&nats.Msg{Subject: req.Reply(), Data: body, Header: h})
+}
+
+func errorBody(e *Error) []byte {
 	body, _ := json.Marshal(ErrorReply{Error: e})
-	_ = req.Error(string(e.Code), e.Message, body)
+	return body
+}
+
+// errorHeaders are micro's error headers, which micro clients read.
+func errorHeaders(e *Error) nats.Header {
+	return nats.Header{micro.ErrorHeader: {e.Message}, micro.ErrorCodeHeader: {string(e.Code)}}
 }
 
 // Close stops taking requests, waits for those in flight, and closes the
