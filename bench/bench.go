@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -51,9 +52,17 @@ type Config struct {
 	// @mariozechner/pi-coding-agent: pi's own loader is timed on the same
 	// files (needs node).
 	PiModules string
+	// Only, if set, limits the run to these parts (see Parts).
+	Only []string
 	// Progress, if set, gets a line per step.
 	Progress io.Writer
 }
+
+// Parts are the measurements a run can be limited to.
+var Parts = []string{"appends", "reads", "opens", "lists", "build", "memory"}
+
+// does reports whether the run includes a part.
+func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
 
 // DefaultConfig is the full run BENCHMARKS.md reports.
 func DefaultConfig() Config {
@@ -78,6 +87,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Ops, Writers and Duration must be positive, PayloadBytes at least 64", ErrInvalidConfig)
 	case len(c.Sessions) == 0 || len(c.Sizes) == 0 || len(c.ListSessions) == 0:
 		return fmt.Errorf("%w: Sessions, Sizes and ListSessions need at least one value", ErrInvalidConfig)
+	}
+	for _, part := range c.Only {
+		if !slices.Contains(Parts, part) {
+			return fmt.Errorf("%w: no part %q (parts: %s)", ErrInvalidConfig, part, strings.Join(Parts, ", "))
+		}
 	}
 	for _, n := range slices.Concat(c.Sessions, c.Sizes, c.ListSessions) {
 		if n < 1 {
@@ -110,24 +124,42 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		err = func() error {
 			defer n.close()
-			p.say("appends, sync %s", n.sync)
-			if err := appends(ctx, cfg, n, r, p); err != nil {
-				return err
+			if cfg.does("appends") {
+				p.say("appends, sync %s", n.sync)
+				if err := appends(ctx, cfg, n, r, p); err != nil {
+					return err
+				}
 			}
 			if syncAlways {
-				return opens(ctx, cfg, n, dir, r, p)
+				if cfg.does("reads") {
+					if err := readsUnderWrites(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("opens") {
+					return opens(ctx, cfg, n, dir, r, p)
+				}
+				return nil
 			}
 			// Listing reads the index, not the entries: made faster on
 			// this node, it measures the same thing.
-			return lists(ctx, cfg, n, r, p)
+			if cfg.does("lists") {
+				return lists(ctx, cfg, n, r, p)
+			}
+			return nil
 		}()
 		if err != nil {
 			return nil, err
 		}
 	}
-	p.say("BuildContext and memory")
-	buildContexts(cfg, r)
-	memory(cfg, r)
+	if cfg.does("build") {
+		p.say("BuildContext")
+		buildContexts(cfg, r)
+	}
+	if cfg.does("memory") {
+		p.say("memory")
+		memory(cfg, r)
+	}
 	r.Took = time.Since(r.Started)
 	return r, nil
 }

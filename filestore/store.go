@@ -68,7 +68,7 @@ type Store struct {
 	cfg    Config
 	issues []*LineError
 
-	mu       sync.Mutex // guards f, size, poisoned (TreeStore's lock is held too on append)
+	mu       sync.Mutex // guards f, size, poisoned (writeAhead runs as the TreeStore's only writer)
 	f        *os.File
 	size     int64
 	poisoned bool

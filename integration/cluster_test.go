@@ -35,12 +35,12 @@ type procCluster struct {
 	t       *testing.T
 	bin     string
 	nodes   []*node
-	proxies map[[2]int]*proxy
+	proxies map[[2]int]*clustertest.Proxy
 }
 
 func startCluster(t *testing.T, bin string, n int) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, bin: bin, proxies: map[[2]int]*proxy{}}
+	c := &procCluster{t: t, bin: bin, proxies: map[[2]int]*clustertest.Proxy{}}
 	routePorts := make([]int, n)
 	for i := range n {
 		routePorts[i] = clustertest.FreePort(t)
@@ -50,7 +50,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 			if i == j {
 				continue
 			}
-			p, err := newProxy(fmt.Sprintf("127.0.0.1:%d", routePorts[j]))
+			p, err := clustertest.NewProxy(fmt.Sprintf("127.0.0.1:%d", routePorts[j]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 		var routes []string
 		for j := range n {
 			if j != i {
-				routes = append(routes, "nats-route://"+c.proxies[[2]int{i, j}].addr())
+				routes = append(routes, "nats-route://"+c.proxies[[2]int{i, j}].Addr())
 			}
 		}
 		// Advertising an address nobody listens on keeps the nodes from
@@ -147,7 +147,7 @@ func (c *procCluster) pause(i int, paused bool) {
 func (c *procCluster) cutOff(i int, cut bool) {
 	for k, p := range c.proxies {
 		if k[0] == i || k[1] == i {
-			p.setCut(cut)
+			p.SetCut(cut)
 		}
 	}
 }
@@ -170,7 +170,7 @@ func (c *procCluster) close() {
 		}
 	}
 	for _, p := range c.proxies {
-		p.close()
+		p.Close()
 	}
 }
 

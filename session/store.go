@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Store keeps the entries of one session. Implementations: TreeStore
@@ -64,19 +65,35 @@ type TreeHolder interface {
 }
 
 // WriteAhead persists entries before a TreeStore applies them. It is called
-// with the store's lock held, after the entries passed Check; if it returns
-// an error nothing is applied, so it must leave nothing durable behind
-// either.
+// as the store's only writer, after the entries passed Check, without the
+// readers' lock (readers go on answering from the entries applied so far);
+// if it returns an error nothing is applied, so it must leave nothing
+// durable behind either.
 type WriteAhead func(ctx context.Context, entries []*Entry) error
 
+// Commit makes one change to a store's tree under the readers' lock, held
+// only while change runs: change must do no I/O. After Close it returns
+// ErrClosed without calling change.
+type Commit func(change func(t *Tree) error) error
+
 // TreeStore is a Store over an in-memory Tree. With no WriteAhead it is the
-// in-memory backend; persistent backends supply one.
+// in-memory backend; persistent backends supply one, or keep a TreeWriter.
+//
+// Writers never hold up readers for their I/O: writers take turns (one
+// writer at a time), read the tree without the lock while it is their
+// turn (nobody else changes it), and take the lock only to apply what they
+// have made durable.
 type TreeStore struct {
-	mu      sync.RWMutex
+	writer  chan struct{} // the writer's turn: a token, so waiting honours ctx
+	mu      sync.RWMutex  // held by readers, and by a writer applying a change
 	tree    *Tree
 	wal     WriteAhead
 	onClose func(ctx context.Context) error
 	closed  bool
+	closing atomic.Bool // closed, for lock-free readers
+	// leaf is the tree's leaf as the last change left it, read without
+	// the lock: the most frequent read never waits for a change.
+	leaf atomic.Pointer[string]
 }
 
 var (
@@ -92,7 +109,64 @@ func NewMemoryStore(h Header) *TreeStore { return NewTreeStore(NewTree(h), nil, 
 // NewTreeStore returns a store over t. wal may be nil; onClose, if set,
 // runs once on the first Close.
 func NewTreeStore(t *Tree, wal WriteAhead, onClose func(ctx context.Context) error) *TreeStore {
-	return &TreeStore{tree: t, wal: wal, onClose: onClose}
+	s := &TreeStore{writer: make(chan struct{}, 1), tree: t, wal: wal, onClose: onClose}
+	s.noteLeaf()
+	return s
+}
+
+// noteLeaf publishes the tree's leaf to lock-free readers. Called with the
+// write lock held (or before the store is shared).
+func (s *TreeStore) noteLeaf() {
+	if l := s.tree.Leaf(); s.leaf.Load() == nil || *s.leaf.Load() != l {
+		s.leaf.Store(&l)
+	}
+}
+
+// TreeWriter changes a TreeStore's tree for a backend whose writes must do
+// I/O before they know what to change: publishing to a stream, reading
+// what other writers appended. The backend keeps it and never hands it
+// to callers, who could otherwise change the tree without persisting.
+type TreeWriter struct{ s *TreeStore }
+
+// NewTreeWriter returns a store over t and its writer. The backend answers
+// reads from the store and appends through the writer: it must not offer
+// the store's own Append, which would change the tree without persisting.
+func NewTreeWriter(t *Tree, onClose func(ctx context.Context) error) (*TreeStore, *TreeWriter) {
+	s := NewTreeStore(t, nil, onClose)
+	return s, &TreeWriter{s: s}
+}
+
+// Write runs fn as the store's only writer, waiting for its turn while ctx
+// allows. fn reads t freely without the lock, and changes it only through
+// commit; readers meanwhile see the tree as the last commit left it.
+func (w *TreeWriter) Write(ctx context.Context, fn func(t *Tree, commit Commit) error) error {
+	return w.s.write(ctx, fn)
+}
+
+func (s *TreeStore) write(ctx context.Context, fn func(t *Tree, commit Commit) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	if err := s.read(func(*Tree) error { return nil }); err != nil {
+		return err
+	}
+	return fn(s.tree, s.commit)
+}
+
+func (s *TreeStore) commit(change func(t *Tree) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	defer s.noteLeaf()
+	return change(s.tree)
 }
 
 func (s *TreeStore) read(fn func(t *Tree) error) error {
@@ -112,31 +186,18 @@ func (s *TreeStore) ReadTree(ctx context.Context, fn func(t *Tree) error) error 
 	return s.read(fn)
 }
 
-// Update runs fn with the tree under the store's write lock. Stores that
-// fold in entries written elsewhere (a stream's other writers) use it; fn
-// must leave the tree consistent even when it fails.
-func (s *TreeStore) Update(ctx context.Context, fn func(t *Tree) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	return fn(s.tree)
-}
-
 // Header implements Store.
 func (s *TreeStore) Header(ctx context.Context) (h Header, err error) {
 	err = s.read(func(t *Tree) error { h = t.Header(); return nil })
 	return h, err
 }
 
-// Leaf implements Store.
-func (s *TreeStore) Leaf(ctx context.Context) (id string, err error) {
-	err = s.read(func(t *Tree) error { id = t.Leaf(); return nil })
-	return id, err
+// Leaf implements Store. It takes no lock: see noteLeaf.
+func (s *TreeStore) Leaf(ctx context.Context) (string, error) {
+	if s.closing.Load() {
+		return "", ErrClosed
+	}
+	return *s.leaf.Load(), nil
 }
 
 // Append implements Store.
@@ -146,7 +207,7 @@ func (s *TreeStore) Append(ctx context.Context, e *Entry) error {
 
 // AppendBatch implements BatchAppender.
 func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
-	return s.Update(ctx, func(t *Tree) error {
+	return s.write(ctx, func(t *Tree, commit Commit) error {
 		if err := t.CheckBatch(entries); err != nil {
 			return err
 		}
@@ -155,10 +216,12 @@ func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
 				return err
 			}
 		}
-		for _, e := range entries {
-			t.apply(e)
-		}
-		return nil
+		return commit(func(t *Tree) error {
+			for _, e := range entries {
+				t.apply(e)
+			}
+			return nil
+		})
 	})
 }
 
@@ -216,14 +279,22 @@ func (s *TreeStore) Stats(ctx context.Context) (st Stats, err error) {
 	return st, err
 }
 
-// Close implements Store.
+// Close implements Store. It waits, while ctx allows, for a write in
+// flight to finish; one still running after that fails with ErrClosed
+// when it comes to apply its entries.
 func (s *TreeStore) Close(ctx context.Context) error {
+	select {
+	case s.writer <- struct{}{}:
+		defer func() { <-s.writer }()
+	case <-ctx.Done():
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	if s.onClose != nil {
 		return s.onClose(ctx)
 	}

@@ -104,8 +104,9 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			return fmt.Errorf("%w: entry %q has type %q, which cannot be a subject token", session.ErrInvalidEntry, e.ID, e.Type)
 		}
 	}
-	return s.Update(ctx, func(t *session.Tree) error {
-		if err := s.completeFor(ctx, t, entries); err != nil {
+	return s.write(ctx, func(w writer) error {
+		t := w.t // read freely; changed only through w.commit
+		if err := s.completeFor(ctx, w, entries); err != nil {
 			return err
 		}
 		if stored(t, entries) {
@@ -117,10 +118,10 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 		}
 		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
 			// The caller has seen more than this store: catch up first.
-			if err := s.catchUpWithLeader(ctx, t); err != nil {
+			if err := s.catchUpWithLeader(ctx, w); err != nil {
 				return err
 			}
-			if err := s.completeFor(ctx, t, entries); err != nil {
+			if err := s.completeFor(ctx, w, entries); err != nil {
 				return err
 			}
 		}
@@ -140,11 +141,17 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
 			})
 			if err == nil && !dup {
-				for _, e := range entries {
-					_ = t.Apply(e) // checked above, under the same lock
+				err := w.commit(func(t *session.Tree) error {
+					for _, e := range entries {
+						_ = t.Apply(e) // checked above; only this writer changes t
+					}
+					s.applied(entries)
+					s.lastSeq = seq
+					return nil
+				})
+				if err != nil {
+					return fmt.Errorf("stream: append to %s: stored at %d, but the store was closed meanwhile: %w", s.id, seq, err)
 				}
-				s.applied(entries)
-				s.lastSeq = seq
 				s.idx.touch(t.Info(), seq)
 				return nil
 			}
@@ -158,11 +165,11 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 			}
 			oldLeaf, sent := t.Leaf(), s.lastSeq
-			if cerr := s.catchUpPast(ctx, t, sent, isWrongLastSeq(err)); cerr != nil {
+			if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err)); cerr != nil {
 				*outcome = "error"
 				return errors.Join(err, cerr)
 			}
-			if cerr := s.completeFor(ctx, t, entries); cerr != nil {
+			if cerr := s.completeFor(ctx, w, entries); cerr != nil {
 				*outcome = "error"
 				return errors.Join(err, cerr)
 			}

@@ -263,7 +263,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 		return Loaded{}, err
 	}
 	if o.tree.Partial() {
-		fallback, err := b.complete(ctx, id, o.tree, o.body)
+		fallback, err := b.complete(ctx, id, o.tree, o.body, own(o.tree))
 		if err != nil {
 			done(nil, err)
 			return Loaded{Info: o.info}, err

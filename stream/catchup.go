@@ -21,7 +21,7 @@ import (
 
 // Refresh catches up with entries other writers appended.
 func (s *Store) Refresh(ctx context.Context) error {
-	return s.Update(ctx, func(t *session.Tree) error { return s.catchUp(ctx, t) })
+	return s.write(ctx, func(w writer) error { return s.catchUp(ctx, w) })
 }
 
 // Sync brings the store up to date with the stream at the cost of a read
@@ -41,16 +41,18 @@ func (s *Store) Sync(ctx context.Context) error {
 	if seq, err := s.Sequence(ctx); err != nil || seq >= last {
 		return err
 	}
-	return s.Update(ctx, func(t *session.Tree) error { return s.catchUpTo(ctx, t, last) })
+	// An append in flight may reach last first: catchUpTo then reads
+	// nothing.
+	return s.write(ctx, func(w writer) error { return s.catchUpTo(ctx, w, last) })
 }
 
-// catchUpWithLeader is Sync under the caller's write lock.
-func (s *Store) catchUpWithLeader(ctx context.Context, t *session.Tree) error {
+// catchUpWithLeader is Sync for the writer.
+func (s *Store) catchUpWithLeader(ctx context.Context, w writer) error {
 	last, err := s.leaderLast(ctx)
 	if err != nil {
 		return err
 	}
-	return s.catchUpTo(ctx, t, last)
+	return s.catchUpTo(ctx, w, last)
 }
 
 // catchUpPast catches up with the leader and, when the stream refused a
@@ -60,9 +62,9 @@ func (s *Store) catchUpWithLeader(ctx context.Context, t *session.Tree) error {
 // be read. Reporting a conflict with the state the caller already had
 // would be wrong; if the other write never takes, the caller sends its
 // own again.
-func (s *Store) catchUpPast(ctx context.Context, t *session.Tree, sent uint64, moved bool) error {
+func (s *Store) catchUpPast(ctx context.Context, w writer, sent uint64, moved bool) error {
 	for attempt := 0; ; attempt++ {
-		if err := s.catchUpWithLeader(ctx, t); err != nil || !moved || s.lastSeq > sent || attempt == inFlightPolls {
+		if err := s.catchUpWithLeader(ctx, w); err != nil || !moved || s.lastSeq > sent || attempt == inFlightPolls {
 			return err
 		}
 		select {
@@ -96,7 +98,7 @@ func (s *Store) leaderLast(ctx context.Context) (uint64, error) {
 
 // catchUpTo reads until the store has applied the stream's message
 // target, waiting a little between reads for a replica that is behind.
-func (s *Store) catchUpTo(ctx context.Context, t *session.Tree, target uint64) error {
+func (s *Store) catchUpTo(ctx context.Context, w writer, target uint64) error {
 	for attempt := 0; s.lastSeq < target; attempt++ {
 		if attempt > 0 {
 			select {
@@ -105,32 +107,40 @@ func (s *Store) catchUpTo(ctx context.Context, t *session.Tree, target uint64) e
 			case <-time.After(min(time.Duration(attempt)*5*time.Millisecond, 100*time.Millisecond)):
 			}
 		}
-		if err := s.catchUp(ctx, t); err != nil {
+		if err := s.catchUp(ctx, w); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) catchUp(ctx context.Context, t *session.Tree) error {
+// catchUp reads the session's messages after the last applied and
+// applies each in its own commit: readers see every state in between.
+func (s *Store) catchUp(ctx context.Context, w writer) error {
 	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
 		if r.header != nil {
 			// Sessions are created once: a header after ours is a new
 			// session of the same id, created after a delete.
 			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.seq)
 		}
-		if t.Has(r.entry.ID) {
-			return nil // our own write, seen again after an ambiguous publish
-		}
-		if err := t.Apply(r.entry); err != nil {
-			return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
-		}
-		s.applied([]*session.Entry{r.entry})
-		return nil
+		return w.commit(func(t *session.Tree) error {
+			if !t.Has(r.entry.ID) { // else our own write, seen again after an ambiguous publish
+				if err := t.Apply(r.entry); err != nil {
+					return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
+				}
+				s.applied([]*session.Entry{r.entry})
+			}
+			s.lastSeq = r.seq
+			return nil
+		})
 	})
-	s.lastSeq = max(s.lastSeq, last)
+	if last > s.lastSeq {
+		if cerr := w.commit(func(*session.Tree) error { s.lastSeq = last; return nil }); err == nil {
+			err = cerr
+		}
+	}
 	if err == nil {
-		s.idx.touch(t.Info(), s.lastSeq)
+		s.idx.touch(w.t.Info(), s.lastSeq)
 	}
 	return err
 }

@@ -71,17 +71,18 @@ func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 	return &opened{tree: t, epoch: epoch, last: last, info: info}, nil
 }
 
-// complete gives a partial tree its entries: from the snapshot body, or,
-// when the body cannot be used, from the stream. It reports why the body
-// was not used, if it was not.
-func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error)) (fallback error, err error) {
+// complete gives a partial tree its entries, through commit: from the
+// snapshot body, or, when the body cannot be used, from the stream. It
+// reports why the body was not used, if it was not. The reads happen
+// before commit is called.
+func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error), commit session.Commit) (fallback error, err error) {
 	if !t.Partial() {
 		return nil, nil
 	}
 	base, err := body(ctx)
 	if err == nil {
-		if err = t.Complete(base); err == nil {
-			return nil, nil
+		if err = commit(func(t *session.Tree) error { return t.Complete(base) }); err == nil || errors.Is(err, session.ErrClosed) {
+			return nil, err
 		}
 	}
 	fallback = err
@@ -93,5 +94,10 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 	if full.Len() < n {
 		return fallback, fmt.Errorf("%w: %s holds %d entries, its snapshot %d", ErrCorrupt, id, full.Len(), n)
 	}
-	return fallback, t.Complete(full.Entries()[:n])
+	return fallback, commit(func(t *session.Tree) error { return t.Complete(full.Entries()[:n]) })
+}
+
+// own is the Commit of a tree nobody else holds yet.
+func own(t *session.Tree) session.Commit {
+	return func(change func(*session.Tree) error) error { return change(t) }
 }

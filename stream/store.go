@@ -51,8 +51,14 @@ const MaxBatch = 1000
 // Store is one session kept in the stream. It implements session.Store;
 // reads come from the tree it keeps, which holds every entry this store
 // wrote or caught up with (Refresh catches up explicitly).
+//
+// Readers never wait for a write in flight: appends, catch-ups and the
+// loading of a partial tree take turns as the tree's writer (see
+// session.TreeWriter), publishing and reading the stream without the
+// readers' lock, and take that lock only to apply what the stream holds.
 type Store struct {
-	*session.TreeStore
+	tree   *session.TreeStore
+	writer *session.TreeWriter
 	b      *Backend
 	id     string
 	policy ConflictPolicy
@@ -60,19 +66,22 @@ type Store struct {
 	// epoch is the sequence of the session's header: message ids carry it
 	// so that a session deleted and created again is not mistaken for a
 	// retry inside the dedupe window.
-	epoch   uint64
-	lastSeq uint64 // guarded by TreeStore's write lock (Update)
+	epoch uint64
+	// lastSeq is the sequence of the last message applied: changed with
+	// the tree (in a commit), read with it.
+	lastSeq uint64
 
 	idx *indexer
 
-	// Snapshots: entries applied since the last one was scheduled
-	// (guarded by the write lock) and the job that writes them.
+	// Snapshots: entries applied since the last one was scheduled (the
+	// writer's) and the job that writes them.
 	sinceSnap int
 	snap      *job
 
 	// A store opened from a snapshot skeleton has a partial tree: body
 	// fetches its entries the first time something reads them (complete).
-	// Both are guarded by the write lock; full is the lock-free fast path.
+	// body is the writer's; fallback changes in a commit; full is the
+	// lock-free fast path.
 	body     func(ctx context.Context) ([]*session.Entry, error)
 	full     atomic.Bool
 	fallback error
@@ -82,15 +91,30 @@ var (
 	_ session.Store         = (*Store)(nil)
 	_ session.BatchAppender = (*Store)(nil)
 	_ session.TreeHolder    = (*Store)(nil)
+	_ session.IDChecker     = (*Store)(nil)
 )
 
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
 	s.idx = newIndexer(b, b.cfg.indexInterval())
 	s.snap = newJob(time.Second, b.cfg.RequestTimeout, s.writeSnapshot)
-	s.TreeStore = session.NewTreeStore(t, nil, nil)
+	s.tree, s.writer = session.NewTreeWriter(t, nil)
 	s.full.Store(!t.Partial())
 	return s
+}
+
+// writer is the store's writer at work: the tree, which it reads without
+// the lock, and commit, through which alone it changes the tree.
+type writer struct {
+	t      *session.Tree
+	commit session.Commit
+}
+
+// write runs fn as the store's only writer (see session.TreeWriter).
+func (s *Store) write(ctx context.Context, fn func(w writer) error) error {
+	return s.writer.Write(ctx, func(t *session.Tree, commit session.Commit) error {
+		return fn(writer{t: t, commit: commit})
+	})
 }
 
 // SnapshotPolicy says when a session's snapshot is due.
@@ -121,7 +145,7 @@ func (c Config) Policy() SnapshotPolicy {
 }
 
 // applied counts entries folded into the tree and schedules a snapshot
-// when one is due. Called with the write lock held.
+// when one is due. Called by the writer.
 func (s *Store) applied(entries []*session.Entry) {
 	s.sinceSnap += len(entries)
 	if s.b.cfg.Policy().Due(s.sinceSnap, entries) {
@@ -148,39 +172,35 @@ func (s *Store) complete(ctx context.Context) error {
 	if s.full.Load() {
 		return nil
 	}
-	return s.Update(ctx, func(t *session.Tree) error {
-		if t.Partial() {
-			fallback, err := s.b.complete(ctx, s.id, t, s.body)
-			if err != nil {
-				return err
-			}
-			s.fallback = fallback
-		}
-		s.body = nil
-		s.full.Store(true)
-		return nil
-	})
+	return s.write(ctx, func(w writer) error { return s.fill(ctx, w) })
 }
 
 // completeFor loads a partial tree's entries when one of entries reuses an
-// id among them (a retry to compare, or a duplicate to report). Called
-// with the write lock held.
-func (s *Store) completeFor(ctx context.Context, t *session.Tree, entries []*session.Entry) error {
-	if !t.Partial() {
+// id among them (a retry to compare, or a duplicate to report).
+func (s *Store) completeFor(ctx context.Context, w writer, entries []*session.Entry) error {
+	if !w.t.Partial() {
 		return nil
 	}
 	for _, e := range entries {
-		if got, ok := t.Loaded(e.ID); ok && got == nil {
-			fallback, err := s.b.complete(ctx, s.id, t, s.body)
-			if err != nil {
-				return err
-			}
-			s.fallback, s.body = fallback, nil
-			s.full.Store(true)
-			return nil
+		if got, ok := w.t.Loaded(e.ID); ok && got == nil {
+			return s.fill(ctx, w)
 		}
 	}
 	return nil
+}
+
+// fill gives a partial tree its entries.
+func (s *Store) fill(ctx context.Context, w writer) error {
+	if !w.t.Partial() {
+		return nil
+	}
+	fallback, err := s.b.complete(ctx, s.id, w.t, s.body, w.commit)
+	if err != nil {
+		return err
+	}
+	s.body = nil
+	s.full.Store(true)
+	return w.commit(func(*session.Tree) error { s.fallback = fallback; return nil })
 }
 
 // Partial reports whether the store still lacks the entries of the
@@ -190,9 +210,29 @@ func (s *Store) Partial() bool { return !s.full.Load() }
 // Fallback says why the snapshot body this store opened from was not used
 // (its entries were read from the stream instead), or nil.
 func (s *Store) Fallback(ctx context.Context) (err error) {
-	_ = s.TreeStore.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
+	_ = s.tree.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
 	return err
 }
+
+// Reads that a partial tree answers from its skeleton.
+
+// Header implements session.Store.
+func (s *Store) Header(ctx context.Context) (session.Header, error) { return s.tree.Header(ctx) }
+
+// Leaf implements session.Store.
+func (s *Store) Leaf(ctx context.Context) (string, error) { return s.tree.Leaf(ctx) }
+
+// Label implements session.Store.
+func (s *Store) Label(ctx context.Context, id string) (string, error) { return s.tree.Label(ctx, id) }
+
+// SessionName implements session.Store.
+func (s *Store) SessionName(ctx context.Context) (string, error) { return s.tree.SessionName(ctx) }
+
+// Stats implements session.Store.
+func (s *Store) Stats(ctx context.Context) (session.Stats, error) { return s.tree.Stats(ctx) }
+
+// Has implements session.IDChecker.
+func (s *Store) Has(ctx context.Context, id string) (bool, error) { return s.tree.Has(ctx, id) }
 
 // The reads that need entries load them first.
 
@@ -201,7 +241,7 @@ func (s *Store) ReadTree(ctx context.Context, fn func(t *session.Tree) error) er
 	if err := s.complete(ctx); err != nil {
 		return err
 	}
-	return s.TreeStore.ReadTree(ctx, fn)
+	return s.tree.ReadTree(ctx, fn)
 }
 
 // Get implements session.Store.
@@ -209,7 +249,7 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Entry, error) {
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.TreeStore.Get(ctx, id)
+	return s.tree.Get(ctx, id)
 }
 
 // FindByType implements session.Store.
@@ -217,7 +257,7 @@ func (s *Store) FindByType(ctx context.Context, typ session.EntryType) ([]*sessi
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.TreeStore.FindByType(ctx, typ)
+	return s.tree.FindByType(ctx, typ)
 }
 
 // PathToRoot implements session.Store.
@@ -225,7 +265,7 @@ func (s *Store) PathToRoot(ctx context.Context, id string) ([]*session.Entry, er
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.TreeStore.PathToRoot(ctx, id)
+	return s.tree.PathToRoot(ctx, id)
 }
 
 // Entries implements session.Store.
@@ -233,7 +273,7 @@ func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.TreeStore.Entries(ctx)
+	return s.tree.Entries(ctx)
 }
 
 // Snapshot writes a snapshot of the session now (loading its entries first
@@ -250,22 +290,23 @@ func (s *Store) ID() string { return s.id }
 // ReadTreeAt runs fn on the tree and the stream sequence it reflects,
 // read together: no append lands between them.
 func (s *Store) ReadTreeAt(ctx context.Context, fn func(t *session.Tree, seq uint64) error) error {
-	return s.TreeStore.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
+	return s.tree.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
 }
 
 // Sequence returns the stream sequence of the last message this store has
 // applied: what a reader waits for to see this store's writes.
 func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
-	err = s.TreeStore.ReadTree(ctx, func(*session.Tree) error { seq = s.lastSeq; return nil })
+	err = s.tree.ReadTree(ctx, func(*session.Tree) error { seq = s.lastSeq; return nil })
 	return seq, err
 }
 
 // Close lets a snapshot being written finish, writes the session's index
-// record, and closes the store. It is idempotent.
+// record, and closes the store, waiting (while ctx allows) for an append
+// in flight. It is idempotent.
 func (s *Store) Close(ctx context.Context) error {
 	s.snap.close() // before the tree closes: the job reads it
 	err := s.idx.close(ctx)
-	return errors.Join(err, s.TreeStore.Close(ctx))
+	return errors.Join(err, s.tree.Close(ctx))
 }
 
 // indexInterval is how often a store refreshes its session's index entry

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/agentcore/sessionlog/bench"
 )
@@ -16,6 +17,7 @@ func runBench(ctx context.Context, e env) error {
 	md := fs.String("md", "", "also write the results as Markdown to this file")
 	dir := fs.String("dir", "", "where the nodes keep their data (default: a temporary dir, removed after)")
 	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
+	only := fs.String("only", "", "measure only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
 	pi := fs.String("pi", "", "node_modules dir with @mariozechner/pi-coding-agent: also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
@@ -26,6 +28,9 @@ func runBench(ctx context.Context, e env) error {
 	}
 	if *ops > 0 {
 		cfg.Ops = *ops
+	}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
 	}
 	cfg.Dir, cfg.Progress, cfg.PiModules = *dir, e.stderr, *pi
 	r, err := bench.Run(ctx, cfg)
