@@ -11,10 +11,10 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
-// Canonical re-encodes a JSON value the way pi's digests see it: object
+// canonical re-encodes a JSON value the way pi's digests see it: object
 // keys sorted by UTF-16 code units, no whitespace, strings escaped as
 // JSON.stringify does and numbers as JavaScript prints them.
-func Canonical(data []byte) ([]byte, error) {
+func canonical(data []byte) ([]byte, error) {
 	r := getReader(data)
 	defer putReader(r)
 	out, err := r.canonical(nil)
@@ -142,7 +142,7 @@ func ContentDigest(m *session.Message) (string, error) {
 }
 
 func digest(b []byte) (string, error) {
-	c, err := Canonical(b)
+	c, err := canonical(b)
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,10 @@
 package codec
 
-// Exported for the fuzz tests of package codec_test.
+// Exported for the tests of package codec_test.
 var (
 	JSONToMsgpackFast   = jsonToMsgpackFast
 	JSONToMsgpackTokens = jsonToMsgpackTokens
+	JSONToMsgpack       = jsonToMsgpack
+	MsgpackToJSON       = msgpackToJSON
+	Canonical           = canonical
 )

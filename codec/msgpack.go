@@ -25,13 +25,13 @@ func EncodeEntryMsgpack(e *session.Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return JSONToMsgpack(j)
+	return jsonToMsgpack(j)
 }
 
 // DecodeEntryMsgpack decodes an entry encoded by EncodeEntryMsgpack (or by
 // any msgpack writer using the same keys).
 func DecodeEntryMsgpack(b []byte) (*session.Entry, error) {
-	j, err := MsgpackToJSON(b)
+	j, err := msgpackToJSON(b)
 	if err != nil {
 		return nil, err
 	}
@@ -44,12 +44,12 @@ func EncodeHeaderMsgpack(h *session.Header) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return JSONToMsgpack(j)
+	return jsonToMsgpack(j)
 }
 
 // DecodeHeaderMsgpack decodes a header encoded by EncodeHeaderMsgpack.
 func DecodeHeaderMsgpack(b []byte) (*session.Header, error) {
-	j, err := MsgpackToJSON(b)
+	j, err := msgpackToJSON(b)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ type mpTok struct {
 	n    int
 }
 
-// JSONToMsgpack transcodes one JSON value to msgpack.
-func JSONToMsgpack(data []byte) ([]byte, error) {
+// jsonToMsgpack transcodes one JSON value to msgpack.
+func jsonToMsgpack(data []byte) ([]byte, error) {
 	if out, ok := jsonToMsgpackFast(data); ok {
 		return out, nil
 	}
@@ -154,10 +154,10 @@ func encodeNumber(enc *msgpack.Encoder, lit string) error {
 	return enc.EncodeFloat64(f)
 }
 
-// MsgpackToJSON transcodes one msgpack value to JSON. Binary values become
+// msgpackToJSON transcodes one msgpack value to JSON. Binary values become
 // base64 strings and timestamps ISO-8601 strings; other extension types are
 // refused.
-func MsgpackToJSON(data []byte) ([]byte, error) {
+func msgpackToJSON(data []byte) ([]byte, error) {
 	rd := bytes.NewReader(data)
 	dec := msgpack.NewDecoder(rd)
 	m := &mpReader{dec: dec, rd: rd, data: data}

@@ -431,13 +431,6 @@ func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) 
 	return fmt.Errorf("replica: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
 }
 
-// Applied returns the sequence of the last message processed.
-func (r *Replica) Applied() uint64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.applied
-}
-
 // WaitFor blocks until the replica has applied stream sequence seq — the
 // sequence a writer's append returned — or ctx ends.
 func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {

@@ -213,7 +213,7 @@ func TestReadYourWrites(t *testing.T) {
 	// A sequence that will not come in time ends with the context.
 	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if err := r.WaitFor(wctx, r.Applied()+1000); !errors.Is(err, context.DeadlineExceeded) {
+	if err := r.WaitFor(wctx, r.Status().Applied+1000); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting for the future: %v", err)
 	}
 	// A single-session replica refuses another session's sequence.

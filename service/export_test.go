@@ -3,3 +3,9 @@ package service
 // SetStaleReads makes s answer reads from whatever its cache holds,
 // without catching up with the stream: a deliberately broken read path.
 func SetStaleReads(s *Service, on bool) { s.staleReads.Store(on) }
+
+// WaitsInFlight is the number of waits s is serving.
+func WaitsInFlight(s *Service) int { return len(s.waits) }
+
+// RefusedReplies counts requests s dropped because of their reply subject.
+func RefusedReplies(s *Service) int64 { return s.refusedReplies.Load() }

@@ -53,7 +53,7 @@ func TestReplySubjectsOutsideInboxesAreRefused(t *testing.T) {
 	}
 	want := int64(3 * len(storedSubjects(cfg, "victim")))
 	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
-		if got := f.svc.RefusedReplies(); got != want {
+		if got := service.RefusedReplies(f.svc); got != want {
 			return fmt.Errorf("refused %d of %d", got, want)
 		}
 		return nil
@@ -212,7 +212,7 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 	}
 	inFlight := func(want int) {
 		sessiontest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
-			if n := f.svc.WaitsInFlight(); n != want {
+			if n := service.WaitsInFlight(f.svc); n != want {
 				return fmt.Errorf("%d waits in flight, want %d", n, want)
 			}
 			return nil

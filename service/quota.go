@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -47,8 +44,6 @@ type consumerQuota struct {
 	mu     sync.Mutex
 	byUser map[string][]string // user → "stream/consumer", oldest first
 	owner  map[string]string   // "stream/consumer" → user
-
-	deleted atomic.Int64
 }
 
 // startQuota subscribes to the advisories on the backend's connection;
@@ -84,11 +79,8 @@ func (s *Service) startQuota() error {
 				return
 			case d := <-q.del:
 				ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RequestTimeout)
-				err := q.b.JetStream().DeleteConsumer(ctx, d[0], d[1])
+				_ = q.b.JetStream().DeleteConsumer(ctx, d[0], d[1]) // best effort; one already gone is as good
 				cancel()
-				if err == nil || errors.Is(err, jetstream.ErrConsumerNotFound) {
-					q.deleted.Add(1)
-				}
 			}
 		}
 	}()
@@ -173,12 +165,4 @@ func (q *consumerQuota) gone(m *nats.Msg) {
 	if len(q.byUser[user]) == 0 {
 		delete(q.byUser, user)
 	}
-}
-
-// ConsumersDeleted counts the consumers deleted past a user's bound.
-func (s *Service) ConsumersDeleted() int64 {
-	if s.quota == nil {
-		return 0
-	}
-	return s.quota.deleted.Load()
 }

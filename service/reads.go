@@ -96,9 +96,9 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 	})
 }
 
-// EncodeContext turns a built context into its reply; messages are
+// encodeContext turns a built context into its reply; messages are
 // written with the pi codec, exactly as pi would feed them to its model.
-func EncodeContext(c session.Context) (ContextReply, error) {
+func encodeContext(c session.Context) (ContextReply, error) {
 	return encodeContextPage(c, 0, int(^uint(0)>>1))
 }
 

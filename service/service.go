@@ -394,12 +394,6 @@ func (s *Service) replyAllowed(subject string) bool {
 	return false
 }
 
-// WaitsInFlight is the number of waits being served.
-func (s *Service) WaitsInFlight() int { return len(s.waits) }
-
-// RefusedReplies counts requests dropped because of their reply subject.
-func (s *Service) RefusedReplies() int64 { return s.refusedReplies.Load() }
-
 // trace starts the server span of a request, continuing the caller's
 // trace when the request carries one (traceparent header); finish ends it
 // and records the request's duration by op and code.

@@ -22,10 +22,10 @@ type TreeView struct {
 	Leaf  string
 }
 
-// View builds the tree view. Entries whose parent is missing become roots,
+// view builds the tree view. Entries whose parent is missing become roots,
 // as in pi. The work is linear in the number of entries (plus sorting
 // siblings).
-func (t *Tree) View() TreeView {
+func (t *Tree) view() TreeView {
 	t.requireFull()
 	nodes := make([]*Node, len(t.entries))
 	for i, e := range t.entries {

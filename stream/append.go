@@ -183,7 +183,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			}
 			retry, resolution := false, "returned"
 			switch {
-			case attempt >= MaxRebases:
+			case attempt >= maxRebases:
 			case isWrongLastSeq(err) && s.lastSeq == sent:
 				// The write that failed our check never took: send ours again.
 				retry, resolution = true, "resent"

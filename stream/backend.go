@@ -73,7 +73,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	}
 	// What the deployment calls for, asked of the connection once: the
 	// replicas a new stream gets, and the bound an existing one is held to.
-	want := ReplicasFor(nc)
+	want := replicasFor(nc)
 	if cfg.Replicas == 0 {
 		cfg.Replicas = want
 	}
@@ -96,7 +96,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		ctx, cancel = context.WithTimeout(ctx, 6*cfg.RequestTimeout)
 		defer cancel()
 	}
-	if b.stream, b.kv, err = Provision(ctx, js, cfg); err != nil {
+	if b.stream, b.kv, err = provision(ctx, js, cfg); err != nil {
 		return nil, err
 	}
 	if got := b.stream.CachedInfo().Config.Replicas; got < want {

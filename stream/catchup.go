@@ -19,11 +19,6 @@ import (
 // append whose caller has seen more than the store — it asks the leader
 // for the session's last sequence and reads until it has reached it.
 
-// Refresh catches up with entries other writers appended.
-func (s *Store) Refresh(ctx context.Context) error {
-	return s.write(ctx, func(w writer) error { return s.catchUp(ctx, w) })
-}
-
 // Sync brings the store up to date with the stream at the cost of a read
 // barrier and one direct get when nothing changed: it learns the
 // session's last sequence and catches up only if that is newer than what
@@ -117,20 +112,20 @@ func (s *Store) catchUpTo(ctx context.Context, w writer, target uint64) error {
 // catchUp reads the session's messages after the last applied and
 // applies each in its own commit: readers see every state in between.
 func (s *Store) catchUp(ctx context.Context, w writer) error {
-	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r record) error {
-		if r.header != nil {
+	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r Message) error {
+		if r.Header != nil {
 			// Sessions are created once: a header after ours is a new
 			// session of the same id, created after a delete.
-			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.seq)
+			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.Seq)
 		}
 		return w.commit(func(t *session.Tree) error {
-			if !t.Has(r.entry.ID) { // else our own write, seen again after an ambiguous publish
-				if err := t.Apply(r.entry); err != nil {
-					return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.seq, err)
+			if !t.Has(r.Entry.ID) { // else our own write, seen again after an ambiguous publish
+				if err := t.Apply(r.Entry); err != nil {
+					return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.Seq, err)
 				}
-				s.applied([]*session.Entry{r.entry})
+				s.applied([]*session.Entry{r.Entry})
 			}
-			s.lastSeq = r.seq
+			s.lastSeq = r.Seq
 			return nil
 		})
 	})

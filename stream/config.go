@@ -124,15 +124,15 @@ func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 	return id, typ, ok
 }
 
-// Provision creates the stream and the index bucket, or checks that
+// provision creates the stream and the index bucket, or checks that
 // existing ones can hold sessions safely. An incompatible stream is
 // reported with ErrIncompatibleStream and never changed.
-func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
+func provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if cfg.Replicas == 0 {
-		cfg.Replicas = ReplicasFor(js.Conn())
+		cfg.Replicas = replicasFor(js.Conn())
 	}
 	want := jetstream.StreamConfig{
 		Name:               cfg.Stream,
@@ -283,12 +283,12 @@ func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
 	return nil
 }
 
-// ReplicasFor is the replication a stream should have on nc's
+// replicasFor is the replication a stream should have on nc's
 // deployment: 1 on a single server, 3 in a cluster. (Counting the servers
 // a connection knows is no guide: a new connection may not have learnt
 // the others yet, and would have made an R1 stream in a cluster. In a
 // cluster of two, creating the stream fails saying so: give Replicas.)
-func ReplicasFor(nc *nats.Conn) int {
+func replicasFor(nc *nats.Conn) int {
 	if nc == nil || nc.ConnectedClusterName() == "" {
 		return 1
 	}

@@ -43,13 +43,13 @@ func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 	ls, err := b.loadSnapshot(ctx, id)
 	if err == nil {
 		t := ls.tree
-		last, terr := b.read(ctx, id, ls.seq, func(r record) error {
-			if r.header != nil {
-				return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.seq)
+		last, terr := b.read(ctx, id, ls.seq, func(r Message) error {
+			if r.Header != nil {
+				return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
 			}
 			info.Tail++
-			if err := t.Apply(r.entry); err != nil {
-				return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.seq, err)
+			if err := t.Apply(r.Entry); err != nil {
+				return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
 			}
 			return nil
 		})

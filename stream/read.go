@@ -13,17 +13,10 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
-// record is one message of a session read back.
-type record struct {
-	seq    uint64
-	header *session.Header
-	entry  *session.Entry
-}
-
 // read delivers the session's messages after sequence `after`, in order,
 // until it has caught up with what the stream held when the read began.
 // It returns the sequence of the last message delivered (after, if none).
-func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(record) error) (uint64, error) {
+func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(Message) error) (uint64, error) {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	subject := b.cfg.sessionSubjects(id)
@@ -45,9 +38,9 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 				return nil
 			}
 			n++
-			rec, err := b.cfg.decode(id, m.Subject, m.Data, m.Sequence)
+			msg, err := b.cfg.decode(id, m.Subject, m.Data, m.Sequence)
 			if err == nil {
-				err = fn(rec)
+				err = fn(msg)
 			}
 			if err != nil {
 				ferr = err
@@ -76,26 +69,26 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(rec
 	return last, nil
 }
 
-func (c Config) decode(id, subject string, data []byte, seq uint64) (record, error) {
+func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, error) {
 	sid, typ, ok := c.sessionOf(subject)
 	if !ok || sid != id {
-		return record{}, fmt.Errorf("%w: message %d on %q does not belong to session %s", ErrCorrupt, seq, subject, id)
+		return Message{}, fmt.Errorf("%w: message %d on %q does not belong to session %s", ErrCorrupt, seq, subject, id)
 	}
 	if typ == string(session.TypeSession) {
 		h, err := codec.DecodeHeaderMsgpack(data)
 		if err != nil {
-			return record{}, fmt.Errorf("%w: header of %s (seq %d): %w", ErrCorrupt, id, seq, err)
+			return Message{}, fmt.Errorf("%w: header of %s (seq %d): %w", ErrCorrupt, id, seq, err)
 		}
-		return record{seq: seq, header: h}, nil
+		return Message{Session: id, Seq: seq, Header: h}, nil
 	}
 	e, err := codec.DecodeEntryMsgpack(data)
 	if err != nil {
-		return record{}, fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, seq, err)
+		return Message{}, fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, seq, err)
 	}
 	if string(e.Type) != typ {
-		return record{}, fmt.Errorf("%w: %s seq %d: a %s entry on a %s subject", ErrCorrupt, id, seq, e.Type, typ)
+		return Message{}, fmt.Errorf("%w: %s seq %d: a %s entry on a %s subject", ErrCorrupt, id, seq, e.Type, typ)
 	}
-	return record{seq: seq, entry: e}, nil
+	return Message{Session: id, Seq: seq, Entry: e}, nil
 }
 
 func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -128,18 +121,18 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 }
 
 func (b *Backend) loadTreeOnce(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
-	last, err = b.read(ctx, id, 0, func(r record) error {
+	last, err = b.read(ctx, id, 0, func(r Message) error {
 		switch {
-		case r.header != nil && t == nil:
-			t = session.NewTree(*r.header)
-			epoch = r.seq
-		case r.header != nil:
-			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.seq)
+		case r.Header != nil && t == nil:
+			t = session.NewTree(*r.Header)
+			epoch = r.Seq
+		case r.Header != nil:
+			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.Seq)
 		case t == nil:
-			return fmt.Errorf("%w: %s starts with an entry (seq %d), not its header", ErrCorrupt, id, r.seq)
+			return fmt.Errorf("%w: %s starts with an entry (seq %d), not its header", ErrCorrupt, id, r.Seq)
 		default:
-			if err := t.Apply(r.entry); err != nil {
-				return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, r.seq, err)
+			if err := t.Apply(r.Entry); err != nil {
+				return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, r.Seq, err)
 			}
 		}
 		return nil
@@ -185,11 +178,7 @@ func (c Config) Decode(subject string, data []byte, seq uint64) (Message, error)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
 	}
-	r, err := c.decode(id, subject, data, seq)
-	if err != nil {
-		return Message{}, err
-	}
-	return Message{Session: id, Seq: seq, Header: r.header, Entry: r.entry}, nil
+	return c.decode(id, subject, data, seq)
 }
 
 // SessionSubjects is the filter of one session's messages ("" = every

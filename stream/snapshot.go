@@ -25,9 +25,9 @@ import (
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
-// SnapshotVersion is the snapshot format this version writes and reads.
+// snapshotVersion is the snapshot format this version writes and reads.
 // A snapshot of another version is ignored (the session is rebuilt).
-const SnapshotVersion = 2
+const snapshotVersion = 2
 
 var (
 	// ErrNoSnapshot is reported when a session has no snapshot.
@@ -101,7 +101,7 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 	meta := jetstream.ObjectMeta{
 		Name: name + ".skel",
 		Metadata: map[string]string{
-			metaVersion: strconv.Itoa(SnapshotVersion),
+			metaVersion: strconv.Itoa(snapshotVersion),
 			metaSeq:     strconv.FormatUint(seq, 10),
 			metaEpoch:   strconv.FormatUint(epoch, 10),
 			metaEntries: strconv.Itoa(snap.Entries),
@@ -284,7 +284,7 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		return nil, err
 	}
 	md := info.Metadata
-	if md[metaVersion] != strconv.Itoa(SnapshotVersion) {
+	if md[metaVersion] != strconv.Itoa(snapshotVersion) {
 		return nil, fmt.Errorf("%w: version %q", ErrBadSnapshot, md[metaVersion])
 	}
 	seq, err1 := strconv.ParseUint(md[metaSeq], 10, 64)

@@ -72,7 +72,7 @@ func TestSnapshotOpensWithTheTail(t *testing.T) {
 	}
 	fill(t, st, 25, -1)
 	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
-		if n, err := st.SnapshotStatus(); n == 0 {
+		if n, err := stream.SnapshotStatus(st); n == 0 {
 			return fmt.Errorf("no snapshot yet (%v)", err)
 		}
 		return nil
@@ -105,12 +105,12 @@ func TestCompactionTriggersASnapshot(t *testing.T) {
 	}
 	defer st.Close(ctx)
 	fill(t, st, 5, -1)
-	if n, _ := st.SnapshotStatus(); n != 0 {
+	if n, _ := stream.SnapshotStatus(st); n != 0 {
 		t.Fatalf("%d snapshots before any compaction", n)
 	}
 	fill(t, st, 1, 0)
 	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
-		if n, err := st.SnapshotStatus(); n == 0 || err != nil {
+		if n, err := stream.SnapshotStatus(st); n == 0 || err != nil {
 			return fmt.Errorf("runs %d, %v", n, err)
 		}
 		return nil
@@ -201,7 +201,7 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 			if !bytes.Equal(encoded(t, got), want) {
 				t.Fatal("fallback gave another session than a full rebuild")
 			}
-			if fb := got.Fallback(ctx); !tt.atOpen && !errors.Is(fb, stream.ErrBadSnapshot) {
+			if fb := stream.Fallback(ctx, got); !tt.atOpen && !errors.Is(fb, stream.ErrBadSnapshot) {
 				t.Fatalf("reading the entries: fallback %v, want a bad body reported", fb)
 			}
 		})
@@ -325,10 +325,10 @@ func TestSnapshotsDoNotPileUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 4 {
-		before, _ := st.SnapshotStatus()
+		before, _ := stream.SnapshotStatus(st)
 		fill(t, st, 2, -1)
 		sessiontest.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
-			if n, _ := st.SnapshotStatus(); n <= before {
+			if n, _ := stream.SnapshotStatus(st); n <= before {
 				return errors.New("snapshot not written yet")
 			}
 			return nil
@@ -395,14 +395,14 @@ func TestSnapshotOpenIsLazy(t *testing.T) {
 	if seq, err := got.Sequence(ctx); err != nil || seq == 0 {
 		t.Fatalf("sequence: %d %v", seq, err)
 	}
-	if fb := got.Fallback(ctx); fb != nil {
+	if fb := stream.Fallback(ctx, got); fb != nil {
 		t.Fatalf("the body was read before any entry was: %v", fb)
 	}
 	want := rebuild(t, b, "lazy")
 	if !bytes.Equal(encoded(t, got), want) {
 		t.Fatal("entries read after a lazy open differ from the stream")
 	}
-	if fb := got.Fallback(ctx); !errors.Is(fb, stream.ErrBadSnapshot) {
+	if fb := stream.Fallback(ctx, got); !errors.Is(fb, stream.ErrBadSnapshot) {
 		t.Fatalf("reading the entries without a body: fallback %v", fb)
 	}
 }

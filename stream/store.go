@@ -42,15 +42,15 @@ type AppendOptions struct {
 	IfSequence uint64
 }
 
-// MaxRebases bounds the retries of the Rebase policy for one append.
-const MaxRebases = 64
+// maxRebases bounds the retries of the Rebase policy for one append.
+const maxRebases = 64
 
 // MaxBatch is the most entries one atomic batch can carry.
 const MaxBatch = 1000
 
 // Store is one session kept in the stream. It implements session.Store;
 // reads come from the tree it keeps, which holds every entry this store
-// wrote or caught up with (Refresh catches up explicitly).
+// wrote or caught up with (Sync catches up with the stream).
 //
 // Readers never wait for a write in flight: appends, catch-ups and the
 // loading of a partial tree take turns as the tree's writer (see
@@ -207,9 +207,9 @@ func (s *Store) fill(ctx context.Context, w writer) error {
 // snapshot it was opened from (they are read on first need).
 func (s *Store) Partial() bool { return !s.full.Load() }
 
-// Fallback says why the snapshot body this store opened from was not used
-// (its entries were read from the stream instead), or nil.
-func (s *Store) Fallback(ctx context.Context) (err error) {
+// fallbackErr says why the snapshot body this store opened from was not
+// used (its entries were read from the stream instead), or nil.
+func (s *Store) fallbackErr(ctx context.Context) (err error) {
 	_ = s.tree.ReadTree(ctx, func(*session.Tree) error { err = s.fallback; return nil })
 	return err
 }
@@ -279,10 +279,6 @@ func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
 // Snapshot writes a snapshot of the session now (loading its entries first
 // if it was opened from a skeleton).
 func (s *Store) Snapshot(ctx context.Context) error { return s.writeSnapshot(ctx) }
-
-// SnapshotStatus reports how many snapshots this store wrote and the last
-// error.
-func (s *Store) SnapshotStatus() (int, error) { return s.snap.status() }
 
 // ID returns the session id.
 func (s *Store) ID() string { return s.id }
