@@ -46,7 +46,6 @@ type userConn struct {
 	nc      *nats.Conn
 	c       *service.Client
 	refs    int
-	used    uint64
 	rateKey string // what the caller's request budget is kept under
 	name    string // the user name ("" without Auth)
 
@@ -100,10 +99,8 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 		g.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
-	g.tick++
-	if u := g.users[key]; u != nil && u.nc.IsConnected() {
+	if u, ok := g.users.Get(key); ok && u.nc.IsConnected() {
 		u.refs++
-		u.used = g.tick
 		g.mu.Unlock()
 		return u, func() { g.release(u) }, nil
 	}
@@ -115,11 +112,10 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)),
 		refs: 1, rateKey: rateKey, name: name}
 	g.mu.Lock()
-	if old := g.users[key]; old != nil && old.refs == 0 {
+	if old, ok := g.users.Get(key); ok && old.refs == 0 {
 		old.nc.Close()
 	}
-	u.used = g.tick
-	g.users[key] = u
+	g.users.Put(key, u)
 	g.evict()
 	g.mu.Unlock()
 	return u, func() { g.release(u) }, nil
@@ -167,7 +163,7 @@ func (g *Gateway) release(u *userConn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	u.refs--
-	if u.refs == 0 && g.users[u.key] != u {
+	if cur, _ := g.users.Get(u.key); u.refs == 0 && cur != u {
 		u.nc.Close() // replaced while in use (it had lost its server)
 	}
 	g.evict()
@@ -176,19 +172,8 @@ func (g *Gateway) release(u *userConn) {
 // evict closes idle connections past MaxUsers, least recently used first.
 // Called with mu held.
 func (g *Gateway) evict() {
-	for len(g.users) > g.cfg.MaxUsers {
-		var victim [32]byte
-		var oldest *userConn
-		for k, u := range g.users {
-			if u.refs == 0 && (oldest == nil || u.used < oldest.used) {
-				victim, oldest = k, u
-			}
-		}
-		if oldest == nil {
-			return
-		}
-		oldest.nc.Close()
-		delete(g.users, victim)
+	for _, u := range g.users.Trim(g.cfg.MaxUsers, func(_ [32]byte, u *userConn) bool { return u.refs == 0 }) {
+		u.nc.Close()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/net/netutil"
 
+	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/internal/ratelimit"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
@@ -143,8 +144,7 @@ type Gateway struct {
 	limits *ratelimit.Keyed // callers' buckets (safe for concurrent use)
 
 	mu      sync.Mutex
-	users   map[[32]byte]*userConn
-	tick    uint64
+	users   *lru.Cache[[32]byte, *userConn]
 	closed  bool
 	serrErr error
 }
@@ -177,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	g := &Gateway{
 		cfg: cfg, ln: ln, streams: newStreamCounts(cfg), logins: newLogins(cfg),
 		ctx: gctx, cancel: cancel,
-		users: map[[32]byte]*userConn{}, limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
+		users: lru.New[[32]byte, *userConn](), limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}
 	// No WriteTimeout for the whole response: event streams and waits
 	// last long; handlers set a deadline for each write instead.
@@ -237,9 +237,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.wg.Wait()
 	g.mu.Lock()
-	for k, u := range g.users {
+	for k, u := range g.users.All() {
 		u.nc.Close()
-		delete(g.users, k)
+		g.users.Remove(k)
 	}
 	err = errors.Join(err, g.serrErr)
 	g.mu.Unlock()

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -101,8 +101,7 @@ type Replica struct {
 	cfg Config
 
 	mu      sync.RWMutex
-	trees   map[string]*held
-	tick    atomic.Uint64 // recency clock for eviction
+	trees   *lru.Cache[string, *held]
 	applied uint64
 	notify  chan struct{} // closed and replaced on every advance
 	status  Status
@@ -110,7 +109,7 @@ type Replica struct {
 
 	in     chan jetstream.Msg
 	loads  chan loadReq
-	snapQ  chan string
+	snaps  *stream.SnapshotScheduler // nil unless WriteSnapshots
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	gauges metric.Registration // lag, applied sequence and trees, observed
@@ -119,9 +118,7 @@ type Replica struct {
 type held struct {
 	tree      *session.Tree
 	epoch     uint64
-	seq       uint64        // last sequence applied to this tree
-	used      atomic.Uint64 // recency, marked by readers too
-	sinceSnap int
+	seq       uint64 // last sequence applied to this tree
 }
 
 type loadReq struct {
@@ -137,18 +134,18 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 	}
 	r := &Replica{
 		b: b, cfg: cfg,
-		trees:  map[string]*held{},
+		trees:  lru.New[string, *held](),
 		notify: make(chan struct{}),
 		in:     make(chan jetstream.Msg, 256),
 		loads:  make(chan loadReq),
-		snapQ:  make(chan string, 64),
 	}
 	var from uint64
 	if cfg.Session != "" {
 		if err := r.load(ctx, cfg.Session); err != nil {
 			return nil, err
 		}
-		from = r.trees[cfg.Session].seq + 1
+		h, _ := r.trees.Get(cfg.Session)
+		from = h.seq + 1
 		r.applied = from - 1
 	} else {
 		info, err := b.Stream().Info(ctx)
@@ -183,8 +180,7 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 	go r.feed(rctx, from)
 	go r.own(rctx, index)
 	if cfg.WriteSnapshots {
-		r.wg.Add(1)
-		go r.snapshots(rctx)
+		r.snaps = b.NewSnapshotScheduler(r.snapshot)
 	}
 	return r, nil
 }
@@ -201,7 +197,13 @@ func (r *Replica) Close(ctx context.Context) error {
 	r.cancel()
 	_ = r.gauges.Unregister() // only fails for a foreign registration
 	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
+	go func() {
+		r.wg.Wait()
+		if r.snaps != nil {
+			r.snaps.Close() // a snapshot being written finishes first
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
@@ -290,8 +292,7 @@ func (r *Replica) own(ctx context.Context, index jetstream.KeyWatcher) {
 				continue
 			}
 			r.mu.Lock()
-			if _, held := r.trees[e.Key()]; held {
-				delete(r.trees, e.Key())
+			if r.drop(e.Key()) {
 				r.status.Resets++
 			}
 			r.mu.Unlock()
@@ -322,31 +323,36 @@ func (r *Replica) apply(msg jetstream.Msg) {
 		r.status.LastError = derr
 		return
 	}
-	h := r.trees[m.Session]
+	h, _ := r.trees.Get(m.Session)
 	if h == nil || seq <= h.seq {
 		return // not held (read whole on first use), or already in
 	}
 	if m.Header != nil {
 		// The session was deleted and created again: start over.
-		delete(r.trees, m.Session)
+		r.drop(m.Session)
 		r.status.Resets++
 		return
 	}
 	if err := h.tree.Apply(m.Entry); err != nil {
-		delete(r.trees, m.Session)
+		r.drop(m.Session)
 		r.status.Resets++
 		r.status.LastError = fmt.Errorf("replica: %s seq %d: %w", m.Session, seq, err)
 		return
 	}
 	h.seq = seq
-	h.sinceSnap++
-	if r.cfg.WriteSnapshots && r.b.Config().Policy().Due(h.sinceSnap, []*session.Entry{m.Entry}) {
-		h.sinceSnap = 0
-		select {
-		case r.snapQ <- m.Session:
-		default: // a snapshot is queued already; the next one catches up
-		}
+	if r.snaps != nil {
+		r.snaps.Applied(m.Session, m.Entry)
 	}
+}
+
+// drop forgets a session's tree, and its snapshot count. Called with mu
+// held.
+func (r *Replica) drop(id string) bool {
+	_, held := r.trees.Remove(id)
+	if r.snaps != nil {
+		r.snaps.Forget(id)
+	}
+	return held
 }
 
 // load builds a session's tree (snapshot + tail, or the whole stream) and
@@ -354,7 +360,7 @@ func (r *Replica) apply(msg jetstream.Msg) {
 // owning goroutine (or Start, before it runs) calls it.
 func (r *Replica) load(ctx context.Context, id string) error {
 	r.mu.RLock()
-	_, ok := r.trees[id]
+	_, ok := r.trees.Get(id)
 	r.mu.RUnlock()
 	if ok {
 		return nil
@@ -371,27 +377,15 @@ func (r *Replica) load(ctx context.Context, id string) error {
 		return err
 	}
 	h := &held{tree: l.Tree, epoch: l.Epoch, seq: l.Seq}
-	h.used.Store(r.tick.Add(1))
-	r.trees[id] = h
-	for len(r.trees) > r.cfg.MaxSessions {
-		r.evictOldest(id)
+	r.trees.Put(id, h)
+	// The followed session is never evicted: the feed keeps it current.
+	for _, v := range r.trees.Trim(r.cfg.MaxSessions, func(k string, _ *held) bool { return k != id && k != r.cfg.Session }) {
+		if r.snaps != nil {
+			r.snaps.Forget(v.tree.Header().ID)
+		}
+		r.status.Evictions++
 	}
 	return nil
-}
-
-func (r *Replica) evictOldest(keep string) {
-	var victim string
-	var oldest uint64
-	for id, h := range r.trees {
-		if used := h.used.Load(); id != keep && id != r.cfg.Session && (victim == "" || used < oldest) {
-			victim, oldest = id, used
-		}
-	}
-	if victim == "" {
-		return
-	}
-	delete(r.trees, victim)
-	r.status.Evictions++
 }
 
 // Read runs fn on the tree of session id, loading it first if needed. fn
@@ -406,8 +400,7 @@ func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) 
 			r.mu.RUnlock()
 			return ErrClosed
 		}
-		if h := r.trees[id]; h != nil {
-			h.used.Store(r.tick.Add(1))
+		if h, ok := r.trees.Get(id); ok {
 			err := fn(h.tree)
 			r.mu.RUnlock()
 			return err
@@ -469,7 +462,7 @@ func (r *Replica) Status() Status {
 	defer r.mu.RUnlock()
 	s := r.status
 	s.Applied = r.applied
-	s.Sessions = len(r.trees)
+	s.Sessions = r.trees.Len()
 	return s
 }
 
@@ -479,30 +472,23 @@ func (r *Replica) bump(fn func(*Status)) {
 	r.mu.Unlock()
 }
 
-// snapshots writes the snapshots the owner queues, one at a time, encoding
-// under the read lock and uploading without it.
-func (r *Replica) snapshots(ctx context.Context) {
-	defer r.wg.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case id := <-r.snapQ:
-			err := r.writeSnapshot(ctx, id)
-			r.bump(func(s *Status) {
-				if err != nil {
-					s.LastError = err
-				} else {
-					s.Snapshots++
-				}
-			})
+// snapshot writes session id's snapshot for the scheduler, and counts it.
+func (r *Replica) snapshot(ctx context.Context, id string) error {
+	err := r.writeSnapshot(ctx, id)
+	r.bump(func(s *Status) {
+		if err != nil {
+			s.LastError = err
+		} else {
+			s.Snapshots++
 		}
-	}
+	})
+	return err
 }
 
+// writeSnapshot encodes under the read lock and uploads without it.
 func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 	r.mu.RLock()
-	h := r.trees[id]
+	h, _ := r.trees.Peek(id)
 	if h == nil {
 		r.mu.RUnlock()
 		return nil // evicted meanwhile

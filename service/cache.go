@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -18,21 +19,19 @@ type cache struct {
 	max int
 
 	mu     sync.Mutex
-	m      map[string]*held
-	tick   uint64
+	m      *lru.Cache[string, *held]
 	closed bool
 }
 
 type held struct {
 	st      *stream.Store
-	used    uint64
 	usedAt  time.Time // when last released
 	refs    int
 	dropped bool
 }
 
 func newCache(b *stream.Backend, max int) *cache {
-	return &cache{b: b, max: max, m: map[string]*held{}}
+	return &cache{b: b, max: max, m: lru.New[string, *held]()}
 }
 
 // acquire returns session id's store — up to date with the stream when
@@ -68,10 +67,8 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	c.tick++
-	if h := c.m[id]; h != nil {
+	if h, ok := c.m.Get(id); ok {
 		h.refs++
-		h.used = c.tick
 		c.mu.Unlock()
 		return h, nil
 	}
@@ -81,16 +78,16 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	if h := c.m[id]; h != nil || c.closed { // opened meanwhile by another request
+	if _, ok := c.m.Get(id); ok || c.closed { // opened meanwhile by another request
 		c.mu.Unlock()
 		st.Close(ctx)
-		if h == nil {
+		if !ok {
 			return nil, ErrClosed
 		}
 		return c.get(ctx, id)
 	}
-	h := &held{st: st, used: c.tick, refs: 1}
-	c.m[id] = h
+	h := &held{st: st, refs: 1}
+	c.m.Put(id, h)
 	victims := c.evict()
 	c.mu.Unlock()
 	for _, v := range victims {
@@ -103,28 +100,13 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 func (c *cache) size() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
+	return c.m.Len()
 }
 
 // evict takes idle stores out past the bound, least recently used first.
 // Called with mu held; the caller closes what it returns.
 func (c *cache) evict() []*held {
-	var out []*held
-	for len(c.m) > c.max {
-		var victim string
-		var oldest uint64
-		for id, h := range c.m {
-			if h.refs == 0 && (victim == "" || h.used < oldest) {
-				victim, oldest = id, h.used
-			}
-		}
-		if victim == "" {
-			break // all in use: the bound is exceeded until they are released
-		}
-		out = append(out, c.m[victim])
-		delete(c.m, victim)
-	}
-	return out
+	return c.m.Trim(c.max, func(_ string, h *held) bool { return h.refs == 0 })
 }
 
 func (c *cache) release(ctx context.Context, h *held) {
@@ -151,10 +133,10 @@ func (c *cache) expire(ctx context.Context, idle time.Duration) {
 	cut := time.Now().Add(-idle)
 	var victims []*held
 	c.mu.Lock()
-	for id, h := range c.m {
+	for id, h := range c.m.All() {
 		if h.refs == 0 && h.usedAt.Before(cut) {
 			victims = append(victims, h)
-			delete(c.m, id)
+			c.m.Remove(id)
 		}
 	}
 	c.mu.Unlock()
@@ -169,11 +151,11 @@ func (c *cache) expire(ctx context.Context, idle time.Duration) {
 func (c *cache) drop(id string, h *held) *stream.Store {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur := c.m[id]
-	if cur == nil || (h != nil && cur != h) {
+	cur, ok := c.m.Get(id)
+	if !ok || (h != nil && cur != h) {
 		return nil
 	}
-	delete(c.m, id)
+	c.m.Remove(id)
 	cur.dropped = true
 	if cur.refs == 0 {
 		return cur.st
@@ -186,8 +168,8 @@ func (c *cache) close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
 	var errs []error
-	for id, h := range c.m {
-		delete(c.m, id)
+	for id, h := range c.m.All() {
+		c.m.Remove(id)
 		h.dropped = true
 		if h.refs == 0 {
 			errs = append(errs, h.st.Close(ctx))

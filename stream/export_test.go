@@ -11,7 +11,7 @@ func (b *Backend) Resend(ctx context.Context, fn func(ctx context.Context) error
 var ErrInProcess, ErrUnavailable error = errInProcess, errUnavailable
 
 // SnapshotStatus reports how many snapshots st wrote and the last error.
-func SnapshotStatus(st *Store) (int, error) { return st.snap.status() }
+func SnapshotStatus(st *Store) (int, error) { return st.snap.Status() }
 
 // Fallback says why the snapshot body st opened from was not used.
 func Fallback(ctx context.Context, st *Store) error { return st.fallbackErr(ctx) }

@@ -117,7 +117,7 @@ type indexer struct {
 
 func newIndexer(b *Backend, interval time.Duration) *indexer {
 	x := &indexer{b: b}
-	x.job = newJob(interval, b.cfg.RequestTimeout, x.flush)
+	x.job = newJob(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error { return x.flush(ctx) })
 	return x
 }
 
@@ -125,7 +125,7 @@ func (x *indexer) touch(info session.SessionInfo, seq uint64) {
 	x.mu.Lock()
 	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
 	x.mu.Unlock()
-	x.job.trigger()
+	x.job.trigger("")
 }
 
 func (x *indexer) flush(ctx context.Context) error {

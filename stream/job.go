@@ -6,18 +6,21 @@ import (
 	"time"
 )
 
-// job runs fn in a goroutine of its own each time it is triggered —
-// triggers that arrive while it runs coalesce into one more run — and at
-// most once per interval. The goroutine starts on the first trigger; close
-// lets a run in progress finish and waits for it.
+// job runs fn for the keys triggered, in a goroutine of its own: one key
+// at a time, triggers of a key that arrive before its run coalesce into
+// that run, and a round of runs starts at most once per interval. The
+// goroutine starts on the first trigger; close lets a run in progress
+// finish and waits for it. It is the one scheduler of background writes:
+// index records and snapshots, for one session or many.
 type job struct {
-	fn       func(ctx context.Context) error
+	fn       func(ctx context.Context, key string) error
 	interval time.Duration
 	timeout  time.Duration
 
 	mu      sync.Mutex
 	started bool
 	closed  bool
+	pending map[string]struct{}
 	kick    chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -25,16 +28,18 @@ type job struct {
 	lastErr error
 }
 
-func newJob(interval, timeout time.Duration, fn func(ctx context.Context) error) *job {
-	return &job{fn: fn, interval: interval, timeout: timeout, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+func newJob(interval, timeout time.Duration, fn func(ctx context.Context, key string) error) *job {
+	return &job{fn: fn, interval: interval, timeout: timeout, pending: map[string]struct{}{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
-func (j *job) trigger() {
+func (j *job) trigger(key string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return
 	}
+	j.pending[key] = struct{}{}
 	if !j.started {
 		j.started = true
 		j.wg.Add(1)
@@ -46,6 +51,13 @@ func (j *job) trigger() {
 	}
 }
 
+// forget drops a pending run of key.
+func (j *job) forget(key string) {
+	j.mu.Lock()
+	delete(j.pending, key)
+	j.mu.Unlock()
+}
+
 func (j *job) loop() {
 	defer j.wg.Done()
 	for {
@@ -54,19 +66,41 @@ func (j *job) loop() {
 			return
 		case <-j.kick:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
-		err := j.fn(ctx)
-		cancel()
-		j.mu.Lock()
-		j.runs++
-		j.lastErr = err
-		j.mu.Unlock()
+		for {
+			key, ok := j.next()
+			if !ok {
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+			err := j.fn(ctx, key)
+			cancel()
+			j.mu.Lock()
+			j.runs++
+			j.lastErr = err
+			j.mu.Unlock()
+			select {
+			case <-j.stop:
+				return
+			default:
+			}
+		}
 		select {
 		case <-j.stop:
 			return
 		case <-time.After(j.interval):
 		}
 	}
+}
+
+// next takes a pending key.
+func (j *job) next() (string, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.pending {
+		delete(j.pending, k)
+		return k, true
+	}
+	return "", false
 }
 
 // status returns how many runs finished and the last one's error.

@@ -73,10 +73,8 @@ type Store struct {
 
 	idx *indexer
 
-	// Snapshots: entries applied since the last one was scheduled (the
-	// writer's) and the job that writes them.
-	sinceSnap int
-	snap      *job
+	// snap writes the session's snapshots when the policy says.
+	snap *SnapshotScheduler
 
 	// A store opened from a snapshot skeleton has a partial tree: body
 	// fetches its entries the first time something reads them (complete).
@@ -97,7 +95,7 @@ var (
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
 	s.idx = newIndexer(b, b.cfg.indexInterval())
-	s.snap = newJob(time.Second, b.cfg.RequestTimeout, s.writeSnapshot)
+	s.snap = b.NewSnapshotScheduler(func(ctx context.Context, _ string) error { return s.writeSnapshot(ctx) })
 	s.tree, s.writer = session.NewTreeWriter(t, nil)
 	s.full.Store(!t.Partial())
 	return s
@@ -117,42 +115,9 @@ func (s *Store) write(ctx context.Context, fn func(w writer) error) error {
 	})
 }
 
-// SnapshotPolicy says when a session's snapshot is due.
-type SnapshotPolicy struct {
-	Every        int
-	OnCompaction bool
-}
-
-// Due reports whether entries just applied, after since others, call for
-// a snapshot.
-func (p SnapshotPolicy) Due(since int, entries []*session.Entry) bool {
-	if p.Every > 0 && since >= p.Every {
-		return true
-	}
-	if p.OnCompaction {
-		for _, e := range entries {
-			if e.Type == session.TypeCompaction {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Policy returns the snapshot policy of the config.
-func (c Config) Policy() SnapshotPolicy {
-	return SnapshotPolicy{Every: c.SnapshotEvery, OnCompaction: c.SnapshotOnCompaction}
-}
-
-// applied counts entries folded into the tree and schedules a snapshot
-// when one is due. Called by the writer.
-func (s *Store) applied(entries []*session.Entry) {
-	s.sinceSnap += len(entries)
-	if s.b.cfg.Policy().Due(s.sinceSnap, entries) {
-		s.sinceSnap = 0
-		s.snap.trigger()
-	}
-}
+// applied counts entries folded into the tree for the snapshot policy.
+// Called by the writer.
+func (s *Store) applied(entries []*session.Entry) { s.snap.Applied(s.id, entries...) }
 
 func (s *Store) writeSnapshot(ctx context.Context) error {
 	var snap *Snapshot
@@ -300,7 +265,7 @@ func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
 // record, and closes the store, waiting (while ctx allows) for an append
 // in flight. It is idempotent.
 func (s *Store) Close(ctx context.Context) error {
-	s.snap.close() // before the tree closes: the job reads it
+	s.snap.Close() // before the tree closes: a snapshot being written reads it
 	err := s.idx.close(ctx)
 	return errors.Join(err, s.tree.Close(ctx))
 }

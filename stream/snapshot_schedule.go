@@ -1,0 +1,90 @@
+package stream
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// SnapshotPolicy says when a session's snapshot is due.
+type SnapshotPolicy struct {
+	// Every is the number of entries after which a snapshot is due (0:
+	// never by count).
+	Every int
+	// OnCompaction makes a compaction entry call for one.
+	OnCompaction bool
+}
+
+// Due reports whether entries just applied, after since others, call for
+// a snapshot.
+func (p SnapshotPolicy) Due(since int, entries []*session.Entry) bool {
+	if p.Every > 0 && since >= p.Every {
+		return true
+	}
+	if p.OnCompaction {
+		for _, e := range entries {
+			if e.Type == session.TypeCompaction {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SnapshotPolicy returns the snapshot policy of the config.
+func (c Config) SnapshotPolicy() SnapshotPolicy {
+	return SnapshotPolicy{Every: c.SnapshotEvery, OnCompaction: c.SnapshotOnCompaction}
+}
+
+// SnapshotScheduler is the one place that decides when snapshots are
+// written, for a store (one session) and a replica (many) alike: it counts
+// the entries each session applies, and when the backend's policy says a
+// snapshot is due it has write called for that session in a goroutine of
+// its own — one snapshot at a time, sessions that fall due again before
+// theirs is written coalesce, rounds at most once a second.
+type SnapshotScheduler struct {
+	policy SnapshotPolicy
+	job    *job
+
+	mu    sync.Mutex
+	since map[string]int // entries applied since the last snapshot was scheduled
+}
+
+// NewSnapshotScheduler returns a scheduler that calls write (bounded by
+// the request timeout) for each session due. Close it.
+func (b *Backend) NewSnapshotScheduler(write func(ctx context.Context, id string) error) *SnapshotScheduler {
+	return &SnapshotScheduler{policy: b.cfg.SnapshotPolicy(), job: newJob(time.Second, b.cfg.RequestTimeout, write), since: map[string]int{}}
+}
+
+// Applied counts entries applied to session id and schedules its snapshot
+// when one is due.
+func (s *SnapshotScheduler) Applied(id string, entries ...*session.Entry) {
+	s.mu.Lock()
+	s.since[id] += len(entries)
+	due := s.policy.Due(s.since[id], entries)
+	if due {
+		s.since[id] = 0
+	}
+	s.mu.Unlock()
+	if due {
+		s.job.trigger(id)
+	}
+}
+
+// Forget drops session id's count and any snapshot of it not yet begun
+// (its tree is no longer held).
+func (s *SnapshotScheduler) Forget(id string) {
+	s.mu.Lock()
+	delete(s.since, id)
+	s.mu.Unlock()
+	s.job.forget(id)
+}
+
+// Status reports how many snapshots were attempted and the last one's
+// error.
+func (s *SnapshotScheduler) Status() (int, error) { return s.job.status() }
+
+// Close lets a snapshot being written finish and stops. Idempotent.
+func (s *SnapshotScheduler) Close() { s.job.close() }
