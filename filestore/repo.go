@@ -49,16 +49,31 @@ func (r *Repo) Create(ctx context.Context, h session.Header) (session.Store, err
 	return s, err
 }
 
-// Open implements session.Repo.
-func (r *Repo) Open(ctx context.Context, id string) (session.Store, error) {
-	if err := session.ValidateSessionID(id); err != nil {
+// Open implements session.Repo. It takes a session id, or the path of a
+// session file of this repository (what a fork's ParentSession holds).
+func (r *Repo) Open(ctx context.Context, idOrPath string) (session.Store, error) {
+	id, err := r.idOf(idOrPath)
+	if err != nil {
 		return nil, err
 	}
 	s, err := Open(ctx, r.Path(id), r.cfg)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+		return nil, fmt.Errorf("%w: %q", session.ErrSessionNotFound, idOrPath)
 	}
 	return s, err
+}
+
+// idOf returns the session id of an id, or of the path of a session file
+// in this repository's directory; any other path is refused.
+func (r *Repo) idOf(idOrPath string) (string, error) {
+	if strings.HasSuffix(idOrPath, ".jsonl") && strings.ContainsRune(idOrPath, filepath.Separator) {
+		dir, file := filepath.Split(filepath.Clean(idOrPath))
+		if filepath.Clean(dir) != filepath.Clean(r.dir) {
+			return "", fmt.Errorf("%w: %q is not a session file of %s", session.ErrInvalidSessionID, idOrPath, r.dir)
+		}
+		idOrPath = strings.TrimSuffix(file, ".jsonl")
+	}
+	return idOrPath, session.ValidateSessionID(idOrPath)
 }
 
 // Delete implements session.Repo. It refuses a session another writer has
@@ -85,15 +100,17 @@ func (r *Repo) Delete(ctx context.Context, id string) error {
 	return syncDir(r.dir)
 }
 
-// Fork implements session.Repo. The new header names the source file as
-// its parent session, as pi does.
+// Fork implements session.Repo. The new header locates the source by its
+// file path, as pi does (Open takes the path too). The source is read
+// without its lock: another writer may hold it.
 func (r *Repo) Fork(ctx context.Context, from string, p session.ForkPoint, h session.Header) (session.Store, session.ForkSelection, error) {
-	if err := session.ValidateSessionID(from); err != nil {
+	id, err := r.idOf(from)
+	if err != nil {
 		return nil, session.ForkSelection{}, err
 	}
 	ro := r.cfg
 	ro.ReadOnly = true
-	src, err := Open(ctx, r.Path(from), ro)
+	src, err := Open(ctx, r.Path(id), ro)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, session.ForkSelection{}, fmt.Errorf("%w: %q", session.ErrSessionNotFound, from)
 	}
@@ -101,21 +118,7 @@ func (r *Repo) Fork(ctx context.Context, from string, p session.ForkPoint, h ses
 		return nil, session.ForkSelection{}, err
 	}
 	defer src.Close(ctx)
-	sel, err := session.SelectForkOf(ctx, src, p)
-	if err != nil {
-		return nil, sel, err
-	}
-	h.ParentSession = r.Path(from)
-	dst, err := r.Create(ctx, h)
-	if err != nil {
-		return nil, sel, err
-	}
-	if err := session.AppendAll(ctx, dst, sel.Entries); err != nil {
-		dst.Close(ctx)
-		os.Remove(r.Path(h.ID))
-		return nil, sel, err
-	}
-	return dst, sel, nil
+	return session.Fork(ctx, src, p, h, r.Path(id), r.Create, func(_ context.Context, id string) error { return os.Remove(r.Path(id)) })
 }
 
 // List implements session.Repo. Each file is read once (its header, name

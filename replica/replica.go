@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -428,32 +429,36 @@ func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) 
 // sequence a writer's append returned — or ctx ends.
 func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
 	checked := false
-	for {
-		r.mu.RLock()
-		applied, notify, closed := r.applied, r.notify, r.closed
-		r.mu.RUnlock()
-		switch {
-		case closed:
-			return ErrClosed
-		case applied >= seq:
-			return nil
-		}
-		if !checked && r.cfg.Session != "" {
-			// A single-session replica never sees other sessions' messages.
-			checked = true
-			m, err := r.b.Stream().GetMsg(ctx, seq)
-			if err == nil {
-				if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != r.cfg.Session {
-					return fmt.Errorf("%w: %d", ErrNotFollowed, seq)
+	var applied uint64
+	var notify chan struct{}
+	err := await.Until(ctx, await.Poll{First: 50 * time.Millisecond, Most: time.Second}, func() <-chan struct{} { return notify },
+		func() (bool, error) {
+			r.mu.RLock()
+			var closed bool
+			applied, notify, closed = r.applied, r.notify, r.closed
+			r.mu.RUnlock()
+			switch {
+			case closed:
+				return false, ErrClosed
+			case applied >= seq:
+				return true, nil
+			}
+			if !checked && r.cfg.Session != "" {
+				// A single-session replica never sees other sessions' messages.
+				checked = true
+				m, err := r.b.Stream().GetMsg(ctx, seq)
+				if err == nil {
+					if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != r.cfg.Session {
+						return false, fmt.Errorf("%w: %d", ErrNotFollowed, seq)
+					}
 				}
 			}
-		}
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			return fmt.Errorf("replica: waiting for sequence %d (applied %d): %w", seq, applied, ctx.Err())
-		}
+			return false, nil
+		})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("replica: waiting for sequence %d (applied %d): %w", seq, applied, err)
 	}
+	return err
 }
 
 // Status reports the replica's health.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -45,35 +46,49 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 		return nil, fmt.Errorf("service: wait: %w", err)
 	}
 	defer sub.Unsubscribe()
-	poll := 10 * time.Millisecond
-	for {
-		info, err := s.b.Stream().Info(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("service: wait: %w", err)
-		}
-		reached := info.State.LastSeq >= req.Sequence
-		r, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
-			var r WaitReply
-			err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
-				r.Leaf, r.Sequence = t.Leaf(), seq
-				return nil
-			})
-			return r, err
-		})
-		if err != nil || reached {
-			return r, err
-		}
+	// A service that is stopping ends its waits.
+	wctx, stop := context.WithCancel(wctx)
+	defer stop()
+	go func() {
 		select {
 		case <-s.stopping:
-			return nil, &Error{Code: CodeUnavailable, Message: "service is stopping"}
-		case <-woke:
-		case <-time.After(poll):
-			poll = min(2*poll, 250*time.Millisecond)
+			stop()
 		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, info.State.LastSeq)}
 		}
+	}()
+	var r any
+	var last uint64
+	err = await.Until(wctx, await.Poll{First: 10 * time.Millisecond, Most: 250 * time.Millisecond},
+		func() <-chan struct{} { return woke },
+		func() (bool, error) {
+			info, err := s.b.Stream().Info(ctx)
+			if err != nil {
+				return false, fmt.Errorf("service: wait: %w", err)
+			}
+			last = info.State.LastSeq
+			reached := last >= req.Sequence
+			r, err = s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+				var r WaitReply
+				err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+					r.Leaf, r.Sequence = t.Leaf(), seq
+					return nil
+				})
+				return r, err
+			})
+			return reached, err
+		})
+	switch {
+	case err == nil:
+		return r, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case wctx.Err() == nil:
+		return nil, err
+	}
+	select {
+	case <-s.stopping:
+		return nil, &Error{Code: CodeUnavailable, Message: "service is stopping"}
+	default:
+		return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, last)}
 	}
 }

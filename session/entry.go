@@ -73,7 +73,11 @@ type Header struct {
 	ID            string
 	Timestamp     string // TimeLayout, as written
 	Cwd           string
-	ParentSession string // path or id of the session this one was forked from
+	// ParentSession locates the session this one was forked from, the
+	// way its repository does: Repo.Open of that repository opens it. pi
+	// and the file repository write the parent's file path (pi's format);
+	// the stream, which has no files, the parent's id. Kept verbatim.
+	ParentSession string
 	Metadata      Raw    // free-form JSON object (sessionlog's own field)
 	Extra         []Field
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"slices"
@@ -19,7 +20,8 @@ type Repo interface {
 	// Delete removes a session and everything in it.
 	Delete(ctx context.Context, id string) error
 	// Fork copies a branch of session from into a new session whose
-	// header is h; h.ParentSession is set to name the source.
+	// header is h; h.ParentSession is set to locate the source (see
+	// Header.ParentSession). Implementations use the function Fork.
 	Fork(ctx context.Context, from string, p ForkPoint, h Header) (Store, ForkSelection, error)
 }
 
@@ -158,14 +160,54 @@ func SelectForkOf(ctx context.Context, src Store, p ForkPoint) (sel ForkSelectio
 	return sel, err
 }
 
-// AppendAll appends entries in order, atomically when dst is a
-// BatchAppender.
+// Fork is the one implementation of Repo.Fork. It selects the branch p
+// names in src (which the caller closes), creates the new session h
+// through create with parent as its ParentSession, and copies the branch
+// into it; if the copy fails, the new session is removed again.
+func Fork(ctx context.Context, src Store, p ForkPoint, h Header, parent string,
+	create func(context.Context, Header) (Store, error), remove func(ctx context.Context, id string) error) (Store, ForkSelection, error) {
+	sel, err := SelectForkOf(ctx, src, p)
+	if err != nil {
+		return nil, sel, err
+	}
+	h.ParentSession = parent
+	dst, err := create(ctx, h)
+	if err != nil {
+		return nil, sel, err
+	}
+	if err := AppendAll(ctx, dst, sel.Entries); err != nil {
+		// Leave no half-made fork behind.
+		dst.Close(ctx)
+		return nil, sel, errors.Join(err, remove(context.WithoutCancel(ctx), h.ID))
+	}
+	return dst, sel, nil
+}
+
+// BatchLimiter is implemented by BatchAppenders that take at most
+// MaxBatch entries in one atomic batch.
+type BatchLimiter interface {
+	MaxBatch() int
+}
+
+// AppendAll appends entries in order: atomically when dst is a
+// BatchAppender, in batches of its MaxBatch when it is a BatchLimiter.
 func AppendAll(ctx context.Context, dst Store, entries []*Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	if ba, ok := dst.(BatchAppender); ok {
-		return ba.AppendBatch(ctx, entries)
+		n := len(entries)
+		if bl, ok := dst.(BatchLimiter); ok && bl.MaxBatch() > 0 {
+			n = bl.MaxBatch()
+		}
+		for len(entries) > 0 {
+			k := min(n, len(entries))
+			if err := ba.AppendBatch(ctx, entries[:k]); err != nil {
+				return err
+			}
+			entries = entries[k:]
+		}
+		return nil
 	}
 	for _, e := range entries {
 		if err := dst.Append(ctx, e); err != nil {

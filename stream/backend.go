@@ -394,41 +394,14 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 }
 
 // Fork implements session.Repo: the selected branch is copied into the new
-// session in one atomic batch per MaxBatch entries.
+// session in atomic batches of MaxBatch entries; ParentSession is the
+// source's id.
 func (b *Backend) Fork(ctx context.Context, from string, p session.ForkPoint, h session.Header) (session.Store, session.ForkSelection, error) {
 	src, err := b.OpenStore(ctx, from)
 	if err != nil {
 		return nil, session.ForkSelection{}, err
 	}
 	defer src.Close(ctx)
-	sel, err := session.SelectForkOf(ctx, src, p)
-	if err != nil {
-		return nil, sel, err
-	}
-	h.ParentSession = from
-	dst, err := b.CreateStore(ctx, h)
-	if err != nil {
-		return nil, sel, err
-	}
-	if err := session.AppendAll(ctx, chunked{dst}, sel.Entries); err != nil {
-		// Leave no half-made fork behind.
-		dst.Close(ctx)
-		_ = b.Delete(context.WithoutCancel(ctx), h.ID)
-		return nil, sel, err
-	}
-	return dst, sel, nil
-}
-
-// chunked splits a long batch into atomic batches of MaxBatch.
-type chunked struct{ *Store }
-
-func (c chunked) AppendBatch(ctx context.Context, entries []*session.Entry) error {
-	for len(entries) > 0 {
-		n := min(len(entries), MaxBatch)
-		if err := c.Store.AppendBatch(ctx, entries[:n]); err != nil {
-			return err
-		}
-		entries = entries[n:]
-	}
-	return nil
+	return session.Fork(ctx, src, p, h, from,
+		func(ctx context.Context, h session.Header) (session.Store, error) { return b.CreateStore(ctx, h) }, b.Delete)
 }

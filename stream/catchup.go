@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -94,19 +95,17 @@ func (s *Store) leaderLast(ctx context.Context) (uint64, error) {
 // catchUpTo reads until the store has applied the stream's message
 // target, waiting a little between reads for a replica that is behind.
 func (s *Store) catchUpTo(ctx context.Context, w writer, target uint64) error {
-	for attempt := 0; s.lastSeq < target; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("stream: sync %s: at %d, the stream at %d: %w", s.id, s.lastSeq, target, ctx.Err())
-			case <-time.After(min(time.Duration(attempt)*5*time.Millisecond, 100*time.Millisecond)):
-			}
+	err := await.Until(ctx, await.Poll{First: 5 * time.Millisecond, Most: 100 * time.Millisecond}, nil, func() (bool, error) {
+		if s.lastSeq >= target {
+			return true, nil
 		}
-		if err := s.catchUp(ctx, w); err != nil {
-			return err
-		}
+		err := s.catchUp(ctx, w)
+		return s.lastSeq >= target, err
+	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("stream: sync %s: at %d, the stream at %d: %w", s.id, s.lastSeq, target, err)
 	}
-	return nil
+	return err
 }
 
 // catchUp reads the session's messages after the last applied and

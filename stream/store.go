@@ -90,7 +90,11 @@ var (
 	_ session.BatchAppender = (*Store)(nil)
 	_ session.TreeHolder    = (*Store)(nil)
 	_ session.IDChecker     = (*Store)(nil)
+	_ session.BatchLimiter  = (*Store)(nil)
 )
+
+// MaxBatch implements session.BatchLimiter.
+func (s *Store) MaxBatch() int { return MaxBatch }
 
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}

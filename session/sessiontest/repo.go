@@ -181,6 +181,15 @@ func repoFork(t *testing.T, r session.Repo) {
 	if h.ParentSession == "" || len(es) != 2 || es[0].ID != u1.ID || es[1].ID != a1.ID {
 		t.Fatalf("fork: parent %q, %d entries", h.ParentSession, len(es))
 	}
+	// ParentSession has one meaning: the repository opens the parent by it.
+	parent, err := r.Open(ctx, h.ParentSession)
+	if err != nil {
+		t.Fatalf("open the fork's parent %q: %v", h.ParentSession, err)
+	}
+	if ph, _ := parent.Header(ctx); ph.ID != "origin" {
+		t.Fatalf("the fork's parent %q opened session %q", h.ParentSession, ph.ID)
+	}
+	parent.Close(ctx)
 	if _, _, err := r.Fork(ctx, "origin", session.Before(a1.ID), TestHeader("bad")); !errors.Is(err, session.ErrInvalidTarget) {
 		t.Fatalf("fork before an assistant message: %v", err)
 	}
