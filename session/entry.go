@@ -69,16 +69,16 @@ type Field struct {
 
 // Header is the first line of a session: its identity and provenance.
 type Header struct {
-	Version       int
-	ID            string
-	Timestamp     string // TimeLayout, as written
-	Cwd           string
+	Version   int
+	ID        string
+	Timestamp string // TimeLayout, as written
+	Cwd       string
 	// ParentSession locates the session this one was forked from, the
 	// way its repository does: Repo.Open of that repository opens it. pi
 	// and the file repository write the parent's file path (pi's format);
 	// the stream, which has no files, the parent's id. Kept verbatim.
 	ParentSession string
-	Metadata      Raw    // free-form JSON object (sessionlog's own field)
+	Metadata      Raw // free-form JSON object (sessionlog's own field)
 	Extra         []Field
 }
 

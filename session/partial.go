@@ -12,27 +12,27 @@ import (
 // append order, and the state those entries built. A long session opens
 // from its skeleton; the entries follow when something reads them.
 type Skeleton struct {
-	IDs     []string    `msgpack:"ids"`
-	Parents []int32     `msgpack:"parents"`
-	Types   []EntryType `msgpack:"types"`
-	Leaf    int32       `msgpack:"leaf"`
-	Name    string      `msgpack:"name"`
-	Labels  []SkelLabel `msgpack:"labels"`
-	NLabel  int         `msgpack:"nlabel"`
-	Stats   Stats       `msgpack:"stats"`
+	IDs     []string
+	Parents []int32
+	Types   []EntryType
+	Leaf    int32
+	Name    string
+	Labels  []SkelLabel
+	NLabel  int
+	Stats   Stats
 	// Updated is the last entry's timestamp.
-	Updated string `msgpack:"updated"`
+	Updated string
 	// Sorted lists entry positions in the order of their ids, so a
 	// partial tree finds ids without building a map.
-	Sorted []int32 `msgpack:"sorted"`
+	Sorted []int32
 }
 
 // SkelLabel is one label in force, with its place in the label order.
 type SkelLabel struct {
-	Target string `msgpack:"target"`
-	Label  string `msgpack:"label"`
-	At     string `msgpack:"at"`
-	Order  int    `msgpack:"order"`
+	Target string
+	Label  string
+	At     string
+	Order  int
 }
 
 // ErrPartial is the panic value when a tree's entries are read before a

@@ -22,19 +22,40 @@ import (
 // packed (ids in one string, varint parents, a byte per type) so that a
 // 100k-entry skeleton decodes with a handful of allocations.
 type skeletonDoc struct {
-	Header   []byte           `msgpack:"header"` // pi JSON of the header
-	IDs      string           `msgpack:"ids"`    // every id, concatenated
-	IDLens   []byte           `msgpack:"idlens"` // uvarint length of each
-	Parents  []byte           `msgpack:"parents"`
-	TypeDict []string         `msgpack:"typedict"`
-	Types    []byte           `msgpack:"types"`  // index into TypeDict
-	Sorted   []byte           `msgpack:"sorted"` // uvarint positions in id order
-	Rest     session.Skeleton `msgpack:"rest"`   // the state, columns empty
+	Header   []byte    `msgpack:"header"` // pi JSON of the header
+	IDs      string    `msgpack:"ids"`    // every id, concatenated
+	IDLens   []byte    `msgpack:"idlens"` // uvarint length of each
+	Parents  []byte    `msgpack:"parents"`
+	TypeDict []string  `msgpack:"typedict"`
+	Types    []byte    `msgpack:"types"`  // index into TypeDict
+	Sorted   []byte    `msgpack:"sorted"` // uvarint positions in id order
+	Rest     skelState `msgpack:"rest"`   // the state the entries built
+}
+
+// skelState is the skeleton's state beside its columns. (The key names
+// are those of the first format, which stored the whole session.Skeleton
+// here with its columns empty: such snapshots decode the same.)
+type skelState struct {
+	Leaf    int32         `msgpack:"leaf"`
+	Name    string        `msgpack:"name"`
+	Labels  []skelLabel   `msgpack:"labels"`
+	NLabel  int           `msgpack:"nlabel"`
+	Stats   session.Stats `msgpack:"stats"`
+	Updated string        `msgpack:"updated"`
+}
+
+type skelLabel struct {
+	Target string `msgpack:"target"`
+	Label  string `msgpack:"label"`
+	At     string `msgpack:"at"`
+	Order  int    `msgpack:"order"`
 }
 
 func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
-	d := &skeletonDoc{Header: h, Rest: sk}
-	d.Rest.IDs, d.Rest.Parents, d.Rest.Types, d.Rest.Sorted = nil, nil, nil, nil
+	d := &skeletonDoc{Header: h, Rest: skelState{Leaf: sk.Leaf, Name: sk.Name, NLabel: sk.NLabel, Stats: sk.Stats, Updated: sk.Updated}}
+	for _, l := range sk.Labels {
+		d.Rest.Labels = append(d.Rest.Labels, skelLabel(l))
+	}
 	for _, i := range sk.Sorted {
 		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
 	}
@@ -60,7 +81,11 @@ func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
 }
 
 func (d *skeletonDoc) unpack() (session.Skeleton, error) {
-	sk := d.Rest
+	r := d.Rest
+	sk := session.Skeleton{Leaf: r.Leaf, Name: r.Name, NLabel: r.NLabel, Stats: r.Stats, Updated: r.Updated}
+	for _, l := range r.Labels {
+		sk.Labels = append(sk.Labels, session.SkelLabel(l))
+	}
 	n := len(d.Types)
 	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), make([]session.EntryType, n)
 	dict := make([]session.EntryType, len(d.TypeDict))
