@@ -180,5 +180,5 @@ func concurrentOurs(ctx context.Context, cfg Config, b *stream.Backend, msg sess
 type rebasing struct{ *stream.Store }
 
 func (r rebasing) Append(ctx context.Context, e *session.Entry) error {
-	return r.AppendWith(ctx, []*session.Entry{e}, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true})
+	return r.AppendWith(ctx, []*session.Entry{e}, stream.OptionsFor(stream.AfterLeaf, 0))
 }

@@ -48,7 +48,7 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 	}
 	defer st.Close(ctx)
 	if req.Name != "" {
-		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase})
+		sess, err := s.sessionOf(st, stream.OptionsFor(stream.AfterLeaf, 0))
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts := stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence}
+		opts := stream.OptionsFor(stream.ParentChosen, req.IfSequence)
 		if all {
 			// A resend of a stored append: completed as stored (a root's
 			// empty parent included), AppendWith recognises it.
@@ -127,7 +127,7 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 				return nil, err
 			}
 			if fromLeaf {
-				opts.Policy, opts.FollowLeaf = stream.Rebase, true
+				opts = stream.OptionsFor(stream.AfterLeaf, opts.IfSequence)
 			}
 		}
 		if err := st.AppendWith(ctx, entries, opts); err != nil {
@@ -203,9 +203,7 @@ func (s *Service) move(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/details", "details and fromHook belong to a branch summary: give summary too")
 	}
 	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
-		// A move names its target: another writer's entries do not change
-		// what it means, so it is retried as it is.
-		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Retry, IfSequence: req.IfSequence})
+		sess, err := s.sessionOf(st, stream.OptionsFor(stream.ParentChosen, req.IfSequence)) // a move names its target
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +224,7 @@ func (s *Service) label(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/target", "target is required")
 	}
 	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
-		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		sess, err := s.sessionOf(st, stream.OptionsFor(stream.AfterLeaf, req.IfSequence))
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +242,7 @@ func (s *Service) name(ctx context.Context, data []byte) (any, error) {
 		return nil, err
 	}
 	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
-		sess, err := s.sessionOf(st, stream.AppendOptions{Policy: stream.Rebase, FollowLeaf: true, IfSequence: req.IfSequence})
+		sess, err := s.sessionOf(st, stream.OptionsFor(stream.AfterLeaf, req.IfSequence))
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,7 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 		span.SetAttributes(s.appendAttributes(entries)...)
 	}
 	outcome := "ok"
-	err := s.appendWith(ctx, span, entries, opts, &outcome)
+	err := s.appendWith(ctx, span, entries, decide(opts, entries), &outcome)
 	if err != nil && outcome == "ok" {
 		outcome = "error"
 	}
@@ -226,11 +226,11 @@ func stored(t *session.Tree, entries []*session.Entry) bool {
 }
 
 // rebase re-parents the first entry onto the new leaf when it was meant
-// for the old one. Moves (leaf entries) and entries aimed elsewhere are
-// never re-parented: that would change what they mean.
+// for the old one; entries aimed elsewhere are never re-parented: that
+// would change what they mean (nor are moves: see decide).
 func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	first := entries[0]
-	if first.Type == session.TypeLeaf || first.ParentID != oldLeaf || t.Leaf() == oldLeaf {
+	if first.ParentID != oldLeaf || t.Leaf() == oldLeaf {
 		return false
 	}
 	for _, e := range entries {

@@ -9,39 +9,6 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
-// ConflictPolicy says what Append does when another writer appended to the
-// session since this store last saw it.
-type ConflictPolicy int
-
-const (
-	// ReturnConflict catches up and returns a *session.ConflictError
-	// carrying the new leaf; nothing is written.
-	ReturnConflict ConflictPolicy = iota
-	// Rebase catches up and, when the refused entries were meant for the
-	// leaf, re-parents the first onto the new leaf and retries.
-	Rebase
-	// Retry catches up and retries the entries as they are, with the
-	// parents they name: for appends whose parent was chosen on purpose,
-	// which another writer's entries do not invalidate.
-	Retry
-)
-
-// AppendOptions shape one AppendWith call.
-type AppendOptions struct {
-	// Policy is the conflict policy of this call.
-	Policy ConflictPolicy
-	// FollowLeaf puts the first entry onto the leaf as it is when the
-	// entries are stored (under the store's lock), whatever parent it was
-	// given: for callers that share one store and mean "after whatever is
-	// last". With Rebase it also follows other writers' appends.
-	FollowLeaf bool
-	// IfSequence, when non-zero, makes the append conditional: it is
-	// stored only while the session's last stream sequence is IfSequence,
-	// whatever Policy says; otherwise a *session.ConflictError reports
-	// where the session is now.
-	IfSequence uint64
-}
-
 // maxRebases bounds the retries of the Rebase policy for one append.
 const maxRebases = 64
 
