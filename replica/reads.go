@@ -1,0 +1,85 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentcore/sessionlog/internal/await"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Reading a replica: a session's tree, and waiting for a sequence.
+
+// Read runs fn on the tree of session id, loading it first if needed. fn
+// runs under the read lock: it must not keep t or call the replica.
+func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) error) error {
+	if r.cfg.Session != "" && id != r.cfg.Session {
+		return fmt.Errorf("%w: this replica follows only %s, not %s", ErrNotFollowed, r.cfg.Session, id)
+	}
+	for range 3 {
+		r.mu.RLock()
+		if r.closed {
+			r.mu.RUnlock()
+			return ErrClosed
+		}
+		if h, ok := r.trees.Get(id); ok {
+			err := fn(h.tree)
+			r.mu.RUnlock()
+			return err
+		}
+		r.mu.RUnlock()
+		reply := make(chan error, 1)
+		select {
+		case r.loads <- loadReq{id: id, reply: reply}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-reply:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("replica: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
+}
+
+// WaitFor blocks until the replica has applied stream sequence seq — the
+// sequence a writer's append returned — or ctx ends.
+func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
+	checked := false
+	var applied uint64
+	var notify chan struct{}
+	err := await.Until(ctx, await.Poll{First: 50 * time.Millisecond, Most: time.Second}, func() <-chan struct{} { return notify },
+		func() (bool, error) {
+			r.mu.RLock()
+			var closed bool
+			applied, notify, closed = r.applied, r.notify, r.closed
+			r.mu.RUnlock()
+			switch {
+			case closed:
+				return false, ErrClosed
+			case applied >= seq:
+				return true, nil
+			}
+			if !checked && r.cfg.Session != "" {
+				// A single-session replica never sees other sessions' messages.
+				checked = true
+				m, err := r.b.Stream().GetMsg(ctx, seq)
+				if err == nil {
+					if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != r.cfg.Session {
+						return false, fmt.Errorf("%w: %d", ErrNotFollowed, seq)
+					}
+				}
+			}
+			return false, nil
+		})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("replica: waiting for sequence %d (applied %d): %w", seq, applied, err)
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+package replica
+
+import (
+	"context"
+
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// Snapshots of the trees a replica holds, written when the scheduler says.
+
+// snapshot writes session id's snapshot for the scheduler, and counts it.
+func (r *Replica) snapshot(ctx context.Context, id string) error {
+	err := r.writeSnapshot(ctx, id)
+	r.bump(func(s *Status) {
+		if err != nil {
+			s.LastError = err
+		} else {
+			s.Snapshots++
+		}
+	})
+	return err
+}
+
+// writeSnapshot encodes under the read lock and uploads without it.
+func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
+	r.mu.RLock()
+	h, _ := r.trees.Peek(id)
+	if h == nil {
+		r.mu.RUnlock()
+		return nil // evicted meanwhile
+	}
+	snap, err := stream.EncodeSnapshot(h.tree, h.epoch, h.seq)
+	r.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return r.b.SaveSnapshot(ctx, snap)
+}
