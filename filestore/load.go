@@ -255,7 +255,7 @@ func buildTree(tree *session.Tree, lines []fileLine, name string) []*LineError {
 				report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))
 			})
 		default:
-			if _, ok := tree.Get(e.ParentID); ok {
+			if tree.Has(e.ParentID) {
 				apply(l)
 			} else {
 				waiting[e.ParentID] = append(waiting[e.ParentID], l)

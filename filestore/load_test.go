@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 const header = `{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}`
@@ -148,7 +149,7 @@ func TestLoadBadInput(t *testing.T) {
 				}
 			}
 			var ids []string
-			for _, e := range ld.Tree.Entries() {
+			for _, e := range sessiontest.Entries(t, ld.Tree) {
 				ids = append(ids, e.ID)
 			}
 			slices.Sort(ids)
@@ -221,7 +222,7 @@ func TestMigrateOldVersions(t *testing.T) {
 	if !ld.Migrated || ld.Version != 1 || ld.Tree.Header().Version != 3 {
 		t.Fatalf("migrated=%v version=%d header version=%d", ld.Migrated, ld.Version, ld.Tree.Header().Version)
 	}
-	es := ld.Tree.Entries()
+	es := sessiontest.Entries(t, ld.Tree)
 	if len(es) != 5 {
 		t.Fatalf("%d entries", len(es))
 	}
@@ -245,7 +246,7 @@ func TestMigrateOldVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Tree.Entries()[2].ID != es[2].ID {
+	if sessiontest.Entries(t, again.Tree)[2].ID != es[2].ID {
 		t.Error("migrated ids differ between two loads of the same file")
 	}
 	c := session.BuildContext(mustBranch(t, ld.Tree), session.ContextOptions{})

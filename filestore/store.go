@@ -270,7 +270,11 @@ func (s *Store) close(ctx context.Context) error {
 // path, so a crash leaves either the old file or the new one.
 func rewrite(path string, t *session.Tree, cfg Config) (*os.File, int64, error) {
 	h := t.Header()
-	data, err := Encode(&h, t.Entries())
+	entries, err := t.Entries()
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := Encode(&h, entries)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -78,7 +78,7 @@ func TestOpenTerminatesLastLine(t *testing.T) {
 	appendUser(t, s, "b")
 	s.Close(ctx)
 	ld := mustLoad(t, p)
-	if n := len(ld.Tree.Entries()); n != 2 {
+	if n := len(sessiontest.Entries(t, ld.Tree)); n != 2 {
 		t.Fatalf("%d entries, want 2", n)
 	}
 }
@@ -115,7 +115,7 @@ func TestEveryCrashPointKeepsEarlierEntries(t *testing.T) {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
 		complete := bytes.Count(prefix, []byte("\n")) - 1
-		n := len(ld.Tree.Entries())
+		n := len(sessiontest.Entries(t, ld.Tree))
 		// A last line cut exactly before its newline is complete JSON.
 		if n != complete && n != complete+1 {
 			t.Fatalf("cut at %d: %d entries, want %d complete lines", cut, n, complete)
@@ -199,8 +199,8 @@ func TestWritableOpenMigratesOnDisk(t *testing.T) {
 		t.Fatal("temporary file left behind")
 	}
 	ld := mustLoad(t, p)
-	if ld.Migrated || len(ld.Tree.Entries()) != 2 {
-		t.Fatalf("reloaded: migrated=%v entries=%d", ld.Migrated, len(ld.Tree.Entries()))
+	if ld.Migrated || len(sessiontest.Entries(t, ld.Tree)) != 2 {
+		t.Fatalf("reloaded: migrated=%v entries=%d", ld.Migrated, len(sessiontest.Entries(t, ld.Tree)))
 	}
 }
 

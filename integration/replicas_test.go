@@ -78,7 +78,11 @@ func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*repl
 		for _, sid := range sessions {
 			err := r.Read(ctx, sid, func(tr *session.Tree) error {
 				h := sha256.New()
-				for _, e := range tr.Entries() {
+				es, err := tr.Entries()
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
 					fmt.Fprintf(h, "%s<%s;", e.ID, e.ParentID)
 				}
 				fmt.Fprintf(h, "leaf=%s", tr.Leaf())

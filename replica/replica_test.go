@@ -20,7 +20,11 @@ import (
 // digest is a session as bytes: header, entries in order, leaf.
 func digest(t *session.Tree) []byte {
 	h := t.Header()
-	b, err := filestore.Encode(&h, t.Entries())
+	es, err := t.Entries()
+	if err != nil {
+		panic(err)
+	}
+	b, err := filestore.Encode(&h, es)
 	if err != nil {
 		panic(err)
 	}

@@ -151,7 +151,10 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 		var r TreeReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Leaf, r.Sequence = t.Leaf(), seq
-			entries := t.Entries()
+			entries, err := t.Entries()
+			if err != nil {
+				return err
+			}
 			r.Total = len(entries)
 			p := pager{left: s.budget()}
 			r.Nodes = []TreeNode{}
@@ -198,7 +201,10 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 		var r EntriesReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Sequence = seq
-			all := t.Entries()
+			all, err := t.Entries()
+			if err != nil {
+				return err
+			}
 			r.Total = len(all)
 			start := min(req.Offset, len(all)) // no overflow near MaxInt
 			end := start + min(limit, len(all)-start)

@@ -1,6 +1,9 @@
 package session
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ForkPoint says where a fork takes its branch from. The zero value is
 // FromLeaf.
@@ -56,18 +59,22 @@ func SelectFork(t *Tree, p ForkPoint) (ForkSelection, error) {
 	case forkLeaf:
 		end = t.Leaf()
 	case forkAt:
-		e, ok := t.Get(p.id)
-		if !ok {
+		e, err := t.Get(p.id)
+		if errors.Is(err, ErrEntryNotFound) {
 			return sel, &TargetError{Op: "fork at", ID: p.id, Reason: reasonMissing}
+		} else if err != nil {
+			return sel, err
 		}
 		if e.Type == TypeLeaf {
 			return sel, &TargetError{Op: "fork at", ID: p.id, Reason: "is a leaf marker, not a conversation entry"}
 		}
 		end = e.ID
 	case forkBefore:
-		e, ok := t.Get(p.id)
-		if !ok {
+		e, err := t.Get(p.id)
+		if errors.Is(err, ErrEntryNotFound) {
 			return sel, &TargetError{Op: "fork before", ID: p.id, Reason: reasonMissing}
+		} else if err != nil {
+			return sel, err
 		}
 		if e.Type != TypeMessage || e.Message == nil || e.Message.Role != RoleUser {
 			what := string(e.Type)

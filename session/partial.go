@@ -35,13 +35,16 @@ type SkelLabel struct {
 	Order  int
 }
 
-// ErrPartial is the panic value when a tree's entries are read before a
-// partial tree was completed: a store bug, never a data error.
+// ErrPartial is returned by the reads of a partial tree that need the
+// entries it has not loaded yet (stores complete the tree first: seeing
+// it means a store read too early).
 var ErrPartial = errors.New("session: entries of a partial tree read before Complete")
 
 // Skeleton returns the skeleton of a complete tree.
-func (t *Tree) Skeleton() Skeleton {
-	t.requireFull()
+func (t *Tree) Skeleton() (Skeleton, error) {
+	if err := t.requireFull(); err != nil {
+		return Skeleton{}, err
+	}
 	n := len(t.entries)
 	s := Skeleton{
 		IDs: make([]string, n), Parents: append([]int32(nil), t.parent...), Types: make([]EntryType, n),
@@ -61,7 +64,7 @@ func (t *Tree) Skeleton() Skeleton {
 		s.Sorted[i] = int32(i)
 	}
 	slices.SortFunc(s.Sorted, func(a, b int32) int { return strings.Compare(s.IDs[a], s.IDs[b]) })
-	return s
+	return s, nil
 }
 
 // sortedIDs finds the skeleton's entries by id with a binary search.
@@ -91,9 +94,8 @@ func (t *Tree) lookup(id string) (int32, bool) {
 
 // NewPartialTree returns a tree holding the skeleton of its first
 // len(s.IDs) entries but not the entries: it takes appends (Check, Apply)
-// and answers Header, Len, Leaf, Name, Label, Labels, Stats and Info, and
-// panics with ErrPartial on any other read until Complete gives it the
-// entries.
+// and answers Header, Len, Leaf, Name, Label, Labels, Stats and Info; the
+// reads of entries return ErrPartial until Complete gives it them.
 func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	n := len(s.IDs)
 	if len(s.Parents) != n || len(s.Types) != n {
@@ -200,10 +202,11 @@ func (t *Tree) Loaded(id string) (e *Entry, ok bool) {
 	return t.entries[i], true
 }
 
-func (t *Tree) requireFull() {
+func (t *Tree) requireFull() error {
 	if t.missing > 0 {
-		panic(ErrPartial)
+		return ErrPartial
 	}
+	return nil
 }
 
 // idAt and typeAt read an entry's id and type, from the skeleton while the

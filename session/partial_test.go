@@ -26,7 +26,7 @@ func buildTree(t *testing.T) *session.Tree {
 
 func TestPartialTree(t *testing.T) {
 	full := buildTree(t)
-	p, err := session.NewPartialTree(full.Header(), full.Skeleton())
+	p, err := session.NewPartialTree(full.Header(), sessiontest.Must(t, full.Skeleton))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPartialTree(t *testing.T) {
 		t.Fatal("a partial tree answers leaf, name, labels or stats differently")
 	}
 	// It takes appends, checked against the skeleton.
-	dup := &session.Entry{Type: session.TypeCustom, ID: full.Entries()[0].ID, CustomType: "x"}
+	dup := &session.Entry{Type: session.TypeCustom, ID: sessiontest.Entries(t, full)[0].ID, CustomType: "x"}
 	if err := p.Apply(dup); !errors.Is(err, session.ErrDuplicateID) {
 		t.Fatalf("duplicate of a skeleton id: %v", err)
 	}
@@ -46,26 +46,24 @@ func TestPartialTree(t *testing.T) {
 	if err := p.Apply(next); err != nil {
 		t.Fatal(err)
 	}
-	if p.Leaf() != "next" || !p.Has("next") || !p.Has(full.Entries()[1].ID) {
+	if p.Leaf() != "next" || !p.Has("next") || !p.Has(sessiontest.Entries(t, full)[1].ID) {
 		t.Fatal("append to a partial tree")
 	}
-	func() {
-		defer func() {
-			if r := recover(); r != session.ErrPartial {
-				t.Fatalf("reading entries of a partial tree: recovered %v, want ErrPartial", r)
-			}
-		}()
-		p.Entries()
-	}()
-	wrong := slices.Clone(full.Entries())
+	if _, err := p.Entries(); !errors.Is(err, session.ErrPartial) {
+		t.Fatalf("reading entries of a partial tree: %v, want ErrPartial", err)
+	}
+	if _, err := p.Get(sessiontest.Entries(t, full)[0].ID); !errors.Is(err, session.ErrPartial) {
+		t.Fatalf("getting an entry of a partial tree: %v, want ErrPartial", err)
+	}
+	wrong := slices.Clone(sessiontest.Entries(t, full))
 	wrong[0], wrong[1] = wrong[1], wrong[0]
 	if err := p.Complete(wrong); err == nil || !p.Partial() {
 		t.Fatalf("completing with entries out of order: %v", err)
 	}
-	if err := p.Complete(full.Entries()); err != nil {
+	if err := p.Complete(sessiontest.Entries(t, full)); err != nil {
 		t.Fatal(err)
 	}
-	got := p.Entries()
+	got := sessiontest.Entries(t, p)
 	if len(got) != full.Len()+1 || got[len(got)-1].ID != "next" || p.Partial() {
 		t.Fatalf("completed tree has %d entries", len(got))
 	}
@@ -76,7 +74,7 @@ func TestPartialTree(t *testing.T) {
 }
 
 func TestPartialTreeRefusesBadSkeletons(t *testing.T) {
-	good := buildTree(t).Skeleton()
+	good := sessiontest.Must(t, buildTree(t).Skeleton)
 	tests := []struct {
 		name   string
 		mutate func(*session.Skeleton)

@@ -421,7 +421,7 @@ func withTree(ctx context.Context, store Store, fn func(t *Tree) error) error {
 
 // Tree returns the session's tree view: children, labels, current leaf.
 func (s *Session) Tree(ctx context.Context) (v TreeView, err error) {
-	err = s.withTree(ctx, func(t *Tree) error { v = t.view(); return nil })
+	err = s.withTree(ctx, func(t *Tree) (err error) { v, err = t.view(); return err })
 	return v, err
 }
 

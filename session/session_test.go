@@ -166,7 +166,7 @@ func TestEntriesAfterALeafMarker(t *testing.T) {
 		t.Fatalf("leaf after marker = %q", tr.Leaf())
 	}
 	add(msg("a4", "l3"))
-	v := tr.View()
+	v := sessiontest.Must(t, tr.View)
 	if len(v.Roots) != 1 || len(v.Roots[0].Children) != 2 || v.Roots[0].Children[1].Entry.ID != "a4" {
 		t.Fatalf("a4 should hang from a1 beside a2: %+v", v.Roots[0].Children)
 	}

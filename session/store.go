@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -233,19 +232,13 @@ func (s *TreeStore) Has(ctx context.Context, id string) (ok bool, err error) {
 
 // Get implements Store.
 func (s *TreeStore) Get(ctx context.Context, id string) (e *Entry, err error) {
-	err = s.read(func(t *Tree) error {
-		var ok bool
-		if e, ok = t.Get(id); !ok {
-			return fmt.Errorf("%w: %q", ErrEntryNotFound, id)
-		}
-		return nil
-	})
+	err = s.read(func(t *Tree) (err error) { e, err = t.Get(id); return err })
 	return e, err
 }
 
 // FindByType implements Store.
 func (s *TreeStore) FindByType(ctx context.Context, typ EntryType) (out []*Entry, err error) {
-	err = s.read(func(t *Tree) error { out = t.FindByType(typ); return nil })
+	err = s.read(func(t *Tree) (err error) { out, err = t.FindByType(typ); return err })
 	return out, err
 }
 
@@ -269,7 +262,11 @@ func (s *TreeStore) PathToRoot(ctx context.Context, id string) (p []*Entry, err 
 
 // Entries implements Store.
 func (s *TreeStore) Entries(ctx context.Context) (out []*Entry, err error) {
-	err = s.read(func(t *Tree) error { out = append([]*Entry(nil), t.Entries()...); return nil })
+	err = s.read(func(t *Tree) error {
+		all, err := t.Entries()
+		out = append([]*Entry(nil), all...)
+		return err
+	})
 	return out, err
 }
 

@@ -62,19 +62,24 @@ func (t *Tree) Len() int { return len(t.entries) }
 
 // Entries returns all entries in append order. The slice is shared: do not
 // modify it or its entries.
-func (t *Tree) Entries() []*Entry {
-	t.requireFull()
-	return t.entries[:len(t.entries):len(t.entries)]
+func (t *Tree) Entries() ([]*Entry, error) {
+	if err := t.requireFull(); err != nil {
+		return nil, err
+	}
+	return t.entries[:len(t.entries):len(t.entries)], nil
 }
 
-// Get returns the entry with the given id.
-func (t *Tree) Get(id string) (*Entry, bool) {
-	t.requireFull()
+// Get returns the entry with the given id, ErrEntryNotFound, or (on a
+// partial tree) ErrPartial.
+func (t *Tree) Get(id string) (*Entry, error) {
+	if err := t.requireFull(); err != nil {
+		return nil, err
+	}
 	i, ok := t.lookup(id)
 	if !ok {
-		return nil, false
+		return nil, fmt.Errorf("%w: %q", ErrEntryNotFound, id)
 	}
-	return t.entries[i], true
+	return t.entries[i], nil
 }
 
 // Leaf returns the id of the current leaf, or "" when the session is empty
@@ -115,15 +120,17 @@ func (t *Tree) Labels() []LabelInfo {
 }
 
 // FindByType returns the entries of type typ in append order.
-func (t *Tree) FindByType(typ EntryType) []*Entry {
-	t.requireFull()
+func (t *Tree) FindByType(typ EntryType) ([]*Entry, error) {
+	if err := t.requireFull(); err != nil {
+		return nil, err
+	}
 	var out []*Entry
 	for _, e := range t.entries {
 		if e.Type == typ {
 			out = append(out, e)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // PathToRoot returns the entries from id up to its root, id first. An
@@ -132,7 +139,9 @@ func (t *Tree) PathToRoot(id string) ([]*Entry, error) {
 	if id == "" {
 		return nil, nil
 	}
-	t.requireFull()
+	if err := t.requireFull(); err != nil {
+		return nil, err
+	}
 	i, ok := t.lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrEntryNotFound, id)

@@ -25,8 +25,10 @@ type TreeView struct {
 // view builds the tree view. Entries whose parent is missing become roots,
 // as in pi. The work is linear in the number of entries (plus sorting
 // siblings).
-func (t *Tree) view() TreeView {
-	t.requireFull()
+func (t *Tree) view() (TreeView, error) {
+	if err := t.requireFull(); err != nil {
+		return TreeView{}, err
+	}
 	nodes := make([]*Node, len(t.entries))
 	for i, e := range t.entries {
 		if e.Type == TypeLeaf {
@@ -70,7 +72,7 @@ func (t *Tree) view() TreeView {
 		}
 		stack = append(stack, n.Children...)
 	}
-	return v
+	return v, nil
 }
 
 func compareTime(a, b time.Time) int {

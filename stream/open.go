@@ -94,7 +94,11 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 	if full.Len() < n {
 		return fallback, fmt.Errorf("%w: %s holds %d entries, its snapshot %d", ErrCorrupt, id, full.Len(), n)
 	}
-	return fallback, commit(func(t *session.Tree) error { return t.Complete(full.Entries()[:n]) })
+	all, err := full.Entries()
+	if err != nil {
+		return fallback, err
+	}
+	return fallback, commit(func(t *session.Tree) error { return t.Complete(all[:n]) })
 }
 
 // own is the Commit of a tree nobody else holds yet.

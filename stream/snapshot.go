@@ -331,7 +331,7 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 		}
-		return ld.Tree.Entries(), nil
+		return ld.Tree.Entries()
 	}
 	return &loadedSnapshot{tree: t, epoch: epoch, seq: seq, body: body}, nil
 }

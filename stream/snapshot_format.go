@@ -131,7 +131,15 @@ type Snapshot struct {
 // while it runs.
 func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	h := t.Header()
-	body, err := filestore.Encode(&h, t.Entries())
+	entries, err := t.Entries()
+	if err != nil {
+		return nil, err
+	}
+	sk, err := t.Skeleton()
+	if err != nil {
+		return nil, err
+	}
+	body, err := filestore.Encode(&h, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +147,7 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := packSkeleton(hj, t.Skeleton())
+	doc, err := packSkeleton(hj, sk)
 	if err != nil {
 		return nil, err
 	}

@@ -274,7 +274,7 @@ func rebuild(t *testing.T, b *stream.Backend, id string) []byte {
 			t.Fatal(err)
 		}
 	}
-	data, err := filestore.Encode(&h, tr.Entries())
+	data, err := filestore.Encode(&h, sessiontest.Entries(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,8 +220,12 @@ func (s *Store) Snapshot(ctx context.Context) error { return s.writeSnapshot(ctx
 func (s *Store) ID() string { return s.id }
 
 // ReadTreeAt runs fn on the tree and the stream sequence it reflects,
-// read together: no append lands between them.
+// read together: no append lands between them. Like ReadTree it loads the
+// entries of a store opened from a snapshot first.
 func (s *Store) ReadTreeAt(ctx context.Context, fn func(t *session.Tree, seq uint64) error) error {
+	if err := s.complete(ctx); err != nil {
+		return err
+	}
 	return s.tree.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
 }
 

@@ -62,7 +62,10 @@ func runImport(ctx context.Context, e env) error {
 }
 
 func importEntries(ctx context.Context, st session.Store, t *session.Tree) error {
-	entries := t.Entries()
+	entries, err := t.Entries()
+	if err != nil {
+		return err
+	}
 	for len(entries) > 0 {
 		n := min(len(entries), importBatch)
 		if err := session.AppendAll(ctx, st, entries[:n]); err != nil {

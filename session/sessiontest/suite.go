@@ -195,3 +195,24 @@ func withContent(e *session.Entry, blocks ...session.ContentBlock) *session.Entr
 	e.Message.Content = session.BlocksContent(blocks...)
 	return e
 }
+
+// Entries returns the entries of a complete tree, failing the test if tr
+// is partial.
+func Entries(t testing.TB, tr *session.Tree) []*session.Entry {
+	t.Helper()
+	es, err := tr.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// Must returns what f returns, failing the test on its error.
+func Must[T any](t testing.TB, f func() (T, error)) T {
+	t.Helper()
+	v, err := f()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
