@@ -31,12 +31,12 @@ func digestOf(t *testing.T, st *stream.Store) []byte {
 	return append(b, leaf...)
 }
 
-// Three nodes form a cluster; an R3 stream keeps taking appends with a
-// node down, and the node comes back to the same session.
-func TestThreeNodeCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
+// startLocal starts a local cluster of n nodes in a temporary dir; they
+// are closed when the test ends (nodes the test replaces in the slice
+// included).
+func startLocal(t *testing.T, ctx context.Context, n int) ([]cluster.Config, []*cluster.Node) {
+	t.Helper()
+	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +44,22 @@ func TestThreeNodeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		for _, n := range nodes {
-			n.Close(ctx)
+			n.Close(cctx)
 		}
-	}()
+	})
+	return cfgs, nodes
+}
+
+// Three nodes form a cluster; an R3 stream keeps taking appends with a
+// node down, and the node comes back to the same session.
+func TestThreeNodeCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cfgs, nodes := startLocal(t, ctx, 3)
 	conn := func(i int) *nats.Conn {
 		nc, err := nats.Connect(cfgs[i].Listen, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -19,19 +18,7 @@ import (
 func TestLeaderWithoutQuorumStepsDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := cluster.StartAll(ctx, cfgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close(ctx)
-		}
-	}()
+	_, nodes := startLocal(t, ctx, 3)
 	nc, err := nats.Connect(nodes[0].ClientURL())
 	if err != nil {
 		t.Fatal(err)
