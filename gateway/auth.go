@@ -112,7 +112,7 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)),
 		refs: 1, rateKey: rateKey, name: name}
 	g.mu.Lock()
-	if old, ok := g.users.Get(key); ok && old.refs == 0 {
+	if old, ok := g.users.Peek(key); ok && old.refs == 0 {
 		old.nc.Close()
 	}
 	g.users.Put(key, u)
@@ -163,7 +163,7 @@ func (g *Gateway) release(u *userConn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	u.refs--
-	if cur, _ := g.users.Get(u.key); u.refs == 0 && cur != u {
+	if cur, _ := g.users.Peek(u.key); u.refs == 0 && cur != u {
 		u.nc.Close() // replaced while in use (it had lost its server)
 	}
 	g.evict()

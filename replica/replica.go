@@ -144,7 +144,7 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 		if err := r.load(ctx, cfg.Session); err != nil {
 			return nil, err
 		}
-		h, _ := r.trees.Get(cfg.Session)
+		h, _ := r.trees.Peek(cfg.Session)
 		from = h.seq + 1
 		r.applied = from - 1
 	} else {

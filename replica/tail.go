@@ -125,7 +125,7 @@ func (r *Replica) apply(msg jetstream.Msg) {
 		r.status.LastError = derr
 		return
 	}
-	h, _ := r.trees.Get(m.Session)
+	h, _ := r.trees.Peek(m.Session)
 	if h == nil || seq <= h.seq {
 		return // not held (read whole on first use), or already in
 	}
@@ -162,7 +162,7 @@ func (r *Replica) drop(id string) bool {
 // owning goroutine (or Start, before it runs) calls it.
 func (r *Replica) load(ctx context.Context, id string) error {
 	r.mu.RLock()
-	_, ok := r.trees.Get(id)
+	_, ok := r.trees.Peek(id)
 	r.mu.RUnlock()
 	if ok {
 		return nil

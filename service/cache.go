@@ -78,7 +78,7 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	if _, ok := c.m.Get(id); ok || c.closed { // opened meanwhile by another request
+	if _, ok := c.m.Peek(id); ok || c.closed { // opened meanwhile by another request
 		c.mu.Unlock()
 		st.Close(ctx)
 		if !ok {
@@ -151,7 +151,7 @@ func (c *cache) expire(ctx context.Context, idle time.Duration) {
 func (c *cache) drop(id string, h *held) *stream.Store {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.m.Get(id)
+	cur, ok := c.m.Peek(id)
 	if !ok || (h != nil && cur != h) {
 		return nil
 	}

@@ -152,8 +152,8 @@ func (s *TreeStore) write(ctx context.Context, fn func(t *Tree, commit Commit) e
 		return ctx.Err()
 	}
 	defer func() { <-s.writer }()
-	if err := s.read(func(*Tree) error { return nil }); err != nil {
-		return err
+	if s.closing.Load() {
+		return ErrClosed
 	}
 	return fn(s.tree, s.commit)
 }
