@@ -62,6 +62,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "tiny payload", tweak: func(c *bench.Config) { c.PayloadBytes = 10 }, wantErr: true},
 		{name: "no sizes", tweak: func(c *bench.Config) { c.Sizes = nil }, wantErr: true},
 		{name: "zero sessions", tweak: func(c *bench.Config) { c.Sessions = []int{0} }, wantErr: true},
+		{name: "known parts", tweak: func(c *bench.Config) { c.Only = []string{"reads", "appends"} }},
+		{name: "an unknown part", tweak: func(c *bench.Config) { c.Only = []string{"reads", "../etc"} }, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package filestore_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -83,6 +84,38 @@ func TestRepo(t *testing.T) {
 	}
 	if err := r.Delete(ctx, "b"); !errors.Is(err, session.ErrSessionNotFound) {
 		t.Fatalf("delete twice: %v", err)
+	}
+}
+
+// Open takes the path of a session file of its own directory (what a
+// fork's ParentSession holds) and refuses any other path.
+func TestRepoOpensItsOwnPathsOnly(t *testing.T) {
+	dir := t.TempDir()
+	r, err := filestore.NewRepo(dir, filestore.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Create(ctx, sessiontest.TestHeader("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	got, err := r.Open(ctx, r.Path("mine"))
+	if err != nil {
+		t.Fatalf("open by its own path: %v", err)
+	}
+	got.Close(ctx)
+	other := t.TempDir()
+	for _, hostile := range []string{
+		filepath.Join(other, "mine.jsonl"),
+		filepath.Join(dir, "..", filepath.Base(dir)+"x", "mine.jsonl"),
+		filepath.Join(dir, "sub", "mine.jsonl"),
+		filepath.Join(dir, "bad id!.jsonl"),
+		"/etc/passwd.jsonl",
+	} {
+		if _, err := r.Open(ctx, hostile); !errors.Is(err, session.ErrInvalidSessionID) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidSessionID", hostile, err)
+		}
 	}
 }
 
