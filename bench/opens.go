@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiongen"
 	"github.com/agentcore/sessionlog/session/system"
@@ -215,7 +216,7 @@ func buildAndCheck(ctx context.Context, st session.Store, want int) error {
 }
 
 func writeFile(dir string, h session.Header, entries []*session.Entry) (string, int64, error) {
-	data, err := filestore.Encode(&h, entries)
+	data, err := codec.EncodeFile(&h, entries)
 	if err != nil {
 		return "", 0, err
 	}
@@ -317,12 +318,12 @@ func memory(cfg Config, r *Report) {
 		b, _ := codec.EncodeEntry(e)
 		jsonBytes += len(b) + 1
 	}
-	data, _ := filestore.Encode(&h, entries)
+	data, _ := codec.EncodeFile(&h, entries)
 	entries = nil
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	loaded, err := filestore.Load(data, h.ID, filestore.Strict)
+	loaded, err := codec.DecodeFile(data, h.ID, codec.Strict, codec.WithRunner(parallel.Lines))
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(data) // in both readings: only the tree differs

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -26,7 +26,7 @@ func digestOf(t *testing.T, st *stream.Store) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := filestore.Encode(&h, es)
+	b, _ := codec.EncodeFile(&h, es)
 	leaf, _ := st.Leaf(ctx)
 	return append(b, leaf...)
 }

@@ -8,3 +8,10 @@ var (
 	MsgpackToJSON       = msgpackToJSON
 	Canonical           = canonical
 )
+
+// SetMaxLineBytes bounds the lines DecodeFile decodes until restore.
+func SetMaxLineBytes(n int) (restore func()) {
+	old := maxLineBytes
+	maxLineBytes = n
+	return func() { maxLineBytes = old }
+}

@@ -178,3 +178,42 @@ func FuzzMsgpackTranscoders(f *testing.F) {
 		}
 	})
 }
+
+// Any bytes either fail to load with a reason, or load to a session that,
+// written out and loaded again, is the same session.
+func FuzzDecodeFile(f *testing.F) {
+	for _, s := range sessiontest.PiSamples(f) {
+		f.Add(s.Data[:min(len(s.Data), 4000)])
+	}
+	f.Add([]byte(sessiontest.HeaderLine + "\n" + sessiontest.UserLine("a", "") + "\n" + sessiontest.UserLine("b", "a") + "\n"))
+	f.Add([]byte(sessiontest.HeaderLine + "\n" + sessiontest.UserLine("b", "c") + "\n" + sessiontest.UserLine("c", "b") + "\n"))
+	f.Add([]byte(`{"type":"session","id":"old","cwd":"/"}` + "\n" + `{"type":"message","message":{"role":"user","content":"x"}}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ld, err := codec.DecodeFile(data, "fuzz", codec.Lenient)
+		if err != nil {
+			return
+		}
+		h := ld.Tree.Header()
+		out, err := codec.EncodeFile(&h, sessiontest.Entries(t, ld.Tree))
+		if err != nil {
+			t.Fatalf("a loaded session does not encode: %v", err)
+		}
+		again, err := codec.DecodeFile(out, "again", codec.Strict)
+		if err != nil {
+			t.Fatalf("what we wrote does not load strictly: %v\n%s", err, out)
+		}
+		if again.Tree.Len() != ld.Tree.Len() {
+			t.Fatalf("%d entries became %d", ld.Tree.Len(), again.Tree.Len())
+		}
+		h2 := again.Tree.Header()
+		out2, _ := codec.EncodeFile(&h2, sessiontest.Entries(t, again.Tree))
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("not stable:\n%s\n---\n%s", out, out2)
+		}
+		if len(ld.Issues) == 0 || ld.Torn && len(ld.Issues) == 1 {
+			if _, err := codec.DecodeFile(data, "fuzz", codec.Strict); err != nil {
+				t.Fatalf("lenient found no problem but strict refused: %v", err)
+			}
+		}
+	})
+}

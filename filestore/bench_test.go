@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiongen"
@@ -20,7 +21,7 @@ import (
 func writeGenerated(b *testing.B, n int) (string, int64) {
 	b.Helper()
 	h, entries := sessiongen.Generate(n)
-	data, err := filestore.Encode(&h, entries)
+	data, err := codec.EncodeFile(&h, entries)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,21 +8,16 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/agentcore/sessionlog/codec"
 )
 
-// Bounds of what is read from session files, which may come from anyone.
-const (
-	// MaxLineBytes bounds a line that is decoded: a longer one is reported
-	// (ErrLineTooLong) and skipped unread by the decoder, whose cost is
-	// several times a line's size. pi's lines with inline images stay
-	// far below it.
-	MaxLineBytes = 64 << 20
-	// MaxFileBytes bounds a file read whole (check, import, display).
-	MaxFileBytes = 4 << 30
-)
+// MaxFileBytes bounds a session file read whole (check, import, display).
+const MaxFileBytes = 4 << 30
 
-// maxLineBytes is MaxLineBytes, smaller in tests.
-var maxLineBytes = MaxLineBytes
+// maxLineBytes bounds a line a listing reads (codec.MaxLineBytes, smaller
+// in tests).
+var maxLineBytes = codec.MaxLineBytes
 
 var (
 	// ErrNotRegular is returned for a path that is not a regular file
@@ -32,9 +27,6 @@ var (
 
 	// ErrTooLarge is returned for a file over the size a read allows.
 	ErrTooLarge = errors.New("filestore: file too large")
-
-	// ErrLineTooLong is reported for a line over MaxLineBytes.
-	ErrLineTooLong = errors.New("filestore: line too long")
 )
 
 // openRegular opens path (flag as for os.OpenFile) only if it is a

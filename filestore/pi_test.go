@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -65,7 +66,7 @@ func TestPiFilesBothWays(t *testing.T) {
 			sessiontest.CheckPi(t, s, sample.Expected)
 			h, _ := s.Header(ctx)
 			all, _ := s.Entries(ctx)
-			enc, err := filestore.Encode(&h, all)
+			enc, err := codec.EncodeFile(&h, all)
 			if err != nil {
 				t.Fatal(err)
 			}

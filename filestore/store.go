@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -36,7 +37,7 @@ func (p SyncPolicy) String() string {
 // Config configures a file store.
 type Config struct {
 	Sync SyncPolicy
-	Mode Mode
+	Mode codec.Mode
 	// ReadOnly opens without locking; Append returns an error.
 	ReadOnly bool
 	// FileMode is the permission of created files.
@@ -45,7 +46,7 @@ type Config struct {
 
 // DefaultConfig is strict loading, fsync on every append, files 0600.
 func DefaultConfig() Config {
-	return Config{Sync: SyncAlways, Mode: Strict, FileMode: 0o600}
+	return Config{Sync: SyncAlways, Mode: codec.Strict, FileMode: 0o600}
 }
 
 // Validate checks the config.
@@ -53,7 +54,7 @@ func (c Config) Validate() error {
 	switch {
 	case c.Sync != SyncAlways && c.Sync != SyncNone:
 		return fmt.Errorf("%w: unknown sync policy %d", ErrInvalidConfig, c.Sync)
-	case c.Mode != Strict && c.Mode != Lenient:
+	case c.Mode != codec.Strict && c.Mode != codec.Lenient:
 		return fmt.Errorf("%w: unknown mode %d", ErrInvalidConfig, c.Mode)
 	case c.FileMode&0o600 != 0o600:
 		return fmt.Errorf("%w: file mode %v does not let the owner read and write", ErrInvalidConfig, c.FileMode)
@@ -66,7 +67,7 @@ type Store struct {
 	*session.TreeStore
 	path   string
 	cfg    Config
-	issues []*LineError
+	issues []*codec.LineError
 
 	mu       sync.Mutex // guards f, size, poisoned (writeAhead runs as the TreeStore's only writer)
 	f        *os.File
@@ -138,7 +139,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("filestore: open: %w", err)
 		}
-		ld, err := Load(data, path, cfg.Mode)
+		ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines))
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +167,7 @@ func openLocked(f *os.File, path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: read %s: %w", path, err)
 	}
-	ld, err := Load(data, path, cfg.Mode)
+	ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines))
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func openLocked(f *os.File, path string, cfg Config) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Issues returns what the load skipped (Lenient) or repaired.
-func (s *Store) Issues() []*LineError { return append([]*LineError(nil), s.issues...) }
+func (s *Store) Issues() []*codec.LineError { return append([]*codec.LineError(nil), s.issues...) }
 
 // writeAhead appends the entries' lines in one write and syncs per policy.
 // On any failure the file is cut back to its previous length.
@@ -274,7 +275,7 @@ func rewrite(path string, t *session.Tree, cfg Config) (*os.File, int64, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	data, err := Encode(&h, entries)
+	data, err := codec.EncodeFile(&h, entries)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -290,22 +291,6 @@ func rewrite(path string, t *session.Tree, cfg Config) (*os.File, int64, error) 
 		return nil, 0, err
 	}
 	return f, int64(len(data)), nil
-}
-
-// Encode returns the whole file for a header and entries.
-func Encode(h *session.Header, entries []*session.Entry) ([]byte, error) {
-	buf, err := codec.AppendHeader(nil, h)
-	if err != nil {
-		return nil, err
-	}
-	buf = append(buf, '\n')
-	for _, e := range entries {
-		if buf, err = codec.AppendEntry(buf, e); err != nil {
-			return nil, err
-		}
-		buf = append(buf, '\n')
-	}
-	return buf, nil
 }
 
 // WriteAtomic replaces the file at path with data: written to a temporary

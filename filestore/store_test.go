@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -44,12 +45,12 @@ func appendUser(t *testing.T, s session.Store, text string) *session.Entry {
 }
 
 func TestOpenRepairsTornTail(t *testing.T) {
-	p := writeFile(t, []byte(header+"\n"+user("a", "")+"\n"+`{"type":"message","id":"b","pa`))
+	p := writeFile(t, []byte(sessiontest.HeaderLine+"\n"+sessiontest.UserLine("a", "")+"\n"+`{"type":"message","id":"b","pa`))
 	s, err := filestore.Open(ctx, p, filestore.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if is := s.Issues(); len(is) != 1 || !errors.Is(is[0], filestore.ErrTornWrite) {
+	if is := s.Issues(); len(is) != 1 || !errors.Is(is[0], codec.ErrTornWrite) {
 		t.Fatalf("issues = %v, want the torn line", is)
 	}
 	appendUser(t, s, "after")
@@ -70,7 +71,7 @@ func TestOpenRepairsTornTail(t *testing.T) {
 }
 
 func TestOpenTerminatesLastLine(t *testing.T) {
-	p := writeFile(t, []byte(header+"\n"+user("a", "")))
+	p := writeFile(t, []byte(sessiontest.HeaderLine+"\n"+sessiontest.UserLine("a", "")))
 	s, err := filestore.Open(ctx, p, filestore.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +84,13 @@ func TestOpenTerminatesLastLine(t *testing.T) {
 	}
 }
 
-func mustLoad(t *testing.T, p string) *filestore.Loaded {
+func mustLoad(t *testing.T, p string) *codec.File {
 	t.Helper()
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := filestore.Load(data, p, filestore.Strict)
+	ld, err := codec.DecodeFile(data, p, codec.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestEveryCrashPointKeepsEarlierEntries(t *testing.T) {
 	hdrLen := len(lines[0])
 	for cut := hdrLen; cut <= len(data); cut++ {
 		prefix := data[:cut]
-		ld, err := filestore.Load(prefix, "p", filestore.Strict)
+		ld, err := codec.DecodeFile(prefix, "p", codec.Strict)
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -124,7 +125,7 @@ func TestEveryCrashPointKeepsEarlierEntries(t *testing.T) {
 }
 
 func TestLocking(t *testing.T) {
-	p := writeFile(t, file(header, user("a", "")))
+	p := writeFile(t, sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", "")))
 	s, err := filestore.Open(ctx, p, filestore.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestWritableOpenMigratesOnDisk(t *testing.T) {
-	p := writeFile(t, file(
+	p := writeFile(t, sessiontest.Lines(
 		`{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}`,
 		`{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}`,
 	))
@@ -205,7 +206,7 @@ func TestWritableOpenMigratesOnDisk(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	newer := file(`{"type":"session","version":4,"id":"s","timestamp":"t","cwd":"/"}`, user("a", ""))
+	newer := sessiontest.Lines(`{"type":"session","version":4,"id":"s","timestamp":"t","cwd":"/"}`, sessiontest.UserLine("a", ""))
 	p := writeFile(t, newer)
 	if _, err := filestore.Open(ctx, p, filestore.DefaultConfig()); !errors.Is(err, filestore.ErrUnsupportedVersion) {
 		t.Fatalf("writable open of v4: %v", err)
@@ -218,10 +219,10 @@ func TestRefusals(t *testing.T) {
 		s.Close(ctx)
 	}
 
-	oldBad := file(`{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}`, user("a", ""), "garbage")
+	oldBad := sessiontest.Lines(`{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}`, sessiontest.UserLine("a", ""), "garbage")
 	p2 := writeFile(t, oldBad)
 	lenient := filestore.DefaultConfig()
-	lenient.Mode = filestore.Lenient
+	lenient.Mode = codec.Lenient
 	if _, err := filestore.Open(ctx, p2, lenient); !errors.Is(err, filestore.ErrNeedsRepair) {
 		t.Fatalf("migrating a file with bad lines: %v", err)
 	}
@@ -229,9 +230,9 @@ func TestRefusals(t *testing.T) {
 		t.Fatal("a refused open changed the file")
 	}
 
-	strictBad := file(header, user("a", ""), "garbage", user("b", "a"))
+	strictBad := sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), "garbage", sessiontest.UserLine("b", "a"))
 	p3 := writeFile(t, strictBad)
-	if _, err := filestore.Open(ctx, p3, filestore.DefaultConfig()); !errors.Is(err, filestore.ErrMalformedLine) {
+	if _, err := filestore.Open(ctx, p3, filestore.DefaultConfig()); !errors.Is(err, codec.ErrMalformedLine) {
 		t.Fatalf("strict open of a bad file: %v", err)
 	}
 	s, err := filestore.Open(ctx, p3, lenient)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -24,7 +24,7 @@ func digest(t *session.Tree) []byte {
 	if err != nil {
 		panic(err)
 	}
-	b, err := filestore.Encode(&h, es)
+	b, err := codec.EncodeFile(&h, es)
 	if err != nil {
 		panic(err)
 	}

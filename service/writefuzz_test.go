@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
@@ -228,11 +227,11 @@ func exportLoads(t *testing.T, f *fixture, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := filestore.Encode(&h, all)
+	data, err := codec.EncodeFile(&h, all)
 	if err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	ld, err := filestore.Load(data, id+".jsonl", filestore.Strict)
+	ld, err := codec.DecodeFile(data, id+".jsonl", codec.Strict)
 	if err != nil {
 		t.Fatalf("the export does not load: %v", err)
 	}

@@ -20,7 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -327,7 +327,7 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		if shaHex(data) != bodySHA {
 			return nil, fmt.Errorf("%w: body checksum mismatch", ErrBadSnapshot)
 		}
-		ld, err := filestore.Load(data, "snapshot "+id, filestore.Strict)
+		ld, err := codec.DecodeFile(data, "snapshot "+id, codec.Strict, codec.WithRunner(parallel.Lines))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -139,7 +138,7 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := filestore.Encode(&h, entries)
+	body, err := codec.EncodeFile(&h, entries)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
@@ -55,7 +55,7 @@ func encoded(t *testing.T, st session.Store) []byte {
 	ctx := context.Background()
 	h, _ := st.Header(ctx)
 	es, _ := st.Entries(ctx)
-	data, err := filestore.Encode(&h, es)
+	data, err := codec.EncodeFile(&h, es)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func rebuild(t *testing.T, b *stream.Backend, id string) []byte {
 			t.Fatal(err)
 		}
 	}
-	data, err := filestore.Encode(&h, sessiontest.Entries(t, tr))
+	data, err := codec.EncodeFile(&h, sessiontest.Entries(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/internal/parallel"
 )
 
 // runCheck loads a file leniently and lists every problem with its line;
@@ -20,14 +22,14 @@ func runCheck(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	ld, err := filestore.Load(data, path, filestore.Lenient)
+	ld, err := codec.DecodeFile(data, path, codec.Lenient, codec.WithRunner(parallel.Lines))
 	if err != nil {
 		return err
 	}
 	bad := 0
 	for _, is := range ld.Issues {
 		fmt.Fprintln(e.stdout, is.Error())
-		if !errors.Is(is, filestore.ErrTornWrite) {
+		if !errors.Is(is, codec.ErrTornWrite) {
 			bad++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
@@ -77,7 +78,7 @@ func runDemo(ctx context.Context, e env) error {
 		if err != nil {
 			return err
 		}
-		data, err := filestore.Encode(&h, entries)
+		data, err := codec.EncodeFile(&h, entries)
 		if err != nil {
 			return err
 		}

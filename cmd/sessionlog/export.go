@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -24,7 +25,7 @@ func runExport(ctx context.Context, e env) error {
 		if err != nil {
 			return err
 		}
-		data, err := filestore.Encode(&h, entries)
+		data, err := codec.EncodeFile(&h, entries)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -25,11 +27,11 @@ func runImport(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	mode := filestore.Strict
+	mode := codec.Strict
 	if *lenient {
-		mode = filestore.Lenient
+		mode = codec.Lenient
 	}
-	ld, err := filestore.Load(data, args[0], mode)
+	ld, err := codec.DecodeFile(data, args[0], mode, codec.WithRunner(parallel.Lines))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
@@ -16,7 +17,7 @@ func openFile(ctx context.Context, path string, lenient bool) (*filestore.Store,
 	cfg := filestore.DefaultConfig()
 	cfg.ReadOnly = true
 	if lenient {
-		cfg.Mode = filestore.Lenient
+		cfg.Mode = codec.Lenient
 	}
 	s, err := filestore.Open(ctx, path, cfg)
 	if err != nil {

@@ -1,4 +1,5 @@
-// Package hygiene checks the repository itself: what is tracked.
+// Package hygiene checks the repository itself: what is tracked, and that
+// the pure core stays pure.
 package hygiene
 
 import (

@@ -1,61 +1,29 @@
-package filestore
+package codec
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"runtime"
 	"strconv"
-	"sync"
 
-	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 )
-
-// Mode says what a load does with bad lines.
-type Mode int
-
-const (
-	// Strict refuses a file with any bad line (a torn last line excepted).
-	Strict Mode = iota
-	// Lenient loads every good entry and reports what it skipped.
-	Lenient
-)
-
-func (m Mode) String() string {
-	if m == Lenient {
-		return "lenient"
-	}
-	return "strict"
-}
-
-// Loaded is a parsed session file.
-type Loaded struct {
-	Tree *session.Tree
-	// Issues lists the lines skipped (Lenient) and a torn last line.
-	Issues []*LineError
-	// Version is the format version the file had; Tree's header says 3
-	// after migration.
-	Version  int
-	Migrated bool
-	// ValidEnd is the offset just past the last complete line.
-	ValidEnd int64
-	// MissingNewline is set when the file ends in a complete line that
-	// lacks its newline (the next append must add one first).
-	MissingNewline bool
-	// Torn is set when the file ends in an incomplete line.
-	Torn bool
-}
 
 type fileLine struct {
 	no    int
 	entry *session.Entry
 }
 
-// Load parses the bytes of a session file. name is used in errors only.
-func Load(data []byte, name string, mode Mode) (*Loaded, error) {
-	ld := &Loaded{}
+// DecodeFile parses the bytes of a session file (JSON lines, any version
+// pi wrote, migrated to 3). name is used in errors only; mode says what
+// becomes of bad lines.
+func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File, error) {
+	var o fileOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ld := &File{}
 	var header *session.Header
 	var lines []fileLine
 	var issues []*LineError
@@ -70,7 +38,7 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 	ld.ValidEnd = validEnd
 	if len(segs) > 0 {
 		first := segs[0]
-		h, err := codec.DecodeHeader(first.text)
+		h, err := DecodeHeader(first.text)
 		if err != nil {
 			return nil, &LineError{File: name, Line: first.no, Err: fmt.Errorf("%w: %w", ErrBadHeader, err)}
 		}
@@ -82,7 +50,7 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 		parsedIdx = append(parsedIdx, -1)
 		segs = segs[1:]
 	}
-	decoded := decodeAll(segs, header != nil && header.Version <= 1)
+	decoded := decodeAll(segs, header != nil && header.Version <= 1, o.run)
 	for i, sg := range segs {
 		e, err := decoded[i].entry, decoded[i].err
 		if err != nil {
@@ -127,7 +95,7 @@ func Load(data []byte, name string, mode Mode) (*Loaded, error) {
 			}
 		}
 		if len(bad) > 0 {
-			return nil, &LoadError{File: name, Issues: bad}
+			return nil, &FileError{File: name, Issues: bad}
 		}
 	}
 	return ld, nil
@@ -171,32 +139,29 @@ type decoded struct {
 	err   error
 }
 
-// decodeAll decodes the lines on every core: lines are independent, and
-// decoding is most of the cost of opening a long session.
-func decodeAll(segs []segment, legacy bool) []decoded {
+// decodeAll decodes the lines, in parallel when run spreads the work:
+// lines are independent, and decoding is most of the cost of opening a
+// long session.
+func decodeAll(segs []segment, legacy bool, run Runner) []decoded {
 	out := make([]decoded, len(segs))
-	decode := codec.DecodeEntry
+	decode := DecodeEntry
 	if legacy {
-		decode = codec.DecodeLegacyEntry
+		decode = DecodeLegacyEntry
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(segs)/1024+1)
-	var wg sync.WaitGroup
-	chunk := (len(segs) + workers - 1) / workers
-	for w := 0; w < len(segs); w += chunk {
-		wg.Add(1)
-		go func(part []segment, res []decoded) {
-			defer wg.Done()
-			for i, sg := range part {
-				if len(sg.text) > maxLineBytes {
-					// Decoding costs several times a line: not this one.
-					res[i].err = fmt.Errorf("%w: %d bytes (at most %d)", ErrLineTooLong, len(sg.text), maxLineBytes)
-					continue
-				}
-				res[i].entry, res[i].err = decode(sg.text)
+	if run == nil {
+		run = func(n int, part func(lo, hi int)) { part(0, n) }
+	}
+	run(len(segs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sg := segs[i]
+			if len(sg.text) > maxLineBytes {
+				// Decoding costs several times a line: not this one.
+				out[i].err = fmt.Errorf("%w: %d bytes (at most %d)", ErrLineTooLong, len(sg.text), maxLineBytes)
+				continue
 			}
-		}(segs[w:min(w+chunk, len(segs))], out[w:min(w+chunk, len(segs))])
-	}
-	wg.Wait()
+			out[i].entry, out[i].err = decode(sg.text)
+		}
+	})
 	return out
 }
 

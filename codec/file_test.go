@@ -1,4 +1,4 @@
-package filestore_test
+package codec_test
 
 import (
 	"errors"
@@ -7,22 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
-
-const header = `{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}`
-
-func user(id, parent string) string {
-	p := "null"
-	if parent != "" {
-		p = fmt.Sprintf("%q", parent)
-	}
-	return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi %s","timestamp":1}}`, id, p, id)
-}
-
-func file(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
 
 type issue struct {
 	line int
@@ -43,85 +31,85 @@ func TestLoadBadInput(t *testing.T) {
 	}{
 		{
 			name:     "clean",
-			data:     file(header, user("a", ""), user("b", "a")),
+			data:     sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "a")),
 			wantIDs:  []string{"a", "b"},
 			wantLeaf: "b",
 			strictOK: true,
 		},
 		{
 			name:       "malformed line in the middle",
-			data:       file(header, user("a", ""), `{"type":"message","id":"x",`, user("b", "a")),
-			wantIssues: []issue{{3, filestore.ErrMalformedLine}},
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"message","id":"x",`, sessiontest.UserLine("b", "a")),
+			wantIssues: []issue{{3, codec.ErrMalformedLine}},
 			wantIDs:    []string{"a", "b"},
 			wantLeaf:   "b",
 		},
 		{
 			name:       "entry without id",
-			data:       file(header, user("a", ""), `{"type":"message","parentId":"a","message":{"role":"user","content":"x"}}`),
-			wantIssues: []issue{{3, filestore.ErrMalformedLine}},
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"message","parentId":"a","message":{"role":"user","content":"x"}}`),
+			wantIssues: []issue{{3, codec.ErrMalformedLine}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
 		},
 		{
 			name:       "torn last line is tolerated even when strict",
-			data:       []byte(header + "\n" + user("a", "") + "\n" + `{"type":"message","id":"b","par`),
-			wantIssues: []issue{{3, filestore.ErrTornWrite}},
+			data:       []byte(sessiontest.HeaderLine + "\n" + sessiontest.UserLine("a", "") + "\n" + `{"type":"message","id":"b","par`),
+			wantIssues: []issue{{3, codec.ErrTornWrite}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
 			strictOK:   true,
 		},
 		{
 			name:     "complete last line without newline",
-			data:     []byte(header + "\n" + user("a", "")),
+			data:     []byte(sessiontest.HeaderLine + "\n" + sessiontest.UserLine("a", "")),
 			wantIDs:  []string{"a"},
 			wantLeaf: "a",
 			strictOK: true,
 		},
 		{
 			name:     "blank lines are ignored",
-			data:     file(header, "", user("a", ""), "   ", user("b", "a")),
+			data:     sessiontest.Lines(sessiontest.HeaderLine, "", sessiontest.UserLine("a", ""), "   ", sessiontest.UserLine("b", "a")),
 			wantIDs:  []string{"a", "b"},
 			wantLeaf: "b",
 			strictOK: true,
 		},
 		{
 			name:       "duplicate id keeps the first",
-			data:       file(header, user("a", ""), user("b", "a"), user("a", "b")),
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "a"), sessiontest.UserLine("a", "b")),
 			wantIssues: []issue{{4, session.ErrDuplicateID}},
 			wantIDs:    []string{"a", "b"},
 			wantLeaf:   "b",
 		},
 		{
 			name:       "missing parent and its descendants",
-			data:       file(header, user("a", ""), user("b", "ghost"), user("c", "b"), user("d", "a")),
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "ghost"), sessiontest.UserLine("c", "b"), sessiontest.UserLine("d", "a")),
 			wantIssues: []issue{{3, session.ErrParentNotFound}, {4, session.ErrParentNotFound}},
 			wantIDs:    []string{"a", "d"},
 			wantLeaf:   "d",
 		},
 		{
 			name:       "cycle",
-			data:       file(header, user("a", ""), user("b", "c"), user("c", "b"), user("d", "c")),
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "c"), sessiontest.UserLine("c", "b"), sessiontest.UserLine("d", "c")),
 			wantIssues: []issue{{3, session.ErrCycle}, {4, session.ErrCycle}, {5, session.ErrCycle}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
 		},
 		{
 			name:     "parent later in the file is fine",
-			data:     file(header, user("b", "a"), user("a", "")),
+			data:     sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("b", "a"), sessiontest.UserLine("a", "")),
 			wantIDs:  []string{"a", "b"},
 			wantLeaf: "a",
 			strictOK: true,
 		},
 		{
 			name:       "label of a missing entry",
-			data:       file(header, user("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}`, user("b", "l")),
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}`, sessiontest.UserLine("b", "l")),
 			wantIssues: []issue{{3, session.ErrEntryNotFound}, {4, session.ErrParentNotFound}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
 		},
 		{
 			name:       "message entry without a message",
-			data:       file(header, user("a", ""), `{"type":"message","id":"m","parentId":"a","timestamp":"t","message":"oops"}`),
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"message","id":"m","parentId":"a","timestamp":"t","message":"oops"}`),
 			wantIssues: []issue{{3, session.ErrInvalidEntry}},
 			wantIDs:    []string{"a"},
 			wantLeaf:   "a",
@@ -129,7 +117,7 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ld, err := filestore.Load(tt.data, "f.jsonl", filestore.Lenient)
+			ld, err := codec.DecodeFile(tt.data, "f.jsonl", codec.Lenient)
 			if err != nil {
 				t.Fatalf("lenient load: %v", err)
 			}
@@ -160,12 +148,12 @@ func TestLoadBadInput(t *testing.T) {
 				t.Errorf("leaf = %q, want %q", ld.Tree.Leaf(), tt.wantLeaf)
 			}
 
-			_, err = filestore.Load(tt.data, "f.jsonl", filestore.Strict)
+			_, err = codec.DecodeFile(tt.data, "f.jsonl", codec.Strict)
 			if tt.strictOK && err != nil {
 				t.Fatalf("strict load: %v", err)
 			}
 			if !tt.strictOK {
-				var le *filestore.LoadError
+				var le *codec.FileError
 				if !errors.As(err, &le) {
 					t.Fatalf("strict load error = %v, want a *LoadError", err)
 				}
@@ -187,15 +175,15 @@ func TestLoadRefusesWhatIsNotASession(t *testing.T) {
 	}{
 		{"empty", ""},
 		{"only blank lines", "\n  \n"},
-		{"entry first", user("a", "") + "\n"},
-		{"header without id", `{"type":"session","version":3}` + "\n"},
+		{"entry first", sessiontest.UserLine("a", "") + "\n"},
+		{"sessiontest.HeaderLine without id", `{"type":"session","version":3}` + "\n"},
 		{"garbage", "hello\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, mode := range []filestore.Mode{filestore.Strict, filestore.Lenient} {
-				_, err := filestore.Load([]byte(tt.data), "x.jsonl", mode)
-				if !errors.Is(err, filestore.ErrBadHeader) {
+			for _, mode := range []codec.Mode{codec.Strict, codec.Lenient} {
+				_, err := codec.DecodeFile([]byte(tt.data), "x.jsonl", mode)
+				if !errors.Is(err, codec.ErrBadHeader) {
 					t.Fatalf("%v load error = %v, want ErrBadHeader", mode, err)
 				}
 				if !strings.Contains(err.Error(), "x.jsonl:") {
@@ -207,7 +195,7 @@ func TestLoadRefusesWhatIsNotASession(t *testing.T) {
 }
 
 func TestMigrateOldVersions(t *testing.T) {
-	v1 := file(
+	v1 := sessiontest.Lines(
 		`{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}`,
 		`{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}`,
 		`{"type":"message","timestamp":"2024-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"A"}],"provider":"p","model":"m","timestamp":2}}`,
@@ -215,12 +203,12 @@ func TestMigrateOldVersions(t *testing.T) {
 		`{"type":"compaction","timestamp":"2024-01-01T00:00:04.000Z","summary":"S","firstKeptEntryIndex":3,"tokensBefore":9}`,
 		`{"type":"message","timestamp":"2024-01-01T00:00:05.000Z","message":{"role":"hookMessage","customType":"h","content":"hook","display":true,"timestamp":5}}`,
 	)
-	ld, err := filestore.Load(v1, "v1.jsonl", filestore.Strict)
+	ld, err := codec.DecodeFile(v1, "v1.jsonl", codec.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ld.Migrated || ld.Version != 1 || ld.Tree.Header().Version != 3 {
-		t.Fatalf("migrated=%v version=%d header version=%d", ld.Migrated, ld.Version, ld.Tree.Header().Version)
+		t.Fatalf("migrated=%v version=%d sessiontest.HeaderLine version=%d", ld.Migrated, ld.Version, ld.Tree.Header().Version)
 	}
 	es := sessiontest.Entries(t, ld.Tree)
 	if len(es) != 5 {
@@ -242,7 +230,7 @@ func TestMigrateOldVersions(t *testing.T) {
 	if es[4].Message.Role != session.RoleCustom {
 		t.Errorf("hookMessage became %q, want custom", es[4].Message.Role)
 	}
-	again, err := filestore.Load(v1, "v1.jsonl", filestore.Strict)
+	again, err := codec.DecodeFile(v1, "v1.jsonl", codec.Strict)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,4 +255,23 @@ func mustBranch(t *testing.T, tr *session.Tree) []*session.Entry {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A line over the bound is reported, not decoded: decoding costs several
+// times its size.
+func TestLongLinesAreNotDecoded(t *testing.T) {
+	defer codec.SetMaxLineBytes(1 << 10)()
+	short := `{"type":"custom","customType":"x","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}`
+	long := `{"type":"custom","customType":"x","data":"` + strings.Repeat("y", 4<<10) + `","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z"}`
+	data := sessiontest.Lines(sessiontest.HeaderLine, short, long)
+	ld, err := codec.DecodeFile(data, "long.jsonl", codec.Lenient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.Tree.Len() != 1 || len(ld.Issues) != 1 || !errors.Is(ld.Issues[0].Err, codec.ErrLineTooLong) || ld.Issues[0].Line != 3 {
+		t.Fatalf("decoded %d entries, issues %v", ld.Tree.Len(), ld.Issues)
+	}
+	if _, err := codec.DecodeFile(data, "long.jsonl", codec.Strict); !errors.Is(err, codec.ErrLineTooLong) {
+		t.Fatalf("a strict decode of a file with a line too long: %v", err)
+	}
 }

@@ -1,0 +1,43 @@
+// Package parallel is the module's one way to spread independent CPU work
+// over the cores: decoding the lines of a session file, for one. The pure
+// packages (session, codec) take such work as a function and start no
+// goroutines themselves; their callers pass Ranges.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Ranges returns a function that runs part over [0, n) cut into at most
+// GOMAXPROCS ranges of at least minPer items each, every range but the
+// first in a goroutine of its own, and returns when all are done. Parts
+// must touch disjoint state. Below 2*minPer items it runs part(0, n) on
+// the caller's goroutine: a goroutine costs more than the work it would
+// take.
+func Ranges(minPer int) func(n int, part func(lo, hi int)) {
+	minPer = max(minPer, 1)
+	return func(n int, part func(lo, hi int)) {
+		workers := min(runtime.GOMAXPROCS(0), n/minPer)
+		if workers <= 1 {
+			part(0, n)
+			return
+		}
+		chunk := (n + workers - 1) / workers
+		var wg sync.WaitGroup
+		for lo := chunk; lo < n; lo += chunk {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				part(lo, hi)
+			}(lo, min(lo+chunk, n))
+		}
+		part(0, min(chunk, n))
+		wg.Wait()
+	}
+}
+
+// Lines spreads the decoding of a session file's lines (codec.WithRunner):
+// a thousand lines are a millisecond or more of work, far above what a
+// goroutine costs.
+var Lines = Ranges(1024)
