@@ -9,16 +9,15 @@ import (
 	"sync"
 )
 
-// Ranges returns a function that runs part over [0, n) cut into at most
-// GOMAXPROCS ranges of at least minPer items each, every range but the
-// first in a goroutine of its own, and returns when all are done. Parts
-// must touch disjoint state. Below 2*minPer items it runs part(0, n) on
-// the caller's goroutine: a goroutine costs more than the work it would
-// take.
+// Ranges returns a function that runs part over [0, n) cut into one range
+// per started minPer items (n/minPer + 1, at most GOMAXPROCS), every range
+// but the first in a goroutine of its own, and returns when all are done.
+// Parts must touch disjoint state. Below minPer items it runs part(0, n)
+// on the caller's goroutine: a goroutine would cost more than it saves.
 func Ranges(minPer int) func(n int, part func(lo, hi int)) {
 	minPer = max(minPer, 1)
 	return func(n int, part func(lo, hi int)) {
-		workers := min(runtime.GOMAXPROCS(0), n/minPer)
+		workers := min(runtime.GOMAXPROCS(0), n/minPer+1)
 		if workers <= 1 {
 			part(0, n)
 			return

@@ -31,10 +31,10 @@ func TestRangesCoverEachIndexOnce(t *testing.T) {
 				t.Fatalf("n=%d minPer=%d: index %d visited %d times", tc.n, tc.minPer, i, c)
 			}
 		}
-		if want := int32(min(runtime.GOMAXPROCS(0), tc.n/max(tc.minPer, 1))); want > 1 && calls.Load() > want {
+		if want := int32(min(runtime.GOMAXPROCS(0), tc.n/max(tc.minPer, 1)+1)); calls.Load() > want {
 			t.Fatalf("n=%d: %d ranges, want at most %d", tc.n, calls.Load(), want)
 		}
-		if tc.n < 2*max(tc.minPer, 1) && calls.Load() > 1 {
+		if tc.n < max(tc.minPer, 1) && calls.Load() > 1 {
 			t.Fatalf("n=%d minPer=%d: split into %d ranges", tc.n, tc.minPer, calls.Load())
 		}
 	}
