@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -21,8 +22,7 @@ func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*replica
 	t.Helper()
 	var rs []*replica.Replica
 	for i := range c.nodes {
-		nc, err := nats.Connect(c.url(i), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
-			nats.PingInterval(500*time.Millisecond), nats.MaxPingsOutstanding(2))
+		nc, err := nats.Connect(c.url(i), append(cluster.ClientOptions("replica"), nats.PingInterval(500*time.Millisecond))...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,20 +56,20 @@ func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn 
 
 // getBatchOf is getBatch on another stream of the backend's (the
 // snapshots' object store).
-func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (end batchEnd, err error) {
+func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
+	var end batchEnd
 	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
 	}{from, subject, readBatch, readBatchBytes}
-	err = b.direct(ctx, stream, req, func(raw *jetstream.RawStreamMsg, pending uint64) error {
-		return fn(raw, pending)
-	}, func(eob nats.Header) error {
-		end.pending, err = strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
-		if err != nil {
+	err := b.direct(ctx, stream, req, fn, func(eob nats.Header) error {
+		pending, perr := strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
+		if perr != nil {
 			return fmt.Errorf("stream: direct get: end of batch without a pending count: %w", jetstream.ErrInvalidJetStreamResponse)
 		}
+		end.pending = pending
 		return nil
 	})
 	return end, err
