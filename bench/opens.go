@@ -150,11 +150,11 @@ func rawRead(ctx context.Context, b *stream.Backend, id string, from uint64, wan
 	if from > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
-	cons, err := b.Stream().OrderedConsumer(ctx, cc)
+	cons, err := b.StreamOf(id).OrderedConsumer(ctx, cc)
 	if err != nil {
 		return err
 	}
-	defer b.Stream().DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+	defer b.StreamOf(id).DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
 	for got := 0; got < want; {
 		batch, err := cons.Fetch(min(1000, want-got), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
@@ -179,7 +179,7 @@ func rawRead(ctx context.Context, b *stream.Backend, id string, from uint64, wan
 // tailStart is the sequence of the first of a session's last n messages
 // (sessions here are written without other sessions' messages between).
 func tailStart(ctx context.Context, b *stream.Backend, id string, n int) (uint64, error) {
-	m, err := b.Stream().GetLastMsgForSubject(ctx, b.SessionSubjects(id))
+	m, err := b.StreamOf(id).GetLastMsgForSubject(ctx, b.SessionSubjects(id))
 	if err != nil {
 		return 0, err
 	}

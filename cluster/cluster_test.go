@@ -74,7 +74,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := b1.Stream().Info(ctx)
+	info, err := b1.Partitions()[0].Stream().Info(ctx)
 	if err != nil || info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("stream is not R3 across the cluster: %+v %v", info.Cluster, err)
 	}
@@ -86,7 +86,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, err := ba.Stream().Info(ctx); err != nil || info.Config.Replicas != 3 || ba.Config().Replicas != 3 || len(ba.Warnings()) != 0 {
+	if info, err := ba.Partitions()[0].Stream().Info(ctx); err != nil || info.Config.Replicas != 3 || ba.Config().Replicas != 3 || len(ba.Warnings()) != 0 {
 		t.Fatalf("default replicas in a cluster: %+v %v %v", info.Config.Replicas, ba.Warnings(), err)
 	}
 	lonely := stream.DefaultConfig()
@@ -155,7 +155,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	sessiontest.CheckFor(t, 60*time.Second, 50*time.Millisecond, func() error {
 		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		info, err := b1.Stream().Info(ictx)
+		info, err := b1.Partitions()[0].Stream().Info(ictx)
 		if err != nil {
 			return err
 		}

@@ -206,7 +206,7 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := b.Stream().Info(ctx)
+	info, err := b.Partitions()[0].Stream().Info(ctx)
 	if err != nil || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("the nodes are not one cluster: %+v %v", info, err)
 	}

@@ -64,7 +64,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	js, err := jetstream.New(u.nc)
 	var st jetstream.Stream
 	if err == nil {
-		st, err = js.Stream(ctx, sc.Stream)
+		st, err = js.Stream(ctx, sc.StreamOf(id))
 	}
 	if err != nil {
 		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)

@@ -61,7 +61,7 @@ func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*repl
 	if err != nil {
 		return err
 	}
-	info, err := b.Stream().Info(ctx)
+	info, err := b.Partitions()[0].Stream().Info(ctx) // one partition: every session's
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*repl
 	var want map[string][32]byte
 	for i, r := range rs {
 		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		err := r.WaitFor(wctx, last)
+		err := r.WaitFor(wctx, sessions[0], last)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("replica on node %d: %w (status %+v)", i, err, r.Status())

@@ -51,7 +51,7 @@ func BenchmarkOpenSession(b *testing.B) {
 	full.Close(ctx)
 	snap := seed(b, bk, "snap", total-tail)
 	// The header is the session's first message: its sequence is the epoch.
-	m, err := bk.Stream().GetLastMsgForSubject(ctx, cfg.Prefix+".snap.session")
+	m, err := bk.StreamOf("snap").GetLastMsgForSubject(ctx, bk.Config().SessionSubjects("snap"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func BenchmarkReplicaLag(b *testing.B) {
 		}
 		acked := time.Now()
 		seq, _ := st.Sequence(ctx)
-		if err := r.WaitFor(ctx, seq); err != nil {
+		if err := r.WaitFor(ctx, "lag", seq); err != nil {
 			b.Fatal(err)
 		}
 		lags = append(lags, time.Since(acked))

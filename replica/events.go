@@ -96,6 +96,7 @@ type EventStatus struct {
 // Dead-letter headers: where the entry came from and why it gave up.
 const (
 	HeaderOrigSubject = "Sessionlog-Orig-Subject"
+	HeaderOrigStream  = "Sessionlog-Orig-Stream"
 	HeaderOrigSeq     = "Sessionlog-Orig-Seq"
 	HeaderConsumer    = "Sessionlog-Consumer"
 	HeaderDeliveries  = "Sessionlog-Deliveries"
@@ -147,14 +148,17 @@ func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
 	return nil
 }
 
-// Subscription is a running event consumer. Its goroutine handles one
-// event at a time.
+// Subscription is a running event consumer: a durable consumer of the
+// same name on each partition's stream, one goroutine pulling from each.
+// Its handler is called for one event at a time.
 type Subscription struct {
 	b      *stream.Backend
 	cfg    EventConfig
-	it     jetstream.MessagesContext
+	its    []jetstream.MessagesContext
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// handling makes handler calls one at a time across partitions.
+	handling sync.Mutex
 
 	mu     sync.Mutex
 	status EventStatus
@@ -169,37 +173,50 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 	if err := EnsureDeadLetters(ctx, b); err != nil {
 		return nil, err
 	}
-	filters := make([]string, len(cfg.Types))
-	for i, t := range cfg.Types {
-		filters[i] = b.TypeSubjects(t)
+	var its []jetstream.MessagesContext
+	stop := func() {
+		for _, it := range its {
+			it.Stop()
+		}
 	}
-	cons, err := b.Stream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        cfg.Durable,
-		Description:    "sessionlog event consumer",
-		FilterSubjects: filters,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        cfg.AckWait,
-		MaxDeliver:     -1, // dead letters are ours to route, not the server's to drop
-		MaxAckPending:  1000,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+	for _, p := range b.Partitions() {
+		filters := make([]string, len(cfg.Types))
+		for i, t := range cfg.Types {
+			filters[i] = p.TypeSubjects(t)
+		}
+		cons, err := p.Stream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:        cfg.Durable,
+			Description:    "sessionlog event consumer",
+			FilterSubjects: filters,
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        cfg.AckWait,
+			MaxDeliver:     -1, // dead letters are ours to route, not the server's to drop
+			MaxAckPending:  1000,
+		})
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+		}
+		its = append(its, it)
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	s := &Subscription{b: b, cfg: cfg, it: it, cancel: cancel}
-	s.wg.Add(1)
-	go s.run(sctx, h)
+	s := &Subscription{b: b, cfg: cfg, its: its, cancel: cancel}
+	for _, it := range its {
+		s.wg.Add(1)
+		go s.run(sctx, it, h)
+	}
 	return s, nil
 }
 
-func (s *Subscription) run(ctx context.Context, h Handler) {
+func (s *Subscription) run(ctx context.Context, it jetstream.MessagesContext, h Handler) {
 	defer s.wg.Done()
 	for {
-		msg, err := s.it.Next(jetstream.NextContext(ctx))
+		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return
@@ -207,7 +224,9 @@ func (s *Subscription) run(ctx context.Context, h Handler) {
 			s.note(func(st *EventStatus) { st.LastError = err })
 			continue // heartbeats missed: the iterator re-pulls
 		}
+		s.handling.Lock()
 		s.handle(ctx, msg, h)
+		s.handling.Unlock()
 	}
 }
 
@@ -281,7 +300,7 @@ func (s *Subscription) startSpan(ctx context.Context, msg jetstream.Msg, meta *j
 		if id, _, ok := strings.Cut(msg.Headers().Get(jetstream.MsgIDHeader), ":"); ok {
 			span.SetAttributes(telemetry.SessionKey.String(id))
 		}
-		span.SetAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable), telemetry.StreamKey.String(s.b.Config().Stream),
+		span.SetAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable), telemetry.StreamKey.String(meta.Stream),
 			telemetry.SequenceKey.Int64(int64(meta.Sequence.Stream)), attribute.Int("sessionlog.delivery", delivery))
 	}
 	return ctx, span
@@ -303,12 +322,14 @@ func (s *Subscription) deadLetter(ctx context.Context, msg jetstream.Msg, meta *
 	dl := nats.NewMsg(DeadLetterSubject(s.b, s.cfg.Durable))
 	dl.Data = msg.Data()
 	dl.Header.Set(HeaderOrigSubject, msg.Subject())
+	dl.Header.Set(HeaderOrigStream, meta.Stream)
 	dl.Header.Set(HeaderOrigSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
 	dl.Header.Set(HeaderConsumer, s.cfg.Durable)
 	dl.Header.Set(HeaderDeliveries, strconv.Itoa(delivery))
 	dl.Header.Set(HeaderError, cause.Error())
-	// One dead letter per entry and consumer, even if this is retried.
-	dl.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d", s.cfg.Durable, meta.Sequence.Stream))
+	// One dead letter per entry and consumer, even if this is retried
+	// (sequences are per partition: the stream is part of the id).
+	dl.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%s:%d", s.cfg.Durable, meta.Stream, meta.Sequence.Stream))
 	s.b.Telemetry().Inject(ctx, dl.Header)
 	if _, err := s.b.JetStream().PublishMsg(ctx, dl); err != nil {
 		s.note(func(st *EventStatus) { st.LastError = err })
@@ -348,7 +369,9 @@ func (s *Subscription) Close(ctx context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
-	s.it.Stop()
+	for _, it := range s.its {
+		it.Stop()
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {

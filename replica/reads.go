@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 // Reading a replica: a session's tree, and waiting for a sequence.
@@ -48,9 +49,17 @@ func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) 
 	return fmt.Errorf("replica: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
 }
 
-// WaitFor blocks until the replica has applied stream sequence seq — the
-// sequence a writer's append returned — or ctx ends.
-func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
+// WaitFor blocks until the replica has applied sequence seq of session
+// id's partition — the sequence a writer's append to id returned — or
+// ctx ends.
+func (r *Replica) WaitFor(ctx context.Context, id string, seq uint64) error {
+	if err := session.ValidateSessionID(id); err != nil {
+		return err
+	}
+	if r.cfg.Session != "" && id != r.cfg.Session {
+		return fmt.Errorf("%w: this replica follows only %s, not %s", ErrNotFollowed, r.cfg.Session, id)
+	}
+	part := stream.PartitionOf(id, len(r.parts))
 	checked := false
 	var applied uint64
 	var notify chan struct{}
@@ -58,7 +67,7 @@ func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
 		func() (bool, error) {
 			r.mu.RLock()
 			var closed bool
-			applied, notify, closed = r.applied, r.notify, r.closed
+			applied, notify, closed = r.applied[part], r.notify, r.closed
 			r.mu.RUnlock()
 			switch {
 			case closed:
@@ -67,19 +76,20 @@ func (r *Replica) WaitFor(ctx context.Context, seq uint64) error {
 				return true, nil
 			}
 			if !checked && r.cfg.Session != "" {
-				// A single-session replica never sees other sessions' messages.
+				// A single-session replica never sees other sessions'
+				// messages: a sequence of another's is never reached.
 				checked = true
-				m, err := r.b.Stream().GetMsg(ctx, seq)
+				m, err := r.parts[part].Stream().GetMsg(ctx, seq)
 				if err == nil {
-					if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != r.cfg.Session {
-						return false, fmt.Errorf("%w: %d", ErrNotFollowed, seq)
+					if dm, derr := r.b.Decode(m.Subject, m.Data, seq); derr != nil || dm.Session != id {
+						return false, fmt.Errorf("%w: %d is not a message of %s", ErrNotFollowed, seq, id)
 					}
 				}
 			}
 			return false, nil
 		})
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("replica: waiting for sequence %d (applied %d): %w", seq, applied, err)
+		return fmt.Errorf("replica: waiting for sequence %d of %s (applied %d): %w", seq, id, applied, err)
 	}
 	return err
 }

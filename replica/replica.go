@@ -66,10 +66,11 @@ func (c Config) Validate() error {
 
 // Status is a replica's health.
 type Status struct {
-	// Applied is the stream sequence of the last message processed.
+	// Applied is the stream sequence of the last message processed (with
+	// several partitions, the sum over them: sequences are per partition).
 	Applied uint64
 	// Lag is how many messages of the followed subjects were still
-	// pending in the stream when the last one was delivered.
+	// pending when the last one was delivered (summed over partitions).
 	Lag uint64
 	// Sessions is the number of trees held.
 	Sessions int
@@ -102,23 +103,32 @@ type Replica struct {
 
 	mu      sync.RWMutex
 	trees   *lru.Cache[string, *held]
-	applied uint64
+	parts   []stream.Partition
+	applied []uint64      // per partition (of parts)
+	lag     []uint64      // per partition
 	notify  chan struct{} // closed and replaced on every advance
 	status  Status
 	closed  bool
 
-	in     chan jetstream.Msg
-	loads  chan loadReq
-	snaps  *stream.SnapshotScheduler // nil unless WriteSnapshots
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	gauges metric.Registration // lag, applied sequence and trees, observed
+	in      chan delivered
+	deleted chan string // sessions removed from an index
+	loads   chan loadReq
+	snaps   *stream.SnapshotScheduler // nil unless WriteSnapshots
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	gauges  metric.Registration // lag, applied sequence and trees, observed
 }
 
 type held struct {
 	tree  *session.Tree
 	epoch uint64
 	seq   uint64 // last sequence applied to this tree
+}
+
+// delivered is a message of partition part.
+type delivered struct {
+	part int
+	msg  jetstream.Msg
 }
 
 type loadReq struct {
@@ -132,38 +142,56 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	parts := b.Partitions()
 	r := &Replica{
 		b: b, cfg: cfg,
-		trees:  lru.New[string, *held](),
-		notify: make(chan struct{}),
-		in:     make(chan jetstream.Msg, 256),
-		loads:  make(chan loadReq),
+		trees:   lru.New[string, *held](),
+		parts:   parts,
+		applied: make([]uint64, len(parts)),
+		lag:     make([]uint64, len(parts)),
+		notify:  make(chan struct{}),
+		in:      make(chan delivered, 256),
+		deleted: make(chan string, 64),
+		loads:   make(chan loadReq),
 	}
-	var from uint64
+	// from is where each followed partition's tail starts (0: not
+	// followed).
+	from := make([]uint64, len(parts))
 	if cfg.Session != "" {
 		if err := r.load(ctx, cfg.Session); err != nil {
 			return nil, err
 		}
 		h, _ := r.trees.Peek(cfg.Session)
-		from = h.seq + 1
-		r.applied = from - 1
+		i := stream.PartitionOf(cfg.Session, len(parts))
+		from[i] = h.seq + 1
+		r.applied[i] = h.seq
 	} else {
-		info, err := b.Stream().Info(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("replica: %w", err)
+		for i, p := range parts {
+			info, err := p.Stream().Info(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("replica: %w", err)
+			}
+			// Sessions are loaded whole on first read; the tail starts here.
+			from[i] = info.State.LastSeq + 1
+			r.applied[i] = info.State.LastSeq
 		}
-		// Sessions are loaded whole on first read; the tail starts here.
-		from = info.State.LastSeq + 1
-		r.applied = info.State.LastSeq
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	index, err := b.WatchIndex(rctx)
-	if err != nil {
-		cancel()
-		return nil, err
+	var watchers []jetstream.KeyWatcher
+	for i, p := range parts {
+		if from[i] == 0 {
+			continue
+		}
+		w, err := p.WatchIndex(rctx)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		watchers = append(watchers, w)
 	}
 	tel := b.Telemetry()
+	var err error
 	follows := attribute.String("sessionlog.follows", cmp.Or(cfg.Session, "*"))
 	r.gauges, err = tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := r.Status()
@@ -176,9 +204,19 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 		cancel()
 		return nil, fmt.Errorf("replica: metrics: %w", err)
 	}
-	r.wg.Add(2)
-	go r.feed(rctx, from)
-	go r.own(rctx, index)
+	for i, f := range from {
+		if f == 0 {
+			continue
+		}
+		r.wg.Add(1)
+		go r.feed(rctx, i, f)
+	}
+	for _, w := range watchers {
+		r.wg.Add(1)
+		go r.watchDeletes(rctx, w)
+	}
+	r.wg.Add(1)
+	go r.own(rctx)
 	if cfg.WriteSnapshots {
 		r.snaps = b.NewSnapshotScheduler(r.snapshot)
 	}
@@ -217,7 +255,10 @@ func (r *Replica) Status() Status {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s := r.status
-	s.Applied = r.applied
+	for i := range r.applied {
+		s.Applied += r.applied[i]
+		s.Lag += r.lag[i]
+	}
 	s.Sessions = r.trees.Len()
 	return s
 }

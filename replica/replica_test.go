@@ -82,7 +82,7 @@ func TestReplicasConverge(t *testing.T) {
 	replicaDigest(t, all, "conv-b")
 
 	var mu sync.Mutex
-	var lastSeq uint64
+	lastSeq := map[string]uint64{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for w := range 6 {
@@ -108,7 +108,7 @@ func TestReplicasConverge(t *testing.T) {
 			}
 			seq, _ := st.Sequence(ctx)
 			mu.Lock()
-			lastSeq = max(lastSeq, seq)
+			lastSeq[ids[w%2]] = max(lastSeq[ids[w%2]], seq)
 			mu.Unlock()
 		}()
 	}
@@ -117,11 +117,14 @@ func TestReplicasConverge(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	for _, r := range []*replica.Replica{all, one} {
+	for _, w := range []struct {
+		r  *replica.Replica
+		id string
+	}{{all, "conv-a"}, {all, "conv-b"}, {one, "conv-a"}} {
 		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-		err := r.WaitFor(wctx, lastSeq)
+		err := w.r.WaitFor(wctx, w.id, lastSeq[w.id])
 		wcancel()
-		if err != nil && !(r == one && errors.Is(err, replica.ErrNotFollowed)) {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +203,7 @@ func TestReadYourWrites(t *testing.T) {
 		}
 		seq, _ := st.Sequence(ctx)
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := r.WaitFor(wctx, seq); err != nil {
+		if err := r.WaitFor(wctx, "ryw", seq); err != nil {
 			t.Fatal(err)
 		}
 		cancel()
@@ -217,7 +220,7 @@ func TestReadYourWrites(t *testing.T) {
 	// A sequence that will not come in time ends with the context.
 	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if err := r.WaitFor(wctx, r.Status().Applied+1000); !errors.Is(err, context.DeadlineExceeded) {
+	if err := r.WaitFor(wctx, "ryw", r.Status().Applied+1000); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting for the future: %v", err)
 	}
 	// A single-session replica refuses another session's sequence.
@@ -231,8 +234,11 @@ func TestReadYourWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer one.Close(ctx)
-	if err := one.WaitFor(ctx, otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
+	if err := one.WaitFor(ctx, "ryw", otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
 		t.Fatalf("waiting for another session's sequence: %v", err)
+	}
+	if err := one.WaitFor(ctx, "ryw-other", otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
+		t.Fatalf("waiting for another session: %v", err)
 	}
 	if err := one.Read(ctx, "ryw-other", func(*session.Tree) error { return nil }); !errors.Is(err, replica.ErrNotFollowed) {
 		t.Fatalf("reading another session: %v", err)
@@ -276,7 +282,7 @@ func TestEviction(t *testing.T) {
 	s, _ := session.New(stores["e2"], sessiontest.TestConfig())
 	e, _ := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("later")})
 	seq, _ := stores["e2"].Sequence(ctx)
-	if err := r.WaitFor(ctx, seq); err != nil {
+	if err := r.WaitFor(ctx, "e2", seq); err != nil {
 		t.Fatal(err)
 	}
 	r.Read(ctx, "e2", func(tr *session.Tree) error {
@@ -322,7 +328,7 @@ func TestRecreatedSessionResets(t *testing.T) {
 	}
 	defer st2.Close(ctx)
 	seq, _ := st2.Sequence(ctx)
-	if err := r.WaitFor(ctx, seq); err != nil {
+	if err := r.WaitFor(ctx, "again", seq); err != nil {
 		t.Fatal(err)
 	}
 	if got := replicaDigest(t, r, "again"); !bytes.Equal(got, storeDigest(t, st2)) {

@@ -71,7 +71,7 @@ func TestReplicaSurvivesServerRestart(t *testing.T) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := r.WaitFor(wctx, seq); err != nil {
+		if err := r.WaitFor(wctx, "restarted", seq); err != nil {
 			t.Fatalf("%v (status %+v)", err, r.Status())
 		}
 	}

@@ -17,12 +17,17 @@ import (
 // feed delivers the followed subjects from sequence `from` on, in order,
 // re-creating the consumer after any loss from just past the last message
 // it handed on, so that nothing is skipped or repeated.
-func (r *Replica) feed(ctx context.Context, from uint64) {
+func (r *Replica) feed(ctx context.Context, part int, from uint64) {
 	defer r.wg.Done()
 	next := from
+	p := r.parts[part]
+	filter := p.Subjects()
+	if r.cfg.Session != "" {
+		filter = r.b.SessionSubjects(r.cfg.Session)
+	}
 	for ctx.Err() == nil {
-		cons, err := r.b.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{r.b.SessionSubjects(r.cfg.Session)},
+		cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{filter},
 			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 			OptStartSeq:    next,
 		})
@@ -30,7 +35,7 @@ func (r *Replica) feed(ctx context.Context, from uint64) {
 			r.bump(func(s *Status) { s.Consumers++ })
 			var it jetstream.MessagesContext
 			if it, err = cons.Messages(); err == nil {
-				err = r.pump(ctx, it, &next)
+				err = r.pump(ctx, part, it, &next)
 				it.Stop()
 			}
 		}
@@ -46,7 +51,7 @@ func (r *Replica) feed(ctx context.Context, from uint64) {
 	}
 }
 
-func (r *Replica) pump(ctx context.Context, it jetstream.MessagesContext, next *uint64) error {
+func (r *Replica) pump(ctx context.Context, part int, it jetstream.MessagesContext, next *uint64) error {
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -63,7 +68,7 @@ func (r *Replica) pump(ctx context.Context, it jetstream.MessagesContext, next *
 			continue // delivered again after a reset
 		}
 		select {
-		case r.in <- msg:
+		case r.in <- delivered{part, msg}:
 			*next = meta.Sequence.Stream + 1
 		case <-ctx.Done():
 			return ctx.Err()
@@ -71,30 +76,46 @@ func (r *Replica) pump(ctx context.Context, it jetstream.MessagesContext, next *
 	}
 }
 
-// own is the goroutine that changes trees: it applies delivered messages,
-// serves loads, and drops the trees of deleted sessions.
-func (r *Replica) own(ctx context.Context, index jetstream.KeyWatcher) {
+// watchDeletes hands the sessions removed from a partition's index to
+// the owner.
+func (r *Replica) watchDeletes(ctx context.Context, w jetstream.KeyWatcher) {
 	defer r.wg.Done()
-	defer index.Stop()
-	updates := index.Updates()
+	defer w.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case msg := <-r.in:
-			r.apply(msg)
-		case req := <-r.loads:
-			req.reply <- r.load(ctx, req.id)
-		case e, ok := <-updates:
+		case e, ok := <-w.Updates():
 			if !ok {
-				updates = nil // the watcher ended: stop listening to it
-				continue
+				return // the watcher ended
 			}
 			if e == nil || e.Operation() == jetstream.KeyValuePut {
 				continue
 			}
+			select {
+			case r.deleted <- e.Key():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// own is the goroutine that changes trees: it applies delivered messages,
+// serves loads, and drops the trees of deleted sessions.
+func (r *Replica) own(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-r.in:
+			r.apply(d.part, d.msg)
+		case req := <-r.loads:
+			req.reply <- r.load(ctx, req.id)
+		case id := <-r.deleted:
 			r.mu.Lock()
-			if r.drop(e.Key()) {
+			if r.drop(id) {
 				r.status.Resets++
 			}
 			r.mu.Unlock()
@@ -102,7 +123,7 @@ func (r *Replica) own(ctx context.Context, index jetstream.KeyWatcher) {
 	}
 }
 
-func (r *Replica) apply(msg jetstream.Msg) {
+func (r *Replica) apply(part int, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		r.bump(func(s *Status) { s.LastError = err })
@@ -112,8 +133,8 @@ func (r *Replica) apply(msg jetstream.Msg) {
 	m, derr := r.b.Decode(msg.Subject(), msg.Data(), seq)
 	r.mu.Lock()
 	defer func() {
-		r.applied = max(r.applied, seq)
-		r.status.Lag = meta.NumPending
+		r.applied[part] = max(r.applied[part], seq)
+		r.lag[part] = meta.NumPending
 		close(r.notify)
 		r.notify = make(chan struct{})
 		r.mu.Unlock()

@@ -68,10 +68,10 @@ func TestReplySubjectsOutsideInboxesAreRefused(t *testing.T) {
 	}
 	// Nothing was stored for either session (reads write barriers
 	// elsewhere in the stream: its own last sequence moves on).
-	if m, err := f.b.Stream().GetLastMsgForSubject(ctx, cfg.Prefix+".victim.>"); err != nil || m.Sequence != before.Sequence {
+	if m, err := f.b.StreamOf("victim").GetLastMsgForSubject(ctx, f.b.SessionSubjects("victim")); err != nil || m.Sequence != before.Sequence {
 		t.Fatalf("victim's last message moved from %d: %+v, %v", before.Sequence, m, err)
 	}
-	if _, err := f.b.Stream().GetLastMsgForSubject(ctx, cfg.Prefix+".taken.>"); !errors.Is(err, jetstream.ErrMsgNotFound) {
+	if _, err := f.b.StreamOf("taken").GetLastMsgForSubject(ctx, f.b.SessionSubjects("taken")); !errors.Is(err, jetstream.ErrMsgNotFound) {
 		t.Fatalf("a message of session taken was stored: %v", err)
 	}
 }
@@ -118,7 +118,7 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	// The victim's last message (reads write barriers elsewhere in the
 	// stream, so the stream's own last sequence moves on).
 	last := func() uint64 {
-		m, err := b.Stream().GetLastMsgForSubject(ctx, tt.scfg.Prefix+".victim.>")
+		m, err := b.StreamOf("victim").GetLastMsgForSubject(ctx, b.SessionSubjects("victim"))
 		if err != nil {
 			t.Fatal(err)
 		}

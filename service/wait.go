@@ -61,7 +61,7 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 	err = await.Until(wctx, await.Poll{First: 10 * time.Millisecond, Most: 250 * time.Millisecond},
 		func() <-chan struct{} { return woke },
 		func() (bool, error) {
-			info, err := s.b.Stream().Info(ctx)
+			info, err := s.b.StreamOf(req.Session).Info(ctx)
 			if err != nil {
 				return false, fmt.Errorf("service: wait: %w", err)
 			}

@@ -41,7 +41,7 @@ func TestAppendWithPoliciesAndPreconditions(t *testing.T) {
 		}, wantErr: session.ErrConflict},
 		{name: "precondition from the future is caught up then met", opts: func(a *stream.Store) stream.AppendOptions {
 			// The caller saw b's write elsewhere; a has not.
-			last, _ := bk.Stream().Info(ctx)
+			last, _ := bk.StreamOf("a").Info(ctx)
 			return stream.AppendOptions{IfSequence: last.State.LastSeq}
 		}, wantParent: "root"},
 	}

@@ -20,8 +20,11 @@ import (
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
-// Backend is the repository of sessions in one stream: it creates, opens,
-// lists, deletes and forks them.
+// Backend is the repository of sessions in the layout's streams: it
+// creates, opens, lists, deletes and forks them. With P > 1 partitions it
+// routes each session to the partition holding it (a Backend of its own,
+// sharing the connection) and lists across them; with one, it is that
+// partition.
 type Backend struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -43,6 +46,10 @@ type Backend struct {
 	liveMu sync.Mutex
 	live   *liveIndex // started by the first List
 	closed bool
+
+	// parts are the partitions, in order; with one partition, parts[0]
+	// is the Backend itself, whose cfg is then also its partition's.
+	parts []*Backend
 }
 
 var _ session.Repo = (*Backend)(nil)
@@ -96,22 +103,53 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		ctx, cancel = context.WithTimeout(ctx, 6*cfg.RequestTimeout)
 		defer cancel()
 	}
-	if b.stream, b.kv, err = provision(ctx, js, cfg); err != nil {
+	if cfg.Partitions, err = resolvePartitions(ctx, js, cfg); err != nil {
 		return nil, err
+	}
+	b.cfg = cfg
+	if cfg.Partitions == 1 {
+		b.cfg = cfg.partition(0)
+		b.parts = []*Backend{b}
+	} else {
+		for i := range cfg.Partitions {
+			p := &Backend{nc: nc, js: js, cfg: cfg.partition(i), moves: b.moves, policy: b.policy, tel: b.tel}
+			p.parts = []*Backend{p}
+			b.parts = append(b.parts, p)
+		}
+	}
+	// The partitions are provisioned at once: each is four replicated
+	// assets, and in a cluster each asset is an election.
+	if err := b.eachPart(func(_ int, p *Backend) error { return p.provision(ctx, want) }); err != nil {
+		return nil, err
+	}
+	for _, p := range b.parts {
+		if p != b {
+			b.warnings = append(b.warnings, p.warnings...)
+		}
+	}
+	return b, nil
+}
+
+// provision creates or checks one partition's stream, index, snapshot
+// store and snapshot heads.
+func (b *Backend) provision(ctx context.Context, want int) (err error) {
+	cfg := b.cfg
+	if b.stream, b.kv, err = provision(ctx, b.js, cfg); err != nil {
+		return err
 	}
 	if got := b.stream.CachedInfo().Config.Replicas; got < want {
 		b.warnings = append(b.warnings, fmt.Sprintf("stream %s has %d replica(s) on a cluster of %d or more servers: losing one server can lose sessions (raise it: nats stream edit %s --replicas %d)", cfg.Stream, got, want, cfg.Stream, want))
 	}
-	b.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
+	b.snaps, err = ensureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
 		Bucket:      cfg.SnapshotBucket(),
 		Description: "sessionlog snapshots",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: provision snapshots %s: %w", cfg.SnapshotBucket(), err)
+		return fmt.Errorf("stream: provision snapshots %s: %w", cfg.SnapshotBucket(), err)
 	}
-	b.heads, err = ensureKV(ctx, js, jetstream.KeyValueConfig{
+	b.heads, err = ensureKV(ctx, b.js, jetstream.KeyValueConfig{
 		Bucket:      cfg.SnapshotBucket() + "_HEADS",
 		Description: "sessionlog: current snapshot of each session",
 		Storage:     jetstream.FileStorage,
@@ -119,16 +157,22 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		History:     1,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: provision snapshot heads: %w", err)
+		return fmt.Errorf("stream: provision snapshot heads: %w", err)
 	}
-	return b, nil
+	return nil
+}
+
+// partOf is the partition holding session id.
+func (b *Backend) partOf(id string) *Backend {
+	return b.parts[PartitionOf(id, len(b.parts))]
 }
 
 // Warnings are what New found worth telling a human (a stream less
 // replicated than its cluster allows).
 func (b *Backend) Warnings() []string { return b.warnings }
 
-// Config returns the backend's config (Replicas as chosen).
+// Config returns the backend's config (Replicas and Partitions as
+// chosen).
 func (b *Backend) Config() Config { return b.cfg }
 
 // JetStream returns the JetStream context (replicas, consumers).
@@ -147,6 +191,10 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 	if err := ValidateSessionID(h.ID); err != nil {
 		return nil, err
 	}
+	return b.partOf(h.ID).createStore(ctx, h)
+}
+
+func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, error) {
 	if err := session.ValidateHeader(&h); err != nil {
 		return nil, err
 	}
@@ -202,6 +250,7 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	if err := ValidateSessionID(id); err != nil {
 		return nil, OpenInfo{}, err
 	}
+	b = b.partOf(id)
 	ctx, cancel := b.withTimeout(ctx) // the whole call
 	defer cancel()
 	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
@@ -255,6 +304,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 	if err := ValidateSessionID(id); err != nil {
 		return Loaded{}, err
 	}
+	b = b.partOf(id)
 	start := time.Now()
 	ctx, done := b.traceBuild(ctx, "sessionlog.rebuild", id)
 	o, err := b.openTree(ctx, id)
@@ -282,9 +332,39 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 // The first call reads the whole index into memory, where a watcher keeps
 // it current until Close; later calls cost a binary search and the page.
 func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
-	if _, err := opts.PageLimit(); err != nil {
+	limit, err := opts.PageLimit()
+	if err != nil {
 		return session.ListPage{}, err
 	}
+	if len(b.parts) == 1 {
+		return b.listPart(ctx, opts)
+	}
+	// Each partition's page after the cursor, merged: the page is the
+	// first limit of their union, and more follow if any partition has
+	// more or the union does.
+	pages := make([]session.ListPage, len(b.parts))
+	err = b.eachPart(func(i int, p *Backend) (err error) {
+		pages[i], err = p.listPart(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return session.ListPage{}, err
+	}
+	var all []session.SessionInfo
+	more := false
+	for _, pg := range pages {
+		all = append(all, pg.Sessions...)
+		more = more || pg.Next != ""
+	}
+	page, err := session.Page(all, session.ListOptions{Limit: limit})
+	if err == nil && page.Next == "" && more && len(page.Sessions) > 0 {
+		page.Next = session.CursorOf(page.Sessions[len(page.Sessions)-1])
+	}
+	return page, err
+}
+
+// listPart is List on one partition.
+func (b *Backend) listPart(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
 	x, err := b.liveIndex()
 	if errors.Is(err, session.ErrClosed) {
 		return session.ListPage{}, fmt.Errorf("stream: list: %w", err)
@@ -352,6 +432,15 @@ func (b *Backend) dropLiveIndex(x *liveIndex) {
 // index watcher, the listener to the connection's moves). Stores opened from it are closed by their owners. It is
 // idempotent; the backend cannot list afterwards.
 func (b *Backend) Close(ctx context.Context) error {
+	for _, p := range b.parts {
+		p.closeLive()
+	}
+	b.moves.stop()
+	return nil
+}
+
+// closeLive stops the partition's live index; it cannot list afterwards.
+func (b *Backend) closeLive() {
 	b.liveMu.Lock()
 	x := b.live
 	b.live, b.closed = nil, true
@@ -359,8 +448,6 @@ func (b *Backend) Close(ctx context.Context) error {
 	if x != nil {
 		x.close()
 	}
-	b.moves.stop()
-	return nil
 }
 
 // Delete implements session.Repo: it purges the session's subjects and its
@@ -370,6 +457,7 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	if err := ValidateSessionID(id); err != nil {
 		return err
 	}
+	b = b.partOf(id)
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	// Behind a read barrier: a replica behind the leader may not know the

@@ -50,6 +50,15 @@ type Config struct {
 	SnapshotEvery int
 	// SnapshotOnCompaction also writes one after each compaction.
 	SnapshotOnCompaction bool
+	// Partitions is how many streams sessions are spread over (see
+	// PartitionOf). 0 takes the deployment's count, or 1 when nothing is
+	// provisioned yet; a count that differs from the deployment's is
+	// refused (ErrPartitions). Fixed once a deployment is provisioned.
+	Partitions int
+
+	// part and total place a partition's config in the layout (set by
+	// partition only).
+	part, total int
 }
 
 // DefaultConfig returns the single-node defaults.
@@ -88,6 +97,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: attempt timeout %v must be positive and at most the request timeout %v", ErrInvalidConfig, c.AttemptTimeout, c.RequestTimeout)
 	case c.SnapshotEvery < 0:
 		return fmt.Errorf("%w: negative snapshot interval", ErrInvalidConfig)
+	case c.Partitions < 0 || c.Partitions > MaxPartitions:
+		return fmt.Errorf("%w: partitions %d outside 0..%d (0: the deployment's)", ErrInvalidConfig, c.Partitions, MaxPartitions)
 	}
 	return nil
 }
@@ -128,9 +139,6 @@ func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 // existing ones can hold sessions safely. An incompatible stream is
 // reported with ErrIncompatibleStream and never changed.
 func provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, err
-	}
 	if cfg.Replicas == 0 {
 		cfg.Replicas = replicasFor(js.Conn())
 	}
@@ -149,6 +157,7 @@ func provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		AllowAtomicPublish: true,
 		AllowDirect:        true,
 		DenyDelete:         true,
+		Metadata:           cfg.streamMetadata(),
 	}
 	var s jetstream.Stream
 	err := Provisioning(ctx, func(ctx context.Context) (err error) {
@@ -252,7 +261,7 @@ func Provisioning(ctx context.Context, step func(ctx context.Context) error) err
 // checkCompatible lists every setting of an existing stream that would
 // make it lose, refuse or misfile entries.
 func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
-	var bad []string
+	bad := checkLayout(got, cfg)
 	if !slices.Contains(got.Subjects, cfg.Prefix+".>") {
 		bad = append(bad, fmt.Sprintf("subjects %v do not include %s.>", got.Subjects, cfg.Prefix))
 	}

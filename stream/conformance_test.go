@@ -10,18 +10,21 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	t.Run("stream", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(false)) })
+	t.Run("stream", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(false, 1)) })
 	// Every reopen goes through a snapshot written just before: the
 	// scenarios then run on trees opened from a skeleton and their tail.
-	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true)) })
+	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1)) })
+	t.Run("partitions", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 4)) })
 }
 
-func conformanceBackend(viaSnapshot bool) sessiontest.Backend {
+func conformanceBackend(viaSnapshot bool, partitions int) sessiontest.Backend {
 	ctx := context.Background()
+	cfg := stream.DefaultConfig()
+	cfg.Partitions = partitions
 	return sessiontest.Backend{
 		Name: "jetstream",
 		New: func(t *testing.T, h session.Header) session.Store {
-			b := newBackend(t)
+			b := newBackendWith(t, cfg)
 			s, err := b.CreateStore(ctx, h)
 			if err != nil {
 				t.Fatal(err)

@@ -154,14 +154,3 @@ func (x *indexer) close(ctx context.Context) error {
 	x.job.close()
 	return x.flush(ctx)
 }
-
-// WatchIndex watches the index from now on: a deletion (a record removed)
-// means the session was deleted, which leaves no message in the stream to
-// tail. The caller stops the watcher.
-func (b *Backend) WatchIndex(ctx context.Context) (jetstream.KeyWatcher, error) {
-	w, err := b.kv.WatchAll(ctx, jetstream.UpdatesOnly())
-	if err != nil {
-		return nil, fmt.Errorf("stream: watch index: %w", err)
-	}
-	return w, nil
-}

@@ -155,8 +155,8 @@ type Message struct {
 	Entry   *session.Entry
 }
 
-// Decode decodes a message of the stream delivered on subject: see
-// Config.Decode.
+// Decode decodes a message of the layout's streams delivered on subject:
+// see Config.Decode.
 func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, error) {
 	return b.cfg.Decode(subject, data, seq)
 }
@@ -164,39 +164,71 @@ func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, erro
 // SessionSubjects is Config.SessionSubjects.
 func (b *Backend) SessionSubjects(id string) string { return b.cfg.SessionSubjects(id) }
 
-// TypeSubjects is Config.TypeSubjects.
-func (b *Backend) TypeSubjects(typ session.EntryType) string { return b.cfg.TypeSubjects(typ) }
-
-// Decode decodes a message of the stream delivered on subject. Naming and
-// decoding need only the config: a reader of the stream (an SSE stream of
-// the gateway) needs no provisioned Backend for them.
+// Decode decodes a message of the layout's streams delivered on subject
+// (seq is its sequence in its partition's stream). Naming and decoding
+// need only the config: a reader of the stream (an SSE stream of the
+// gateway) needs no provisioned Backend for them.
 func (c Config) Decode(subject string, data []byte, seq uint64) (Message, error) {
-	if subject == c.barrierSubject() {
-		return Message{}, ErrNotSession
-	}
-	id, _, ok := c.sessionOf(subject)
+	p, ok := c.partitionOfSubject(subject)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
 	}
-	return c.decode(id, subject, data, seq)
-}
-
-// SessionSubjects is the filter of one session's messages ("" = every
-// session's).
-func (c Config) SessionSubjects(id string) string {
-	if id == "" {
-		return c.Prefix + ".>"
+	if subject == p.barrierSubject() {
+		return Message{}, ErrNotSession
 	}
-	return c.sessionSubjects(id)
+	id, _, ok := p.sessionOf(subject)
+	if !ok {
+		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
+	}
+	return p.decode(id, subject, data, seq)
 }
 
-// TypeSubjects is the filter of every session's entries of one type.
-func (c Config) TypeSubjects(typ session.EntryType) string {
-	return c.Prefix + ".*." + string(typ)
+// SessionSubjects is the filter of one session's messages, in the stream
+// StreamOf(id) names.
+func (c Config) SessionSubjects(id string) string {
+	return c.partitionOf(id).sessionSubjects(id)
 }
 
-// Stream returns the stream handle.
-func (b *Backend) Stream() jetstream.Stream { return b.stream }
+// StreamOf returns the stream that holds session id.
+func (b *Backend) StreamOf(id string) jetstream.Stream { return b.partOf(id).stream }
 
 // Conn returns the connection the backend reads and writes on.
 func (b *Backend) Conn() *nats.Conn { return b.nc }
+
+// Partition is one stream of the layout, for readers that follow every
+// session in it (replicas, event consumers): sequences are per partition.
+type Partition struct{ b *Backend }
+
+// Partitions returns the layout's partitions, in order.
+func (b *Backend) Partitions() []Partition {
+	out := make([]Partition, len(b.parts))
+	for i, p := range b.parts {
+		out[i] = Partition{p}
+	}
+	return out
+}
+
+// Index is the partition's number, 0 to P-1.
+func (p Partition) Index() int { return p.b.cfg.part }
+
+// Stream returns the partition's stream.
+func (p Partition) Stream() jetstream.Stream { return p.b.stream }
+
+// Subjects is the filter of every session's messages in the partition.
+func (p Partition) Subjects() string { return p.b.cfg.Prefix + ".>" }
+
+// TypeSubjects is the filter of the partition's entries of one type.
+func (p Partition) TypeSubjects(typ session.EntryType) string {
+	return p.b.cfg.Prefix + ".*." + string(typ)
+}
+
+// WatchIndex watches the partition's index from now on: a deletion (a
+// record removed) means the session was deleted, which leaves no message
+// in the stream to tail. The caller stops the watcher.
+func (p Partition) WatchIndex(ctx context.Context) (jetstream.KeyWatcher, error) {
+	w, err := p.b.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		return nil, fmt.Errorf("stream: watch index: %w", err)
+	}
+	return w, nil
+}

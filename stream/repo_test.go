@@ -291,4 +291,10 @@ func TestRepoConformance(t *testing.T) {
 		Name: "jetstream",
 		New:  func(t *testing.T) session.Repo { return newBackend(t) },
 	})
+	partitioned := stream.DefaultConfig()
+	partitioned.Partitions = 4
+	sessiontest.RunRepo(t, sessiontest.RepoBackend{
+		Name: "jetstream-4-partitions",
+		New:  func(t *testing.T) session.Repo { return newBackendWith(t, partitioned) },
+	})
 }

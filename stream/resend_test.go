@@ -266,7 +266,7 @@ func TestReadBarriersAreShared(t *testing.T) {
 // barriersIn counts the read barriers the stream holds.
 func barriersIn(t *testing.T, b *stream.Backend) uint64 {
 	t.Helper()
-	info, err := b.Stream().Info(context.Background(), jetstream.WithSubjectFilter(b.Config().Prefix+".$sync.>"))
+	info, err := b.Partitions()[0].Stream().Info(context.Background(), jetstream.WithSubjectFilter(b.Config().Prefix+".$sync.>"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,7 @@ func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, er
 // SaveSnapshot uploads a snapshot and makes it the session's current one,
 // unless a newer one is current already.
 func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) {
+	b = b.partOf(snap.ID)
 	ctx, end := b.traceSnapshot(ctx, "write", snap.ID)
 	defer func() { end(err) }()
 	ctx, cancel := b.withTimeout(ctx)

@@ -55,7 +55,7 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 	if err := client.Call(ctx, service.OpOpen, service.SessionRequest{Session: "nobody"}, nil); err == nil {
 		t.Fatal("opened a missing session")
 	}
-	if err := rep.WaitFor(ctx, a.Sequence); err != nil {
+	if err := rep.WaitFor(ctx, "m", a.Sequence); err != nil {
 		t.Fatal(err)
 	}
 	if err := rep.Read(ctx, "m", func(*session.Tree) error { return nil }); err != nil {

@@ -137,7 +137,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	traceID := agent.SpanContext().TraceID()
 
 	// The raw message carries the trace in lowercase headers.
-	msg, err := r.b.Stream().GetMsg(ctx, c.Sequence)
+	msg, err := r.b.StreamOf("hop").GetMsg(ctx, c.Sequence)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ type repoFlags struct {
 	stream   string
 	prefix   string
 	replicas int
+	// partitions is the layout's stream count (0: the deployment's).
+	partitions int
 	warn     io.Writer // where New's warnings go (the verb's stderr)
 }
 
@@ -39,6 +41,7 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.StringVar(&r.stream, "stream", "SESSIONS", "JetStream stream name")
 	fs.StringVar(&r.prefix, "prefix", "sessions", "subject prefix")
 	fs.IntVar(&r.replicas, "replicas", 0, "stream replicas when the stream is created (0: 1 on a single server, 3 in a cluster)")
+	fs.IntVar(&r.partitions, "partitions", 0, fmt.Sprintf("streams sessions are spread over, fixed when the deployment is provisioned (0: the deployment's, 1 for a new one; at most %d)", stream.MaxPartitions))
 	r.warn = fs.Output()
 	return r
 }
@@ -75,7 +78,7 @@ type openedRepo struct {
 
 func (r *repoFlags) streamConfig() stream.Config {
 	cfg := stream.DefaultConfig()
-	cfg.Stream, cfg.Prefix, cfg.Replicas = r.stream, r.prefix, r.replicas
+	cfg.Stream, cfg.Prefix, cfg.Replicas, cfg.Partitions = r.stream, r.prefix, r.replicas, r.partitions
 	return cfg
 }
 

@@ -114,6 +114,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
+		// Every account the same layout: the first one's settles a count
+		// left to the deployment.
+		sc.Partitions = b.Config().Partitions
 		out.backends = append(out.backends, b)
 		// Clients may not create streams: the dead letters' is made here.
 		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
@@ -134,7 +137,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		return out, nil
 	}
 	gcfg := gateway.DefaultConfig(a.http, node.ClientURL())
-	gcfg.Auth, gcfg.Stream, gcfg.Subject = cfg.Auth != nil, sc, svcCfg.Subject
+	// The layout as provisioned (its partition count resolved): the
+	// gateway addresses each session's stream by it, in every account.
+	gcfg.Auth, gcfg.Stream, gcfg.Subject = cfg.Auth != nil, out.backends[0].Config(), svcCfg.Subject
 	gcfg.Ready = node.Current
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
 	if cfg.TLS != nil {

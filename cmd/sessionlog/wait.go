@@ -45,7 +45,7 @@ func runWait(ctx context.Context, e env) error {
 			return err
 		}
 		defer r.Close(context.WithoutCancel(ctx))
-		if err := r.WaitFor(wctx, seq); err != nil {
+		if err := r.WaitFor(wctx, args[0], seq); err != nil {
 			return err
 		}
 		return r.Read(wctx, args[0], func(t *session.Tree) error {

@@ -1,0 +1,193 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The layout: a deployment's sessions are spread over P partitions, each
+// a stream of its own (its own raft group, leader and fsync pipeline)
+// with its own index, snapshot store and snapshot heads. A session lives
+// in partition PartitionOf(id, P) for its whole life. P is fixed when the
+// deployment is provisioned and recorded in the metadata of every
+// partition's stream, where every client reads it (Config.Partitions 0).
+//
+//	P = 1: stream <Stream>, subjects <Prefix>.<id>.<type>,
+//	       index <Stream>_INDEX, snapshots <Stream>_SNAPSHOTS (the layout
+//	       of every deployment before partitions, which keeps working)
+//	P > 1: partition i is stream <Stream>_P<i>, subjects
+//	       <Prefix>.p<i>.<id>.<type>, index <Stream>_P<i>_INDEX,
+//	       snapshots <Stream>_P<i>_SNAPSHOTS
+
+// MaxPartitions bounds P: each partition is four replicated assets
+// (stream, index, snapshot objects, snapshot heads).
+const MaxPartitions = 64
+
+// Metadata keys of a partition's stream.
+const (
+	metaPartitions = "sessionlog.partitions" // P
+	metaPartition  = "sessionlog.partition"  // this stream's i
+	metaHash       = "sessionlog.hash"       // how ids map to partitions
+	hashName       = "fnv1a32-mod"
+)
+
+// ErrPartitions is returned by New when the deployment's partition count
+// is not the configured one, or cannot be told.
+var ErrPartitions = errors.New("stream: partition layout mismatch")
+
+// PartitionOf is the partition of session id among n: the 32-bit FNV-1a
+// hash of the id's UTF-8 bytes, modulo n. Clients in other languages
+// compute the same to address a session's stream directly.
+func PartitionOf(id string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(n))
+}
+
+// partitions is P as resolved (at least 1).
+func (c Config) partitions() int { return max(c.Partitions, 1) }
+
+// partition returns the config of partition i: its stream, subject root
+// and buckets. With one partition it is c itself. A partition's config
+// routes nothing further (its partitions() is 1); it remembers its place
+// (part of total) for its stream's metadata.
+func (c Config) partition(i int) Config {
+	p := c
+	p.part, p.total, p.Partitions = i, c.partitions(), 1
+	if p.total == 1 {
+		return p
+	}
+	p.Stream = fmt.Sprintf("%s_P%d", c.Stream, i)
+	p.Prefix = fmt.Sprintf("%s.p%d", c.Prefix, i)
+	if c.Index != "" {
+		p.Index = fmt.Sprintf("%s_P%d", c.Index, i)
+	}
+	return p
+}
+
+// partitionOf is the config of the partition holding session id.
+func (c Config) partitionOf(id string) Config {
+	return c.partition(PartitionOf(id, c.partitions()))
+}
+
+// partitionOfSubject is the config of the partition a subject of the
+// layout belongs to.
+func (c Config) partitionOfSubject(subject string) (Config, bool) {
+	if c.partitions() == 1 {
+		return c, true
+	}
+	rest, ok := strings.CutPrefix(subject, c.Prefix+".p")
+	if !ok {
+		return Config{}, false
+	}
+	num, _, ok := strings.Cut(rest, ".")
+	i, err := strconv.Atoi(num)
+	if !ok || err != nil || i < 0 || i >= c.partitions() || strconv.Itoa(i) != num {
+		return Config{}, false
+	}
+	return c.partition(i), true
+}
+
+// StreamOf names the stream that holds session id.
+func (c Config) StreamOf(id string) string { return c.partitionOf(id).Stream }
+
+// streamMetadata is what a partition's stream records of the layout.
+func (c Config) streamMetadata() map[string]string {
+	return map[string]string{
+		metaPartitions: strconv.Itoa(max(c.total, 1)),
+		metaPartition:  strconv.Itoa(c.part),
+		metaHash:       hashName,
+	}
+}
+
+// checkLayout reports how an existing stream's metadata disagrees with
+// partition c's place in the layout. A stream without it predates
+// partitions: it is the one partition of P = 1.
+func checkLayout(got jetstream.StreamConfig, c Config) []string {
+	n, i := got.Metadata[metaPartitions], got.Metadata[metaPartition]
+	total := max(c.total, 1)
+	if n == "" && i == "" && total == 1 {
+		return nil
+	}
+	var bad []string
+	if n != strconv.Itoa(total) || i != strconv.Itoa(c.part) {
+		bad = append(bad, fmt.Sprintf("metadata says partition %q of %q, not %d of %d", i, n, c.part, total))
+	}
+	if h := got.Metadata[metaHash]; h != hashName {
+		bad = append(bad, fmt.Sprintf("metadata says ids map to partitions by %q, not %q", h, hashName))
+	}
+	return bad
+}
+
+// resolvePartitions finds the deployment's partition count: from the
+// stream <Stream> (one partition) or <Stream>_P0 (its metadata), or, on
+// a deployment with neither, the configured count (1 by default). It
+// refuses a deployment with both, and a configured count that differs.
+func resolvePartitions(ctx context.Context, js jetstream.JetStream, cfg Config) (int, error) {
+	lookup := func(name string) (s jetstream.Stream, err error) {
+		err = Provisioning(ctx, func(ctx context.Context) error {
+			s, err = js.Stream(ctx, name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				s, err = nil, nil
+			}
+			return err
+		})
+		return s, err
+	}
+	single, err := lookup(cfg.Stream)
+	if err != nil {
+		return 0, fmt.Errorf("stream: look up %s: %w", cfg.Stream, err)
+	}
+	first, err := lookup(cfg.Stream + "_P0")
+	if err != nil {
+		return 0, fmt.Errorf("stream: look up %s_P0: %w", cfg.Stream, err)
+	}
+	n := cfg.partitions()
+	switch {
+	case single != nil && first != nil:
+		return 0, fmt.Errorf("%w: both %s and %s_P0 exist: one deployment, two layouts", ErrPartitions, cfg.Stream, cfg.Stream)
+	case single != nil:
+		n = 1
+		if v := single.CachedInfo().Config.Metadata[metaPartitions]; v != "" && v != "1" {
+			return 0, fmt.Errorf("%w: %s says %s partitions", ErrPartitions, cfg.Stream, v)
+		}
+	case first != nil:
+		v := first.CachedInfo().Config.Metadata[metaPartitions]
+		if n, err = strconv.Atoi(v); err != nil || n < 2 || n > MaxPartitions {
+			return 0, fmt.Errorf("%w: %s_P0 says %q partitions", ErrPartitions, cfg.Stream, v)
+		}
+	}
+	if cfg.Partitions != 0 && cfg.Partitions != n {
+		return 0, fmt.Errorf("%w: the deployment has %d partition(s), the config asks for %d (the count is fixed when a deployment is provisioned)", ErrPartitions, n, cfg.Partitions)
+	}
+	return n, nil
+}
+
+// eachPart runs fn on every partition at once (each a round trip or more
+// to its own stream leader) and returns their errors joined.
+func (b *Backend) eachPart(fn func(i int, p *Backend) error) error {
+	if len(b.parts) == 1 {
+		return fn(0, b.parts[0])
+	}
+	errs := make([]error, len(b.parts))
+	var wg sync.WaitGroup
+	for i, p := range b.parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(i, p)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
