@@ -60,9 +60,12 @@ func eventConfig(durable string, types ...session.EntryType) replica.EventConfig
 	return c
 }
 
-func TestEventsByTypeAcrossSessionsAndRestarts(t *testing.T) {
+func TestEventsByTypeAcrossSessionsAndRestarts(t *testing.T) { eachLayout(t, testEventsByTypeAcrossSessionsAndRestarts) }
+
+func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {
 	ctx := context.Background()
 	cfg := streamConfig()
+	cfg.Partitions = partitions
 	b := backend(t, connect(t), cfg)
 	a, _ := b.CreateStore(ctx, sessiontest.TestHeader("ev-a"))
 	defer a.Close(ctx)

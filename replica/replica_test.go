@@ -52,10 +52,13 @@ func storeDigest(t *testing.T, st *stream.Store) []byte {
 // connections of their own follow. After every write is acknowledged, both
 // replicas wait for the last sequence and hold the same trees and leaves
 // as a fresh read of the stream.
-func TestReplicasConverge(t *testing.T) {
+func TestReplicasConverge(t *testing.T) { eachLayout(t, testReplicasConverge) }
+
+func testReplicasConverge(t *testing.T, partitions int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := streamConfig()
+	cfg.Partitions = partitions
 	wb := backend(t, connect(t), cfg, stream.WithConflictPolicy(stream.Rebase))
 	ids := []string{"conv-a", "conv-b"}
 	for _, id := range ids {
@@ -181,9 +184,12 @@ func writeStep(ctx context.Context, s *session.Session, st *stream.Store, w, i i
 	return err
 }
 
-func TestReadYourWrites(t *testing.T) {
+func TestReadYourWrites(t *testing.T) { eachLayout(t, testReadYourWrites) }
+
+func testReadYourWrites(t *testing.T, partitions int) {
 	ctx := context.Background()
 	cfg := streamConfig()
+	cfg.Partitions = partitions
 	wb := backend(t, connect(t), cfg)
 	st, err := wb.CreateStore(ctx, sessiontest.TestHeader("ryw"))
 	if err != nil {
@@ -224,7 +230,12 @@ func TestReadYourWrites(t *testing.T) {
 		t.Fatalf("waiting for the future: %v", err)
 	}
 	// A single-session replica refuses another session's sequence.
-	other, _ := wb.CreateStore(ctx, sessiontest.TestHeader("ryw-other"))
+	// Sequences are per partition: the other session shares ryw's.
+	otherID := "ryw-other"
+	for i := 0; stream.PartitionOf(otherID, partitions) != stream.PartitionOf("ryw", partitions); i++ {
+		otherID = fmt.Sprintf("ryw-other-%d", i)
+	}
+	other, _ := wb.CreateStore(ctx, sessiontest.TestHeader(otherID))
 	defer other.Close(ctx)
 	otherSeq, _ := other.Sequence(ctx)
 	oneCfg := replica.DefaultConfig()
@@ -237,7 +248,7 @@ func TestReadYourWrites(t *testing.T) {
 	if err := one.WaitFor(ctx, "ryw", otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
 		t.Fatalf("waiting for another session's sequence: %v", err)
 	}
-	if err := one.WaitFor(ctx, "ryw-other", otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
+	if err := one.WaitFor(ctx, otherID, otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
 		t.Fatalf("waiting for another session: %v", err)
 	}
 	if err := one.Read(ctx, "ryw-other", func(*session.Tree) error { return nil }); !errors.Is(err, replica.ErrNotFollowed) {
@@ -247,9 +258,12 @@ func TestReadYourWrites(t *testing.T) {
 
 // A replica holding at most two trees evicts the coldest and rebuilds it,
 // right, when it is read again.
-func TestEviction(t *testing.T) {
+func TestEviction(t *testing.T) { eachLayout(t, testEviction) }
+
+func testEviction(t *testing.T, partitions int) {
 	ctx := context.Background()
 	cfg := streamConfig()
+	cfg.Partitions = partitions
 	wb := backend(t, connect(t), cfg)
 	stores := map[string]*stream.Store{}
 	for _, id := range []string{"e1", "e2", "e3"} {

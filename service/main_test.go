@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -39,7 +40,13 @@ type fixture struct {
 
 func start(t testing.TB, tweak func(*service.Config)) *fixture {
 	t.Helper()
-	b := servicetest.Backend(t, nc)
+	return startOn(t, 1, tweak)
+}
+
+// startOn is start on a stream of that many partitions.
+func startOn(t testing.TB, partitions int, tweak func(*service.Config)) *fixture {
+	t.Helper()
+	b := servicetest.Partitioned(t, nc, partitions)
 	svc, cfg := servicetest.Start(t, nc, b, tweak)
 	return &fixture{b: b, svc: svc, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
 }
@@ -88,4 +95,11 @@ func (f *fixture) callErr2(op string, req, reply any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return f.c.Call(ctx, op, req, reply)
+}
+
+// eachLayout runs a test on one stream and on four partitions.
+func eachLayout(t *testing.T, test func(t *testing.T, partitions int)) {
+	for _, p := range []int{1, 4} {
+		t.Run(fmt.Sprintf("partitions=%d", p), func(t *testing.T) { test(t, p) })
+	}
 }

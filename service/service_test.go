@@ -33,8 +33,10 @@ func assistant(text string) string {
 
 // Every operation, in the order an agent uses them, checked against what
 // it must have done.
-func TestLifecycle(t *testing.T) {
-	f := start(t, nil)
+func TestLifecycle(t *testing.T) { eachLayout(t, testLifecycle) }
+
+func testLifecycle(t *testing.T, partitions int) {
+	f := startOn(t, partitions, nil)
 	var created service.SessionReply
 	f.call(t, service.OpCreate, service.CreateRequest{ID: "life", Cwd: "/w", Name: "first", Metadata: jsontext.Value(`{"agent":"x"}`)}, &created)
 	if created.Session.ID != "life" || created.Session.Name != "first" || created.Sequence == 0 {
@@ -171,8 +173,10 @@ func isCode(err error, c service.Code) bool {
 
 // A second instance (another node's) serves what the first one wrote at
 // once: reads check the stream before answering.
-func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) {
-	f := start(t, nil)
+func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) { eachLayout(t, testReadsSeeWritesThroughAnotherInstance) }
+
+func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
+	f := startOn(t, partitions, nil)
 	other, err := service.Start(context.Background(), nc, f.b, f.cfg) // same queue group
 	if err != nil {
 		t.Fatal(err)
@@ -202,8 +206,10 @@ func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) {
 
 // Concurrent appends chained onto the leaf through the service all land,
 // once, on one chain.
-func TestConcurrentAppendsFollowTheLeaf(t *testing.T) {
-	f := start(t, nil)
+func TestConcurrentAppendsFollowTheLeaf(t *testing.T) { eachLayout(t, testConcurrentAppendsFollowTheLeaf) }
+
+func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
+	f := startOn(t, partitions, nil)
 	f.call(t, service.OpCreate, service.CreateRequest{ID: "race"}, nil)
 	const writers, each = 6, 10
 	var wg sync.WaitGroup
@@ -234,8 +240,10 @@ func TestConcurrentAppendsFollowTheLeaf(t *testing.T) {
 	}
 }
 
-func TestWait(t *testing.T) {
-	f := start(t, nil)
+func TestWait(t *testing.T) { eachLayout(t, testWait) }
+
+func testWait(t *testing.T, partitions int) {
+	f := startOn(t, partitions, nil)
 	var c service.SessionReply
 	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, &c)
 	done := make(chan service.WaitReply, 1)

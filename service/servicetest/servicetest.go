@@ -79,11 +79,18 @@ var own atomic.Int64
 // process uses) on nc.
 func Backend(t testing.TB, nc *nats.Conn, opts ...stream.Option) *stream.Backend {
 	t.Helper()
+	return Partitioned(t, nc, 1, opts...)
+}
+
+// Partitioned is Backend with sessions spread over that many partitions.
+func Partitioned(t testing.TB, nc *nats.Conn, partitions int, opts ...stream.Option) *stream.Backend {
+	t.Helper()
 	n := own.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := stream.DefaultConfig()
 	cfg.Stream, cfg.Prefix = fmt.Sprintf("SVC%d", n), fmt.Sprintf("svc%d", n)
+	cfg.Partitions = partitions
 	b, err := stream.New(ctx, nc, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
