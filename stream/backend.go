@@ -38,8 +38,12 @@ type Backend struct {
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
 	moves    *moves
+	// balancer keeps partition leaders spread (WithLeaderBalancing).
+	balancer *leaderBalancer
 	lastMove atomic.Int64  // unix nanos of the last moveElsewhere
 	barriers atomic.Uint64 // read barriers written, for their purges
+	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
+	balanceEvery time.Duration
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 
@@ -59,6 +63,14 @@ type Option func(*Backend)
 
 // WithConflictPolicy sets the policy of the stores the backend opens.
 func WithConflictPolicy(p ConflictPolicy) Option { return func(b *Backend) { b.policy = p } }
+
+// WithLeaderBalancing keeps the partitions' leaders spread over the
+// cluster's servers (see BalanceLeaders): at start and after every
+// leader election of a partition, at most once per interval. A node
+// that serves the deployment sets it; clients need not.
+func WithLeaderBalancing(interval time.Duration) Option {
+	return func(b *Backend) { b.balanceEvery = interval }
+}
 
 // WithTelemetry sets the tracer and meter (default: the global providers,
 // which record nothing until a program installs an SDK).
@@ -125,6 +137,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	for _, p := range b.parts {
 		if p != b {
 			b.warnings = append(b.warnings, p.warnings...)
+		}
+	}
+	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
+		if b.balancer, err = b.startBalancer(b.balanceEvery); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
@@ -434,6 +451,9 @@ func (b *Backend) dropLiveIndex(x *liveIndex) {
 func (b *Backend) Close(ctx context.Context) error {
 	for _, p := range b.parts {
 		p.closeLive()
+	}
+	if b.balancer != nil {
+		b.balancer.close()
 	}
 	b.moves.stop()
 	return nil

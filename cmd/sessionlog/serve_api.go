@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -110,7 +111,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		}
 	}
 	for _, c := range conns {
-		b, err := stream.New(ctx, c.store, sc)
+		b, err := stream.New(ctx, c.store, sc, stream.WithLeaderBalancing(5*time.Second))
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
