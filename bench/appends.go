@@ -138,7 +138,8 @@ func concurrentRaw(ctx context.Context, cfg Config, b *stream.Backend, payload [
 	next := make([]atomic.Int64, cfg.Writers)
 	return run(ctx, cfg, func(ctx context.Context, w int) error {
 		s := sessionOf(w, int(next[w].Add(1)), cfg.Writers, sessions)
-		_, err := js.Publish(ctx, fmt.Sprintf("%s.raw%d.message", b.Config().Prefix, s), payload, jetstream.WithRetryAttempts(0))
+		id := fmt.Sprintf("raw%d", s)
+		_, err := js.Publish(ctx, b.SessionSubjects(id)[:len(b.SessionSubjects(id))-1]+"message", payload, jetstream.WithRetryAttempts(0))
 		return err
 	})
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// Sessions the session counts they spread over.
 	Writers  int
 	Sessions []int
+	// PartitionWriters and PartitionSessions shape the partitions part:
+	// that many writers over that many sessions.
+	PartitionWriters, PartitionSessions int
 	// Duration bounds each concurrent run.
 	Duration time.Duration
 	// Sizes are the session lengths opened (and the path depths of
@@ -59,7 +62,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "opens", "lists", "build", "memory"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "lists", "build", "memory"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -68,6 +71,7 @@ func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Conta
 func DefaultConfig() Config {
 	return Config{
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
+		PartitionWriters: 64, PartitionSessions: 256,
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000},
 	}
 }
@@ -76,6 +80,7 @@ func DefaultConfig() Config {
 func QuickConfig() Config {
 	return Config{
 		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
+		PartitionWriters: 8, PartitionSessions: 16,
 		Sizes: []int{100, 1000}, ListSessions: []int{100, 500},
 	}
 }
@@ -83,7 +88,7 @@ func QuickConfig() Config {
 // Validate checks the config.
 func (c Config) Validate() error {
 	switch {
-	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0:
+	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0 || c.PartitionWriters < 1 || c.PartitionSessions < 1:
 		return fmt.Errorf("%w: Ops, Writers and Duration must be positive, PayloadBytes at least 64", ErrInvalidConfig)
 	case len(c.Sessions) == 0 || len(c.Sizes) == 0 || len(c.ListSessions) == 0:
 		return fmt.Errorf("%w: Sessions, Sizes and ListSessions need at least one value", ErrInvalidConfig)
@@ -133,6 +138,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if syncAlways {
 				if cfg.does("reads") {
 					if err := readsUnderWrites(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("partitions") {
+					if err := partitionsPart(ctx, cfg, n, dir, r, p); err != nil {
 						return err
 					}
 				}

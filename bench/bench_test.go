@@ -28,6 +28,7 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 		"append latency p50", "append latency p99", "appends per second", "throughput over 1 session(s)",
 		"from the stream, no snapshot", "open from a snapshot", "snapshot + tail, then context", "from a pi JSONL file",
 		"first call of a process", "later calls", "Leaf p99", "BuildContext p99", "path of 1000 entries", "path of 3000 entries", "heap per materialized entry",
+		"throughput, one node", "throughput, three-node cluster (R3)",
 	} {
 		found := false
 		for _, row := range r.Rows {
@@ -62,6 +63,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "tiny payload", tweak: func(c *bench.Config) { c.PayloadBytes = 10 }, wantErr: true},
 		{name: "no sizes", tweak: func(c *bench.Config) { c.Sizes = nil }, wantErr: true},
 		{name: "zero sessions", tweak: func(c *bench.Config) { c.Sessions = []int{0} }, wantErr: true},
+		{name: "no partition writers", tweak: func(c *bench.Config) { c.PartitionWriters = 0 }, wantErr: true},
 		{name: "known parts", tweak: func(c *bench.Config) { c.Only = []string{"reads", "appends"} }},
 		{name: "an unknown part", tweak: func(c *bench.Config) { c.Only = []string{"reads", "../etc"} }, wantErr: true},
 	}
