@@ -19,7 +19,10 @@ import (
 func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Report, p progress) error {
 	group := fmt.Sprintf("%d writers over %d sessions, fsync always: 4 partitions vs 1", cfg.PartitionWriters, cfg.PartitionSessions)
 	p.say("partitions: one node")
-	one, four, raw, err := partitionRun(ctx, cfg, n.nc, 1, func(sc *stream.Config) { n.seq++; sc.Stream, sc.Prefix = fmt.Sprintf("B%d", n.seq), fmt.Sprintf("b%d", n.seq) })
+	one, four, raw, err := partitionRun(ctx, cfg, n.nc, 1, func(sc *stream.Config) {
+		n.seq++
+		sc.Stream, sc.Prefix = fmt.Sprintf("B%d", n.seq), fmt.Sprintf("b%d", n.seq)
+	})
 	if err != nil {
 		return err
 	}
@@ -53,7 +56,10 @@ func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Rep
 	}
 	defer nc.Close()
 	seq := 0
-	one, four, raw, err = partitionRun(ctx, cfg, nc, 3, func(sc *stream.Config) { seq++; sc.Stream, sc.Prefix = fmt.Sprintf("C%d", seq), fmt.Sprintf("c%d", seq) })
+	one, four, raw, err = partitionRun(ctx, cfg, nc, 3, func(sc *stream.Config) {
+		seq++
+		sc.Stream, sc.Prefix = fmt.Sprintf("C%d", seq), fmt.Sprintf("c%d", seq)
+	})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,9 @@ func eventConfig(durable string, types ...session.EntryType) replica.EventConfig
 	return c
 }
 
-func TestEventsByTypeAcrossSessionsAndRestarts(t *testing.T) { eachLayout(t, testEventsByTypeAcrossSessionsAndRestarts) }
+func TestEventsByTypeAcrossSessionsAndRestarts(t *testing.T) {
+	eachLayout(t, testEventsByTypeAcrossSessionsAndRestarts)
+}
 
 func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {
 	ctx := context.Background()

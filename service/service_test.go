@@ -173,7 +173,9 @@ func isCode(err error, c service.Code) bool {
 
 // A second instance (another node's) serves what the first one wrote at
 // once: reads check the stream before answering.
-func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) { eachLayout(t, testReadsSeeWritesThroughAnotherInstance) }
+func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) {
+	eachLayout(t, testReadsSeeWritesThroughAnotherInstance)
+}
 
 func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)
@@ -206,7 +208,9 @@ func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
 
 // Concurrent appends chained onto the leaf through the service all land,
 // once, on one chain.
-func TestConcurrentAppendsFollowTheLeaf(t *testing.T) { eachLayout(t, testConcurrentAppendsFollowTheLeaf) }
+func TestConcurrentAppendsFollowTheLeaf(t *testing.T) {
+	eachLayout(t, testConcurrentAppendsFollowTheLeaf)
+}
 
 func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)

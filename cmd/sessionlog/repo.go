@@ -30,7 +30,7 @@ type repoFlags struct {
 	replicas int
 	// partitions is the layout's stream count (0: the deployment's).
 	partitions int
-	warn     io.Writer // where New's warnings go (the verb's stderr)
+	warn       io.Writer // where New's warnings go (the verb's stderr)
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
