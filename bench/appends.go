@@ -35,7 +35,7 @@ func message(size int) (session.Message, []byte) {
 // then many writers over 1..N sessions.
 func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
 	msg, payload := message(cfg.PayloadBytes)
-	b, err := n.backend(ctx)
+	b, err := n.backend(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,12 @@ type Config struct {
 	// Sessions the session counts they spread over.
 	Writers  int
 	Sessions []int
+	// ManySessions, when set, adds the many-sessions part: a deployment
+	// of that many sessions and what it costs (minutes at a million).
+	ManySessions int
+	// Settle is how long memory is left to settle before it is read in
+	// that part (the server drops idle caches after ~10 s).
+	Settle time.Duration
 	// PartitionWriters and PartitionSessions shape the partitions part:
 	// that many writers over that many sessions.
 	PartitionWriters, PartitionSessions int
@@ -62,7 +68,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "lists", "build", "memory"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "lists", "build", "memory", "sessions"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -71,7 +77,7 @@ func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Conta
 func DefaultConfig() Config {
 	return Config{
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
-		PartitionWriters: 64, PartitionSessions: 256,
+		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000},
 	}
 }
@@ -88,7 +94,7 @@ func QuickConfig() Config {
 // Validate checks the config.
 func (c Config) Validate() error {
 	switch {
-	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0 || c.PartitionWriters < 1 || c.PartitionSessions < 1:
+	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0 || c.PartitionWriters < 1 || c.PartitionSessions < 1 || c.ManySessions < 0 || c.Settle < 0:
 		return fmt.Errorf("%w: Ops, Writers and Duration must be positive, PayloadBytes at least 64", ErrInvalidConfig)
 	case len(c.Sessions) == 0 || len(c.Sizes) == 0 || len(c.ListSessions) == 0:
 		return fmt.Errorf("%w: Sessions, Sizes and ListSessions need at least one value", ErrInvalidConfig)
@@ -170,6 +176,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		p.say("memory")
 		memory(cfg, r)
 	}
+	if cfg.ManySessions > 0 && cfg.does("sessions") {
+		if err := manySessions(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
 	r.Took = time.Since(r.Started)
 	return r, nil
 }
@@ -208,11 +219,14 @@ func startNode(ctx context.Context, dir string, syncAlways bool) (*node, error) 
 func (n *node) close() { n.n.Close(context.Background()) }
 
 // backend provisions a stream of its own.
-func (n *node) backend(ctx context.Context, opts ...stream.Option) (*stream.Backend, error) {
+func (n *node) backend(ctx context.Context, tweak func(*stream.Config), opts ...stream.Option) (*stream.Backend, error) {
 	n.seq++
 	cfg := stream.DefaultConfig()
 	cfg.Stream, cfg.Prefix = fmt.Sprintf("B%d", n.seq), fmt.Sprintf("b%d", n.seq)
 	cfg.SnapshotEvery, cfg.SnapshotOnCompaction = 0, false // snapshots only when a step asks
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	return stream.New(ctx, n.nc, cfg, opts...)
 }
 

@@ -52,6 +52,34 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 	}
 }
 
+// The many-sessions part, small: every row, with figures that make sense.
+func TestManySessionsPart(t *testing.T) {
+	cfg := bench.QuickConfig()
+	cfg.Dir, cfg.Only, cfg.ManySessions = t.TempDir(), []string{"sessions"}, 300
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"generated per second", "server memory per idle session", "disk per session", "list: first page, first call of a process",
+		"list: a later page", "open a random session, p99", "raw: server memory per session", "raw: disk per session"}
+	for _, name := range want {
+		found := false
+		for _, row := range r.Rows {
+			if strings.HasPrefix(row.Name, name) {
+				found = true
+				if row.Ours <= 0 && !strings.Contains(name, "memory") { // memory may round to nothing when small
+					t.Errorf("%s: %v", row.Name, row.Ours)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row %q", name)
+		}
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -14,7 +14,7 @@ import (
 // lists measures the first page of a listing as the sessions grow to each
 // of cfg.ListSessions: on a new backend (cold) and again (warm).
 func lists(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
-	b, err := n.backend(ctx)
+	b, err := n.backend(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func reps(n int) int { return max(3, min(20, 200_000/n)) }
 
 // opens measures opening n-entry sessions and building their context.
 func opens(ctx context.Context, cfg Config, n *node, dir string, r *Report, p progress) error {
-	b, err := n.backend(ctx)
+	b, err := n.backend(ctx, nil)
 	if err != nil {
 		return err
 	}

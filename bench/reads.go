@@ -21,7 +21,7 @@ const readSize = 1000
 // writers' publishes, only for the moment each applies its entry.
 func readsUnderWrites(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
 	p.say("reads under writes: %d-entry session, %d writers, fsync %s", readSize, cfg.Writers, n.sync)
-	b, err := n.backend(ctx)
+	b, err := n.backend(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ func runBench(ctx context.Context, e env) error {
 	dir := fs.String("dir", "", "where the nodes keep their data (default: a temporary dir, removed after)")
 	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
 	only := fs.String("only", "", "measure only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
+	many := fs.Int("sessions", 0, "also generate this many sessions (20 entries each) and measure what they cost: server memory and disk per session, listing, opening (the 'sessions' part; a million takes minutes)")
 	pi := fs.String("pi", "", "node_modules dir with @mariozechner/pi-coding-agent: also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
@@ -32,7 +33,7 @@ func runBench(ctx context.Context, e env) error {
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}
-	cfg.Dir, cfg.Progress, cfg.PiModules = *dir, e.stderr, *pi
+	cfg.Dir, cfg.Progress, cfg.PiModules, cfg.ManySessions = *dir, e.stderr, *pi, *many
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
