@@ -18,6 +18,7 @@ import (
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 var (
@@ -35,7 +36,13 @@ func TestMain(m *testing.M) {
 // start runs a service of its own and a gateway in front of it.
 func start(t *testing.T, tweak func(*gateway.Config)) *gateway.Gateway {
 	t.Helper()
-	b := servicetest.Backend(t, nc)
+	return startOn(t, 1, tweak)
+}
+
+// startOn is start on a stream of that many partitions.
+func startOn(t *testing.T, partitions int, tweak func(*gateway.Config)) *gateway.Gateway {
+	t.Helper()
+	b := servicetest.Partitioned(t, nc, partitions)
 	_, svcCfg := servicetest.Start(t, nc, b, nil)
 	cfg := gateway.DefaultConfig("127.0.0.1:0", node.ClientURL())
 	cfg.Subject, cfg.Stream = svcCfg.Subject, b.Config()
@@ -96,8 +103,10 @@ func errField(r response) string {
 	return f
 }
 
-func TestRESTLifecycle(t *testing.T) {
-	g := start(t, nil)
+func TestRESTLifecycle(t *testing.T) { sessiontest.EachLayout(t, testRESTLifecycle) }
+
+func testRESTLifecycle(t *testing.T, partitions int) {
+	g := startOn(t, partitions, nil)
 	u := g.URL() + "/v1/sessions"
 	if r := do(t, "POST", u, `{"id":"h1","name":"over http"}`); r.status != 200 {
 		t.Fatalf("create: %d %v", r.status, r.body)
@@ -235,8 +244,10 @@ func openEvents(t *testing.T, ctx context.Context, url string, lastID string, au
 	return res
 }
 
-func TestEvents(t *testing.T) {
-	g := start(t, func(c *gateway.Config) { c.Heartbeat = 20 * time.Millisecond })
+func TestEvents(t *testing.T) { sessiontest.EachLayout(t, testEvents) }
+
+func testEvents(t *testing.T, partitions int) {
+	g := startOn(t, partitions, func(c *gateway.Config) { c.Heartbeat = 20 * time.Millisecond })
 	u := g.URL() + "/v1/sessions"
 	do(t, "POST", u, `{"id":"ev"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

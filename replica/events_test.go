@@ -61,7 +61,7 @@ func eventConfig(durable string, types ...session.EntryType) replica.EventConfig
 }
 
 func TestEventsByTypeAcrossSessionsAndRestarts(t *testing.T) {
-	eachLayout(t, testEventsByTypeAcrossSessionsAndRestarts)
+	sessiontest.EachLayout(t, testEventsByTypeAcrossSessionsAndRestarts)
 }
 
 func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {

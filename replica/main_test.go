@@ -61,10 +61,3 @@ func backend(t testing.TB, nc *nats.Conn, cfg stream.Config, opts ...stream.Opti
 	}
 	return b
 }
-
-// eachLayout runs a test on one stream and on four partitions.
-func eachLayout(t *testing.T, test func(t *testing.T, partitions int)) {
-	for _, p := range []int{1, 4} {
-		t.Run(fmt.Sprintf("partitions=%d", p), func(t *testing.T) { test(t, p) })
-	}
-}

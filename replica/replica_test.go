@@ -52,7 +52,7 @@ func storeDigest(t *testing.T, st *stream.Store) []byte {
 // connections of their own follow. After every write is acknowledged, both
 // replicas wait for the last sequence and hold the same trees and leaves
 // as a fresh read of the stream.
-func TestReplicasConverge(t *testing.T) { eachLayout(t, testReplicasConverge) }
+func TestReplicasConverge(t *testing.T) { sessiontest.EachLayout(t, testReplicasConverge) }
 
 func testReplicasConverge(t *testing.T, partitions int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -184,7 +184,7 @@ func writeStep(ctx context.Context, s *session.Session, st *stream.Store, w, i i
 	return err
 }
 
-func TestReadYourWrites(t *testing.T) { eachLayout(t, testReadYourWrites) }
+func TestReadYourWrites(t *testing.T) { sessiontest.EachLayout(t, testReadYourWrites) }
 
 func testReadYourWrites(t *testing.T, partitions int) {
 	ctx := context.Background()
@@ -258,7 +258,7 @@ func testReadYourWrites(t *testing.T, partitions int) {
 
 // A replica holding at most two trees evicts the coldest and rebuilds it,
 // right, when it is read again.
-func TestEviction(t *testing.T) { eachLayout(t, testEviction) }
+func TestEviction(t *testing.T) { sessiontest.EachLayout(t, testEviction) }
 
 func testEviction(t *testing.T, partitions int) {
 	ctx := context.Background()

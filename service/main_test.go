@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -95,11 +94,4 @@ func (f *fixture) callErr2(op string, req, reply any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return f.c.Call(ctx, op, req, reply)
-}
-
-// eachLayout runs a test on one stream and on four partitions.
-func eachLayout(t *testing.T, test func(t *testing.T, partitions int)) {
-	for _, p := range []int{1, 4} {
-		t.Run(fmt.Sprintf("partitions=%d", p), func(t *testing.T) { test(t, p) })
-	}
 }

@@ -33,7 +33,7 @@ func assistant(text string) string {
 
 // Every operation, in the order an agent uses them, checked against what
 // it must have done.
-func TestLifecycle(t *testing.T) { eachLayout(t, testLifecycle) }
+func TestLifecycle(t *testing.T) { sessiontest.EachLayout(t, testLifecycle) }
 
 func testLifecycle(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)
@@ -174,7 +174,7 @@ func isCode(err error, c service.Code) bool {
 // A second instance (another node's) serves what the first one wrote at
 // once: reads check the stream before answering.
 func TestReadsSeeWritesThroughAnotherInstance(t *testing.T) {
-	eachLayout(t, testReadsSeeWritesThroughAnotherInstance)
+	sessiontest.EachLayout(t, testReadsSeeWritesThroughAnotherInstance)
 }
 
 func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
@@ -209,7 +209,7 @@ func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
 // Concurrent appends chained onto the leaf through the service all land,
 // once, on one chain.
 func TestConcurrentAppendsFollowTheLeaf(t *testing.T) {
-	eachLayout(t, testConcurrentAppendsFollowTheLeaf)
+	sessiontest.EachLayout(t, testConcurrentAppendsFollowTheLeaf)
 }
 
 func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
@@ -244,7 +244,7 @@ func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
 	}
 }
 
-func TestWait(t *testing.T) { eachLayout(t, testWait) }
+func TestWait(t *testing.T) { sessiontest.EachLayout(t, testWait) }
 
 func testWait(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)

@@ -91,7 +91,7 @@ func mutate(r *rand.Rand, v any) any {
 // and every stored entry must be JSON with unique member names that
 // decodes and re-encodes to itself — or the append must have been refused.
 // Bounded here (-fuzz-appends); FuzzServiceAppend runs it open-ended.
-func TestAppendMutatedEntries(t *testing.T) { eachLayout(t, testAppendMutatedEntries) }
+func TestAppendMutatedEntries(t *testing.T) { sessiontest.EachLayout(t, testAppendMutatedEntries) }
 
 func testAppendMutatedEntries(t *testing.T, partitions int) {
 	f := startOn(t, partitions, unlimited)
