@@ -28,7 +28,7 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 		"append latency p50", "append latency p99", "appends per second", "throughput over 1 session(s)",
 		"from the stream, no snapshot", "open from a snapshot", "snapshot + tail, then context", "from a pi JSONL file",
 		"first call of a process", "later calls", "Leaf p99", "BuildContext p99", "path of 1000 entries", "path of 3000 entries", "heap per materialized entry",
-		"throughput, one node", "throughput, three-node cluster (R3)",
+		"throughput, one node", "throughput, three-node cluster (R3)", "against a checked loop",
 	} {
 		found := false
 		for _, row := range r.Rows {
