@@ -250,7 +250,12 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 // ones past it are deleted as they appear, and the service (whose reads
 // need consumers of the same stream) keeps answering.
 func TestConsumersPerUserAreBounded(t *testing.T) {
-	tt := startTenants(t)
+	sessiontest.EachLayout(t, testConsumersPerUserAreBounded)
+}
+
+func testConsumersPerUserAreBounded(t *testing.T, partitions int) {
+	tt := startTenantsOn(t, partitions)
+	streams := tt.scfg.Streams() // consumers go round the partitions
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	alice, _ := tt.user(t, nats.UserInfo("alice", "alice-pw"))
@@ -260,21 +265,23 @@ func TestConsumersPerUserAreBounded(t *testing.T) {
 	}
 	const made, bound = 80, 64 // service.DefaultConfig's bound
 	for i := range made {
-		_, err := js.CreateConsumer(ctx, tt.scfg.Stream, jetstream.ConsumerConfig{Durable: fmt.Sprintf("hog%03d", i), AckPolicy: jetstream.AckExplicitPolicy})
+		_, err := js.CreateConsumer(ctx, streams[i%len(streams)], jetstream.ConsumerConfig{Durable: fmt.Sprintf("hog%03d", i), AckPolicy: jetstream.AckExplicitPolicy})
 		if err != nil {
 			t.Fatalf("consumer %d: %v", i, err)
 		}
 	}
 	count := func() int {
 		n := 0
-		st, err := js.Stream(ctx, tt.scfg.Stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names := st.ConsumerNames(ctx)
-		for name := range names.Name() {
-			if strings.HasPrefix(name, "hog") {
-				n++
+		for _, name := range streams {
+			st, err := js.Stream(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := st.ConsumerNames(ctx)
+			for name := range names.Name() {
+				if strings.HasPrefix(name, "hog") {
+					n++
+				}
 			}
 		}
 		return n
@@ -286,7 +293,7 @@ func TestConsumersPerUserAreBounded(t *testing.T) {
 		return nil
 	})
 	// The first ones are kept (her replicas are not disturbed).
-	if _, err := js.Consumer(ctx, tt.scfg.Stream, "hog000"); err != nil {
+	if _, err := js.Consumer(ctx, streams[0], "hog000"); err != nil {
 		t.Fatalf("the first consumer: %v", err)
 	}
 	svc := service.NewClient(alice, "sessionlog.v1")
@@ -297,14 +304,14 @@ func TestConsumersPerUserAreBounded(t *testing.T) {
 		t.Fatalf("the service after the flood of consumers: %v", err)
 	}
 	// Deleting her own frees room again.
-	if err := js.DeleteConsumer(ctx, tt.scfg.Stream, "hog000"); err != nil {
+	if err := js.DeleteConsumer(ctx, streams[0], "hog000"); err != nil {
 		t.Fatal(err)
 	}
 	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
-		if _, err := js.CreateConsumer(ctx, tt.scfg.Stream, jetstream.ConsumerConfig{Durable: "again", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		if _, err := js.CreateConsumer(ctx, streams[0], jetstream.ConsumerConfig{Durable: "again", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
 			return err
 		}
-		if _, err := js.Consumer(ctx, tt.scfg.Stream, "again"); err != nil {
+		if _, err := js.Consumer(ctx, streams[0], "again"); err != nil {
 			return err
 		}
 		return nil

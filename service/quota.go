@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,10 +94,11 @@ func (q *consumerQuota) stop() {
 	}
 }
 
-// streams are the streams whose consumers are counted.
+// counted reports whether consumers of a stream are counted: the
+// partitions' streams and the dead letters'.
 func (q *consumerQuota) counted(streamName string) bool {
-	name := q.b.Config().Stream
-	return streamName == name || streamName == name+"_DLQ"
+	cfg := q.b.Config()
+	return slices.Contains(cfg.Streams(), streamName) || streamName == cfg.Stream+"_DLQ"
 }
 
 func (q *consumerQuota) audited(m *nats.Msg) {

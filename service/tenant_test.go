@@ -32,12 +32,20 @@ type tenants struct {
 
 func startTenants(t *testing.T) *tenants {
 	t.Helper()
+	return startTenantsOn(t, 1)
+}
+
+// startTenantsOn is startTenants with streams of that many partitions.
+func startTenantsOn(t *testing.T, partitions int) *tenants {
+	t.Helper()
+	scfg := stream.DefaultConfig()
+	scfg.Partitions = partitions
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub, _ := kp.PublicKey()
-	ts := servicetest.StartTenants(t,
+	ts := servicetest.StartTenantsWith(t, scfg,
 		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}, {NKey: pub}}},
 		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
 	)

@@ -98,6 +98,15 @@ func (c Config) partitionOfSubject(subject string) (Config, bool) {
 	return c.partition(i), true
 }
 
+// Streams names every partition's stream, in order.
+func (c Config) Streams() []string {
+	out := make([]string, c.partitions())
+	for i := range out {
+		out[i] = c.partition(i).Stream
+	}
+	return out
+}
+
 // StreamOf names the stream that holds session id.
 func (c Config) StreamOf(id string) string { return c.partitionOf(id).Stream }
 

@@ -29,9 +29,15 @@ type Tenants struct {
 // a temp dir) and a service per tenant, all stopped when the test ends.
 func StartTenants(t testing.TB, tenants ...cluster.Tenant) *Tenants {
 	t.Helper()
+	return StartTenantsWith(t, stream.DefaultConfig(), tenants...)
+}
+
+// StartTenantsWith is StartTenants with the tenants' streams configured
+// by scfg; Tenants.Stream is the layout as provisioned.
+func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenant) *Tenants {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	scfg := stream.DefaultConfig()
 	cfg := cluster.DefaultConfig(t.TempDir())
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Auth = &cluster.AuthConfig{Tenants: tenants, ClientPermissions: service.ClientPermissions(scfg, "sessionlog.v1")}
@@ -59,6 +65,7 @@ func StartTenants(t testing.TB, tenants ...cluster.Tenant) *Tenants {
 		if err != nil {
 			t.Fatal(err)
 		}
+		scfg = b.Config()
 		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
 			t.Fatal(err)
 		}
