@@ -44,6 +44,8 @@ type Backend struct {
 	barriers atomic.Uint64 // read barriers written, for their purges
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
+	// publishHook, set by tests only, replaces publishMsg's publish.
+	publishHook func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 
@@ -234,9 +236,17 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	var ack *jetstream.PubAck
 	resent := false
 	err = b.resend(pctx, func(ctx context.Context) (err error) {
-		ack, err = b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
+		ack, err = b.publishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
 		return err
 	}, func(error) { resent = true })
+	if isWrongLastSeq(err) && resent {
+		// A stream of one replica checks the sequence before the message
+		// id, so a resend of a header that was stored is refused as if
+		// the session existed: it does, and it may be ours.
+		if seq, ours, lerr := b.headerIs(pctx, h.ID, m.Header.Get(jetstream.MsgIDHeader)); lerr == nil && ours {
+			ack, err = &jetstream.PubAck{Sequence: seq}, nil
+		}
+	}
 	if isWrongLastSeq(err) || (err == nil && ack.Duplicate && !resent) {
 		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
 	}
@@ -248,6 +258,29 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 		return nil, fmt.Errorf("stream: index %s: %w", h.ID, err)
 	}
 	return newStore(b, t, ack.Sequence, ack.Sequence, b.policy), nil
+}
+
+// headerIs reports whether session id's header was written with message
+// id msgID, and its sequence.
+func (b *Backend) headerIs(ctx context.Context, id, msgID string) (uint64, bool, error) {
+	seq, err := b.freshLast(ctx, b.cfg.headerSubject(id))
+	if err != nil {
+		return 0, false, err
+	}
+	msg, err := b.stream.GetMsg(ctx, seq)
+	if err != nil {
+		return 0, false, err
+	}
+	return seq, msg.Header.Get(jetstream.MsgIDHeader) == msgID, nil
+}
+
+// publishMsg is the JetStream publish of headers (a test may intercept
+// it).
+func (b *Backend) publishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if b.publishHook != nil {
+		return b.publishHook(ctx, m, opts...)
+	}
+	return b.js.PublishMsg(ctx, m, opts...)
 }
 
 // Open implements session.Repo.

@@ -1,6 +1,11 @@
 package stream
 
-import "context"
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // Resend exposes the resending of requests whose outcome is unknown.
 func (b *Backend) Resend(ctx context.Context, fn func(ctx context.Context) error, onResend func(error)) error {
@@ -15,3 +20,20 @@ func SnapshotStatus(st *Store) (int, error) { return st.snap.Status() }
 
 // Fallback says why the snapshot body st opened from was not used.
 func Fallback(ctx context.Context, st *Store) error { return st.fallbackErr(ctx) }
+
+// LoseFirstHeaderAck makes the first header publish of every partition
+// store the header and then report a timeout, as a lost acknowledgement
+// would.
+func LoseFirstHeaderAck(b *Backend) {
+	for _, p := range b.parts {
+		lost := false
+		p.publishHook = func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+			ack, err := p.js.PublishMsg(ctx, m, opts...)
+			if err == nil && !lost {
+				lost = true
+				return nil, nats.ErrTimeout
+			}
+			return ack, err
+		}
+	}
+}

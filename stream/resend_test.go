@@ -303,3 +303,28 @@ func TestRecreatedIsNotCorrupt(t *testing.T) {
 		t.Fatalf("sync of a re-created session: %v", err)
 	}
 }
+
+// A create whose acknowledgement is lost is sent again. A stream of one
+// replica checks the sequence before the message id, so the resend is
+// refused as if the session existed: the create must recognise its own
+// header and succeed, and a second create of the id must still fail.
+func TestCreateWhoseAckIsLost(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	defer b.Close(ctx)
+	stream.LoseFirstHeaderAck(b)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("lost-ack"))
+	if err != nil {
+		t.Fatalf("create after a lost ack: %v", err)
+	}
+	seq, _ := st.Sequence(ctx)
+	st.Close(ctx)
+	if seq == 0 {
+		t.Fatal("no sequence for the created session")
+	}
+	h := sessiontest.TestHeader("lost-ack")
+	h.Timestamp = "2025-03-03T00:00:00.000Z" // another create, not a resend
+	if _, err := b.CreateStore(ctx, h); !errors.Is(err, session.ErrSessionExists) {
+		t.Fatalf("a second create of the id: %v", err)
+	}
+}
