@@ -113,8 +113,7 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 func rawCheckedLoop(ctx context.Context, cfg Config, b *stream.Backend, payload []byte) (float64, error) {
 	js := b.JetStream()
 	id := "rawchecked"
-	filter := b.SessionSubjects(id)
-	subject := filter[:len(filter)-1] + "message"
+	filter, subject := b.SessionSubjects(id), rawSubject(b, id)
 	var last uint64
 	one := cfg
 	one.Writers = 1
@@ -167,13 +166,23 @@ func run(ctx context.Context, cfg Config, fn func(ctx context.Context, w int) er
 
 func concurrentRaw(ctx context.Context, cfg Config, b *stream.Backend, payload []byte, sessions int) (float64, error) {
 	js := b.JetStream()
+	subjects := make([]string, sessions) // named before the clock starts
+	for s := range subjects {
+		subjects[s] = rawSubject(b, fmt.Sprintf("raw%d", s))
+	}
 	next := make([]atomic.Int64, cfg.Writers)
 	return run(ctx, cfg, func(ctx context.Context, w int) error {
 		s := sessionOf(w, int(next[w].Add(1)), cfg.Writers, sessions)
-		id := fmt.Sprintf("raw%d", s)
-		_, err := js.Publish(ctx, b.SessionSubjects(id)[:len(b.SessionSubjects(id))-1]+"message", payload, jetstream.WithRetryAttempts(0))
+		_, err := js.Publish(ctx, subjects[s], payload, jetstream.WithRetryAttempts(0))
 		return err
 	})
+}
+
+// rawSubject is the subject a message entry of session id is stored on:
+// raw publishes go where ours would, in whatever partition.
+func rawSubject(b *stream.Backend, id string) string {
+	filter := b.SessionSubjects(id) // <root>.<id>.>
+	return strings.TrimSuffix(filter, ">") + string(session.TypeMessage)
 }
 
 // sessionOf spreads writers over sessions: each writer cycles through its

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -19,10 +17,7 @@ import (
 func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Report, p progress) error {
 	group := fmt.Sprintf("%d writers over %d sessions, fsync always: 4 partitions vs 1", cfg.PartitionWriters, cfg.PartitionSessions)
 	p.say("partitions: one node")
-	one, four, raw, err := partitionRun(ctx, cfg, n.nc, 1, func(sc *stream.Config) {
-		n.seq++
-		sc.Stream, sc.Prefix = fmt.Sprintf("B%d", n.seq), fmt.Sprintf("b%d", n.seq)
-	})
+	one, four, raw, err := partitionRun(ctx, cfg, n, 1)
 	if err != nil {
 		return err
 	}
@@ -55,11 +50,7 @@ func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Rep
 		return err
 	}
 	defer nc.Close()
-	seq := 0
-	one, four, raw, err = partitionRun(ctx, cfg, nc, 3, func(sc *stream.Config) {
-		seq++
-		sc.Stream, sc.Prefix = fmt.Sprintf("C%d", seq), fmt.Sprintf("c%d", seq)
-	})
+	one, four, raw, err = partitionRun(ctx, cfg, &node{nc: nc}, 3)
 	if err != nil {
 		return err
 	}
@@ -72,18 +63,14 @@ func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Rep
 
 // partitionRun measures the concurrent appends on a deployment of one
 // partition and on one of four (leaders spread), each a stream of its own
-// that name picks; raw are the same writers' raw sync publishes to the
+// on n; raw are the same writers' raw sync publishes to the
 // sessions' subjects in each layout (what the server itself gains).
-func partitionRun(ctx context.Context, cfg Config, nc *nats.Conn, replicas int, name func(*stream.Config)) (one, four float64, raw [2]float64, err error) {
+func partitionRun(ctx context.Context, cfg Config, n *node, replicas int) (one, four float64, raw [2]float64, err error) {
 	msg, payload := message(cfg.PayloadBytes)
 	run := cfg
 	run.Writers = cfg.PartitionWriters
 	for k, parts := range []int{1, 4} {
-		sc := stream.DefaultConfig()
-		name(&sc)
-		sc.Partitions, sc.Replicas = parts, replicas
-		sc.SnapshotEvery, sc.SnapshotOnCompaction = 0, false
-		b, err := stream.New(ctx, nc, sc)
+		b, err := n.backend(ctx, func(sc *stream.Config) { sc.Partitions, sc.Replicas = parts, replicas })
 		if err != nil {
 			return 0, 0, raw, err
 		}
