@@ -80,22 +80,22 @@ func (c Config) partitionOf(id string) Config {
 	return c.partition(PartitionOf(id, c.partitions()))
 }
 
-// partitionOfSubject is the config of the partition a subject of the
+// partitionOfSubject is the number of the partition a subject of the
 // layout belongs to.
-func (c Config) partitionOfSubject(subject string) (Config, bool) {
+func (c Config) partitionOfSubject(subject string) (int, bool) {
 	if c.partitions() == 1 {
-		return c, true
+		return 0, true
 	}
 	rest, ok := strings.CutPrefix(subject, c.Prefix+".p")
 	if !ok {
-		return Config{}, false
+		return 0, false
 	}
 	num, _, ok := strings.Cut(rest, ".")
 	i, err := strconv.Atoi(num)
 	if !ok || err != nil || i < 0 || i >= c.partitions() || strconv.Itoa(i) != num {
-		return Config{}, false
+		return 0, false
 	}
-	return c.partition(i), true
+	return i, true
 }
 
 // Streams names every partition's stream, in order.

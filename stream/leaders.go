@@ -63,6 +63,12 @@ func (b *Backend) leaderState(ctx context.Context) ([]string, [][]string, Leader
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return leaders, peers, countLeaders(leaders, peers), nil
+}
+
+// countLeaders counts the partitions each server leads, with every
+// current follower present (at 0 if it leads none).
+func countLeaders(leaders []string, peers [][]string) LeaderCounts {
 	counts := LeaderCounts{}
 	for i, l := range leaders {
 		if l != "" {
@@ -72,7 +78,7 @@ func (b *Backend) leaderState(ctx context.Context) ([]string, [][]string, Leader
 			counts[p] += 0
 		}
 	}
-	return leaders, peers, counts, nil
+	return counts
 }
 
 // BalanceLeaders moves partition leaderships until they are spread (see

@@ -27,16 +27,7 @@ func TestPlanMove(t *testing.T) {
 		{"electing", []string{"", "n1", "n1", "n1"}, all(4), 1, "n2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			counts := LeaderCounts{}
-			for i, l := range tc.leaders {
-				if l != "" {
-					counts[l]++
-				}
-				for _, p := range tc.peers[i] {
-					counts[p] += 0
-				}
-			}
-			part, to := planMove(tc.leaders, counts, tc.peers)
+			part, to := planMove(tc.leaders, countLeaders(tc.leaders, tc.peers), tc.peers)
 			if part != tc.wantPart || to != tc.wantTo {
 				t.Fatalf("planMove = %d to %q, want %d to %q", part, to, tc.wantPart, tc.wantTo)
 			}

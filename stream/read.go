@@ -156,31 +156,41 @@ type Message struct {
 }
 
 // Decode decodes a message of the layout's streams delivered on subject:
-// see Config.Decode.
+// see Config.Decode. (Replicas and event consumers call it for every
+// message: the partitions' configs are made once, in New.)
 func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, error) {
-	return b.cfg.Decode(subject, data, seq)
+	i, ok := b.cfg.partitionOfSubject(subject)
+	if !ok {
+		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
+	}
+	return b.parts[i].cfg.decodeInPartition(subject, data, seq)
 }
 
 // SessionSubjects is Config.SessionSubjects.
-func (b *Backend) SessionSubjects(id string) string { return b.cfg.SessionSubjects(id) }
+func (b *Backend) SessionSubjects(id string) string { return b.partOf(id).cfg.sessionSubjects(id) }
 
 // Decode decodes a message of the layout's streams delivered on subject
 // (seq is its sequence in its partition's stream). Naming and decoding
 // need only the config: a reader of the stream (an SSE stream of the
 // gateway) needs no provisioned Backend for them.
 func (c Config) Decode(subject string, data []byte, seq uint64) (Message, error) {
-	p, ok := c.partitionOfSubject(subject)
+	i, ok := c.partitionOfSubject(subject)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
 	}
-	if subject == p.barrierSubject() {
+	return c.partition(i).decodeInPartition(subject, data, seq)
+}
+
+// decodeInPartition is Decode on the config of the subject's partition.
+func (c Config) decodeInPartition(subject string, data []byte, seq uint64) (Message, error) {
+	if subject == c.barrierSubject() {
 		return Message{}, ErrNotSession
 	}
-	id, _, ok := p.sessionOf(subject)
+	id, _, ok := c.sessionOf(subject)
 	if !ok {
 		return Message{}, fmt.Errorf("%w: message %d on %q is not a session's", ErrCorrupt, seq, subject)
 	}
-	return p.decode(id, subject, data, seq)
+	return c.decode(id, subject, data, seq)
 }
 
 // SessionSubjects is the filter of one session's messages, in the stream
