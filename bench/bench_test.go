@@ -92,6 +92,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "no sizes", tweak: func(c *bench.Config) { c.Sizes = nil }, wantErr: true},
 		{name: "zero sessions", tweak: func(c *bench.Config) { c.Sessions = []int{0} }, wantErr: true},
 		{name: "no partition writers", tweak: func(c *bench.Config) { c.PartitionWriters = 0 }, wantErr: true},
+		{name: "negative sessions to generate", tweak: func(c *bench.Config) { c.ManySessions = -1 }, wantErr: true},
 		{name: "known parts", tweak: func(c *bench.Config) { c.Only = []string{"reads", "appends"} }},
 		{name: "an unknown part", tweak: func(c *bench.Config) { c.Only = []string{"reads", "../etc"} }, wantErr: true},
 	}

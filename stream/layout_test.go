@@ -166,4 +166,18 @@ func TestUnpartitionedDeploymentsKeepWorking(t *testing.T) {
 	if _, err := stream.New(ctx, nc, both); !errors.Is(err, stream.ErrPartitions) {
 		t.Fatalf("a deployment with both layouts: %v", err)
 	}
+	// A first partition whose metadata does not give a usable count.
+	for i, bad := range []string{"", "abc", "1", "65", "-4", "4 "} {
+		name := fmt.Sprintf("%sM%d", cfg.Stream, i)
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name + "_P0", Subjects: []string{fmt.Sprintf("%sm%d.>", cfg.Prefix, i)},
+			Metadata: map[string]string{"sessionlog.partitions": bad}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		odd := cfg
+		odd.Stream, odd.Prefix, odd.Partitions = name, fmt.Sprintf("%sm%d", cfg.Prefix, i), 0
+		if _, err := stream.New(ctx, nc, odd); !errors.Is(err, stream.ErrPartitions) {
+			t.Fatalf("a first partition saying %q partitions: %v", bad, err)
+		}
+	}
 }

@@ -274,6 +274,10 @@ func TestConfigValidate(t *testing.T) {
 		{"zero replicas (chosen from the server)", func(c *stream.Config) { c.Replicas = 0 }, false},
 		{"negative replicas", func(c *stream.Config) { c.Replicas = -1 }, true},
 		{"no dedupe", func(c *stream.Config) { c.DedupeWindow = 0 }, true},
+		{"partitions from the deployment", func(c *stream.Config) { c.Partitions = 0 }, false},
+		{"the most partitions", func(c *stream.Config) { c.Partitions = stream.MaxPartitions }, false},
+		{"too many partitions", func(c *stream.Config) { c.Partitions = stream.MaxPartitions + 1 }, true},
+		{"negative partitions", func(c *stream.Config) { c.Partitions = -1 }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
