@@ -180,7 +180,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	if err != nil || bad || h == nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
 		return session.SessionInfo{}, false
 	}
-	// Updated is the last entry's time, as the JetStream index has it.
+	// Updated is the last entry's time (files keep no clock of their own).
 	in.ID, in.Cwd, in.ParentSession, in.Created, in.Updated = h.ID, h.Cwd, h.ParentSession, h.Timestamp, h.Timestamp
 	if last != nil {
 		if e, err := codec.DecodeEntry(last); err == nil {

@@ -32,9 +32,13 @@ type SessionInfo struct {
 	ParentSession string `json:"parentSession,omitempty"`
 	Name          string `json:"name,omitempty"`
 	Created       string `json:"created"`
-	Updated       string `json:"updated"`
-	Entries       int    `json:"entries"`
-	Leaf          string `json:"leaf,omitempty"`
+	// Updated is when the session last changed, by which listings are
+	// ordered: its last entry's timestamp where the store keeps no clock
+	// of its own (memory, files), the server's time of its last index
+	// write on JetStream.
+	Updated string `json:"updated"`
+	Entries int    `json:"entries"`
+	Leaf    string `json:"leaf,omitempty"`
 }
 
 // ListOptions pages a listing.

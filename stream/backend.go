@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,9 +48,10 @@ type Backend struct {
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 
-	liveMu sync.Mutex
-	live   *liveIndex // started by the first List
-	closed bool
+	closed atomic.Bool // Close was called: the backend no longer lists
+	// listReads counts the index records listings read (tests compare it
+	// with the page).
+	listReads atomic.Uint64
 
 	// parts are the partitions, in order; with one partition, parts[0]
 	// is the Backend itself, whose cfg is then also its partition's.
@@ -377,12 +377,14 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 	return Loaded{Tree: o.tree, Epoch: o.epoch, Seq: o.last, Info: o.info}, nil
 }
 
-// Close stops what the backend runs in the background (the listing's
-// index watcher, the listener to the connection's moves). Stores opened from it are closed by their owners. It is
-// idempotent; the backend cannot list afterwards.
+// Close stops what the backend runs in the background (the listener to
+// the connection's moves, the leader balancer). Stores opened from it are
+// closed by their owners. It is idempotent; the backend cannot list
+// afterwards.
 func (b *Backend) Close(ctx context.Context) error {
+	b.closed.Store(true)
 	for _, p := range b.parts {
-		p.closeLive()
+		p.closed.Store(true)
 	}
 	if b.balancer != nil {
 		b.balancer.close()

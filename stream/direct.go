@@ -51,19 +51,19 @@ type batchEnd struct {
 // getBatch asks for up to readBatch messages on subject from sequence
 // from on, calling fn for each in order.
 func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, fn)
+	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, readBatch, fn)
 }
 
 // getBatchOf is getBatch on another stream of the backend's (the
-// snapshots' object store).
-func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
+// snapshots' object store, the index), for up to batch messages.
+func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, batch int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
 	var end batchEnd
 	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
-	}{from, subject, readBatch, readBatchBytes}
+	}{from, subject, batch, readBatchBytes}
 	err := b.direct(ctx, stream, req, fn, func(eob nats.Header) error {
 		pending, perr := strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
 		if perr != nil {

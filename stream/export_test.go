@@ -37,3 +37,11 @@ func LoseFirstHeaderAck(b *Backend) {
 		}
 	}
 }
+
+// ListReads is how many index records b's listings read.
+func ListReads(b *Backend) (n uint64) {
+	for _, p := range b.parts {
+		n += p.listReads.Load()
+	}
+	return n
+}

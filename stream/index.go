@@ -73,36 +73,6 @@ func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64)
 	return 0, fmt.Errorf("stream: index of %s: too much contention", rec.ID)
 }
 
-// readIndex returns every session in the index.
-func (b *Backend) readIndex(ctx context.Context) ([]session.SessionInfo, error) {
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
-	w, err := b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("stream: read index: %w", err)
-	}
-	defer w.Stop()
-	var out []session.SessionInfo
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("stream: read index: %w", ctx.Err())
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, errors.New("stream: read index: watcher stopped")
-			}
-			if e == nil { // every current value has been delivered
-				return out, nil
-			}
-			var rec indexRecord
-			if err := json.Unmarshal(e.Value(), &rec); err != nil {
-				continue // not ours; an index holds only sessionlog records
-			}
-			out = append(out, rec.SessionInfo)
-		}
-	}
-}
-
 // indexer keeps one session's index record fresh while it is written to,
 // at most once per interval, so that appends do not pay an index write
 // each. close writes what is still pending.

@@ -2,40 +2,71 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
 )
 
-// Listing: from each partition's live index (or its bucket read whole),
-// pages merged across partitions.
+// Listing reads each partition's index bucket from its tail. The bucket
+// keeps one record per session (history 1), so its stream holds the
+// sessions in the order the server last indexed them, which is the order
+// of a partition's listing: a page is the stream read backwards from
+// where the last one stopped, and costs what it shows, however many
+// sessions there are. A session's Updated is the server's time of that
+// index write; partitions' pages are merged by it.
+//
+// A cursor is Updated|ID (session.CursorOf, which the service also
+// builds). In the cursor session's partition, the page resumes below the
+// session's record when it is still the one listed (the usual case); if
+// the session was written or deleted since, and in the other partitions,
+// below the cursor's time.
+
+// listTime formats Updated: fixed width, so that strings sort as times.
+const listTime = "2006-01-02T15:04:05.000000000Z"
 
 // List implements session.Repo from the index: one record per session,
-// never the entries.
-// The first call reads the whole index into memory, where a watcher keeps
-// it current until Close; later calls cost a binary search and the page.
+// never the entries. Each partition's page after the cursor is read from
+// its bucket's tail and the pages are merged.
 func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
 	limit, err := opts.PageLimit()
 	if err != nil {
 		return session.ListPage{}, err
 	}
-	if len(b.parts) == 1 {
-		return b.listPart(ctx, opts)
+	if b.closed.Load() {
+		return session.ListPage{}, fmt.Errorf("stream: list: %w", session.ErrClosed)
 	}
-	// Each partition's page after the cursor, merged: the page is the
-	// first limit of their union, and more follow if any partition has
-	// more or the union does.
+	var after *listed
+	if opts.Cursor != "" {
+		if after, err = parseCursor(opts.Cursor); err != nil {
+			return session.ListPage{}, err
+		}
+	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
 	pages := make([]session.ListPage, len(b.parts))
+	var owner *Backend
+	if after != nil {
+		owner = b.partOf(after.id)
+	}
 	err = b.eachPart(func(i int, p *Backend) (err error) {
-		pages[i], err = p.listPart(ctx, opts)
+		pages[i], err = p.listPart(ctx, limit, after, p == owner)
 		return err
 	})
 	if err != nil {
 		return session.ListPage{}, err
 	}
+	if len(pages) == 1 {
+		return pages[0], nil
+	}
+	// The page is the first limit of the partitions' pages, and more
+	// follow if any partition has more or the union does.
 	var all []session.SessionInfo
 	more := false
 	for _, pg := range pages {
@@ -49,78 +80,190 @@ func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.L
 	return page, err
 }
 
-// listPart is List on one partition.
-func (b *Backend) listPart(ctx context.Context, opts session.ListOptions) (session.ListPage, error) {
-	x, err := b.liveIndex()
-	if errors.Is(err, session.ErrClosed) {
-		return session.ListPage{}, fmt.Errorf("stream: list: %w", err)
-	}
-	if err == nil {
-		wctx, cancel := b.withTimeout(ctx)
-		page, err := b.livePage(wctx, x, opts)
-		cancel()
-		if err == nil {
-			return page, nil
-		}
-		b.dropLiveIndex(x) // stopped or slow: read directly, watch anew next time
-	}
-	infos, err := b.readIndex(ctx)
-	if err != nil {
-		return session.ListPage{}, err
-	}
-	return session.Page(infos, opts)
+// listed is a position in a listing: a record's index time and session.
+type listed struct {
+	at time.Time
+	id string
 }
 
-// livePage answers from the live index once it has taken in the bucket's
-// last revision now (one request), so a listing sees every write made
-// before it.
-func (b *Backend) livePage(ctx context.Context, x *liveIndex, opts session.ListOptions) (session.ListPage, error) {
+// before reports whether x is listed before y (newer first, then by id).
+func (x listed) before(y listed) bool {
+	if !x.at.Equal(y.at) {
+		return x.at.After(y.at)
+	}
+	return x.id < y.id
+}
+
+func parseCursor(c string) (*listed, error) {
+	i := strings.LastIndexByte(c, '|')
+	if i < 0 {
+		return nil, fmt.Errorf("%w: cursor %q is not one a listing returned", session.ErrInvalidConfig, c)
+	}
+	at, err := time.Parse(time.RFC3339Nano, c[:i])
+	if err != nil || ValidateSessionID(c[i+1:]) != nil {
+		return nil, fmt.Errorf("%w: cursor %q is not one a listing returned", session.ErrInvalidConfig, c)
+	}
+	return &listed{at: at, id: c[i+1:]}, nil
+}
+
+// listPart is one partition's page after the cursor (from the start when
+// after is nil); owner says the cursor's session lives here.
+func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner bool) (session.ListPage, error) {
 	st, err := b.kv.Status(ctx)
 	if err != nil {
-		return session.ListPage{}, err
+		return session.ListPage{}, fmt.Errorf("stream: list: %w", err)
 	}
 	bs, ok := st.(*jetstream.KeyValueBucketStatus)
 	if !ok {
-		return session.ListPage{}, fmt.Errorf("stream: index status of type %T", st)
+		return session.ListPage{}, fmt.Errorf("stream: list: index status of type %T", st)
 	}
-	if err := x.waitFor(ctx, bs.StreamInfo().State.LastSeq); err != nil {
-		return session.ListPage{}, err
-	}
-	return x.page(ctx, opts)
-}
-
-func (b *Backend) liveIndex() (*liveIndex, error) {
-	b.liveMu.Lock()
-	defer b.liveMu.Unlock()
-	if b.closed {
-		return nil, session.ErrClosed
-	}
-	if b.live == nil {
-		x, err := startLiveIndex(b.kv)
-		if err != nil {
-			return nil, err
+	first, last := bs.StreamInfo().State.FirstSeq, bs.StreamInfo().State.LastSeq
+	r := tailReader{b: b, seen: map[string]bool{}}
+	hi := last
+	if after != nil && hi >= first {
+		exact := false
+		if hi, exact, err = b.resumeAt(ctx, after, owner, hi); err != nil {
+			return session.ListPage{}, err
 		}
-		b.live = x
+		if !exact {
+			r.after = after
+		}
 	}
-	return b.live, nil
+	window := uint64(max(2*limit, 64))
+	for hi >= first && hi > 0 && len(r.got) <= limit {
+		lo := first
+		if hi-first >= window {
+			lo = hi - window + 1
+		}
+		if err := r.read(ctx, lo, hi, hi == last); err != nil {
+			return session.ListPage{}, err
+		}
+		hi = lo - 1
+		window = min(2*window, 1<<16)
+	}
+	page := session.ListPage{Sessions: r.got}
+	if len(r.got) > limit {
+		page.Sessions = r.got[:limit:limit]
+		page.Next = session.CursorOf(page.Sessions[limit-1])
+	}
+	return page, nil
 }
 
-func (b *Backend) dropLiveIndex(x *liveIndex) {
-	b.liveMu.Lock()
-	if b.live == x {
-		b.live = nil
+// resumeAt is the index sequence a page after the cursor reads down
+// from; exact means it is right below the cursor session's record, so
+// every record from there on is listed after it.
+func (b *Backend) resumeAt(ctx context.Context, after *listed, owner bool, last uint64) (hi uint64, exact bool, err error) {
+	if owner {
+		e, err := b.kv.Get(ctx, after.id)
+		switch {
+		case err == nil && e.Created().UTC().Format(listTime) == after.at.UTC().Format(listTime):
+			return e.Revision() - 1, true, nil
+		case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
+			return 0, false, fmt.Errorf("stream: list: %w", err)
+		}
 	}
-	b.liveMu.Unlock()
-	x.close()
+	seq, ok, err := b.indexSeqAt(ctx, after.at.Add(time.Nanosecond))
+	if err != nil || !ok {
+		return last, false, err
+	}
+	return min(seq-1, last), false, nil
 }
 
-// closeLive stops the partition's live index; it cannot list afterwards.
-func (b *Backend) closeLive() {
-	b.liveMu.Lock()
-	x := b.live
-	b.live, b.closed = nil, true
-	b.liveMu.Unlock()
-	if x != nil {
-		x.close()
+// tailReader collects index records read window by window towards the
+// start of the bucket's stream. With after set (a cursor placed by time),
+// it keeps only records listed after it.
+type tailReader struct {
+	b     *Backend
+	after *listed
+	seen  map[string]bool       // sessions whose latest record was read
+	got   []session.SessionInfo // newest first
+}
+
+// read takes in the records of sequences lo..hi. When top is set, hi is
+// the stream's last sequence, which a replica answering the request must
+// already hold: one behind the leader would hide the newest records.
+func (r *tailReader) read(ctx context.Context, lo, hi uint64, top bool) error {
+	var window []*jetstream.RawStreamMsg
+	stream := "KV_" + r.b.cfg.IndexBucket()
+	for attempt := 0; ; attempt++ {
+		window = window[:0]
+		for from := lo; from <= hi; {
+			end, err := r.b.getBatchOf(ctx, stream, ">", from, int(min(hi-from+1, readBatch)), func(m *jetstream.RawStreamMsg, _ uint64) error {
+				if m.Sequence <= hi {
+					window = append(window, m)
+				}
+				from = m.Sequence + 1
+				return nil
+			})
+			if errors.Is(err, errNoMessages) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("stream: list: %w", err)
+			}
+			if end.pending == 0 {
+				break
+			}
+		}
+		if !top || (len(window) > 0 && window[len(window)-1].Sequence == hi) || attempt >= 20 {
+			break
+		}
+		select { // a replica behind the leader answered: ask again
+		case <-ctx.Done():
+			return fmt.Errorf("stream: list: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
+	// Newest first: a session's first record read is its latest (another
+	// replica may still hold one it has since replaced).
+	for i := len(window) - 1; i >= 0; i-- {
+		r.take(window[i])
+	}
+	r.b.listReads.Add(uint64(len(window)))
+	return nil
+}
+
+func (r *tailReader) take(m *jetstream.RawStreamMsg) {
+	at, err := time.Parse(time.RFC3339Nano, m.Header.Get(jetstream.TimeStampHeaer))
+	if err != nil {
+		return // not a stored message
+	}
+	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	if r.seen[id] {
+		return
+	}
+	r.seen[id] = true
+	if op := m.Header.Get("KV-Operation"); op != "" {
+		return // deleted
+	}
+	var rec indexRecord
+	if json.Unmarshal(m.Data, &rec) != nil || rec.ID != id {
+		return // not ours: an index holds only sessionlog records
+	}
+	if r.after != nil && !r.after.before(listed{at: at, id: id}) {
+		return
+	}
+	in := rec.SessionInfo
+	in.Updated = at.UTC().Format(listTime)
+	r.got = append(r.got, in)
+}
+
+// indexSeqAt is the sequence of the first index record written at or
+// after t; ok is false when there is none.
+func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok bool, err error) {
+	req := struct {
+		StartTime time.Time `json:"start_time"`
+		Batch     int       `json:"batch"`
+	}{t.UTC(), 1}
+	err = b.direct(ctx, "KV_"+b.cfg.IndexBucket(), req, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		seq, ok = m.Sequence, true
+		return nil
+	}, func(nats.Header) error { return nil })
+	if errors.Is(err, errNoMessages) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("stream: list: %w", err)
+	}
+	return seq, ok, nil
 }
