@@ -40,7 +40,7 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 		return err
 	}
 	js := b.JetStream()
-	subject := b.Config().Prefix + ".raw.message"
+	subject := rawSubject(b, "raw")
 	raw := make(latencies, 0, cfg.Ops)
 	start := time.Now()
 	for range cfg.Ops {
@@ -181,8 +181,11 @@ func concurrentRaw(ctx context.Context, cfg Config, b *stream.Backend, payload [
 // rawSubject is the subject a message entry of session id is stored on:
 // raw publishes go where ours would, in whatever partition.
 func rawSubject(b *stream.Backend, id string) string {
-	filter := b.SessionSubjects(id) // <root>.<id>.>
-	return strings.TrimSuffix(filter, ">") + string(session.TypeMessage)
+	filter := b.SessionSubjects(id) // <root>.<id>, or <root>.<id>.> in the typed layout
+	if root, ok := strings.CutSuffix(filter, ">"); ok {
+		return root + string(session.TypeMessage)
+	}
+	return filter
 }
 
 // sessionOf spreads writers over sessions: each writer cycles through its

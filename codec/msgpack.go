@@ -47,6 +47,47 @@ func EncodeHeaderMsgpack(h *session.Header) ([]byte, error) {
 	return jsonToMsgpack(j)
 }
 
+// DecodeMsgpack decodes a header or an entry, whichever its type says it
+// is: where both share a subject, the message itself tells them apart.
+func DecodeMsgpack(b []byte) (*session.Header, *session.Entry, error) {
+	j, err := msgpackToJSON(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if typeOf(j) == string(session.TypeSession) {
+		h, err := DecodeHeader(j)
+		return h, nil, err
+	}
+	e, err := DecodeEntry(j)
+	return nil, e, err
+}
+
+// typeOf is the "type" member of a JSON object ("" if it has none, or is
+// not an object: the decoders then say what is wrong).
+func typeOf(j []byte) string {
+	d := jsontext.NewDecoder(bytes.NewReader(j))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return ""
+	}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if k.String() == "type" {
+			v, err := d.ReadToken()
+			if err != nil || v.Kind() != '"' {
+				return ""
+			}
+			return v.String()
+		}
+		if d.SkipValue() != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
 // DecodeHeaderMsgpack decodes a header encoded by EncodeHeaderMsgpack.
 func DecodeHeaderMsgpack(b []byte) (*session.Header, error) {
 	j, err := msgpackToJSON(b)

@@ -295,12 +295,15 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 				return verdict{}, err
 			}
 			last = meta.Sequence.Stream
-			if !strings.HasSuffix(m.Subject(), ".message") || strings.HasPrefix(m.Subject(), "sessions.itest-lin-") {
-				continue // headers and the like; the linearizability clients' sessions are checked by lincheck
+			if strings.Contains(m.Subject(), ".$sync.") || strings.Contains(m.Subject(), ".itest-lin-") {
+				continue // read barriers; the linearizability clients' sessions are checked by lincheck
 			}
-			e, err := codec.DecodeEntryMsgpack(m.Data())
+			_, e, err := codec.DecodeMsgpack(m.Data())
 			if err != nil {
 				return verdict{}, fmt.Errorf("undecodable entry: %w", err)
+			}
+			if e == nil || e.Type != session.TypeMessage {
+				continue // headers and the like
 			}
 			seen[e.ID]++
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,10 +181,7 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 		}
 	}
 	for _, p := range b.Partitions() {
-		filters := make([]string, len(cfg.Types))
-		for i, t := range cfg.Types {
-			filters[i] = p.TypeSubjects(t)
-		}
+		filters, _ := p.TypeSubjects(cfg.Types...)
 		cons, err := p.Stream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:        cfg.Durable,
 			Description:    "sessionlog event consumer",
@@ -242,15 +240,27 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 		s.note(func(st *EventStatus) { st.Redeliveries++ })
 		tel.Redeliveries.Add(ctx, 1, metric.WithAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable)))
 	}
-	// The handler runs in the trace of the append that wrote the entry:
-	// its span is a child of the writer's, and linked to it as messaging
-	// conventions ask.
-	ctx, span := s.startSpan(ctx, msg, meta, delivery)
-	defer span.End()
 	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+	if err == nil && m.Header != nil {
+		_ = msg.Ack() // a session's header, on its subject like its entries
+		return
+	}
 	if err == nil && m.Entry == nil {
 		err = fmt.Errorf("replica: %s is not an entry", msg.Subject())
 	}
+	if err == nil && !slices.Contains(s.cfg.Types, m.Entry.Type) {
+		_ = msg.Ack() // not one of ours: the subject could not filter it out
+		return
+	}
+	// The handler runs in the trace of the append that wrote the entry:
+	// its span is a child of the writer's, and linked to it as messaging
+	// conventions ask.
+	typ := "undecodable"
+	if err == nil {
+		typ = string(m.Entry.Type)
+	}
+	ctx, span := s.startSpan(ctx, msg, meta, delivery, typ)
+	defer span.End()
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
@@ -287,14 +297,14 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 }
 
 // startSpan starts the consumer span of one delivery.
-func (s *Subscription) startSpan(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, delivery int) (context.Context, trace.Span) {
+func (s *Subscription) startSpan(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, delivery int, typ string) (context.Context, trace.Span) {
 	tel := s.b.Telemetry()
 	producer := tel.Extract(ctx, nats.Header(msg.Headers()))
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if sc := trace.SpanContextFromContext(producer); sc.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
-	ctx, span := tel.Tracer.Start(producer, "sessionlog.event "+eventType(msg.Subject()), opts...)
+	ctx, span := tel.Tracer.Start(producer, "sessionlog.event "+typ, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Messaging(telemetry.OpProcess, msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader))...)
 		if id, _, ok := strings.Cut(msg.Headers().Get(jetstream.MsgIDHeader), ":"); ok {
@@ -304,11 +314,6 @@ func (s *Subscription) startSpan(ctx context.Context, msg jetstream.Msg, meta *j
 			telemetry.SequenceKey.Int64(int64(meta.Sequence.Stream)), attribute.Int("sessionlog.delivery", delivery))
 	}
 	return ctx, span
-}
-
-// eventType is the last token of an entry's subject: its type.
-func eventType(subject string) string {
-	return subject[strings.LastIndexByte(subject, '.')+1:]
 }
 
 func (s *Subscription) backoff(delivery int) time.Duration {

@@ -175,7 +175,7 @@ func TestFailingHandlerIsRetriedThenDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Header.Get(replica.HeaderDeliveries) != "3" || !strings.Contains(m.Header.Get(replica.HeaderError), "cannot handle") ||
-		m.Header.Get(replica.HeaderOrigSubject) != cfg.Prefix+".dlq.compaction" {
+		m.Header.Get(replica.HeaderOrigSubject) != b.SessionSubjects("dlq") {
 		t.Fatalf("dead letter headers: %v", m.Header)
 	}
 	dm, err := b.Decode(m.Header.Get(replica.HeaderOrigSubject), m.Data, 1)

@@ -22,7 +22,7 @@ import (
 // published there would be an entry, a header or an index record.
 func storedSubjects(sc stream.Config, id string) []string {
 	return []string{
-		sc.Prefix + "." + id + ".message", sc.Prefix + "." + id + ".session",
+		sc.Prefix + "." + id, sc.Prefix + "." + id + ".message", sc.Prefix + "." + id + ".session",
 		"$KV." + sc.IndexBucket() + "." + id, "$O." + sc.SnapshotBucket() + ".M.x",
 		"sessionlog.v1.create", "", "_INBOX.a.*", "_INBOX.>", "_INBOX.",
 	}
@@ -127,7 +127,7 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	seq := last()
 
 	alice, errs := tt.user(t, nats.UserInfo("alice", "alice-pw"))
-	for _, reply := range []string{tt.scfg.Prefix + ".victim.message", tt.scfg.Prefix + ".victim.session"} {
+	for _, reply := range []string{b.SessionSubjects("victim"), tt.scfg.Prefix + ".victim.session"} {
 		if err := alice.PublishMsg(&nats.Msg{Subject: "sessionlog.v1.open", Reply: reply, Data: []byte(`{"session":"victim"}`)}); err != nil {
 			t.Fatal(err)
 		}

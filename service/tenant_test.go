@@ -285,6 +285,6 @@ func TestTenantIsolation(t *testing.T) {
 		if err := st.Append(short, e); err == nil {
 			t.Fatal("a tenant user appended around the service")
 		}
-		refused(t, aliceErrs, "sessions.mine.message")
+		refused(t, aliceErrs, b.SessionSubjects("mine"))
 	})
 }

@@ -117,7 +117,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		ctx, cancel = context.WithTimeout(ctx, 6*cfg.RequestTimeout)
 		defer cancel()
 	}
-	if cfg.Partitions, err = resolvePartitions(ctx, js, cfg); err != nil {
+	if cfg, err = resolveLayout(ctx, js, cfg); err != nil {
 		return nil, err
 	}
 	b.cfg = cfg
@@ -267,11 +267,16 @@ func (b *Backend) headerIs(ctx context.Context, id, msgID string) (uint64, bool,
 	if err != nil {
 		return 0, false, err
 	}
-	msg, err := b.stream.GetMsg(ctx, seq)
+	var msg *jetstream.RawStreamMsg
+	if b.cfg.typed {
+		msg, err = b.stream.GetMsg(ctx, seq)
+	} else { // the header is the subject's first message
+		msg, err = b.stream.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.cfg.headerSubject(id)))
+	}
 	if err != nil {
 		return 0, false, err
 	}
-	return seq, msg.Header.Get(jetstream.MsgIDHeader) == msgID, nil
+	return msg.Sequence, msg.Header.Get(jetstream.MsgIDHeader) == msgID, nil
 }
 
 // publishMsg is the JetStream publish of headers (a test may intercept
@@ -405,7 +410,7 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	defer cancel()
 	// Behind a read barrier: a replica behind the leader may not know the
 	// session yet.
-	_, err := b.freshLast(ctx, b.cfg.headerSubject(id))
+	_, err := b.freshLast(ctx, b.cfg.sessionSubjects(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// part and total place a partition's config in the layout (set by
 	// partition only).
 	part, total int
+	// typed is the layout of deployments made before a subject per
+	// session: a subject per session and entry type (see layout.go). New
+	// sets it from the deployment's streams.
+	typed bool
 }
 
 // DefaultConfig returns the single-node defaults.
@@ -121,15 +125,35 @@ func ValidateSessionID(id string) error { return session.ValidateSessionID(id) }
 
 var typeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-func (c Config) sessionSubjects(id string) string { return c.Prefix + "." + id + ".>" }
-func (c Config) subject(id, typ string) string    { return c.Prefix + "." + id + "." + typ }
-func (c Config) headerSubject(id string) string   { return c.subject(id, "session") }
+// sessionSubjects is the filter of every message of session id.
+func (c Config) sessionSubjects(id string) string {
+	if c.typed {
+		return c.Prefix + "." + id + ".>"
+	}
+	return c.Prefix + "." + id
+}
 
-// sessionOf returns the session id of a subject of this stream.
+// subject is where an entry of type typ of session id is published.
+func (c Config) subject(id, typ string) string {
+	if c.typed {
+		return c.Prefix + "." + id + "." + typ
+	}
+	return c.Prefix + "." + id
+}
+
+// headerSubject is where session id's header is published (with a subject
+// per session, its first message).
+func (c Config) headerSubject(id string) string { return c.subject(id, "session") }
+
+// sessionOf returns the session id of a subject of this stream, and the
+// entry type the subject names (none with a subject per session).
 func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 	rest, ok := strings.CutPrefix(subject, c.Prefix+".")
 	if !ok {
 		return "", "", false
+	}
+	if !c.typed {
+		return rest, "", rest != "" && !strings.Contains(rest, ".")
 	}
 	id, typ, ok = strings.Cut(rest, ".")
 	return id, typ, ok

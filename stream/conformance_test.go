@@ -15,12 +15,17 @@ func TestConformance(t *testing.T) {
 	// scenarios then run on trees opened from a skeleton and their tail.
 	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1)) })
 	t.Run("partitions", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 4)) })
+	// Deployments made before a subject per session keep theirs.
+	t.Run("subject per type", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1, stream.TypedSubjects)) })
 }
 
-func conformanceBackend(viaSnapshot bool, partitions int) sessiontest.Backend {
+func conformanceBackend(viaSnapshot bool, partitions int, layout ...func(stream.Config) stream.Config) sessiontest.Backend {
 	ctx := context.Background()
 	cfg := stream.DefaultConfig()
 	cfg.Partitions = partitions
+	for _, l := range layout {
+		cfg = l(cfg)
+	}
 	return sessiontest.Backend{
 		Name: "jetstream",
 		New: func(t *testing.T, h session.Header) session.Store {

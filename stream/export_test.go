@@ -45,3 +45,10 @@ func ListReads(b *Backend) (n uint64) {
 	}
 	return n
 }
+
+// TypedSubjects makes New provision a new deployment in the layout of
+// deployments made before a subject per session: a subject per entry type.
+func TypedSubjects(c Config) Config {
+	c.typed = true
+	return c
+}

@@ -19,12 +19,20 @@ import (
 // deployment is provisioned and recorded in the metadata of every
 // partition's stream, where every client reads it (Config.Partitions 0).
 //
-//	P = 1: stream <Stream>, subjects <Prefix>.<id>.<type>,
-//	       index <Stream>_INDEX, snapshots <Stream>_SNAPSHOTS (the layout
-//	       of every deployment before partitions, which keeps working)
+//	P = 1: stream <Stream>, subjects <Prefix>.<id>, index
+//	       <Stream>_INDEX, snapshots <Stream>_SNAPSHOTS
 //	P > 1: partition i is stream <Stream>_P<i>, subjects
-//	       <Prefix>.p<i>.<id>.<type>, index <Stream>_P<i>_INDEX,
+//	       <Prefix>.p<i>.<id>, index <Stream>_P<i>_INDEX,
 //	       snapshots <Stream>_P<i>_SNAPSHOTS
+//
+// A session is one subject: the server's state grows by one subject per
+// session, and every read of a session, its expected-last-sequence check
+// and its purge name that subject literally, which the server answers from
+// its per-subject index (a wildcard over a session's subjects is answered
+// by scanning the stream's blocks after the start: see BENCHMARKS.md).
+// Deployments made before this layout have a subject per entry type,
+// <Prefix>[.p<i>].<id>.<type>; their streams carry no
+// sessionlog.subjects metadata and keep that layout (Config.typed).
 
 // MaxPartitions bounds P: each partition is four replicated assets
 // (stream, index, snapshot objects, snapshot heads).
@@ -36,6 +44,8 @@ const (
 	metaPartition  = "sessionlog.partition"  // this stream's i
 	metaHash       = "sessionlog.hash"       // how ids map to partitions
 	hashName       = "fnv1a32-mod"
+	metaSubjects   = "sessionlog.subjects" // "session": one subject per session
+	subjectsName   = "session"
 )
 
 // ErrPartitions is returned by New when the deployment's partition count
@@ -112,10 +122,27 @@ func (c Config) StreamOf(id string) string { return c.partitionOf(id).Stream }
 
 // streamMetadata is what a partition's stream records of the layout.
 func (c Config) streamMetadata() map[string]string {
-	return map[string]string{
+	md := map[string]string{
 		metaPartitions: strconv.Itoa(max(c.total, 1)),
 		metaPartition:  strconv.Itoa(c.part),
 		metaHash:       hashName,
+	}
+	if !c.typed {
+		md[metaSubjects] = subjectsName
+	}
+	return md
+}
+
+// typedSubjects reads a stream's subject layout from its metadata: none
+// is the subject-per-type layout of deployments made before it.
+func typedSubjects(md map[string]string) (bool, error) {
+	switch v := md[metaSubjects]; v {
+	case "":
+		return true, nil
+	case subjectsName:
+		return false, nil
+	default:
+		return false, fmt.Errorf("%w: metadata says subjects per %q", ErrPartitions, v)
 	}
 }
 
@@ -125,7 +152,7 @@ func (c Config) streamMetadata() map[string]string {
 func checkLayout(got jetstream.StreamConfig, c Config) []string {
 	n, i := got.Metadata[metaPartitions], got.Metadata[metaPartition]
 	total := max(c.total, 1)
-	if n == "" && i == "" && total == 1 {
+	if n == "" && i == "" && total == 1 && c.typed {
 		return nil
 	}
 	var bad []string
@@ -135,14 +162,35 @@ func checkLayout(got jetstream.StreamConfig, c Config) []string {
 	if h := got.Metadata[metaHash]; h != hashName {
 		bad = append(bad, fmt.Sprintf("metadata says ids map to partitions by %q, not %q", h, hashName))
 	}
+	if typed, err := typedSubjects(got.Metadata); err != nil || typed != c.typed {
+		bad = append(bad, fmt.Sprintf("metadata says subjects per %q, the other partitions per %q", got.Metadata[metaSubjects], c.streamMetadata()[metaSubjects]))
+	}
 	return bad
 }
 
-// resolvePartitions finds the deployment's partition count: from the
-// stream <Stream> (one partition) or <Stream>_P0 (its metadata), or, on
-// a deployment with neither, the configured count (1 by default). It
-// refuses a deployment with both, and a configured count that differs.
-func resolvePartitions(ctx context.Context, js jetstream.JetStream, cfg Config) (int, error) {
+// resolveLayout finds the deployment's layout: its partition count from
+// the stream <Stream> (one partition) or <Stream>_P0 (its metadata), or,
+// on a deployment with neither, the configured count (1 by default); and
+// its subject layout from the same stream (a new deployment gets a subject
+// per session). It refuses a deployment with both streams, and a
+// configured count that differs.
+func resolveLayout(ctx context.Context, js jetstream.JetStream, cfg Config) (Config, error) {
+	n, found, err := resolvePartitions(ctx, js, cfg)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Partitions = n
+	if found != nil {
+		if cfg.typed, err = typedSubjects(found.CachedInfo().Config.Metadata); err != nil {
+			return cfg, fmt.Errorf("%w (stream %s)", err, found.CachedInfo().Config.Name)
+		}
+	}
+	return cfg, nil
+}
+
+// resolvePartitions is resolveLayout's partition count, and the stream it
+// read it from (nil on a new deployment).
+func resolvePartitions(ctx context.Context, js jetstream.JetStream, cfg Config) (int, jetstream.Stream, error) {
 	lookup := func(name string) (s jetstream.Stream, err error) {
 		err = Provisioning(ctx, func(ctx context.Context) error {
 			s, err = js.Stream(ctx, name)
@@ -155,31 +203,32 @@ func resolvePartitions(ctx context.Context, js jetstream.JetStream, cfg Config) 
 	}
 	single, err := lookup(cfg.Stream)
 	if err != nil {
-		return 0, fmt.Errorf("stream: look up %s: %w", cfg.Stream, err)
+		return 0, nil, fmt.Errorf("stream: look up %s: %w", cfg.Stream, err)
 	}
 	first, err := lookup(cfg.Stream + "_P0")
 	if err != nil {
-		return 0, fmt.Errorf("stream: look up %s_P0: %w", cfg.Stream, err)
+		return 0, nil, fmt.Errorf("stream: look up %s_P0: %w", cfg.Stream, err)
 	}
-	n := cfg.partitions()
+	n, found := cfg.partitions(), single
 	switch {
 	case single != nil && first != nil:
-		return 0, fmt.Errorf("%w: both %s and %s_P0 exist: one deployment, two layouts", ErrPartitions, cfg.Stream, cfg.Stream)
+		return 0, nil, fmt.Errorf("%w: both %s and %s_P0 exist: one deployment, two layouts", ErrPartitions, cfg.Stream, cfg.Stream)
 	case single != nil:
 		n = 1
 		if v := single.CachedInfo().Config.Metadata[metaPartitions]; v != "" && v != "1" {
-			return 0, fmt.Errorf("%w: %s says %s partitions", ErrPartitions, cfg.Stream, v)
+			return 0, nil, fmt.Errorf("%w: %s says %s partitions", ErrPartitions, cfg.Stream, v)
 		}
 	case first != nil:
+		found = first
 		v := first.CachedInfo().Config.Metadata[metaPartitions]
 		if n, err = strconv.Atoi(v); err != nil || n < 2 || n > MaxPartitions {
-			return 0, fmt.Errorf("%w: %s_P0 says %q partitions", ErrPartitions, cfg.Stream, v)
+			return 0, nil, fmt.Errorf("%w: %s_P0 says %q partitions", ErrPartitions, cfg.Stream, v)
 		}
 	}
 	if cfg.Partitions != 0 && cfg.Partitions != n {
-		return 0, fmt.Errorf("%w: the deployment has %d partition(s), the config asks for %d (the count is fixed when a deployment is provisioned)", ErrPartitions, n, cfg.Partitions)
+		return 0, nil, fmt.Errorf("%w: the deployment has %d partition(s), the config asks for %d (the count is fixed when a deployment is provisioned)", ErrPartitions, n, cfg.Partitions)
 	}
-	return n, nil
+	return n, found, nil
 }
 
 // eachPart runs fn on every partition at once (each a round trip or more

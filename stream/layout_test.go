@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,6 +152,19 @@ func TestUnpartitionedDeploymentsKeepWorking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := st.Append(ctx, textEntry("k1", "")); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	// … and its subject per entry type.
+	if got := sessionSubjects(t, js, legacy.Name, cfg.Prefix+"l.kept.>"); !slices.Equal(got, []string{cfg.Prefix + "l.kept.message", cfg.Prefix + "l.kept.session"}) {
+		t.Fatalf("a stream without layout metadata got subjects %v", got)
+	}
+	if st, err = lb.OpenStore(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	} else if es, _ := st.Entries(ctx); len(es) != 1 {
+		t.Fatalf("reopened with %d entries", len(es))
+	}
 	st.Close(ctx)
 	more := old
 	more.Partitions = 4
@@ -180,4 +194,65 @@ func TestUnpartitionedDeploymentsKeepWorking(t *testing.T) {
 			t.Fatalf("a first partition saying %q partitions: %v", bad, err)
 		}
 	}
+}
+
+// sessionSubjects lists the subjects of stream matching filter, sorted.
+func sessionSubjects(t *testing.T, js jetstream.JetStream, name, filter string) []string {
+	t.Helper()
+	s, err := js.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for subj := range info.State.Subjects {
+		out = append(out, subj)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A session is one subject in a new deployment, whatever its entries'
+// types, in every partition; the stream records the layout.
+func TestASessionIsOneSubject(t *testing.T) {
+	ctx := context.Background()
+	sessiontest.EachLayout(t, func(t *testing.T, partitions int) {
+		cfg := stream.DefaultConfig()
+		cfg.Partitions = partitions
+		b := newBackendWith(t, cfg)
+		defer b.Close(ctx)
+		for _, id := range []string{"a", "b", "c", "d"} {
+			st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := session.New(st, sessiontest.TestConfig())
+			u, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AppendModelChange(ctx, "anthropic", "claude"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SetLabel(ctx, u.ID, "start"); err != nil {
+				t.Fatal(err)
+			}
+			st.Close(ctx)
+			stream := b.Config().StreamOf(id)
+			got := sessionSubjects(t, b.JetStream(), stream, b.SessionSubjects(id))
+			if !slices.Equal(got, []string{b.SessionSubjects(id)}) {
+				t.Fatalf("session %s is on subjects %v, want only %s", id, got, b.SessionSubjects(id))
+			}
+			info, err := b.StreamOf(id).Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if md := info.Config.Metadata["sessionlog.subjects"]; md != "session" {
+				t.Fatalf("stream %s records subjects per %q", stream, md)
+			}
+		}
+	})
 }

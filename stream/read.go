@@ -74,6 +74,13 @@ func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, er
 	if !ok || sid != id {
 		return Message{}, fmt.Errorf("%w: message %d on %q does not belong to session %s", ErrCorrupt, seq, subject, id)
 	}
+	if !c.typed {
+		h, e, err := codec.DecodeMsgpack(data)
+		if err != nil {
+			return Message{}, fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, seq, err)
+		}
+		return Message{Session: id, Seq: seq, Header: h, Entry: e}, nil
+	}
 	if typ == string(session.TypeSession) {
 		h, err := codec.DecodeHeaderMsgpack(data)
 		if err != nil {
@@ -109,7 +116,7 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 		if !errors.Is(err, session.ErrSessionNotFound) || attempt == 20 {
 			return t, epoch, last, err
 		}
-		if _, lerr := b.freshLast(ctx, b.cfg.headerSubject(id)); lerr != nil {
+		if _, lerr := b.freshLast(ctx, b.cfg.sessionSubjects(id)); lerr != nil {
 			return t, epoch, last, err // the leader has no header either (or cannot say)
 		}
 		select {
@@ -227,9 +234,20 @@ func (p Partition) Stream() jetstream.Stream { return p.b.stream }
 // Subjects is the filter of every session's messages in the partition.
 func (p Partition) Subjects() string { return p.b.cfg.Prefix + ".>" }
 
-// TypeSubjects is the filter of the partition's entries of one type.
-func (p Partition) TypeSubjects(typ session.EntryType) string {
-	return p.b.cfg.Prefix + ".*." + string(typ)
+// TypeSubjects is the filter of the partition's entries of the given
+// types. With a subject per session (every deployment but those made
+// before it) the subject does not tell a session's entries apart, so the
+// filter takes in every entry of the partition and the consumer keeps
+// those of its types (Message.Entry.Type); typed says the filter already
+// did.
+func (p Partition) TypeSubjects(types ...session.EntryType) (filters []string, typed bool) {
+	if !p.b.cfg.typed {
+		return []string{p.b.cfg.Prefix + ".*"}, false
+	}
+	for _, t := range types {
+		filters = append(filters, p.b.cfg.Prefix+".*."+string(t))
+	}
+	return filters, true
 }
 
 // WatchIndex watches the partition's index from now on: a deletion (a

@@ -147,7 +147,7 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 			// Someone purged the session without removing its snapshot,
 			// and it was created again.
 			s, _ := js.Stream(ctx, b.Config().Stream)
-			if err := s.Purge(ctx, jetstream.WithPurgeSubject(b.Config().Prefix+"."+id+".>")); err != nil {
+			if err := s.Purge(ctx, jetstream.WithPurgeSubject(b.SessionSubjects(id))); err != nil {
 				t.Fatal(err)
 			}
 			h := sessiontest.TestHeader(id)
@@ -247,7 +247,7 @@ func rebuild(t *testing.T, b *stream.Backend, id string) []byte {
 	s, _ := js.Stream(ctx, b.Config().Stream)
 	h := session.Header{}
 	tr := (*session.Tree)(nil)
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.Config().Prefix + "." + id + ".>"}})
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.SessionSubjects(id)}})
 	if err != nil {
 		t.Fatal(err)
 	}

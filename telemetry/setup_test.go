@@ -125,7 +125,7 @@ func TestSetupExportsOTLPAndPrometheus(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	traces := got["/v1/traces"]
-	for _, want := range []string{"sessionlog.append", "sessionlog-under-test", "tel-setup.setup.message"} {
+	for _, want := range []string{"sessionlog.append", "sessionlog-under-test", "tel-setup.setup"} {
 		if !bytes.Contains(traces, []byte(want)) {
 			t.Fatalf("OTLP traces (%d bytes) lack %q; paths seen: %v", len(traces), want, keys(got))
 		}

@@ -157,7 +157,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	a1 := attrs(appendSpan)
 	want := map[attribute.Key]string{
 		"messaging.system": "nats", "messaging.operation.type": "send",
-		"messaging.destination.name": r.b.Config().Prefix + ".hop.compaction",
+		"messaging.destination.name": r.b.SessionSubjects("hop"),
 		telemetry.SessionKey:         "hop", telemetry.StreamKey: "TEL_HOP", telemetry.OutcomeKey: "ok",
 	}
 	for k, v := range want {
