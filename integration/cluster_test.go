@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 // node is one `sessionlog serve` process.
@@ -31,6 +32,25 @@ type node struct {
 
 // procCluster is a cluster of `sessionlog serve` processes whose routes go
 // through proxies, one per direction of every pair of nodes.
+// The suite runs on a partitioned deployment: faults hit the leader of
+// targetPartition, whose stream holds some of the workload's sessions
+// (itest-3, itest-7), a linearizability client's (itest-lin-1) and the
+// minority writer's; the other partitions carry the rest meanwhile.
+const (
+	partitions      = 4
+	targetPartition = 0
+)
+
+// layout is the deployment's stream layout, as every node provisions it.
+func layout() stream.Config {
+	cfg := stream.DefaultConfig()
+	cfg.Partitions = partitions
+	return cfg
+}
+
+// targetStream is the stream whose leader the faults hit.
+func targetStream() string { return layout().Streams()[targetPartition] }
+
 type procCluster struct {
 	t       *testing.T
 	bin     string
@@ -73,7 +93,7 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 		nd.args = []string{"serve", "-data", nd.data, "-name", nd.name, "-listen", nd.client,
 			"-cluster", "itest", "-cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
 			"-cluster-advertise", "127.0.0.1:1", "-cluster-size", fmt.Sprint(n),
-			"-routes", strings.Join(routes, ","), "-replicas", "3", "-http", "", "-logs"}
+			"-routes", strings.Join(routes, ","), "-replicas", "3", "-partitions", fmt.Sprint(partitions), "-http", "", "-logs"}
 		c.nodes = append(c.nodes, nd)
 	}
 	for i := range c.nodes {
@@ -174,7 +194,7 @@ func (c *procCluster) close() {
 	}
 }
 
-// streamPeers returns the indexes of the node leading the sessions stream
+// streamPeers returns the indexes of the node leading the target stream
 // and of the nodes holding its other replicas.
 func (c *procCluster) streamPeers(ctx context.Context) (leader int, followers []int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -185,7 +205,7 @@ func (c *procCluster) streamPeers(ctx context.Context) (leader int, followers []
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	s, err := js.Stream(ctx, "SESSIONS")
+	s, err := js.Stream(ctx, targetStream())
 	if err != nil {
 		return -1, nil, err
 	}
@@ -213,7 +233,8 @@ func (c *procCluster) streamPeers(ctx context.Context) (leader int, followers []
 	return leader, followers, nil
 }
 
-// converged reports whether every replica of the stream is current.
+// converged reports whether every replica of every partition's stream is
+// current.
 func (c *procCluster) converged(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -223,23 +244,25 @@ func (c *procCluster) converged(ctx context.Context) error {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	s, err := js.Stream(ctx, "SESSIONS")
-	if err != nil {
-		return err
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return err
-	}
-	if info.Cluster == nil || info.Cluster.Leader == "" {
-		return errors.New("no stream leader")
-	}
-	if len(info.Cluster.Replicas) != min(3, len(c.nodes))-1 {
-		return fmt.Errorf("%d replicas besides the leader", len(info.Cluster.Replicas))
-	}
-	for _, r := range info.Cluster.Replicas {
-		if !r.Current || r.Offline || r.Lag != 0 {
-			return fmt.Errorf("replica %s: current %v offline %v lag %d", r.Name, r.Current, r.Offline, r.Lag)
+	for _, name := range layout().Streams() {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return fmt.Errorf("%s: no stream leader", name)
+		}
+		if len(info.Cluster.Replicas) != min(3, len(c.nodes))-1 {
+			return fmt.Errorf("%s: %d replicas besides the leader", name, len(info.Cluster.Replicas))
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current || r.Offline || r.Lag != 0 {
+				return fmt.Errorf("%s: replica %s: current %v offline %v lag %d", name, r.Name, r.Current, r.Offline, r.Lag)
+			}
 		}
 	}
 	return nil

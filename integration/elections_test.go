@@ -31,7 +31,7 @@ func watchElections(t *testing.T, urls []string) *elections {
 			t.Fatal(err)
 		}
 		e.conns = append(e.conns, nc)
-		if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.SESSIONS", func(*nats.Msg) {
+		if _, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+targetStream(), func(*nats.Msg) {
 			e.mu.Lock()
 			e.at = append(e.at, time.Now())
 			e.mu.Unlock()

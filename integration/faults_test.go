@@ -59,11 +59,14 @@ func runFaults(t *testing.T, nodes int) {
 			os.WriteFile(strings.Replace(logs, "*", nd.name, 1), []byte(nd.log.String()), 0o644)
 		}
 	})
-	sessions := sessionIDs(6)
+	sessions := sessionIDs(8) // two in each partition
 	createSessions(t, ctx, c.urls(), append(sessions, "itest-minority"))
 	// A replica of every session on each node, tailing through the faults.
 	replicas := startReplicas(t, ctx, c)
 	w := startWorkload(t, c.urls(), 4, sessions)
+	// Write gaps are those of the sessions in the stream the faults hit:
+	// the other partitions' leaders may be elsewhere and keep writing.
+	w.l.watch(func(sid string) bool { return stream.PartitionOf(sid, partitions) == targetPartition })
 	lin := startLinWorkload(t, strings.Split(c.urls(), ","), []string{"itest-lin-0", "itest-lin-1"})
 	elected := watchElections(t, strings.Split(c.urls(), ","))
 	defer elected.close()

@@ -61,18 +61,24 @@ func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*repl
 	if err != nil {
 		return err
 	}
-	info, err := b.Partitions()[0].Stream().Info(ctx) // one partition: every session's
-	if err != nil {
-		return err
+	// Sequences are per partition: each session's stream's last.
+	last := map[string]uint64{}
+	for _, sid := range sessions {
+		info, err := b.StreamOf(sid).Info(ctx)
+		if err != nil {
+			return err
+		}
+		last[sid] = info.State.LastSeq
 	}
-	last := info.State.LastSeq
 	var want map[string][32]byte
 	for i, r := range rs {
-		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		err := r.WaitFor(wctx, sessions[0], last)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("replica on node %d: %w (status %+v)", i, err, r.Status())
+		for _, sid := range sessions {
+			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			err := r.WaitFor(wctx, sid, last[sid])
+			cancel()
+			if err != nil {
+				return fmt.Errorf("replica on node %d: %w (status %+v)", i, err, r.Status())
+			}
 		}
 		got := map[string][32]byte{}
 		for _, sid := range sessions {

@@ -28,7 +28,8 @@ type ledger struct {
 	acked     map[string]string
 	ackedAt   map[string]time.Time
 	sentAt    map[string]time.Time
-	acks      []ackTime // every acknowledgement, nearly in order
+	acks      []ackTime             // every acknowledgement, nearly in order
+	watched   func(sid string) bool // the sessions whose acks time the faults (nil: all)
 	errors    atomic.Int64
 	lastErr   atomic.Value // string
 }
@@ -54,7 +55,17 @@ func (l *ledger) ack(id, sid string) {
 	l.acked[id] = sid
 	now := time.Now()
 	l.ackedAt[id] = now
-	l.acks = append(l.acks, ackTime{sent: l.sentAt[id], acked: now})
+	if l.watched == nil || l.watched(sid) {
+		l.acks = append(l.acks, ackTime{sent: l.sentAt[id], acked: now})
+	}
+	l.mu.Unlock()
+}
+
+// watch makes only the acknowledgements of sessions for which in says so
+// count in firstAckAfter and slowest.
+func (l *ledger) watch(in func(sid string) bool) {
+	l.mu.Lock()
+	l.watched = in
 	l.mu.Unlock()
 }
 
@@ -268,47 +279,10 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	s, err := js.Stream(ctx, "SESSIONS")
-	if err != nil {
-		return verdict{}, err
-	}
-	info, err := s.Info(ctx) // answered by the leader
-	if err != nil {
-		return verdict{}, err
-	}
-	target := info.State.LastSeq
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
-	if err != nil {
-		return verdict{}, err
-	}
 	seen := map[string]int{}
-	for last := uint64(0); last < target; {
-		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			return verdict{}, err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			meta, err := m.Metadata()
-			if err != nil {
-				return verdict{}, err
-			}
-			last = meta.Sequence.Stream
-			if strings.Contains(m.Subject(), ".$sync.") || strings.Contains(m.Subject(), ".itest-lin-") {
-				continue // read barriers; the linearizability clients' sessions are checked by lincheck
-			}
-			_, e, err := codec.DecodeMsgpack(m.Data())
-			if err != nil {
-				return verdict{}, fmt.Errorf("undecodable entry: %w", err)
-			}
-			if e == nil || e.Type != session.TypeMessage {
-				continue // headers and the like
-			}
-			seen[e.ID]++
-		}
-		if n == 0 {
-			return verdict{}, fmt.Errorf("read stalled at %d of the leader's %d", last, target)
+	for _, name := range layout().Streams() {
+		if err := readEntries(ctx, js, name, seen); err != nil {
+			return verdict{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	l.mu.Lock()
@@ -410,4 +384,53 @@ func createSessions(t *testing.T, ctx context.Context, urls string, ids []string
 			st.Close(ctx)
 		}
 	}
+}
+
+// readEntries counts, into seen, the message entries of stream name
+// (those of the linearizability clients aside), up to its last sequence
+// as its leader has it.
+func readEntries(ctx context.Context, js jetstream.JetStream, name string, seen map[string]int) error {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	info, err := s.Info(ctx) // answered by the leader
+	if err != nil {
+		return err
+	}
+	target := info.State.LastSeq
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{MaxResetAttempts: 3})
+	if err != nil {
+		return err
+	}
+	for last := uint64(0); last < target; {
+		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return err
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			last = meta.Sequence.Stream
+			if strings.Contains(m.Subject(), ".$sync.") || strings.Contains(m.Subject(), ".itest-lin-") {
+				continue // read barriers; the linearizability clients' sessions are checked by lincheck
+			}
+			_, e, err := codec.DecodeMsgpack(m.Data())
+			if err != nil {
+				return fmt.Errorf("undecodable entry: %w", err)
+			}
+			if e == nil || e.Type != session.TypeMessage {
+				continue // headers and the like
+			}
+			seen[e.ID]++
+		}
+		if n == 0 {
+			return fmt.Errorf("read stalled at %d of the leader's %d", last, target)
+		}
+	}
+	return nil
 }

@@ -142,3 +142,90 @@ func directMsg(m *nats.Msg) (*jetstream.RawStreamMsg, uint64, error) {
 	}
 	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, pending, nil
 }
+
+// getSeqs asks for each message of stream from sequence lo to hi, in one
+// direct get each, all sent at once, and hands those that exist to fn in
+// order. A batch would do in one request, but the server counts what
+// matches after the start for every batch, and on a stream keeping one
+// message per subject (a key-value bucket) that count visits every
+// subject: ~0.1 s a request at 100k sessions, for a page of 50.
+func (b *Backend) getSeqs(ctx context.Context, stream string, lo, hi uint64, fn func(m *jetstream.RawStreamMsg) error) error {
+	if hi < lo {
+		return nil
+	}
+	n := int(hi - lo + 1)
+	inbox := b.nc.NewRespInbox()
+	replies := make(chan *nats.Msg, n)
+	sub, err := b.nc.ChanSubscribe(inbox+".*", replies)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	for seq := lo; seq <= hi; seq++ {
+		req := []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `}`)
+		if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox+"."+strconv.FormatUint(seq-lo, 10), req); err != nil {
+			return err
+		}
+	}
+	got := make([]*jetstream.RawStreamMsg, n)
+	for range n {
+		var m *nats.Msg
+		select {
+		case m = <-replies:
+		case <-ctx.Done():
+			return fmt.Errorf("stream: direct get: %w", ctx.Err())
+		}
+		msg, err := directReply(m)
+		if err != nil {
+			return err
+		}
+		if msg == nil {
+			continue // deleted
+		}
+		if msg.Sequence < lo || msg.Sequence > hi {
+			return fmt.Errorf("stream: direct get: sequence %d asked for %d..%d: %w", msg.Sequence, lo, hi, jetstream.ErrInvalidJetStreamResponse)
+		}
+		got[msg.Sequence-lo] = msg
+	}
+	for _, m := range got {
+		if m != nil {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// getOne sends one direct get for a single message and returns it, or nil
+// when the stream has none to answer with.
+func (b *Backend) getOne(ctx context.Context, stream string, request any) (*jetstream.RawStreamMsg, error) {
+	req, err := json.Marshal(request)
+	if err != nil {
+		return nil, err
+	}
+	m, err := b.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+stream, req)
+	if err != nil {
+		return nil, err
+	}
+	return directReply(m)
+}
+
+// directReply is the message of a single direct get's reply, or nil when
+// the server found none (404).
+func directReply(m *nats.Msg) (*jetstream.RawStreamMsg, error) {
+	switch status := m.Header.Get("Status"); {
+	case len(m.Data) == 0 && status == "404":
+		return nil, nil
+	case len(m.Data) == 0 && status == "503":
+		return nil, nats.ErrNoResponders
+	case len(m.Data) == 0 && status != "":
+		return nil, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
+	}
+	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	subject := m.Header.Get(jetstream.SubjectHeader)
+	if err != nil || subject == "" {
+		return nil, fmt.Errorf("stream: direct get: a message without subject or sequence: %w", jetstream.ErrInvalidJetStreamResponse)
+	}
+	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, nil
+}

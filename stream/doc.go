@@ -1,5 +1,6 @@
-// Package stream keeps sessions in a NATS JetStream stream: one subject
-// hierarchy per session (<prefix>.<sessionID>.<entryType>), entries as
+// Package stream keeps sessions in NATS JetStream streams: one subject per
+// session (<prefix>.<sessionID>, or <prefix>.<sessionID>.<entryType> in
+// deployments made before that layout), spread over partitions, entries as
 // msgpack messages, appends guarded by a per-session sequence check so that
 // writers on different machines never silently lose, duplicate or
 // interleave entries.

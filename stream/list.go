@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
@@ -27,6 +26,9 @@ import (
 // session's record when it is still the one listed (the usual case); if
 // the session was written or deleted since, and in the other partitions,
 // below the cursor's time.
+
+// listRequests bounds the direct gets a listing has in flight at once.
+const listRequests = 1024
 
 // listTime formats Updated: fixed width, so that strings sort as times.
 const listTime = "2006-01-02T15:04:05.000000000Z"
@@ -129,7 +131,14 @@ func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner 
 			r.after = after
 		}
 	}
-	window := uint64(max(2*limit, 64))
+	// The first window should hold a page: records are as dense in the
+	// stream as the stream says overall (sessions written to since their
+	// record was made left gaps).
+	window := uint64(2 * (limit + 1))
+	if st := bs.StreamInfo().State; st.Msgs > 0 && last >= first {
+		window = max(window, uint64(limit+1)*(last-first+1)/st.Msgs*5/4)
+	}
+	window = min(window, listRequests)
 	for hi >= first && hi > 0 && len(r.got) <= limit {
 		lo := first
 		if hi-first >= window {
@@ -187,22 +196,13 @@ func (r *tailReader) read(ctx context.Context, lo, hi uint64, top bool) error {
 	stream := "KV_" + r.b.cfg.IndexBucket()
 	for attempt := 0; ; attempt++ {
 		window = window[:0]
-		for from := lo; from <= hi; {
-			end, err := r.b.getBatchOf(ctx, stream, ">", from, int(min(hi-from+1, readBatch)), func(m *jetstream.RawStreamMsg, _ uint64) error {
-				if m.Sequence <= hi {
-					window = append(window, m)
-				}
-				from = m.Sequence + 1
+		for from := lo; from <= hi; from += listRequests {
+			err := r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), func(m *jetstream.RawStreamMsg) error {
+				window = append(window, m)
 				return nil
 			})
-			if errors.Is(err, errNoMessages) {
-				break
-			}
 			if err != nil {
 				return fmt.Errorf("stream: list: %w", err)
-			}
-			if end.pending == 0 {
-				break
 			}
 		}
 		if !top || (len(window) > 0 && window[len(window)-1].Sequence == hi) || attempt >= 20 {
@@ -249,21 +249,18 @@ func (r *tailReader) take(m *jetstream.RawStreamMsg) {
 }
 
 // indexSeqAt is the sequence of the first index record written at or
-// after t; ok is false when there is none.
+// after t; ok is false when there is none. (One message, not a batch: see
+// getSeqs.)
 func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok bool, err error) {
 	req := struct {
 		StartTime time.Time `json:"start_time"`
-		Batch     int       `json:"batch"`
-	}{t.UTC(), 1}
-	err = b.direct(ctx, "KV_"+b.cfg.IndexBucket(), req, func(m *jetstream.RawStreamMsg, _ uint64) error {
-		seq, ok = m.Sequence, true
-		return nil
-	}, func(nats.Header) error { return nil })
-	if errors.Is(err, errNoMessages) {
-		return 0, false, nil
-	}
+	}{t.UTC()}
+	m, err := b.getOne(ctx, "KV_"+b.cfg.IndexBucket(), req)
 	if err != nil {
 		return 0, false, fmt.Errorf("stream: list: %w", err)
 	}
-	return seq, ok, nil
+	if m == nil {
+		return 0, false, nil
+	}
+	return m.Sequence, true, nil
 }
