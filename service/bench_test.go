@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -41,6 +42,22 @@ func BenchmarkServiceAppend(b *testing.B) {
 		}
 		req := service.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}
 		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpAppend, req, nil) })
+	})
+	// The floor under the service's overhead: one request and its reply
+	// through the server, of an append's size, to a responder that does
+	// nothing.
+	b.Run("request-reply", func(b *testing.B) {
+		subject := "bench.echo." + b.Name()
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { m.Respond([]byte(`{"sequence":1}`)) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		payload := []byte(`{"session":"svc","entries":[` + string(body) + `]}`)
+		sessiontest.Timed(b, func() error {
+			_, err := nc.RequestWithContext(ctx, subject, payload)
+			return err
+		})
 	})
 	b.Run("service-open", func(b *testing.B) {
 		f := start(b, unlimited)

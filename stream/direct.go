@@ -197,6 +197,27 @@ func (b *Backend) getSeqs(ctx context.Context, stream string, lo, hi uint64, fn 
 	return nil
 }
 
+// getEach asks for the messages of stream from sequence lo to hi one
+// after another, each request for the next message after the last one
+// found (the server steps over deleted sequences), handing each to fn.
+func (b *Backend) getEach(ctx context.Context, stream string, lo, hi uint64, fn func(m *jetstream.RawStreamMsg) error) error {
+	type next struct {
+		Seq     uint64 `json:"seq"`
+		NextFor string `json:"next_by_subj"`
+	}
+	for from := lo; from <= hi; {
+		m, err := b.getOne(ctx, stream, next{from, ">"})
+		if err != nil || m == nil || m.Sequence > hi {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+		from = m.Sequence + 1
+	}
+	return nil
+}
+
 // getOne sends one direct get for a single message and returns it, or nil
 // when the stream has none to answer with.
 func (b *Backend) getOne(ctx context.Context, stream string, request any) (*jetstream.RawStreamMsg, error) {

@@ -131,24 +131,30 @@ func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner 
 			r.after = after
 		}
 	}
-	// The first window should hold a page: records are as dense in the
-	// stream as the stream says overall (sessions written to since their
-	// record was made left gaps).
-	window := uint64(2 * (limit + 1))
-	if st := bs.StreamInfo().State; st.Msgs > 0 && last >= first {
-		window = max(window, uint64(limit+1)*(last-first+1)/st.Msgs*5/4)
-	}
-	window = min(window, listRequests)
+	// Each window should hold what the page still needs at the density of
+	// records seen so far. The tail is dense (records not yet replaced),
+	// older stretches may be nearly empty (sessions written to since left
+	// gaps), so a window starts at the page and grows, at most fourfold a
+	// step, through gaps.
+	density, prev := 1.0, uint64(0)
+	var read, found uint64
 	for hi >= first && hi > 0 && len(r.got) <= limit {
+		need := float64(limit + 1 - len(r.got))
+		window := uint64(max(need/density*1.25, need))
+		if prev > 0 {
+			window = min(window, 4*prev)
+		}
 		lo := first
 		if hi-first >= window {
 			lo = hi - window + 1
 		}
-		if err := r.read(ctx, lo, hi, hi == last); err != nil {
+		n, err := r.read(ctx, lo, hi, hi == last, density >= sparse)
+		if err != nil {
 			return session.ListPage{}, err
 		}
+		read, found, prev = read+hi-lo+1, found+uint64(n), hi-lo+1
+		density = max(float64(found), 0.5) / float64(read)
 		hi = lo - 1
-		window = min(2*window, 1<<16)
 	}
 	page := session.ListPage{Sessions: r.got}
 	if len(r.got) > limit {
@@ -188,29 +194,43 @@ type tailReader struct {
 	got   []session.SessionInfo // newest first
 }
 
-// read takes in the records of sequences lo..hi. When top is set, hi is
-// the stream's last sequence, which a replica answering the request must
-// already hold: one behind the leader would hide the newest records.
-func (r *tailReader) read(ctx context.Context, lo, hi uint64, top bool) error {
+// sparse is the density of records under which a window is read by
+// following the stream from one record to the next (a request per record,
+// gaps skipped by the server) rather than asking for every sequence.
+const sparse = 1.0 / 16
+
+// read takes in the records of sequences lo..hi and returns how many it
+// found: where records are dense, by a direct get of every sequence at
+// once; where sparse, by asking for the next record from lo on, one after
+// another. When top is set, hi is the stream's last sequence, which a
+// replica answering must already hold: one behind the leader would hide
+// the newest records.
+func (r *tailReader) read(ctx context.Context, lo, hi uint64, top, dense bool) (int, error) {
 	var window []*jetstream.RawStreamMsg
 	stream := "KV_" + r.b.cfg.IndexBucket()
+	keep := func(m *jetstream.RawStreamMsg) error {
+		window = append(window, m)
+		return nil
+	}
 	for attempt := 0; ; attempt++ {
 		window = window[:0]
-		for from := lo; from <= hi; from += listRequests {
-			err := r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), func(m *jetstream.RawStreamMsg) error {
-				window = append(window, m)
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("stream: list: %w", err)
+		var err error
+		if dense {
+			for from := lo; from <= hi && err == nil; from += listRequests {
+				err = r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), keep)
 			}
+		} else {
+			err = r.b.getEach(ctx, stream, lo, hi, keep)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("stream: list: %w", err)
 		}
 		if !top || (len(window) > 0 && window[len(window)-1].Sequence == hi) || attempt >= 20 {
 			break
 		}
 		select { // a replica behind the leader answered: ask again
 		case <-ctx.Done():
-			return fmt.Errorf("stream: list: %w", ctx.Err())
+			return 0, fmt.Errorf("stream: list: %w", ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -220,7 +240,7 @@ func (r *tailReader) read(ctx context.Context, lo, hi uint64, top bool) error {
 		r.take(window[i])
 	}
 	r.b.listReads.Add(uint64(len(window)))
-	return nil
+	return len(window), nil
 }
 
 func (r *tailReader) take(m *jetstream.RawStreamMsg) {
@@ -254,7 +274,8 @@ func (r *tailReader) take(m *jetstream.RawStreamMsg) {
 func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok bool, err error) {
 	req := struct {
 		StartTime time.Time `json:"start_time"`
-	}{t.UTC()}
+		NextFor   string    `json:"next_by_subj"`
+	}{t.UTC(), ">"}
 	m, err := b.getOne(ctx, "KV_"+b.cfg.IndexBucket(), req)
 	if err != nil {
 		return 0, false, fmt.Errorf("stream: list: %w", err)
