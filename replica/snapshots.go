@@ -21,7 +21,8 @@ func (r *Replica) snapshot(ctx context.Context, id string) error {
 	return err
 }
 
-// writeSnapshot encodes under the read lock and uploads without it.
+// writeSnapshot takes the tree's snapshot source under the read lock, and
+// encodes and uploads it without.
 func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 	r.mu.RLock()
 	h, _ := r.trees.Peek(id)
@@ -29,8 +30,12 @@ func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 		r.mu.RUnlock()
 		return nil // evicted meanwhile
 	}
-	snap, err := stream.EncodeSnapshot(h.tree, h.epoch, h.seq)
+	src, err := stream.CaptureSnapshot(h.tree, h.epoch, h.seq)
 	r.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	snap, err := src.Encode()
 	if err != nil {
 		return err
 	}

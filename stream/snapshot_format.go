@@ -129,7 +129,28 @@ type Snapshot struct {
 // session of the given epoch up to stream sequence seq. t must not change
 // while it runs.
 func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
-	h := t.Header()
+	src, err := CaptureSnapshot(t, epoch, seq)
+	if err != nil {
+		return nil, err
+	}
+	return src.Encode()
+}
+
+// SnapshotSource is what a snapshot of a tree holds, taken from it at one
+// moment: cheap to take (the entries are shared — a tree never changes an
+// entry it holds — and the skeleton is a copy of ids and links), so that
+// callers hold the tree's lock only for that, and Encode, the costly part,
+// runs without it while the tree takes more writes.
+type SnapshotSource struct {
+	header     session.Header
+	entries    []*session.Entry
+	skeleton   session.Skeleton
+	epoch, seq uint64
+}
+
+// CaptureSnapshot takes t's snapshot source (call it under the lock that
+// guards t).
+func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error) {
 	entries, err := t.Entries()
 	if err != nil {
 		return nil, err
@@ -138,7 +159,13 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := codec.EncodeFile(&h, entries)
+	return &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}, nil
+}
+
+// Encode makes the snapshot.
+func (src *SnapshotSource) Encode() (*Snapshot, error) {
+	h := src.header
+	body, err := codec.EncodeFile(&h, src.entries)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +173,7 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := packSkeleton(hj, sk)
+	doc, err := packSkeleton(hj, src.skeleton)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +181,7 @@ func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
 	}
-	return &Snapshot{ID: h.ID, Epoch: epoch, Seq: seq, Entries: t.Len(), Skeleton: skel, Body: body}, nil
+	return &Snapshot{ID: h.ID, Epoch: src.epoch, Seq: src.seq, Entries: len(src.entries), Skeleton: skel, Body: body}, nil
 }
 
 func shaHex(b []byte) string {

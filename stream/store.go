@@ -91,11 +91,16 @@ func (s *Store) write(ctx context.Context, fn func(w writer) error) error {
 func (s *Store) applied(entries []*session.Entry) { s.snap.Applied(s.id, entries...) }
 
 func (s *Store) writeSnapshot(ctx context.Context) error {
-	var snap *Snapshot
+	var src *SnapshotSource
 	err := s.ReadTree(ctx, func(t *session.Tree) (err error) {
-		snap, err = EncodeSnapshot(t, s.epoch, s.lastSeq)
+		src, err = CaptureSnapshot(t, s.epoch, s.lastSeq)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	// Encoded outside the tree's lock: appends apply meanwhile.
+	snap, err := src.Encode()
 	if err != nil {
 		return err
 	}
