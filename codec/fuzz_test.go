@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -216,4 +217,56 @@ func FuzzDecodeFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// On a subject shared by a session's header and entries, the message's own
+// type tells them apart: whatever the bytes, DecodeMsgpack gives exactly
+// one of the two or an error, and agrees with the typed decoders.
+func FuzzDecodeMsgpack(f *testing.F) {
+	h, _ := codec.EncodeHeaderMsgpack(&session.Header{Version: 3, ID: "s1", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/w"})
+	e, _ := codec.EncodeEntryMsgpack(&session.Entry{Type: session.TypeModelChange, ID: "e1", Timestamp: "2025-01-01T00:00:00.000Z", Provider: "p", ModelID: "m"})
+	f.Add(h)
+	f.Add(e)
+	f.Add([]byte{0x81, 0xa4, 't', 'y', 'p', 'e', 0xa7, 's', 'e', 's', 's', 'i', 'o', 'n'})
+	f.Add([]byte{0x91, 0x01})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hd, en, err := codec.DecodeMsgpack(data)
+		if err != nil {
+			if hd != nil || en != nil {
+				t.Fatalf("an error and a value from % x", data)
+			}
+			return
+		}
+		switch {
+		case (hd == nil) == (en == nil):
+			t.Fatalf("header %v and entry %v from % x", hd, en, data)
+		case hd != nil:
+			if _, err := codec.DecodeHeaderMsgpack(data); err != nil {
+				t.Fatalf("a header the header decoder refuses: %v", err)
+			}
+		default:
+			if en.Type == session.TypeSession {
+				t.Fatalf("an entry of type session from % x", data)
+			}
+			if _, err := codec.DecodeEntryMsgpack(data); err != nil {
+				t.Fatalf("an entry the entry decoder refuses: %v", err)
+			}
+		}
+	})
+}
+
+func TestDecodeMsgpackTellsHeaderFromEntry(t *testing.T) {
+	hd := &session.Header{Version: 3, ID: "s1", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/w"}
+	en := &session.Entry{Type: session.TypeLabel, ID: "e1", ParentID: "e0", Timestamp: "2025-01-01T00:00:00.000Z", TargetID: "e0", Label: "x"}
+	hb, _ := codec.EncodeHeaderMsgpack(hd)
+	eb, _ := codec.EncodeEntryMsgpack(en)
+	if h, e, err := codec.DecodeMsgpack(hb); err != nil || e != nil || h == nil || h.ID != "s1" {
+		t.Fatalf("header: %v %v %v", h, e, err)
+	}
+	if h, e, err := codec.DecodeMsgpack(eb); err != nil || h != nil || e == nil || e.ID != "e1" || e.Label != "x" {
+		t.Fatalf("entry: %v %v %v", h, e, err)
+	}
+	if _, _, err := codec.DecodeMsgpack([]byte{0xc1}); err == nil {
+		t.Fatal("undecodable bytes decoded")
+	}
 }
