@@ -237,9 +237,14 @@ func FuzzDecodeMsgpack(f *testing.F) {
 			}
 			return
 		}
+		typ, terr := codec.MsgpackType(data)
 		switch {
 		case (hd == nil) == (en == nil):
 			t.Fatalf("header %v and entry %v from % x", hd, en, data)
+		case terr != nil:
+			t.Fatalf("decoded, but its type cannot be peeked: %v", terr)
+		case hd != nil && typ != string(session.TypeSession), en != nil && typ != string(en.Type):
+			t.Fatalf("peeked type %q, decoded %v %v", typ, hd, en)
 		case hd != nil:
 			if _, err := codec.DecodeHeaderMsgpack(data); err != nil {
 				t.Fatalf("a header the header decoder refuses: %v", err)

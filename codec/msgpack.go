@@ -62,6 +62,30 @@ func DecodeMsgpack(b []byte) (*session.Header, *session.Entry, error) {
 	return nil, e, err
 }
 
+// MsgpackType is the "type" member of a msgpack-encoded header or entry,
+// read without decoding the rest: what a consumer that keeps only some
+// types needs to skip the others cheaply.
+func MsgpackType(b []byte) (string, error) {
+	d := msgpack.NewDecoder(bytes.NewReader(b))
+	n, err := d.DecodeMapLen()
+	if err != nil {
+		return "", err
+	}
+	for range n {
+		k, err := d.DecodeString()
+		if err != nil {
+			return "", err
+		}
+		if k == "type" {
+			return d.DecodeString()
+		}
+		if err := d.Skip(); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("codec: no type member")
+}
+
 // typeOf is the "type" member of a JSON object ("" if it has none, or is
 // not an object: the decoders then say what is wrong).
 func typeOf(j []byte) string {

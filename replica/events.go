@@ -240,17 +240,16 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 		s.note(func(st *EventStatus) { st.Redeliveries++ })
 		tel.Redeliveries.Add(ctx, 1, metric.WithAttributes(semconv.MessagingConsumerGroupName(s.cfg.Durable)))
 	}
-	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
-	if err == nil && m.Header != nil {
-		_ = msg.Ack() // a session's header, on its subject like its entries
+	// Where a session is one subject, the consumer takes in its headers
+	// and entries of every type: those not of ours are acknowledged
+	// unread beyond their type.
+	if typ, terr := s.b.TypeOf(msg.Subject(), msg.Data()); terr == nil && !slices.Contains(s.cfg.Types, typ) {
+		_ = msg.Ack()
 		return
 	}
+	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 	if err == nil && m.Entry == nil {
 		err = fmt.Errorf("replica: %s is not an entry", msg.Subject())
-	}
-	if err == nil && !slices.Contains(s.cfg.Types, m.Entry.Type) {
-		_ = msg.Ack() // not one of ours: the subject could not filter it out
-		return
 	}
 	// The handler runs in the trace of the append that wrote the entry:
 	// its span is a child of the writer's, and linked to it as messaging

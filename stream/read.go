@@ -173,6 +173,25 @@ func (b *Backend) Decode(subject string, data []byte, seq uint64) (Message, erro
 	return b.parts[i].cfg.decodeInPartition(subject, data, seq)
 }
 
+// TypeOf is the entry type of a message of the layout's streams
+// ("session" for a header), from its subject where the layout names it and
+// otherwise from the message, without decoding the rest of it.
+func (b *Backend) TypeOf(subject string, data []byte) (session.EntryType, error) {
+	i, ok := b.cfg.partitionOfSubject(subject)
+	if !ok {
+		return "", fmt.Errorf("%w: %q is not a session's subject", ErrCorrupt, subject)
+	}
+	c := b.parts[i].cfg
+	if _, typ, ok := c.sessionOf(subject); ok && c.typed {
+		return session.EntryType(typ), nil
+	}
+	typ, err := codec.MsgpackType(data)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrCorrupt, subject, err)
+	}
+	return session.EntryType(typ), nil
+}
+
 // SessionSubjects is Config.SessionSubjects.
 func (b *Backend) SessionSubjects(id string) string { return b.partOf(id).cfg.sessionSubjects(id) }
 
