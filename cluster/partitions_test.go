@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -81,6 +82,34 @@ func TestPartitionLeadersAreSpread(t *testing.T) {
 		}
 		return nil
 	})
+	// A listing through another node sees every session created before
+	// it: the newest index records are read from each partition's leader,
+	// never from a replica that may not hold them yet.
+	other, err := cluster.Dial(ctx, cfgs[2].Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ob, err := stream.New(ctx, other, b.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close(ctx)
+	for i := range 30 {
+		id := fmt.Sprintf("fresh%02d", i)
+		st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close(ctx)
+		page, err := ob.List(ctx, session.ListOptions{Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Sessions) == 0 || page.Sessions[0].ID != id {
+			t.Fatalf("a listing through n3 right after creating %s: %+v", id, page.Sessions)
+		}
+	}
 }
 
 // stepDownTo asks a stream's leader to hand over to server, and reports

@@ -202,9 +202,9 @@ const sparse = 1.0 / 16
 // read takes in the records of sequences lo..hi and returns how many it
 // found: where records are dense, by a direct get of every sequence at
 // once; where sparse, by asking for the next record from lo on, one after
-// another. When top is set, hi is the stream's last sequence, which a
-// replica answering must already hold: one behind the leader would hide
-// the newest records.
+// another. When top is set (hi is the stream's last sequence), the
+// stream's leader answers: a replica behind it would hide the newest
+// records, so a listing would miss a write made before it.
 func (r *tailReader) read(ctx context.Context, lo, hi uint64, top, dense bool) (int, error) {
 	var window []*jetstream.RawStreamMsg
 	stream := "KV_" + r.b.cfg.IndexBucket()
@@ -212,27 +212,16 @@ func (r *tailReader) read(ctx context.Context, lo, hi uint64, top, dense bool) (
 		window = append(window, m)
 		return nil
 	}
-	for attempt := 0; ; attempt++ {
-		window = window[:0]
-		var err error
-		if dense {
-			for from := lo; from <= hi && err == nil; from += listRequests {
-				err = r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), keep)
-			}
-		} else {
-			err = r.b.getEach(ctx, stream, lo, hi, keep)
+	var err error
+	if dense {
+		for from := lo; from <= hi && err == nil; from += listRequests {
+			err = r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), top, keep)
 		}
-		if err != nil {
-			return 0, fmt.Errorf("stream: list: %w", err)
-		}
-		if !top || (len(window) > 0 && window[len(window)-1].Sequence == hi) || attempt >= 20 {
-			break
-		}
-		select { // a replica behind the leader answered: ask again
-		case <-ctx.Done():
-			return 0, fmt.Errorf("stream: list: %w", ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
+	} else {
+		err = r.b.getEach(ctx, stream, lo, hi, top, keep)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("stream: list: %w", err)
 	}
 	// Newest first: a session's first record read is its latest (another
 	// replica may still hold one it has since replaced).
@@ -276,7 +265,7 @@ func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok b
 		StartTime time.Time `json:"start_time"`
 		NextFor   string    `json:"next_by_subj"`
 	}{t.UTC(), ">"}
-	m, err := b.getOne(ctx, "KV_"+b.cfg.IndexBucket(), req)
+	m, err := b.getOne(ctx, "KV_"+b.cfg.IndexBucket(), req, false)
 	if err != nil {
 		return 0, false, fmt.Errorf("stream: list: %w", err)
 	}
