@@ -118,7 +118,7 @@ func rawCheckedLoop(ctx context.Context, cfg Config, b *stream.Backend, payload 
 	one := cfg
 	one.Writers = 1
 	return run(ctx, one, func(ctx context.Context, _ int) error {
-		ack, err := js.Publish(ctx, subject, payload, jetstream.WithExpectLastSequenceForSubject(last, filter), jetstream.WithRetryAttempts(0))
+		ack, err := js.Publish(ctx, subject, payload, jetstream.WithExpectLastSequenceForSubject(last, filter))
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,10 @@ func concurrentRaw(ctx context.Context, cfg Config, b *stream.Backend, payload [
 	next := make([]atomic.Int64, cfg.Writers)
 	return run(ctx, cfg, func(ctx context.Context, w int) error {
 		s := sessionOf(w, int(next[w].Add(1)), cfg.Writers, sessions)
-		_, err := js.Publish(ctx, subjects[s], payload, jetstream.WithRetryAttempts(0))
+		// nats.go's default retries only "no responders" (a leader just
+		// moved, as BalanceLeaders does before the partitions part), which
+		// stored nothing; ours resends the same way.
+		_, err := js.Publish(ctx, subjects[s], payload)
 		return err
 	})
 }

@@ -116,8 +116,14 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 		if !errors.Is(err, session.ErrSessionNotFound) || attempt == 20 {
 			return t, epoch, last, err
 		}
-		if _, lerr := b.freshLast(ctx, b.cfg.sessionSubjects(id)); lerr != nil {
-			return t, epoch, last, err // the leader has no header either (or cannot say)
+		_, lerr := b.freshLast(ctx, b.cfg.sessionSubjects(id))
+		switch {
+		case errors.Is(lerr, jetstream.ErrMsgNotFound):
+			return t, epoch, last, err // the leader has none either
+		case lerr != nil:
+			// Not known either way: never report a session that may exist
+			// as missing.
+			return t, epoch, last, fmt.Errorf("stream: read %s: %w", id, lerr)
 		}
 		select {
 		case <-ctx.Done():

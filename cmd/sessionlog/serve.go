@@ -95,8 +95,14 @@ func runServe(ctx context.Context, e env) error {
 	if waitCurrent(ctx, node, e.stderr); ctx.Err() != nil {
 		return nil // stopped while catching up
 	}
+	// Written whole, then renamed into place: a reader (the CLI, a test)
+	// that sees the file sees the URL, never an empty file being written.
 	urlFile := serveURLFile(rf.data)
-	if err := os.WriteFile(urlFile, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
+	tmp := urlFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, urlFile); err != nil {
 		return err
 	}
 	defer os.Remove(urlFile)
