@@ -387,10 +387,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 // closed by their owners. It is idempotent; the backend cannot list
 // afterwards.
 func (b *Backend) Close(ctx context.Context) error {
-	b.closed.Store(true)
-	for _, p := range b.parts {
-		p.closed.Store(true)
-	}
+	b.closed.Store(true) // only the backend a caller holds lists
 	if b.balancer != nil {
 		b.balancer.close()
 	}

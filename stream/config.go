@@ -119,6 +119,9 @@ func (c Config) IndexBucket() string {
 	return c.Stream + "_INDEX"
 }
 
+// indexStream names the stream behind the index bucket.
+func (c Config) indexStream() string { return "KV_" + c.IndexBucket() }
+
 // ValidateSessionID is session.ValidateSessionID: ids must be one safe
 // subject token.
 func ValidateSessionID(id string) error { return session.ValidateSessionID(id) }

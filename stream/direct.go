@@ -51,19 +51,19 @@ type batchEnd struct {
 // getBatch asks for up to readBatch messages on subject from sequence
 // from on, calling fn for each in order.
 func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, readBatch, fn)
+	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, fn)
 }
 
 // getBatchOf is getBatch on another stream of the backend's (the
-// snapshots' object store, the index), for up to batch messages.
-func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, batch int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
+// snapshots' object store).
+func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
 	var end batchEnd
 	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
-	}{from, subject, batch, readBatchBytes}
+	}{from, subject, readBatch, readBatchBytes}
 	err := b.direct(ctx, stream, req, fn, func(eob nats.Header) error {
 		pending, perr := strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
 		if perr != nil {
@@ -128,19 +128,28 @@ func (b *Backend) direct(ctx context.Context, stream string, request any, fn fun
 	}
 }
 
-// directMsg is one message of a batch response.
+// directMsg is one message of a batch response, and its pending count.
 func directMsg(m *nats.Msg) (*jetstream.RawStreamMsg, uint64, error) {
-	subject := m.Header.Get(jetstream.SubjectHeader)
-	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
-	if err != nil || subject == "" {
-		return nil, 0, fmt.Errorf("stream: direct get: a message without subject or sequence: %w", jetstream.ErrInvalidJetStreamResponse)
+	raw, err := rawOf(m)
+	if err != nil {
+		return nil, 0, err
 	}
 	pending, err := strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64)
 	if err != nil {
 		// A server before 2.11 answers one message and no count.
 		return nil, 0, fmt.Errorf("stream: direct get: no pending count (the server must be NATS 2.11 or later): %w", jetstream.ErrInvalidJetStreamResponse)
 	}
-	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, pending, nil
+	return raw, pending, nil
+}
+
+// rawOf is the stored message a direct get's reply carries.
+func rawOf(m *nats.Msg) (*jetstream.RawStreamMsg, error) {
+	subject := m.Header.Get(jetstream.SubjectHeader)
+	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	if err != nil || subject == "" {
+		return nil, fmt.Errorf("stream: direct get: a message without subject or sequence: %w", jetstream.ErrInvalidJetStreamResponse)
+	}
+	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, nil
 }
 
 // getSeqs asks for each message of stream from sequence lo to hi, in one
@@ -306,10 +315,5 @@ func directReply(m *nats.Msg) (*jetstream.RawStreamMsg, error) {
 	case len(m.Data) == 0 && status != "":
 		return nil, fmt.Errorf("stream: direct get: status %s %s", status, m.Header.Get("Description"))
 	}
-	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
-	subject := m.Header.Get(jetstream.SubjectHeader)
-	if err != nil || subject == "" {
-		return nil, fmt.Errorf("stream: direct get: a message without subject or sequence: %w", jetstream.ErrInvalidJetStreamResponse)
-	}
-	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, nil
+	return rawOf(m)
 }

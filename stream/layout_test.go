@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,6 +180,21 @@ func TestUnpartitionedDeploymentsKeepWorking(t *testing.T) {
 	}
 	if _, err := stream.New(ctx, nc, both); !errors.Is(err, stream.ErrPartitions) {
 		t.Fatalf("a deployment with both layouts: %v", err)
+	}
+	// A stream whose metadata names a subject layout this version does not
+	// know is refused, not read as either.
+	for i, bad := range []string{"type", "Session", "session "} {
+		name := fmt.Sprintf("%sS%d", cfg.Stream, i)
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{fmt.Sprintf("%ss%d.>", cfg.Prefix, i)},
+			Metadata: map[string]string{"sessionlog.subjects": bad}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		odd := cfg
+		odd.Stream, odd.Prefix, odd.Partitions = name, fmt.Sprintf("%ss%d", cfg.Prefix, i), 0
+		if _, err := stream.New(ctx, nc, odd); !errors.Is(err, stream.ErrPartitions) || !strings.Contains(err.Error(), name) {
+			t.Fatalf("a stream saying subjects per %q: %v", bad, err)
+		}
 	}
 	// A first partition whose metadata does not give a usable count.
 	for i, bad := range []string{"", "abc", "1", "65", "-4", "4 "} {

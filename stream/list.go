@@ -207,7 +207,7 @@ const sparse = 1.0 / 16
 // records, so a listing would miss a write made before it.
 func (r *tailReader) read(ctx context.Context, lo, hi uint64, top, dense bool) (int, error) {
 	var window []*jetstream.RawStreamMsg
-	stream := "KV_" + r.b.cfg.IndexBucket()
+	stream := r.b.cfg.indexStream()
 	keep := func(m *jetstream.RawStreamMsg) error {
 		window = append(window, m)
 		return nil
@@ -265,7 +265,7 @@ func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok b
 		StartTime time.Time `json:"start_time"`
 		NextFor   string    `json:"next_by_subj"`
 	}{t.UTC(), ">"}
-	m, err := b.getOne(ctx, "KV_"+b.cfg.IndexBucket(), req, false)
+	m, err := b.getOne(ctx, b.cfg.indexStream(), req, false)
 	if err != nil {
 		return 0, false, fmt.Errorf("stream: list: %w", err)
 	}

@@ -14,30 +14,33 @@ import (
 	"github.com/agentcore/sessionlog/stream"
 )
 
-// Listings come from the index held in memory after the first call; each
-// still reflects every create, append and delete made before it.
+// listAll pages through b's whole listing, limit at a time, and returns
+// the ids in the order listed.
+func listAll(t *testing.T, ctx context.Context, b *stream.Backend, limit int) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for {
+		page, err := b.List(ctx, session.ListOptions{Limit: limit, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range page.Sessions {
+			ids = append(ids, s.ID)
+		}
+		if cursor = page.Next; cursor == "" {
+			return ids
+		}
+	}
+}
+
+// Each listing reflects every create, append and delete made before it.
 func TestListingFollowsWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b := newBackend(t)
 	defer b.Close(ctx)
-	all := func() []string {
-		var ids []string
-		cursor := ""
-		for {
-			page, err := b.List(ctx, session.ListOptions{Limit: 7, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range page.Sessions {
-				ids = append(ids, s.ID)
-			}
-			if page.Next == "" {
-				return ids
-			}
-			cursor = page.Next
-		}
-	}
+	all := func() []string { return listAll(t, ctx, b, 7) }
 	if got := all(); len(got) != 0 {
 		t.Fatalf("empty stream lists %v", got)
 	}
@@ -245,20 +248,7 @@ func TestListingCrossesGaps(t *testing.T) {
 	}
 	other := newBackendOn(t, b.Config())
 	defer other.Close(ctx)
-	var got []string
-	cursor := ""
-	for {
-		page, err := other.List(ctx, session.ListOptions{Limit: 25, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, in := range page.Sessions {
-			got = append(got, in.ID)
-		}
-		if cursor = page.Next; cursor == "" {
-			break
-		}
-	}
+	got := listAll(t, ctx, other, 25)
 	if !slices.Equal(got, want) {
 		t.Fatalf("listed %d sessions: %v…, want %d: %v…", len(got), got[:min(5, len(got))], len(want), want[:5])
 	}

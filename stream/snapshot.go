@@ -242,7 +242,7 @@ func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstrea
 	var last uint64
 	for chunks := uint32(0); chunks < info.Chunks; {
 		err := b.resend(ctx, func(ctx context.Context) error {
-			end, err := b.getBatchOf(ctx, stream, subject, last+1, readBatch, func(m *jetstream.RawStreamMsg, _ uint64) error {
+			end, err := b.getBatchOf(ctx, stream, subject, last+1, func(m *jetstream.RawStreamMsg, _ uint64) error {
 				if uint64(len(data)+len(m.Data)) > info.Size {
 					return fmt.Errorf("chunks exceed the object's %d bytes", info.Size)
 				}
