@@ -77,7 +77,7 @@ func (r *reader) keep(key string, fs *fieldSet) error {
 	if err != nil {
 		return err
 	}
-	if r.strict {
+	if _, isRef, _ := session.ParseBlobRef(session.Raw(v)); r.strict && !isRef {
 		return &MemberError{Pointer: string(r.d.StackPointer()), Kind: kindName(v.Kind())}
 	}
 	fs.add(key, v)

@@ -106,9 +106,14 @@ var costMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0',
 
 // extra checks the Extra fields of an object whose known members are
 // members: each must be an unknown member, or a known one's kept zero.
-func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]byte) {
+// refKind says which references the object's members may be (see
+// stringSlot); "-": none, a reference there is ordinary data.
+func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]byte, refKind string) {
 	for _, f := range fs {
 		kind, ok := members[f.Key]
+		if refKind != "-" && v.ref(at.at(f.Key), f.Value, ok && kind == '"' && stringSlot(refKind, f.Key), !ok || kind == '*') {
+			continue
+		}
 		if !ok || keptZero(kind, f.Value) {
 			continue
 		}
@@ -117,6 +122,24 @@ func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]
 		}
 		v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
 	}
+}
+
+// ref checks a value that may be a blob reference and reports whether it
+// is one: a string reference where str allows it, a JSON one where value
+// does.
+func (v *fieldCheck) ref(at path, r Raw, str, value bool) bool {
+	ref, ok, err := ParseBlobRef(r)
+	switch {
+	case !ok:
+		return false
+	case err != nil:
+		v.fail(at, err.Error())
+	case ref.Encoding == BlobJSON && !value:
+		v.fail(at, "may not be a reference to a JSON value")
+	case ref.Encoding != BlobJSON && !str:
+		v.fail(at, fmt.Sprintf("may not be a reference with encoding %s (only text, thinking, image data and plain content may)", ref.Encoding))
+	}
+	return true
 }
 
 // keptZero reports whether r is the zero a decoder keeps for a member of
@@ -160,7 +183,11 @@ func ValidateFields(e *Entry) error {
 			v.fail(root.at(f.Key), "is set twice")
 		}
 	}
-	v.extra(root, "", e.Extra, members)
+	refKind := "entry"
+	if e.Type != TypeCustomMessage {
+		refKind = ""
+	}
+	v.extra(root, "", e.Extra, members, refKind)
 	switch e.Type {
 	case TypeMessage:
 		v.message(root.at("message"), e.Message)
@@ -196,7 +223,7 @@ func ValidateFields(e *Entry) error {
 		v.name(root.at("customType"), e.CustomType)
 	case TypeCustomMessage:
 		v.name(root.at("customType"), e.CustomType)
-		if e.Content.IsZero() {
+		if e.Content.IsZero() && !HasBlobRef(e.Extra, "content") {
 			v.fail(root.at("content"), "is required (a string or content blocks)")
 		}
 		v.content(root.at("content"), e.Content, false)
@@ -220,7 +247,7 @@ func (v *fieldCheck) raws(e *Entry) {
 	v.raw(root.at("details"), e.Details)
 	v.raw(root.at("data"), e.Data)
 	for _, f := range e.Extra {
-		v.raw(root.at(f.Key), f.Value)
+		v.verbatim(root.at(f.Key), f.Value)
 	}
 	if e.Message != nil {
 		v.rawsOf(root.at("message"), e.Message)
@@ -230,7 +257,7 @@ func (v *fieldCheck) raws(e *Entry) {
 	}
 	if e.Usage != nil {
 		for _, f := range e.Usage.Extra {
-			v.raw(root.at("usage").at(f.Key), f.Value)
+			v.verbatim(root.at("usage").at(f.Key), f.Value)
 		}
 	}
 }
@@ -238,7 +265,7 @@ func (v *fieldCheck) raws(e *Entry) {
 func (v *fieldCheck) rawsOf(at path, m *Message) {
 	v.raw(at.at("details"), m.Details)
 	for _, f := range m.Extra {
-		v.raw(at.at(f.Key), f.Value)
+		v.verbatim(at.at(f.Key), f.Value)
 	}
 	for i := range m.Content.Blocks {
 		b := &m.Content.Blocks[i]
@@ -246,12 +273,22 @@ func (v *fieldCheck) rawsOf(at path, m *Message) {
 		v.raw(bp.at("arguments"), b.Arguments)
 		v.raw(bp, b.Verbatim)
 		for _, f := range b.Extra {
-			v.raw(bp.at(f.Key), f.Value)
+			v.verbatim(bp.at(f.Key), f.Value)
 		}
 	}
 }
 
+// raw checks a verbatim slot, which may hold a reference to a JSON value.
 func (v *fieldCheck) raw(at path, r Raw) {
+	if v.ref(at, r, false, true) {
+		return
+	}
+	v.verbatim(at, r)
+}
+
+// verbatim checks a member kept verbatim (references in Extra are checked
+// by extra, which knows the member).
+func (v *fieldCheck) verbatim(at path, r Raw) {
 	if r != nil && !jsontext.Value(r).IsValid() {
 		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
 	}
@@ -345,15 +382,17 @@ func (v *fieldCheck) message(at path, m *Message) {
 			kinds, ok := bashMembers[f.Key]
 			if !ok {
 				extra = append(extra, f)
+			} else if ref, isRef := blobRef(f.Value); isRef && ref.Encoding == BlobJSON {
+				// pi's bash output, offloaded: a JSON value.
 			} else if !strings.ContainsRune(kinds, rune(kindByte(f.Value))) {
 				v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value a bashExecution message has there", kindOf(f.Value)))
 			}
 		}
 	}
-	v.extra(at, "a message", extra, messageMembers)
+	v.extra(at, "a message", extra, messageMembers, "message")
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
-		if m.Content.IsZero() {
+		if m.Content.IsZero() && !HasBlobRef(m.Extra, "content") {
 			v.fail(at.at("content"), "is required (a string or content blocks)")
 		}
 	}
@@ -382,7 +421,7 @@ func (v *fieldCheck) content(at path, c Content, assistant bool) {
 		switch b.Type {
 		case BlockText, BlockThinking:
 		case BlockImage:
-			if b.Data == "" {
+			if b.Data == "" && !HasBlobRef(b.Extra, "data") {
 				v.fail(bp.at("data"), "is required: the image as base64")
 			}
 			if !strings.HasPrefix(b.MimeType, "image/") || len(b.MimeType) > MaxNameLen {
@@ -402,7 +441,7 @@ func (v *fieldCheck) content(at path, c Content, assistant bool) {
 		default:
 			v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
 		}
-		v.extra(bp, "a content block", b.Extra, blockMembers)
+		v.extra(bp, "a content block", b.Extra, blockMembers, b.Type)
 	}
 }
 
@@ -424,8 +463,8 @@ func (v *fieldCheck) usage(at path, u *Usage) {
 			v.fail(at.at("cost").at(f.k), fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
 		}
 	}
-	v.extra(at, "usage", u.Extra, usageMembers)
-	v.extra(at.at("cost"), "a cost", u.Cost.Extra, costMembers)
+	v.extra(at, "usage", u.Extra, usageMembers, "-")
+	v.extra(at.at("cost"), "a cost", u.Cost.Extra, costMembers, "-")
 }
 
 // kindByte is the first significant byte of a JSON value: '"', '{', '[',

@@ -1,0 +1,323 @@
+package session
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+)
+
+// slotObj is one object of an entry whose members a reference may stand
+// for: the entry, a message (also of a retained tail) or a content block.
+type slotObj struct {
+	kind  string // block type, "message" or "entry"
+	raws  [3]*Raw
+	nraw  int
+	extra *[]Field
+	// str is the string member a utf8/base64 reference may stand for
+	// (text, thinking, image data), strKey its name.
+	str    *string
+	strKey string
+	// content is the plain string content of a message or custom_message.
+	content *Content
+	// members are the object's known members: an Extra field of one of
+	// those names is a kept zero or a value of the wrong kind, never
+	// offloaded.
+	members map[string]byte
+}
+
+func (o *slotObj) addRaw(r *Raw) { o.raws[o.nraw] = r; o.nraw++ }
+
+// eachSlotObj calls fn for every object of e that may hold references.
+// fn may change the object's slots.
+func eachSlotObj(e *Entry, fn func(o *slotObj) error) error {
+	o := slotObj{kind: "entry", extra: &e.Extra, members: entryMembers[e.Type]}
+	o.addRaw(&e.Details)
+	o.addRaw(&e.Data)
+	if e.Type == TypeCustomMessage {
+		o.content = &e.Content
+	}
+	if err := fn(&o); err != nil {
+		return err
+	}
+	if e.Type == TypeCustomMessage {
+		if err := eachBlockObj(&e.Content, fn); err != nil {
+			return err
+		}
+	}
+	if e.Message != nil {
+		if err := eachMessageObj(e.Message, fn); err != nil {
+			return err
+		}
+	}
+	for i := range e.RetainedTail {
+		if err := eachMessageObj(&e.RetainedTail[i], fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachMessageObj(m *Message, fn func(o *slotObj) error) error {
+	o := slotObj{kind: "message", extra: &m.Extra, content: &m.Content, members: messageMembers}
+	o.addRaw(&m.Details)
+	if err := fn(&o); err != nil {
+		return err
+	}
+	return eachBlockObj(&m.Content, fn)
+}
+
+func eachBlockObj(c *Content, fn func(o *slotObj) error) error {
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		if b.Verbatim != nil {
+			continue
+		}
+		o := slotObj{kind: b.Type, extra: &b.Extra, members: blockMembers}
+		o.addRaw(&b.Arguments)
+		switch b.Type {
+		case BlockText:
+			o.str, o.strKey = &b.Text, "text"
+		case BlockThinking:
+			o.str, o.strKey = &b.Thinking, "thinking"
+		case BlockImage:
+			o.str, o.strKey = &b.Data, "data"
+		}
+		if err := fn(&o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BlobRefs returns the references e holds, in order (a blob named twice
+// is listed twice).
+func (e *Entry) BlobRefs() []BlobRef {
+	var out []BlobRef
+	_ = eachSlotObj(e, func(o *slotObj) error {
+		for _, r := range o.raws[:o.nraw] {
+			if ref, ok := blobRef(*r); ok {
+				out = append(out, ref)
+			}
+		}
+		for _, f := range *o.extra {
+			if ref, ok := blobRef(f.Value); ok {
+				out = append(out, ref)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// HasBlobs reports whether e holds a reference.
+func (e *Entry) HasBlobs() bool {
+	found := false
+	_ = eachSlotObj(e, func(o *slotObj) error {
+		for _, r := range o.raws[:o.nraw] {
+			if mayBeRef(*r) {
+				if _, ok := blobRef(*r); ok {
+					found = true
+				}
+			}
+		}
+		for _, f := range *o.extra {
+			if mayBeRef(f.Value) {
+				if _, ok := blobRef(f.Value); ok {
+					found = true
+				}
+			}
+		}
+		if found {
+			return errStop
+		}
+		return nil
+	})
+	return found
+}
+
+var errStop = fmt.Errorf("stop")
+
+func isRef(v Raw) bool {
+	_, ok := blobRef(v)
+	return ok
+}
+
+// BlobFetch returns the bytes of a blob; they must not be modified.
+type BlobFetch func(ref BlobRef) ([]byte, error)
+
+// ResolveEntry returns e with every reference replaced by the content it
+// stands for, fetched through get: a copy when e holds references, e
+// itself otherwise.
+func ResolveEntry(e *Entry, get BlobFetch) (*Entry, error) {
+	if !e.HasBlobs() {
+		return e, nil
+	}
+	c := e.Clone()
+	if err := eachSlotObj(c, func(o *slotObj) error { return o.resolve(get) }); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ResolveMessage is ResolveEntry for one message.
+func ResolveMessage(m *Message, get BlobFetch) (*Message, error) {
+	e := Entry{Type: TypeMessage, Message: m}
+	if !e.HasBlobs() {
+		return m, nil
+	}
+	c := m.Clone()
+	if err := eachMessageObj(&c, func(o *slotObj) error { return o.resolve(get) }); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (o *slotObj) resolve(get BlobFetch) error {
+	for _, r := range o.raws[:o.nraw] {
+		ref, ok := blobRef(*r)
+		if !ok {
+			continue
+		}
+		if ref.Encoding != BlobJSON {
+			return fmt.Errorf("%w: a %s reference stands for a JSON value", ErrInvalidEntry, ref.Encoding)
+		}
+		b, err := get(ref)
+		if err != nil {
+			return err
+		}
+		*r = Raw(b)
+	}
+	fs := *o.extra
+	for i := 0; i < len(fs); i++ {
+		ref, ok := blobRef(fs[i].Value)
+		if !ok {
+			continue
+		}
+		b, err := get(ref)
+		if err != nil {
+			return err
+		}
+		if ref.Encoding == BlobJSON {
+			fs[i].Value = Raw(b)
+			continue
+		}
+		s := string(b)
+		if ref.Encoding == BlobBase64 {
+			s = base64.StdEncoding.EncodeToString(b)
+		}
+		switch {
+		case fs[i].Key == "content" && o.content != nil:
+			*o.content = TextContent(s)
+		case o.str != nil && fs[i].Key == o.strKey:
+			*o.str = s
+		default:
+			return fmt.Errorf("%w: member %q may not stand for a string", ErrInvalidEntry, fs[i].Key)
+		}
+		fs = slices.Delete(fs, i, i+1)
+		i--
+	}
+	if len(fs) == 0 {
+		fs = nil
+	}
+	*o.extra = fs
+	return nil
+}
+
+// BlobPut stores content under ref (NewBlobRef of it) before the entry
+// naming it is stored.
+type BlobPut func(ref BlobRef, content []byte) error
+
+// OffloadEntry returns e with every member of at least threshold bytes
+// replaced by a reference to its content, stored through put first: a
+// copy when anything was offloaded, e itself otherwise. Image data that
+// is canonical base64 is stored decoded.
+func OffloadEntry(e *Entry, threshold int, put BlobPut) (*Entry, error) {
+	if threshold <= 0 || !offloadable(e, threshold) {
+		return e, nil
+	}
+	c := e.Clone()
+	if err := eachSlotObj(c, func(o *slotObj) error { return o.offload(threshold, put) }); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func offloadable(e *Entry, threshold int) bool {
+	found := false
+	_ = eachSlotObj(e, func(o *slotObj) error {
+		for _, r := range o.raws[:o.nraw] {
+			found = found || len(*r) >= threshold
+		}
+		for _, f := range *o.extra {
+			_, known := o.members[f.Key]
+			found = found || (!known && len(f.Value) >= threshold)
+		}
+		found = found || (o.str != nil && len(*o.str) >= threshold)
+		found = found || (o.content != nil && plainText(*o.content) >= threshold)
+		if found {
+			return errStop
+		}
+		return nil
+	})
+	return found
+}
+
+// plainText is the length of content written as a plain string, or -1.
+func plainText(c Content) int {
+	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].TextSignature == "" {
+		return len(c.Blocks[0].Text)
+	}
+	return -1
+}
+
+func (o *slotObj) offload(threshold int, put BlobPut) error {
+	store := func(content []byte, enc string) (Raw, error) {
+		ref := NewBlobRef(content, enc)
+		if err := put(ref, content); err != nil {
+			return nil, err
+		}
+		return ref.Raw(), nil
+	}
+	for _, r := range o.raws[:o.nraw] {
+		if len(*r) >= threshold && !isRef(*r) {
+			ref, err := store(*r, BlobJSON)
+			if err != nil {
+				return err
+			}
+			*r = ref
+		}
+	}
+	for i := range *o.extra {
+		f := &(*o.extra)[i]
+		if _, known := o.members[f.Key]; !known && len(f.Value) >= threshold && !isRef(f.Value) {
+			ref, err := store(f.Value, BlobJSON)
+			if err != nil {
+				return err
+			}
+			f.Value = ref
+		}
+	}
+	if o.str != nil && len(*o.str) >= threshold && !HasBlobRef(*o.extra, o.strKey) {
+		content, enc := []byte(*o.str), BlobUTF8
+		if o.strKey == "data" {
+			if b, err := base64.StdEncoding.Strict().DecodeString(*o.str); err == nil && base64.StdEncoding.EncodeToString(b) == *o.str {
+				content, enc = b, BlobBase64
+			}
+		}
+		ref, err := store(content, enc)
+		if err != nil {
+			return err
+		}
+		*o.str = ""
+		*o.extra = append(*o.extra, Field{Key: o.strKey, Value: ref})
+	}
+	if o.content != nil && plainText(*o.content) >= threshold {
+		ref, err := store([]byte(o.content.Blocks[0].Text), BlobUTF8)
+		if err != nil {
+			return err
+		}
+		*o.content = Content{}
+		*o.extra = append(*o.extra, Field{Key: "content", Value: ref})
+	}
+	return nil
+}
