@@ -136,14 +136,22 @@ func (c *Context) emit(e *Entry, projectors map[string]Projector) {
 			c.push(e.ID, e.Message)
 		}
 	case TypeCustomMessage:
-		c.push(e.ID, &Message{
+		m := &Message{
 			Role:       RoleCustom,
 			CustomType: e.CustomType,
 			Content:    e.Content,
 			Display:    e.Display,
 			Details:    e.Details,
 			Timestamp:  epochMillis(e.Timestamp),
-		})
+		}
+		// Content stored apart goes with the message, to be resolved
+		// there (see BlobRef).
+		for _, f := range e.Extra {
+			if f.Key == "content" && HasBlobRef(e.Extra, "content") {
+				m.Extra = []Field{f}
+			}
+		}
+		c.push(e.ID, m)
 	case TypeBranchSummary:
 		if e.Summary != "" {
 			c.push(e.ID, &Message{

@@ -325,13 +325,17 @@ func (s *Session) MoveTo(ctx context.Context, targetID string, opts ...MoveOptio
 // Branch returns the entries from the root to id (the leaf when id is
 // ""), root first.
 func (s *Session) Branch(ctx context.Context, id string) ([]*Entry, error) {
+	return branchOf(ctx, s.store, id)
+}
+
+func branchOf(ctx context.Context, store Store, id string) ([]*Entry, error) {
 	if id == "" {
 		var err error
-		if id, err = s.store.Leaf(ctx); err != nil {
+		if id, err = store.Leaf(ctx); err != nil {
 			return nil, err
 		}
 	}
-	p, err := s.store.PathToRoot(ctx, id)
+	p, err := store.PathToRoot(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +350,12 @@ type contextCall struct {
 	opts   ContextOptions
 	leaf   string
 	leafOK bool
+	refs   bool
 }
+
+// WithBlobRefs keeps references to content stored apart (see BlobRef) in
+// the context's messages instead of fetching the content.
+func WithBlobRefs() ContextOption { return func(c *contextCall) { c.refs = true } }
 
 // WithTransforms adds call-level entry transforms (run after the session's).
 func WithTransforms(ts ...EntryTransform) ContextOption {
@@ -382,14 +391,57 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 			return Context{}, err
 		}
 	}
-	branch, err := s.Branch(ctx, leaf)
+	// A store holding references is read as stored: only what ends up
+	// in the context is resolved, not the whole branch.
+	store, bh := s.store, BlobHolder(nil)
+	if h, ok := s.store.(BlobHolder); ok {
+		store, bh = h.Refs(), h
+	}
+	branch, err := branchOf(ctx, store, leaf)
 	if err != nil {
 		return Context{}, err
 	}
 	if leaf == "" {
 		branch = nil
 	}
-	return BuildContext(branch, s.cfg.Context.merge(cc.opts)), nil
+	copts := s.cfg.Context.merge(cc.opts)
+	var get BlobFetch
+	var failed error
+	if bh != nil && !cc.refs {
+		get = func(ref BlobRef) ([]byte, error) { return bh.FetchBlob(ctx, ref) }
+		// Projectors and transforms are the caller's code: they see
+		// custom entries with their data in place.
+		resolve := func(e *Entry) *Entry {
+			if e.Type != TypeCustom || copts.Projectors[e.CustomType] == nil || failed != nil {
+				return e
+			}
+			r, err := ResolveEntry(e, get)
+			if err != nil {
+				failed = err
+				return e
+			}
+			return r
+		}
+		copts.Transforms = append([]EntryTransform{resolve}, copts.Transforms...)
+	}
+	c := BuildContext(branch, copts)
+	if failed != nil {
+		return Context{}, failed
+	}
+	if get == nil {
+		return c, nil
+	}
+	for i, m := range c.Messages {
+		if c.Messages[i], err = ResolveMessage(m, get); err != nil {
+			return Context{}, err
+		}
+	}
+	if c.Compaction != nil {
+		if c.Compaction, err = ResolveEntry(c.Compaction, get); err != nil {
+			return Context{}, err
+		}
+	}
+	return c, nil
 }
 
 func (s *Session) withTree(ctx context.Context, fn func(t *Tree) error) error {

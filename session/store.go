@@ -56,6 +56,16 @@ type IDChecker interface {
 	Has(ctx context.Context, id string) (bool, error)
 }
 
+// BlobHolder is implemented by stores whose entries may hold references
+// to content stored apart (see BlobRef). Their reads return entries with
+// the content in place; Refs is the same store read as stored
+// (references kept), and FetchBlob the content of one reference. Session
+// builds contexts from Refs and resolves only what the context holds.
+type BlobHolder interface {
+	Refs() Store
+	FetchBlob(ctx context.Context, ref BlobRef) ([]byte, error)
+}
+
 // TreeHolder is implemented by stores that keep a materialised Tree; Session
 // uses it to build views without copying entries. fn runs under the store's
 // read lock and must not keep t.

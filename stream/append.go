@@ -104,6 +104,21 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			return fmt.Errorf("%w: entry %q has type %q, which cannot be a subject token", session.ErrInvalidEntry, e.ID, e.Type)
 		}
 	}
+	// Offloaded content is stored before the entries naming it; the
+	// caller's entries are left as they are but for their parents (a
+	// rebase or FollowLeaf moves them), copied back at the end.
+	orig := entries
+	entries, err := s.b.blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
+	if err != nil {
+		return fmt.Errorf("stream: append to %s: %w", s.id, err)
+	}
+	defer func() {
+		for i := range orig {
+			if orig[i] != nil {
+				orig[i].ParentID = entries[i].ParentID
+			}
+		}
+	}()
 	return s.write(ctx, func(w writer) error {
 		t := w.t // read freely; changed only through w.commit
 		if err := s.completeFor(ctx, w, entries); err != nil {
@@ -132,6 +147,11 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			}
 			if err := t.CheckBatch(entries); err != nil {
 				return err
+			}
+			// A wait for the writer's turn, or a conflict, may have
+			// outlasted what Ensure promised: cheap when it did not.
+			if err := s.b.blobs.ensureNamed(ctx, entries); err != nil {
+				return fmt.Errorf("stream: append to %s: %w", s.id, err)
 			}
 			msgs, err := s.messages(ctx, entries)
 			if err != nil {
@@ -256,6 +276,9 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats
 		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
+		if names := blobNames(e); names != "" {
+			m.Header.Set(blobsHeader, names)
+		}
 		// Consumers of the entry continue the writer's trace.
 		s.b.tel.Inject(ctx, m.Header)
 		msgs[i] = m

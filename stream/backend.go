@@ -32,6 +32,7 @@ type Backend struct {
 	kv     jetstream.KeyValue
 	snaps  jetstream.ObjectStore
 	heads  jetstream.KeyValue // session id -> its current snapshot object
+	blobs  *Blobs             // the deployment's, shared by its partitions
 	policy ConflictPolicy
 	tel    *telemetry.T
 	// warnings are New's findings for a human (see Warnings).
@@ -141,6 +142,14 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 			b.warnings = append(b.warnings, p.warnings...)
 		}
 	}
+	blobs, err := openBlobs(ctx, b.parts[0], b.cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.blobs = blobs
+	for _, p := range b.parts {
+		p.blobs = blobs
+	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
 		if b.balancer, err = b.startBalancer(b.balanceEvery); err != nil {
 			return nil, err
@@ -193,6 +202,9 @@ func (b *Backend) Warnings() []string { return b.warnings }
 // Config returns the backend's config (Replicas and Partitions as
 // chosen).
 func (b *Backend) Config() Config { return b.cfg }
+
+// Blobs returns the deployment's store of offloaded content.
+func (b *Backend) Blobs() *Blobs { return b.blobs }
 
 // JetStream returns the JetStream context (replicas, consumers).
 func (b *Backend) JetStream() jetstream.JetStream { return b.js }

@@ -56,6 +56,21 @@ type Config struct {
 	// refused (ErrPartitions). Fixed once a deployment is provisioned.
 	Partitions int
 
+	// OffloadThreshold is the size from which a member of an entry
+	// (image data, a content block's text, tool arguments, details,
+	// custom data, unknown members) is stored apart, in the
+	// deployment's blob store, and the entry holds a reference (see
+	// session.BlobRef). 0 stores everything inline.
+	OffloadThreshold int
+	// BlobCacheBytes bounds the cache of blobs read back (references are
+	// resolved through it).
+	BlobCacheBytes int64
+	// BlobGrace is how long a blob no entry names is kept before
+	// CollectBlobs deletes it. It is recorded in the blob bucket when the
+	// deployment is provisioned; clients take the bucket's. It must
+	// exceed by far the clock skew between the deployment's machines.
+	BlobGrace time.Duration
+
 	// part and total place a partition's config in the layout (set by
 	// partition only).
 	part, total int
@@ -77,6 +92,10 @@ func DefaultConfig() Config {
 
 		SnapshotEvery:        1000,
 		SnapshotOnCompaction: true,
+
+		OffloadThreshold: DefaultOffloadThreshold,
+		BlobCacheBytes:   64 << 20,
+		BlobGrace:        24 * time.Hour,
 	}
 }
 
@@ -101,11 +120,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: attempt timeout %v must be positive and at most the request timeout %v", ErrInvalidConfig, c.AttemptTimeout, c.RequestTimeout)
 	case c.SnapshotEvery < 0:
 		return fmt.Errorf("%w: negative snapshot interval", ErrInvalidConfig)
+	case c.OffloadThreshold < 0:
+		return fmt.Errorf("%w: offload threshold %d is negative (0: never offload)", ErrInvalidConfig, c.OffloadThreshold)
+	case c.BlobCacheBytes < 0:
+		return fmt.Errorf("%w: blob cache of %d bytes", ErrInvalidConfig, c.BlobCacheBytes)
+	case c.BlobGrace < time.Second:
+		return fmt.Errorf("%w: blob grace period %v is under a second", ErrInvalidConfig, c.BlobGrace)
 	case c.Partitions < 0 || c.Partitions > MaxPartitions:
 		return fmt.Errorf("%w: partitions %d outside 0..%d (0: the deployment's)", ErrInvalidConfig, c.Partitions, MaxPartitions)
 	}
 	return nil
 }
+
+// DefaultOffloadThreshold is where offloading pays (BENCHMARKS.md, issue
+// 16): below it, the object store's put and get cost more than carrying
+// the bytes in the entry.
+const DefaultOffloadThreshold = 64 << 10
 
 // SnapshotBucket names the object store of snapshots (its KV of heads is
 // SnapshotBucket()+"_HEADS").

@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/agentcore/sessionlog/session"
@@ -10,16 +11,39 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	t.Run("stream", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(false, 1)) })
+	t.Run("stream", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(false, 1, nil)) })
 	// Every reopen goes through a snapshot written just before: the
 	// scenarios then run on trees opened from a skeleton and their tail.
-	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1)) })
-	t.Run("partitions", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 4)) })
+	t.Run("snapshots", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1, nil)) })
+	t.Run("partitions", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 4, nil)) })
 	// Deployments made before a subject per session keep theirs.
-	t.Run("subject per type", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1, stream.TypedSubjects)) })
+	t.Run("subject per type", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1, nil, stream.TypedSubjects)) })
+	// Every member of every entry stored apart: what the scenarios read
+	// back is resolved from the blob store, also after a snapshot and
+	// across partitions.
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprintf("offload P=%d", parts), func(t *testing.T) {
+			var used []*stream.Backend
+			sessiontest.Run(t, conformanceBackend(true, parts, &used, func(c stream.Config) stream.Config {
+				c.OffloadThreshold = 1
+				return c
+			}))
+			var stored uint64
+			for _, b := range used {
+				n, err := b.Blobs().Usage(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored += n
+			}
+			if stored == 0 {
+				t.Fatalf("the scenarios stored no blob on %d backends", len(used))
+			}
+		})
+	}
 }
 
-func conformanceBackend(viaSnapshot bool, partitions int, layout ...func(stream.Config) stream.Config) sessiontest.Backend {
+func conformanceBackend(viaSnapshot bool, partitions int, used *[]*stream.Backend, layout ...func(stream.Config) stream.Config) sessiontest.Backend {
 	ctx := context.Background()
 	cfg := stream.DefaultConfig()
 	cfg.Partitions = partitions
@@ -30,6 +54,9 @@ func conformanceBackend(viaSnapshot bool, partitions int, layout ...func(stream.
 		Name: "jetstream",
 		New: func(t *testing.T, h session.Header) session.Store {
 			b := newBackendWith(t, cfg)
+			if used != nil {
+				*used = append(*used, b)
+			}
 			s, err := b.CreateStore(ctx, h)
 			if err != nil {
 				t.Fatal(err)

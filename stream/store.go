@@ -185,12 +185,21 @@ func (s *Store) ReadTree(ctx context.Context, fn func(t *session.Tree) error) er
 	return s.tree.ReadTree(ctx, fn)
 }
 
+// Entries handed out by Get, FindByType, PathToRoot and Entries hold
+// their content: references are resolved (through the blob cache). The
+// tree itself, as ReadTree shows it, holds the references; Refs reads
+// them as stored.
+
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (*session.Entry, error) {
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.tree.Get(ctx, id)
+	e, err := s.tree.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.b.blobs.Resolve(ctx, e)
 }
 
 // FindByType implements session.Store.
@@ -198,7 +207,11 @@ func (s *Store) FindByType(ctx context.Context, typ session.EntryType) ([]*sessi
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.tree.FindByType(ctx, typ)
+	es, err := s.tree.FindByType(ctx, typ)
+	if err != nil {
+		return nil, err
+	}
+	return s.b.blobs.ResolveAll(ctx, es)
 }
 
 // PathToRoot implements session.Store.
@@ -206,7 +219,11 @@ func (s *Store) PathToRoot(ctx context.Context, id string) ([]*session.Entry, er
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.tree.PathToRoot(ctx, id)
+	es, err := s.tree.PathToRoot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.b.blobs.ResolveAll(ctx, es)
 }
 
 // Entries implements session.Store.
@@ -214,7 +231,11 @@ func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
 	if err := s.complete(ctx); err != nil {
 		return nil, err
 	}
-	return s.tree.Entries(ctx)
+	es, err := s.tree.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.b.blobs.ResolveAll(ctx, es)
 }
 
 // Snapshot writes a snapshot of the session now (loading its entries first
@@ -256,3 +277,45 @@ func (s *Store) Close(ctx context.Context) error {
 // written at once, a shorter interval takes a visible share of the
 // stream's write capacity from the appends themselves.
 func (c Config) indexInterval() time.Duration { return time.Second }
+
+// Refs implements session.BlobHolder: the store read as stored, its
+// entries holding references to offloaded content.
+func (s *Store) Refs() session.Store { return storedView{s} }
+
+// FetchBlob implements session.BlobHolder.
+func (s *Store) FetchBlob(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+	return s.b.blobs.Get(ctx, ref)
+}
+
+// storedView is a Store whose reads leave references as they are.
+type storedView struct{ *Store }
+
+var _ session.BlobHolder = (*Store)(nil)
+
+func (v storedView) Get(ctx context.Context, id string) (*session.Entry, error) {
+	if err := v.complete(ctx); err != nil {
+		return nil, err
+	}
+	return v.tree.Get(ctx, id)
+}
+
+func (v storedView) FindByType(ctx context.Context, typ session.EntryType) ([]*session.Entry, error) {
+	if err := v.complete(ctx); err != nil {
+		return nil, err
+	}
+	return v.tree.FindByType(ctx, typ)
+}
+
+func (v storedView) PathToRoot(ctx context.Context, id string) ([]*session.Entry, error) {
+	if err := v.complete(ctx); err != nil {
+		return nil, err
+	}
+	return v.tree.PathToRoot(ctx, id)
+}
+
+func (v storedView) Entries(ctx context.Context) ([]*session.Entry, error) {
+	if err := v.complete(ctx); err != nil {
+		return nil, err
+	}
+	return v.tree.Entries(ctx)
+}

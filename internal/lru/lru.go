@@ -96,6 +96,15 @@ func (c *Cache[K, V]) Trim(max int, evictable func(K, V) bool) []V {
 	if over <= 0 {
 		return nil
 	}
+	var out []V
+	c.TrimWhile(func() bool { over--; return over >= 0 }, evictable, func(_ K, v V) { out = append(out, v) })
+	return out
+}
+
+// TrimWhile removes values, least recently used first, while over reports
+// the cache too full (a bound in bytes, say), skipping those evictable
+// refuses, and hands each to removed.
+func (c *Cache[K, V]) TrimWhile(over func() bool, evictable func(K, V) bool, removed func(K, V)) {
 	type cand struct {
 		key  K
 		used uint64
@@ -107,10 +116,12 @@ func (c *Cache[K, V]) Trim(max int, evictable func(K, V) bool) []V {
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].used < cands[j].used })
-	var out []V
-	for _, cd := range cands[:min(over, len(cands))] {
-		out = append(out, c.items[cd.key].val)
+	for _, cd := range cands {
+		if !over() {
+			return
+		}
+		v := c.items[cd.key].val
 		delete(c.items, cd.key)
+		removed(cd.key, v)
 	}
-	return out
 }

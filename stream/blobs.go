@@ -1,0 +1,417 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/agentcore/sessionlog/internal/lru"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Blobs is a deployment's offloaded content (see session.BlobRef): one
+// JetStream object store for every partition, each blob an object named
+// by its SHA-256, so the same bytes are stored once however many entries
+// and sessions name them. Reads go through a cache bounded in bytes.
+//
+// Collection (CollectBlobs) deletes blobs no entry names once they are
+// older than the bucket's grace period. What keeps it from deleting a
+// blob an append is about to name is the object's meta message, the one
+// record both sides write conditionally:
+//   - an append makes sure, before it publishes, that each blob it names
+//     exists and that its meta was written less than half the grace
+//     period ago, rewriting the meta (a "touch", conditional on the
+//     meta's last sequence) when it is older; it publishes within the
+//     other half;
+//   - collection considers only blobs whose meta is older than the grace
+//     period, then reads every entry, then deletes each blob no entry
+//     names by writing its delete marker conditional on the meta's
+//     sequence it saw.
+//
+// A touch after collection looked makes the delete fail; a delete before
+// the touch makes the touch fail, and the append puts the blob again
+// (under a new object id, so the delete's purge of the old chunks does
+// not reach it) or, holding only the reference, reports ErrBlobNotFound.
+// An append that touched before collection looked published before the
+// grace period ran out, so collection's read of the entries finds it.
+type Blobs struct {
+	b      *Backend // the deployment's first partition: connection and requests
+	obs    jetstream.ObjectStore
+	bucket string
+	grace  time.Duration
+	now    func() time.Time
+
+	mu     sync.Mutex
+	cache  *lru.Cache[string, []byte]
+	cached int64
+	max    int64
+	// fresh is, for blobs this process put or touched, the time until
+	// which an append may name them without looking again.
+	fresh  *lru.Cache[string, time.Time]
+	flight singleflight.Group
+	// beforeTouch, set by tests only, runs between reading a blob's
+	// meta and touching it.
+	beforeTouch func(name string)
+}
+
+// Errors of blobs.
+var (
+	// ErrBlobNotFound is a reference to a blob the deployment does not
+	// hold (never uploaded, or collected).
+	ErrBlobNotFound = errors.New("stream: blob not found")
+	// ErrBlobMismatch is content that does not match its reference: a
+	// blob of another size or hash.
+	ErrBlobMismatch = errors.New("stream: blob does not match its reference")
+)
+
+// blobChunk is the object store's chunk size for blobs: a few chunks for
+// a screenshot, few messages for a large upload.
+const blobChunk = 256 << 10
+
+// freshCap bounds how many blobs' freshness a process remembers.
+const freshCap = 1 << 16
+
+// BlobBucket names the deployment's object store of blobs.
+func (c Config) BlobBucket() string { return c.Stream + "_BLOBS" }
+
+// graceKey is the bucket metadata recording the grace period.
+const graceKey = "sessionlog.grace"
+
+func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
+	obs, err := ensureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
+		Bucket:      cfg.BlobBucket(),
+		Description: "sessionlog blobs: offloaded content by SHA-256",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		Metadata:    map[string]string{graceKey: cfg.BlobGrace.String()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream: provision blobs %s: %w", cfg.BlobBucket(), err)
+	}
+	grace := cfg.BlobGrace
+	if st, err := obs.Status(ctx); err == nil {
+		if d, err := time.ParseDuration(st.Metadata()[graceKey]); err == nil && d > 0 {
+			grace = d // the deployment's, whatever this client was given
+		}
+	}
+	return &Blobs{b: b, obs: obs, bucket: cfg.BlobBucket(), grace: grace, now: time.Now,
+		cache: lru.New[string, []byte](), max: cfg.BlobCacheBytes, fresh: lru.New[string, time.Time]()}, nil
+}
+
+// Grace is the deployment's grace period: how long an unreferenced blob
+// is kept.
+func (bl *Blobs) Grace() time.Duration { return bl.grace }
+
+func (bl *Blobs) metaSubject(name string) string {
+	return "$O." + bl.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+}
+
+func (bl *Blobs) streamName() string { return "OBJ_" + bl.bucket }
+
+// blobMeta is a blob's meta message as the stream's leader has it.
+type blobMeta struct {
+	info jetstream.ObjectInfo
+	data []byte
+	seq  uint64
+	at   time.Time // server time of the meta's write
+}
+
+// meta reads a blob's meta from the stream's leader (a replica may not
+// have a touch yet); nil when the blob was never stored.
+func (bl *Blobs) meta(ctx context.Context, name string) (*blobMeta, error) {
+	var m *jetstream.RawStreamMsg
+	err := bl.b.resend(ctx, func(ctx context.Context) (err error) {
+		m, err = bl.b.getOne(ctx, bl.streamName(), map[string]string{"last_by_subj": bl.metaSubject(name)}, true)
+		return err
+	}, nil)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	bm := &blobMeta{data: m.Data, seq: m.Sequence}
+	if err := json.Unmarshal(m.Data, &bm.info); err != nil {
+		return nil, fmt.Errorf("stream: blob %s: meta: %w", name, err)
+	}
+	bm.at, err = time.Parse(time.RFC3339Nano, m.Header.Get(jetstream.TimeStampHeaer))
+	if err != nil {
+		return nil, fmt.Errorf("stream: blob %s: meta time: %w", name, err)
+	}
+	return bm, nil
+}
+
+// writeMeta publishes a blob's meta (a touch, or a delete marker) if the
+// meta is still the one at seq.
+func (bl *Blobs) writeMeta(ctx context.Context, name string, seq uint64, data []byte) error {
+	m := nats.NewMsg(bl.metaSubject(name))
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	m.Data = data
+	_, err := bl.b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(seq, bl.metaSubject(name)))
+	return err
+}
+
+// remember notes that name may be named without looking until fresh.
+func (bl *Blobs) remember(name string, until time.Time) {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	bl.fresh.Put(name, until)
+	if bl.fresh.Len() > freshCap {
+		bl.fresh.Trim(freshCap*3/4, nil)
+	}
+}
+
+func (bl *Blobs) isFresh(name string) bool {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	until, ok := bl.fresh.Get(name)
+	return ok && bl.now().Before(until)
+}
+
+func (bl *Blobs) forget(name string) {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	bl.fresh.Remove(name)
+}
+
+// Ensure makes sure ref's blob is stored and will outlive an append that
+// names it now: content, when given, is put if the blob is missing; a
+// reference alone to a missing blob is ErrBlobNotFound.
+func (bl *Blobs) Ensure(ctx context.Context, ref session.BlobRef, content []byte) error {
+	if err := ref.Check(); err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalidEntry, err)
+	}
+	if content != nil && int64(len(content)) != ref.Size {
+		return fmt.Errorf("%w: %s is %d bytes, not %d", ErrBlobMismatch, ref.SHA256, len(content), ref.Size)
+	}
+	name := ref.SHA256
+	if bl.isFresh(name) {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		start := bl.now()
+		m, err := bl.meta(ctx, name)
+		if err != nil {
+			return err
+		}
+		if m == nil || m.info.Deleted {
+			if content == nil {
+				return fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
+			}
+			if err := bl.put(ctx, name, content); err != nil {
+				return err
+			}
+			bl.remember(name, start.Add(bl.grace/2))
+			return nil
+		}
+		if int64(m.info.Size) != ref.Size {
+			return fmt.Errorf("%w: %s is stored with %d bytes, the reference says %d", ErrBlobMismatch, name, m.info.Size, ref.Size)
+		}
+		if start.Sub(m.at) < bl.grace/2 {
+			bl.remember(name, m.at.Add(bl.grace/2))
+			return nil
+		}
+		if bl.beforeTouch != nil {
+			bl.beforeTouch(name)
+		}
+		err = bl.writeMeta(ctx, name, m.seq, m.data)
+		if err == nil {
+			bl.remember(name, start.Add(bl.grace/2))
+			return nil
+		}
+		if !isWrongLastSeq(err) || attempt >= 5 {
+			return fmt.Errorf("stream: blob %s: touch: %w", name, err)
+		}
+		// Touched or deleted meanwhile: look again.
+	}
+}
+
+// Put stores content (if not stored yet) and returns its reference.
+func (bl *Blobs) Put(ctx context.Context, content []byte) (session.BlobRef, error) {
+	ref := session.NewBlobRef(content, session.BlobJSON)
+	return ref, bl.Ensure(ctx, ref, content)
+}
+
+func (bl *Blobs) put(ctx context.Context, name string, content []byte) error {
+	_, err := bl.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunk}}, bytes.NewReader(content))
+	if err != nil {
+		return fmt.Errorf("stream: put blob %s: %w", name, err)
+	}
+	return nil
+}
+
+// Get returns a blob's bytes, from the cache when they are there. The
+// bytes are shared: callers must not modify them.
+func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+	name := ref.SHA256
+	bl.mu.Lock()
+	b, ok := bl.cache.Get(name)
+	bl.mu.Unlock()
+	if !ok {
+		v, err, _ := bl.flight.Do(name, func() (any, error) { return bl.fetch(ctx, name) })
+		if err != nil {
+			return nil, err
+		}
+		b = v.([]byte)
+	}
+	if int64(len(b)) != ref.Size {
+		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
+	}
+	return b, nil
+}
+
+func (bl *Blobs) fetch(ctx context.Context, name string) ([]byte, error) {
+	b, err := bl.obs.GetBytes(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream: get blob %s: %w", name, err)
+	}
+	if int64(len(b)) <= bl.max/4 {
+		bl.mu.Lock()
+		if _, ok := bl.cache.Peek(name); !ok {
+			bl.cache.Put(name, b)
+			bl.cached += int64(len(b))
+			bl.cache.TrimWhile(func() bool { return bl.cached > bl.max }, nil, func(_ string, v []byte) { bl.cached -= int64(len(v)) })
+		}
+		bl.mu.Unlock()
+	}
+	return b, nil
+}
+
+// Open streams a blob's bytes (for blobs too large to hold at once); the
+// caller closes the reader.
+func (bl *Blobs) Open(ctx context.Context, name string) (io.ReadCloser, int64, error) {
+	r, err := bl.obs.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, 0, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("stream: get blob %s: %w", name, err)
+	}
+	info, err := r.Info()
+	if err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, int64(info.Size), nil
+}
+
+// Cached is how many bytes of blobs the cache holds.
+func (bl *Blobs) Cached() int64 {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	return bl.cached
+}
+
+// fetcher is session.BlobFetch over ctx.
+func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
+	return func(ref session.BlobRef) ([]byte, error) { return bl.Get(ctx, ref) }
+}
+
+// Resolve returns e with its references replaced by their content.
+func (bl *Blobs) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+	return session.ResolveEntry(e, bl.fetcher(ctx))
+}
+
+// ResolveAll is Resolve for each entry; the slice is changed in place.
+func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
+	get := bl.fetcher(ctx)
+	for i, e := range entries {
+		r, err := session.ResolveEntry(e, get)
+		if err != nil {
+			return nil, fmt.Errorf("stream: resolve entry %s: %w", e.ID, err)
+		}
+		entries[i] = r
+	}
+	return entries, nil
+}
+
+// ResolveMessages is Resolve for context messages, in place.
+func (bl *Blobs) ResolveMessages(ctx context.Context, msgs []session.Message) error {
+	get := bl.fetcher(ctx)
+	for i := range msgs {
+		r, err := session.ResolveMessage(&msgs[i], get)
+		if err != nil {
+			return fmt.Errorf("stream: resolve message %d: %w", i, err)
+		}
+		msgs[i] = *r
+	}
+	return nil
+}
+
+// offload returns entries with every member of at least threshold bytes
+// stored apart, and every blob they name (offloaded now or referenced by
+// the caller) ensured to outlive the append; entries are not modified.
+func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshold int) ([]*session.Entry, error) {
+	out, copied := entries, false
+	put := func(ref session.BlobRef, content []byte) error { return bl.Ensure(ctx, ref, content) }
+	for i, e := range entries {
+		if e == nil {
+			continue // refused by the tree's check
+		}
+		o, err := session.OffloadEntry(e, threshold, put)
+		if err != nil {
+			return nil, err
+		}
+		if o != e {
+			if !copied {
+				out, copied = append([]*session.Entry(nil), entries...), true
+			}
+			out[i] = o
+		}
+	}
+	return out, bl.ensureNamed(ctx, out)
+}
+
+// ensureNamed ensures every blob entries name.
+func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) error {
+	for _, e := range entries {
+		if e == nil {
+			continue
+		}
+		for _, ref := range e.BlobRefs() {
+			if err := bl.Ensure(ctx, ref, nil); err != nil {
+				return fmt.Errorf("entry %s: %w", e.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// blobsHeader lists, on a stored entry, the blobs it names, so that
+// collection finds every reference reading headers only.
+const blobsHeader = "Sessionlog-Blobs"
+
+func blobNames(e *session.Entry) string {
+	refs := e.BlobRefs()
+	if len(refs) == 0 {
+		return ""
+	}
+	var b []byte
+	for i, r := range refs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r.SHA256...)
+	}
+	return string(b)
+}
+
+// Usage is how many bytes the blob store holds (chunks and metadata,
+// blobs being collected included).
+func (bl *Blobs) Usage(ctx context.Context) (uint64, error) {
+	st, err := bl.obs.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream: blob store status: %w", err)
+	}
+	return st.Size(), nil
+}
