@@ -46,6 +46,12 @@ const (
 	CodeConflict Code = "conflict"
 	// CodeTooLarge: a request, an entry or a batch over the limits.
 	CodeTooLarge Code = "too_large"
+	// CodeBlobNotFound: a reference to a blob the deployment does not
+	// hold (upload it first), or a read of one.
+	CodeBlobNotFound Code = "blob_not_found"
+	// CodeUploadNotFound: an upload with no piece (expired or never
+	// begun).
+	CodeUploadNotFound Code = "upload_not_found"
 	// CodeRateLimited: too many requests; retry after RetryAfterMs.
 	CodeRateLimited Code = "rate_limited"
 	// CodeTimeout: a wait that ran out, or a request the server could not
@@ -113,6 +119,10 @@ var codeOf = []struct {
 	{CodeInvalidEntry, codec.ErrMalformed, false},
 	{CodeInvalidEntry, codec.ErrInvalid, false},
 	{CodeTooLarge, stream.ErrEntryTooLarge, false},
+	{CodeBlobNotFound, stream.ErrBlobNotFound, false},
+	{CodeInvalidEntry, stream.ErrBlobMismatch, false},
+	{CodeUploadNotFound, stream.ErrUploadNotFound, false},
+	{CodeConflict, stream.ErrUploadOffset, false},
 	{CodeTimeout, context.DeadlineExceeded, false},
 	{CodeUnavailable, context.Canceled, false},
 	{CodeUnavailable, session.ErrClosed, false},

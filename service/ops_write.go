@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -64,6 +65,65 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Upload != "" {
+		staged, release, err := s.stagedAppend(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		r, err := s.appendEntries(ctx, staged)
+		if err == nil {
+			_ = s.uploads.Discard(ctx, req.Upload) // expires anyway
+		}
+		return r, err
+	}
+	return s.appendEntries(ctx, req)
+}
+
+// stagedAppend reads the append request an upload holds, within the
+// memory staged appends may take together; release gives it back.
+func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*AppendRequest, func(), error) {
+	if err := checkUploadID(outer.Upload); err != nil {
+		return nil, nil, err
+	}
+	if len(outer.Entries) > 0 || outer.Parent != nil || outer.IfSequence != 0 {
+		return nil, nil, badRequest("/upload", "an append from an upload carries its entries, parent and ifSequence in the upload")
+	}
+	r, size, err := s.uploads.Open(ctx, outer.Upload)
+	if err != nil {
+		return nil, nil, err
+	}
+	if size > int64(s.cfg.Limits.MaxUploadBytes) {
+		return nil, nil, &Error{Code: CodeTooLarge, Field: "/upload", Message: fmt.Sprintf("upload of %d bytes is over the limit of %d", size, s.cfg.Limits.MaxUploadBytes)}
+	}
+	if err := s.staged.Acquire(ctx, size); err != nil {
+		return nil, nil, err
+	}
+	release := func() { s.staged.Release(size) }
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		release()
+		return nil, nil, err
+	}
+	req := new(AppendRequest)
+	if pe := decodeRequest(data, req); pe != nil {
+		pe.Field = "/upload" + pe.Field
+		release()
+		return nil, nil, pe
+	}
+	switch {
+	case req.Session != "" && req.Session != outer.Session:
+		release()
+		return nil, nil, badRequest("/upload/session", "the upload names session %q, the request %q", req.Session, outer.Session)
+	case req.Upload != "":
+		release()
+		return nil, nil, badRequest("/upload/upload", "an upload cannot name another")
+	}
+	req.Session = outer.Session
+	return req, release, nil
+}
+
+func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, error) {
 	l := s.cfg.Limits
 	switch {
 	case len(req.Entries) == 0:

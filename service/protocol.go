@@ -22,6 +22,10 @@ const (
 	OpList    = "list"
 	OpDelete  = "delete"
 	OpWait    = "wait"
+	// Blobs: content stored apart from entries (see session.BlobRef).
+	OpUpload  = "upload"
+	OpPutBlob = "putblob"
+	OpBlob    = "blob"
 )
 
 // Ops lists every operation.
@@ -57,6 +61,62 @@ type AppendRequest struct {
 	Entries    []jsontext.Value `json:"entries"`
 	Parent     *string          `json:"parent,omitempty"`
 	IfSequence uint64           `json:"ifSequence,omitempty"`
+	// Upload, instead of the other members, names an upload (see
+	// UploadRequest) holding this request's JSON: an append larger than
+	// a request, up to Limits.MaxUploadBytes.
+	Upload string `json:"upload,omitempty"`
+}
+
+// UploadRequest stages one piece of an upload, the way content larger
+// than a request travels: pieces sent in order (Offset: the bytes sent
+// before; 0 begins the upload, or begins it again), then the upload is
+// named by a putblob or an append. Upload is the client's id for it (a
+// session id's characters); pieces are kept an hour.
+type UploadRequest struct {
+	Upload string `json:"upload"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"` // base64 in JSON
+}
+
+// UploadReply says how many bytes the upload holds.
+type UploadReply struct {
+	Upload string `json:"upload"`
+	Size   int64  `json:"size"`
+}
+
+// PutBlobRequest stores a blob: Data, or the content of Upload. SHA256,
+// when given, must be the content's.
+type PutBlobRequest struct {
+	Data   []byte `json:"data,omitempty"`
+	Upload string `json:"upload,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// BlobReply is the reference to a stored blob, to place in an entry
+// where the content would be: as it is for a JSON value, with
+// "encoding":"utf8" for a string, "encoding":"base64" for image data.
+type BlobReply struct {
+	Blob jsontext.Value `json:"blob"`
+}
+
+// BlobRequest reads blob SHA256 from Offset on, a piece at a time: a
+// reply holds what fits; Cursor, from the previous reply, resumes there
+// cheaply.
+type BlobRequest struct {
+	SHA256 string `json:"sha256"`
+	Offset int64  `json:"offset,omitempty"`
+	Cursor uint64 `json:"cursor,omitempty"`
+}
+
+// BlobDataReply is a piece of a blob. Next is the offset of the following
+// piece (with Cursor to pass), absent after the last.
+type BlobDataReply struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
+	Next   int64  `json:"next,omitempty"`
+	Cursor uint64 `json:"cursor,omitempty"`
 }
 
 // MoveRequest moves the leaf to Target ("" to before the first entry),
@@ -93,6 +153,9 @@ type ContextRequest struct {
 	// Offset is the first message to return: a context larger than one
 	// reply comes in pages (ContextReply.Next).
 	Offset int `json:"offset,omitempty"`
+	// Refs keeps references to content stored apart (see
+	// session.BlobRef) instead of the content.
+	Refs bool `json:"refs,omitempty"`
 }
 
 // TreeRequest asks for a session's tree, from node Offset on.
@@ -106,6 +169,8 @@ type EntriesRequest struct {
 	Session string `json:"session"`
 	Offset  int    `json:"offset,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
+	// Refs: as in ContextRequest.
+	Refs bool `json:"refs,omitempty"`
 }
 
 // ForkRequest copies a branch of Session into a new session (ID, or a

@@ -79,7 +79,9 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 			opts = append(opts, session.FromEntry(leaf))
 		}
 		bctx, span := s.tel.Tracer.Start(ctx, "sessionlog.context.build", trace.WithAttributes(telemetry.SessionKey.String(req.Session)))
-		c, err := sess.BuildContext(bctx, opts...)
+		// Built with references: only the messages of the page are
+		// resolved, one at a time.
+		c, err := sess.BuildContext(bctx, append(opts, session.WithBlobRefs())...)
 		if err != nil {
 			span.RecordError(err)
 			span.End()
@@ -87,7 +89,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		}
 		span.SetAttributes(attribute.Int("sessionlog.context.messages", len(c.Messages)), attribute.Int("sessionlog.context.path", len(c.Sources)))
 		span.End()
-		r, err := encodeContextPage(c, req.Offset, s.budget())
+		r, err := encodeContextPage(c, req.Offset, s.budget(), s.resolver(ctx, req.Refs))
 		if err != nil {
 			return nil, err
 		}
@@ -99,12 +101,49 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 // encodeContext turns a built context into its reply; messages are
 // written with the pi codec, exactly as pi would feed them to its model.
 func encodeContext(c session.Context) (ContextReply, error) {
-	return encodeContextPage(c, 0, int(^uint(0)>>1))
+	return encodeContextPage(c, 0, int(^uint(0)>>1), nil)
+}
+
+// resolver resolves references to content stored apart, unless the
+// client asked for references (nil then).
+func (s *Service) resolver(ctx context.Context, refs bool) *resolver {
+	if refs {
+		return nil
+	}
+	return &resolver{ctx: ctx, blobs: s.b.Blobs()}
+}
+
+type resolver struct {
+	ctx   context.Context
+	blobs *stream.Blobs
+}
+
+func (r *resolver) message(m *session.Message) (*session.Message, error) {
+	if r == nil {
+		return m, nil
+	}
+	return session.ResolveMessage(m, func(ref session.BlobRef) ([]byte, error) { return r.blobs.Get(r.ctx, ref) })
+}
+
+func (r *resolver) entry(e *session.Entry) (*session.Entry, error) {
+	if r == nil {
+		return e, nil
+	}
+	return r.blobs.Resolve(r.ctx, e)
+}
+
+// hint is what a client that got too_large for resolved content can do
+// (resolved: the item held references).
+func hint(resolved bool) string {
+	if !resolved {
+		return ""
+	}
+	return " with its content stored apart resolved (ask with refs: true, then read the blobs it names)"
 }
 
 // encodeContextPage is EncodeContext of the messages from offset on that
 // fit in budget bytes; Next is the offset of the first left out.
-func encodeContextPage(c session.Context, offset, budget int) (ContextReply, error) {
+func encodeContextPage(c session.Context, offset, budget int, res *resolver) (ContextReply, error) {
 	r := ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Total: len(c.Messages), Offset: offset}
 	if c.Model != nil {
 		r.Model = &ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
@@ -116,11 +155,17 @@ func encodeContextPage(c session.Context, offset, budget int) (ContextReply, err
 	msgs := []byte{'['}
 	end := min(offset, len(c.Messages))
 	for i := end; i < len(c.Messages); i++ {
-		b, err := codec.EncodeMessage(c.Messages[i])
+		m, err := res.message(c.Messages[i])
 		if err != nil {
 			return r, err
 		}
-		ok, err := p.fits(len(b)+len(c.Sources[i])+3, func() string { return fmt.Sprintf("message %d (from entry %s)", i, c.Sources[i]) })
+		b, err := codec.EncodeMessage(m)
+		if err != nil {
+			return r, err
+		}
+		ok, err := p.fits(len(b)+len(c.Sources[i])+3, func() string {
+			return fmt.Sprintf("message %d (from entry %s)%s", i, c.Sources[i], hint(m != c.Messages[i]))
+		})
 		if err != nil {
 			return r, err
 		}
@@ -199,6 +244,7 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 	}
 	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
 		var r EntriesReply
+		var page []*session.Entry
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Sequence = seq
 			all, err := t.Entries()
@@ -207,30 +253,41 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 			}
 			r.Total = len(all)
 			start := min(req.Offset, len(all)) // no overflow near MaxInt
-			end := start + min(limit, len(all)-start)
-			r.Entries = []jsontext.Value{}
-			p := pager{left: s.budget()}
-			for i := start; i < end; i++ {
-				b, err := codec.EncodeEntry(all[i])
-				if err != nil {
-					return err
-				}
-				ok, err := p.fits(len(b), func() string { return fmt.Sprintf("entry %d (%s)", i, all[i].ID) })
-				if err != nil {
-					return err
-				}
-				if !ok {
-					end = i
-					break
-				}
-				r.Entries = append(r.Entries, jsontext.Value(b))
-			}
-			if end < len(all) {
-				r.Next = end
-			}
+			page = all[start : start+min(limit, len(all)-start)]
 			return nil
 		})
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		// Resolved and encoded outside the tree's lock: blobs are I/O.
+		res := s.resolver(ctx, req.Refs)
+		start := min(req.Offset, r.Total)
+		end := start + len(page)
+		r.Entries = []jsontext.Value{}
+		p := pager{left: s.budget()}
+		for i, stored := range page {
+			e, err := res.entry(stored)
+			if err != nil {
+				return nil, err
+			}
+			b, err := codec.EncodeEntry(e)
+			if err != nil {
+				return nil, err
+			}
+			ok, err := p.fits(len(b), func() string { return fmt.Sprintf("entry %d (%s)%s", start+i, e.ID, hint(e != stored)) })
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				end = start + i
+				break
+			}
+			r.Entries = append(r.Entries, jsontext.Value(b))
+		}
+		if end < r.Total {
+			r.Next = end
+		}
+		return r, nil
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
@@ -34,8 +35,16 @@ type Limits struct {
 	// MaxRequestBytes bounds a request body (the server's max payload
 	// bounds it too).
 	MaxRequestBytes int
-	// MaxEntryBytes bounds one entry's JSON.
+	// MaxEntryBytes bounds one entry's JSON. Entries larger than a
+	// request come as an upload (AppendRequest.Upload); their large
+	// members are stored apart (stream.Config.OffloadThreshold).
 	MaxEntryBytes int
+	// MaxUploadBytes bounds one upload: a blob, or an append request
+	// staged in pieces.
+	MaxUploadBytes int
+	// MaxStagedBytes bounds the staged appends held in memory at once
+	// (each is read whole to be decoded); more wait their turn.
+	MaxStagedBytes int64
 	// MaxEntries bounds the entries of one append.
 	MaxEntries int
 	// MaxPage bounds list and entries page sizes.
@@ -106,7 +115,8 @@ func DefaultConfig(sc session.Config) Config {
 	return Config{
 		Name: "sessionlog", Version: "1.0.0", Subject: "sessionlog.v1", QueueGroup: "sessionlog",
 		Limits: Limits{
-			MaxRequestBytes: 1 << 20, MaxEntryBytes: 512 << 10, MaxEntries: 100, MaxPage: session.MaxPageSize,
+			MaxRequestBytes: 1 << 20, MaxEntryBytes: 64 << 20, MaxUploadBytes: 64 << 20, MaxStagedBytes: 256 << 20,
+			MaxEntries: 100, MaxPage: session.MaxPageSize,
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
@@ -124,8 +134,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Name and Version are required", ErrInvalidConfig)
 	case c.Subject == "" || strings.ContainsAny(c.Subject, "*> \t"):
 		return fmt.Errorf("%w: Subject %q must be a plain subject", ErrInvalidConfig, c.Subject)
-	case l.MaxRequestBytes < 1024 || l.MaxEntryBytes < 1024 || l.MaxEntryBytes > l.MaxRequestBytes:
-		return fmt.Errorf("%w: MaxRequestBytes and MaxEntryBytes must be at least 1 KiB, entries no larger than requests", ErrInvalidConfig)
+	case l.MaxRequestBytes < 1024 || l.MaxEntryBytes < 1024:
+		return fmt.Errorf("%w: MaxRequestBytes and MaxEntryBytes must be at least 1 KiB", ErrInvalidConfig)
+	case l.MaxUploadBytes < l.MaxEntryBytes || int64(l.MaxUploadBytes) > l.MaxStagedBytes:
+		return fmt.Errorf("%w: MaxUploadBytes must hold an entry (MaxEntryBytes) and fit in MaxStagedBytes", ErrInvalidConfig)
 	case l.MaxEntries < 1 || l.MaxEntries > stream.MaxBatch:
 		return fmt.Errorf("%w: MaxEntries must be 1–%d", ErrInvalidConfig, stream.MaxBatch)
 	case l.MaxPage < 1 || l.MaxPage > session.MaxPageSize:
@@ -153,13 +165,16 @@ func (c Config) Validate() error {
 
 // Service is a running micro service over one stream backend.
 type Service struct {
-	cfg   Config
-	b     *stream.Backend
-	nc    *nats.Conn
-	svc   micro.Service
-	cache *cache
-	lim   *limiter
-	sem   chan struct{}
+	cfg     Config
+	b       *stream.Backend
+	uploads *stream.Uploads
+	// staged bounds the bytes of staged appends held at once.
+	staged *semaphore.Weighted
+	nc     *nats.Conn
+	svc    micro.Service
+	cache  *cache
+	lim    *limiter
+	sem    chan struct{}
 	// waits holds a token per wait in flight (MaxWaits), waitsBy counts
 	// them per client; both under waitMu.
 	waits   chan struct{}
@@ -193,7 +208,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{
-		cfg: cfg, b: b, nc: nc,
+		cfg: cfg, b: b, nc: nc, uploads: b.Uploads(), staged: semaphore.NewWeighted(cfg.Limits.MaxStagedBytes),
 		cache: newCache(b, cfg.MaxOpenSessions),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),

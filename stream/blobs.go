@@ -59,9 +59,11 @@ type Blobs struct {
 	// which an append may name them without looking again.
 	fresh  *lru.Cache[string, time.Time]
 	flight singleflight.Group
-	// beforeTouch, set by tests only, runs between reading a blob's
-	// meta and touching it.
-	beforeTouch func(name string)
+	// beforeTouch and beforeDelete, set by tests only, run between
+	// reading a blob's meta and writing it (an append's touch, a
+	// collection's delete marker).
+	beforeTouch  func(name string)
+	beforeDelete func(name string)
 }
 
 // Errors of blobs.
@@ -185,11 +187,22 @@ func (bl *Blobs) forget(name string) {
 // names it now: content, when given, is put if the blob is missing; a
 // reference alone to a missing blob is ErrBlobNotFound.
 func (bl *Blobs) Ensure(ctx context.Context, ref session.BlobRef, content []byte) error {
-	if err := ref.Check(); err != nil {
-		return fmt.Errorf("%w: %v", session.ErrInvalidEntry, err)
-	}
 	if content != nil && int64(len(content)) != ref.Size {
 		return fmt.Errorf("%w: %s is %d bytes, not %d", ErrBlobMismatch, ref.SHA256, len(content), ref.Size)
+	}
+	var open func() (io.Reader, error)
+	if content != nil {
+		open = func() (io.Reader, error) { return bytes.NewReader(content), nil }
+	}
+	return bl.EnsureFrom(ctx, ref, open)
+}
+
+// EnsureFrom is Ensure with the content read from open when it must be
+// put (nil: a reference alone). The caller has checked that the content
+// is ref's: the object store checks its digest as it reads it back.
+func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func() (io.Reader, error)) error {
+	if err := ref.Check(); err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalidEntry, err)
 	}
 	name := ref.SHA256
 	if bl.isFresh(name) {
@@ -202,10 +215,14 @@ func (bl *Blobs) Ensure(ctx context.Context, ref session.BlobRef, content []byte
 			return err
 		}
 		if m == nil || m.info.Deleted {
-			if content == nil {
+			if open == nil {
 				return fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
 			}
-			if err := bl.put(ctx, name, content); err != nil {
+			r, err := open()
+			if err != nil {
+				return err
+			}
+			if err := bl.put(ctx, name, r); err != nil {
 				return err
 			}
 			bl.remember(name, start.Add(bl.grace/2))
@@ -239,8 +256,8 @@ func (bl *Blobs) Put(ctx context.Context, content []byte) (session.BlobRef, erro
 	return ref, bl.Ensure(ctx, ref, content)
 }
 
-func (bl *Blobs) put(ctx context.Context, name string, content []byte) error {
-	_, err := bl.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunk}}, bytes.NewReader(content))
+func (bl *Blobs) put(ctx context.Context, name string, content io.Reader) error {
+	_, err := bl.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunk}}, content)
 	if err != nil {
 		return fmt.Errorf("stream: put blob %s: %w", name, err)
 	}
@@ -414,4 +431,64 @@ func (bl *Blobs) Usage(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("stream: blob store status: %w", err)
 	}
 	return st.Size(), nil
+}
+
+// BlobPiece is a run of a blob's bytes, read in pieces by a client that
+// cannot take it whole (a service reply, an HTTP response written as it
+// is read).
+type BlobPiece struct {
+	Data []byte
+	Size int64 // the whole blob's
+	// Next is where the following piece starts (an opaque position in
+	// the object store), 0 after the last.
+	Next uint64
+}
+
+// errPieceFull stops a batch once a piece holds what it may.
+var errPieceFull = errors.New("piece full")
+
+// ReadPiece reads up to max bytes of blob name (at least one chunk of
+// the object store's) from position from (0: its start).
+func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, max int) (BlobPiece, error) {
+	m, err := bl.meta(ctx, name)
+	if err != nil {
+		return BlobPiece{}, err
+	}
+	if m == nil || m.info.Deleted {
+		return BlobPiece{}, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	p := BlobPiece{Size: int64(m.info.Size)}
+	if m.info.Size == 0 {
+		return p, nil
+	}
+	subject := "$O." + bl.bucket + ".C." + m.info.NUID
+	from = max64(from, 1)
+	for {
+		end, err := bl.b.getBatchOf(ctx, bl.streamName(), subject, from, func(c *jetstream.RawStreamMsg, _ uint64) error {
+			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > max {
+				p.Next = c.Sequence
+				return errPieceFull
+			}
+			p.Data = append(p.Data, c.Data...)
+			from = c.Sequence + 1
+			return nil
+		})
+		switch {
+		case errors.Is(err, errPieceFull):
+			return p, nil
+		case errors.Is(err, errNoMessages):
+			return p, nil
+		case err != nil:
+			return BlobPiece{}, fmt.Errorf("stream: read blob %s: %w", name, err)
+		case end.pending == 0:
+			return p, nil
+		}
+	}
+}
+
+func max64(a, b uint64) uint64 {
+	if a > b {
+		return a
+	}
+	return b
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -52,3 +53,11 @@ func TypedSubjects(c Config) Config {
 	c.typed = true
 	return c
 }
+
+// SetBlobClock replaces the clock blobs judge ages by.
+func SetBlobClock(b *Backend, now func() time.Time) { b.blobs.now = now }
+
+// OnBlobTouch runs fn when an append is about to touch a blob; OnBlobDelete
+// when a collection is about to delete one.
+func OnBlobTouch(b *Backend, fn func(name string))  { b.blobs.beforeTouch = fn }
+func OnBlobDelete(b *Backend, fn func(name string)) { b.blobs.beforeDelete = fn }

@@ -1,0 +1,182 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// CollectStats is what one collection of blobs found and did.
+type CollectStats struct {
+	Blobs      int // blobs stored when it started
+	Young      int // kept: written or touched within the grace period
+	Referenced int // kept: named by an entry
+	Raced      int // kept: touched by an append while collection ran
+	Deleted    int
+	Freed      uint64 // bytes of the deleted blobs
+}
+
+// CollectBlobs deletes the blobs no entry of any session names that were
+// last written or touched more than the grace period ago (see Blobs for
+// why an append in flight never loses its blob). It reads every stored
+// entry's headers once: run it rarely (serve runs it hourly).
+func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
+	bl := b.blobs
+	var st CollectStats
+	now := bl.now()
+	metas, err := bl.metas(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Blobs = len(metas)
+	candidates := map[string]*blobMeta{}
+	for name, m := range metas {
+		if now.Sub(m.at) < bl.grace {
+			st.Young++
+			continue
+		}
+		candidates[name] = m
+	}
+	if len(candidates) == 0 {
+		return st, nil
+	}
+	// Every entry stored when the candidates were read is read now: an
+	// append naming one of them published before its touch expired.
+	for _, p := range b.parts {
+		err := p.scanBlobNames(ctx, func(name string) {
+			if _, ok := candidates[name]; ok {
+				delete(candidates, name)
+				st.Referenced++
+			}
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	for name, m := range candidates {
+		if bl.beforeDelete != nil {
+			bl.beforeDelete(name)
+		}
+		deleted := m.info
+		deleted.Deleted = true
+		deleted.Size, deleted.Chunks, deleted.Digest = 0, 0, ""
+		deleted.ModTime = time.Time{}
+		data, err := json.Marshal(deleted)
+		if err != nil {
+			return st, err
+		}
+		err = bl.writeMeta(ctx, name, m.seq, data)
+		if isWrongLastSeq(err) {
+			st.Raced++ // touched (or put again) since: an append names it
+			continue
+		}
+		if err != nil {
+			return st, fmt.Errorf("stream: collect blob %s: %w", name, err)
+		}
+		bl.forget(name)
+		// The chunks of this object id only: a blob put again after the
+		// marker has chunks of its own.
+		if err := bl.purgeChunks(ctx, m.info.NUID); err != nil {
+			return st, fmt.Errorf("stream: collect blob %s: %w", name, err)
+		}
+		st.Deleted++
+		st.Freed += m.info.Size
+	}
+	return st, nil
+}
+
+// metas reads the meta of every blob stored (deleted ones left out).
+func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
+	out := map[string]*blobMeta{}
+	s, err := bl.b.js.Stream(ctx, bl.streamName())
+	if err != nil {
+		return nil, fmt.Errorf("stream: blob store: %w", err)
+	}
+	prefix := "$O." + bl.bucket + ".M."
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return nil, fmt.Errorf("stream: blob store: %w", err)
+	}
+	if len(info.State.Subjects) == 0 {
+		return out, nil
+	}
+	err = bl.b.readAll(ctx, bl.streamName(), prefix+">", false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		m := &blobMeta{data: msg.Data(), seq: md.Sequence.Stream, at: md.Timestamp}
+		if err := json.Unmarshal(msg.Data(), &m.info); err != nil {
+			return fmt.Errorf("stream: blob meta %s: %w", msg.Subject(), err)
+		}
+		if !m.info.Deleted {
+			out[m.info.Name] = m
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (bl *Blobs) purgeChunks(ctx context.Context, nuid string) error {
+	s, err := bl.b.js.Stream(ctx, bl.streamName())
+	if err != nil {
+		return err
+	}
+	return s.Purge(ctx, jetstream.WithPurgeSubject("$O."+bl.bucket+".C."+nuid))
+}
+
+// scanBlobNames calls fn with every blob name an entry of this partition
+// names, reading headers only.
+func (b *Backend) scanBlobNames(ctx context.Context, fn func(name string)) error {
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("stream: scan %s: %w", b.cfg.Stream, err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	return b.readAll(ctx, b.cfg.Stream, b.cfg.Prefix+".>", true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+		if names := msg.Headers().Get(blobsHeader); names != "" {
+			for _, n := range strings.Split(names, ",") {
+				fn(n)
+			}
+		}
+		return nil
+	})
+}
+
+// readAll reads the messages of stream on filter with an ordered
+// consumer until none is pending: every message, headers only, or with
+// headersOnly unset the last of each subject, whole. The filter must
+// match a message: the caller checks first.
+func (b *Backend) readAll(ctx context.Context, stream, filter string, headersOnly bool, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
+	if !headersOnly {
+		cfg.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+	}
+	cons, err := b.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return fmt.Errorf("stream: read %s: %w", stream, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return fmt.Errorf("stream: read %s: %w", stream, err)
+	}
+	defer it.Stop()
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return fmt.Errorf("stream: read %s: %w", stream, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		if err := fn(msg, md); err != nil {
+			return err
+		}
+		if md.NumPending == 0 {
+			return nil
+		}
+	}
+}
