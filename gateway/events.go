@@ -39,6 +39,13 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, 0)
 		return
 	}
+	refs := false
+	if v := r.URL.Query().Get("refs"); v != "" {
+		if refs, err = strconv.ParseBool(v); err != nil {
+			writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("refs must be true or false, not %q", v)}, 0)
+			return
+		}
+	}
 	u, release, err := g.user(r)
 	if err != nil {
 		writeError(w, err, 0)
@@ -112,6 +119,9 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	out := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: g.cfg.WriteTimeout, last: after}
+	if !refs {
+		out.fetch = &fetcher{ctx: ctx, c: u.c, max: g.cfg.MaxUploadBytes}
+	}
 	if out.send(": sessionlog events of "+id+"\n\n") != nil {
 		return
 	}
@@ -152,6 +162,9 @@ type eventWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	last    uint64 // the sequence of the last entry sent
+	// fetch resolves references to content stored apart (nil: the
+	// client asked for references).
+	fetch *fetcher
 }
 
 func (e *eventWriter) send(s string) error { return e.write([]byte(s)) }
@@ -185,7 +198,16 @@ func (e *eventWriter) entry(sc stream.Config, m jetstream.Msg) error {
 	var line []byte
 	kind := "entry"
 	if dm.Entry != nil {
-		line, err = codec.EncodeEntry(dm.Entry)
+		ent := dm.Entry
+		if e.fetch != nil {
+			if ent, err = session.ResolveEntry(ent, e.fetch.get); err != nil {
+				// The stream ends: the client resumes from the last event
+				// it got (with ?refs=true to read blobs itself).
+				e.send(fmt.Sprintf("event: error\ndata: {\"code\":\"unresolved\",\"message\":%q,\"lastEventId\":%d}\n\n", err.Error(), e.last))
+				return err
+			}
+		}
+		line, err = codec.EncodeEntry(ent)
 	} else {
 		kind = "header"
 		line, err = codec.EncodeHeader(dm.Header)
@@ -206,7 +228,7 @@ func (g *Gateway) exists(ctx context.Context, u *userConn, id string) error {
 // startOf reads where a stream starts: ?after= or Last-Event-ID.
 func startOf(r *http.Request) (after uint64, from bool, err error) {
 	for k := range r.URL.Query() {
-		if k != "after" {
+		if k != "after" && k != "refs" {
 			return 0, false, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 		}
 	}

@@ -45,8 +45,12 @@ type Config struct {
 	Stream  stream.Config
 	// CertFile and KeyFile serve HTTPS.
 	CertFile, KeyFile string
-	// MaxBodyBytes bounds a request body (the service bounds it too).
-	MaxBodyBytes int64
+	// MaxBodyBytes bounds a request body sent to the service as one
+	// request (the service bounds it too); appends and blobs up to
+	// MaxUploadBytes are sent as uploads in pieces, and a blob up to it
+	// is resolved into a response.
+	MaxBodyBytes   int64
+	MaxUploadBytes int64
 	// Rate and Burst bound each caller's requests per second (by user, or
 	// by remote address without Auth).
 	Rate  float64
@@ -96,7 +100,7 @@ type Config struct {
 func DefaultConfig(addr, natsURL string) Config {
 	return Config{
 		Listen: addr, NATSURL: natsURL, Subject: "sessionlog.v1", Stream: stream.DefaultConfig(),
-		MaxBodyBytes: 1 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
+		MaxBodyBytes: 1 << 20, MaxUploadBytes: 64 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
 		MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,
 		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
@@ -116,6 +120,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Subject is required", ErrInvalidConfig)
 	case (c.CertFile == "") != (c.KeyFile == ""):
 		return fmt.Errorf("%w: HTTPS needs both CertFile and KeyFile", ErrInvalidConfig)
+	case c.MaxUploadBytes < c.MaxBodyBytes:
+		return fmt.Errorf("%w: MaxUploadBytes must be at least MaxBodyBytes", ErrInvalidConfig)
 	case c.MaxBodyBytes < 1024 || c.Rate <= 0 || c.Burst < 1 || c.MaxUsers < 1 || c.MaxStreams < 1:
 		return fmt.Errorf("%w: MaxBodyBytes (≥1 KiB), Rate, Burst, MaxUsers and MaxStreams must be positive", ErrInvalidConfig)
 	case c.Heartbeat <= 0 || c.RequestTimeout <= 0:

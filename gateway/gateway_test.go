@@ -18,6 +18,7 @@ import (
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -42,6 +43,13 @@ func start(t *testing.T, tweak func(*gateway.Config)) *gateway.Gateway {
 // startOn is start on a stream of that many partitions.
 func startOn(t *testing.T, partitions int, tweak func(*gateway.Config)) *gateway.Gateway {
 	t.Helper()
+	g, _ := startWith(t, partitions, tweak)
+	return g
+}
+
+// startWith is startOn that returns the backend too.
+func startWith(t *testing.T, partitions int, tweak func(*gateway.Config)) (*gateway.Gateway, *stream.Backend) {
+	t.Helper()
 	b := servicetest.Partitioned(t, nc, partitions)
 	_, svcCfg := servicetest.Start(t, nc, b, nil)
 	cfg := gateway.DefaultConfig("127.0.0.1:0", node.ClientURL())
@@ -60,7 +68,7 @@ func startOn(t *testing.T, partitions int, tweak func(*gateway.Config)) *gateway
 			t.Error(err)
 		}
 	})
-	return g
+	return g, b
 }
 
 type response struct {
@@ -106,7 +114,8 @@ func errField(r response) string {
 func TestRESTLifecycle(t *testing.T) { sessiontest.EachLayout(t, testRESTLifecycle) }
 
 func testRESTLifecycle(t *testing.T, partitions int) {
-	g := startOn(t, partitions, nil)
+	// Bodies over a request go as uploads, up to 1.5 MiB here.
+	g := startOn(t, partitions, func(c *gateway.Config) { c.MaxUploadBytes = 3 << 19 })
 	u := g.URL() + "/v1/sessions"
 	if r := do(t, "POST", u, `{"id":"h1","name":"over http"}`); r.status != 200 {
 		t.Fatalf("create: %d %v", r.status, r.body)
@@ -161,6 +170,7 @@ func testRESTLifecycle(t *testing.T, partitions int) {
 		{name: "non-numeric limit", method: "GET", path: "/v1/sessions?limit=ten", wantStatus: 400, wantCode: "bad_request", wantField: "?limit"},
 		{name: "page too large", method: "GET", path: "/v1/sessions?limit=100000", wantStatus: 413, wantCode: "too_large", wantField: "/limit"},
 		{name: "body too large", method: "POST", path: "/v1/sessions/h1/entries", body: `{"entries":["` + strings.Repeat("x", 2<<20) + `"]}`, wantStatus: 413, wantCode: "too_large"},
+		{name: "large body not an entry", method: "POST", path: "/v1/sessions/h1/entries", body: `{"entries":["` + strings.Repeat("x", 1<<20) + `"]}`, wantStatus: 422, wantCode: "invalid_entry", wantField: "/entries/0"},
 		{name: "unknown op", method: "POST", path: "/v1/ops/drop_tables", body: `{}`, wantStatus: 404, wantCode: "not_found"},
 		{name: "unknown route", method: "GET", path: "/v2/things", wantStatus: 404, wantCode: "not_found"},
 		{name: "wait timeout", method: "GET", path: "/v1/sessions/h1/wait?sequence=999999&timeoutMs=50", wantStatus: 504, wantCode: "timeout"},

@@ -31,13 +31,15 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /v1/sessions", service.OpList, query(map[string]bool{"limit": true, "cursor": false}))
 	handle("GET /v1/sessions/{id}", service.OpOpen, pathOnly)
 	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
-	handle("POST /v1/sessions/{id}/entries", service.OpAppend, bodyWithPath)
-	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(map[string]bool{"offset": true, "limit": true}))
+	handle("POST /v1/sessions/{id}/entries", service.OpAppend, g.appendBody)
+	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(map[string]bool{"offset": true, "limit": true, "refs": false}))
 	handle("POST /v1/sessions/{id}/move", service.OpMove, bodyWithPath)
 	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
 	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
 	handle("POST /v1/sessions/{id}/fork", service.OpFork, bodyWithPath)
-	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false, "offset": true}))
+	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false, "offset": true, "refs": false}))
+	handle("POST /v1/blobs", service.OpPutBlob, g.blobBody)
+	mux.HandleFunc("GET /v1/blobs/{sha256}", g.getBlob)
 	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(map[string]bool{"offset": true}))
 	handle("GET /v1/sessions/{id}/stats", service.OpStats, pathOnly)
 	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
@@ -82,6 +84,10 @@ func bodyWithPath(r *http.Request, maxBody int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return withPath(r, b)
+}
+
+func withPath(r *http.Request, b []byte) ([]byte, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 2 || b[0] != '{' {
 		return nil, &service.Error{Code: service.CodeBadRequest, Message: "the body must be a JSON object"}
@@ -118,6 +124,12 @@ func query(params map[string]bool) builder {
 				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 			case len(vs) != 1:
 				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
+			case k == "refs":
+				b, err := strconv.ParseBool(vs[0])
+				if err != nil {
+					return nil, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("query parameter refs must be true or false, not %q", vs[0])}
+				}
+				req[k] = b
 			case numeric:
 				n, err := strconv.ParseInt(vs[0], 10, 64)
 				if err != nil {
@@ -156,13 +168,29 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 			return
 		}
 		req, err := build(r, g.cfg.MaxBodyBytes)
-		if err != nil {
+		var lb *largeBody
+		if err != nil && !errors.As(err, &lb) {
 			writeError(w, err, 0)
 			return
 		}
-		longLived(w)
 		ctx, cancel := context.WithTimeout(r.Context(), g.cfg.RequestTimeout)
 		defer cancel()
+		if lb != nil {
+			// Each piece of the body must come within ReadTimeout.
+			req, err = g.stage(ctx, u, lb, name, r, w)
+			if err != nil {
+				writeError(w, err, 0)
+				return
+			}
+		}
+		longLived(w)
+		// Content stored apart is asked for by reference and resolved
+		// here, item by item, unless the caller wants the references.
+		resolve := false
+		if _, ok := resolvedItems[name]; ok && r.Method == http.MethodGet && !r.URL.Query().Has("refs") {
+			resolve = true
+			req = append(bytes.TrimSuffix(bytes.TrimSpace(req), []byte("}")), `,"refs":true}`...)
+		}
 		var reply []byte
 		if _, paged := pagedItems[name]; paged && r.Method == http.MethodGet && !r.URL.Query().Has("offset") {
 			var m map[string]any
@@ -177,6 +205,12 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 			return
 		}
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
+		if resolve {
+			if err := g.writeResolved(w, ctx, u, name, reply); err != nil {
+				writeError(w, err, 0)
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
 	})
@@ -270,7 +304,7 @@ func statusOf(c service.Code) int {
 		return http.StatusBadRequest
 	case service.CodeInvalidEntry, service.CodeParentNotFound, service.CodeInvalidTarget:
 		return http.StatusUnprocessableEntity
-	case service.CodeNotFound, service.CodeEntryNotFound:
+	case service.CodeNotFound, service.CodeEntryNotFound, service.CodeBlobNotFound, service.CodeUploadNotFound:
 		return http.StatusNotFound
 	case service.CodeExists, service.CodeDuplicateID, service.CodeConflict:
 		return http.StatusConflict

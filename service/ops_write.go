@@ -106,18 +106,18 @@ func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*Appe
 		return nil, nil, err
 	}
 	req := new(AppendRequest)
+	// Fields are named as in the uploaded request.
 	if pe := decodeRequest(data, req); pe != nil {
-		pe.Field = "/upload" + pe.Field
 		release()
 		return nil, nil, pe
 	}
 	switch {
 	case req.Session != "" && req.Session != outer.Session:
 		release()
-		return nil, nil, badRequest("/upload/session", "the upload names session %q, the request %q", req.Session, outer.Session)
+		return nil, nil, badRequest("/session", "the upload names session %q, the request %q", req.Session, outer.Session)
 	case req.Upload != "":
 		release()
-		return nil, nil, badRequest("/upload/upload", "an upload cannot name another")
+		return nil, nil, badRequest("/upload", "an upload cannot name another")
 	}
 	req.Session = outer.Session
 	return req, release, nil

@@ -29,7 +29,8 @@ const (
 )
 
 // Ops lists every operation.
-var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpStats, OpFork, OpList, OpDelete, OpWait}
+var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpStats, OpFork, OpList, OpDelete, OpWait,
+	OpUpload, OpPutBlob, OpBlob}
 
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {

@@ -116,18 +116,7 @@ func TestCollectBlobsKeepsWhatIsNamedOrYoung(t *testing.T) {
 func TestCollectBlobsRacesAppends(t *testing.T) {
 	ctx := context.Background()
 	t.Run("touch before the delete marker", func(t *testing.T) {
-		b, skew := blobBackend(t)
-		x := bigText("x")
-		ref, err := b.Blobs().Put(ctx, []byte(`"`+x+`"`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := b.CreateStore(ctx, header("s", time.Now()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close(ctx)
-		*skew = 2 * time.Hour
+		b, st, ref, x := oldBlob(t, "x")
 		appended := make(chan error, 1)
 		stream.OnBlobDelete(b, func(name string) {
 			if name == ref.SHA256 {
@@ -147,18 +136,7 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 		checkResolves(t, b, "s", "n1", x)
 	})
 	t.Run("delete marker before the touch", func(t *testing.T) {
-		b, skew := blobBackend(t)
-		x := bigText("y")
-		ref, err := b.Blobs().Put(ctx, []byte(`"`+x+`"`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := b.CreateStore(ctx, header("s", time.Now()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close(ctx)
-		*skew = 2 * time.Hour
+		b, st, ref, x := oldBlob(t, "y")
 		collected := make(chan stream.CollectStats, 2)
 		stream.OnBlobTouch(b, func(name string) {
 			if name == ref.SHA256 && len(collected) == 0 {
@@ -189,7 +167,7 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 				collected <- cs
 			}
 		})
-		*skew = 4 * time.Hour
+		stream.SetBlobClock(b, func() time.Time { return time.Now().Add(4 * time.Hour) })
 		e := &session.Entry{Type: session.TypeCustom, ID: "n2", ParentID: "n1", Timestamp: "2026-01-01T00:00:00.000Z",
 			CustomType: "blob", Data: ref2.Raw()}
 		if err := st.Append(ctx, e); !errors.Is(err, stream.ErrBlobNotFound) {
@@ -199,6 +177,25 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 			t.Fatal("the entry naming a collected blob was stored")
 		}
 	})
+}
+
+// oldBlob is a backend holding one blob (text made of c) past its grace
+// period, and an empty session s.
+func oldBlob(t *testing.T, c string) (*stream.Backend, *stream.Store, session.BlobRef, string) {
+	ctx := context.Background()
+	b, skew := blobBackend(t)
+	x := bigText(c)
+	ref, err := b.Blobs().Put(ctx, []byte(`"`+x+`"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.CreateStore(ctx, header("s", time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(ctx) })
+	*skew = 2 * time.Hour
+	return b, st, ref, x
 }
 
 func checkResolves(t *testing.T, b *stream.Backend, id, entry, want string) {
