@@ -40,6 +40,10 @@ type EventConfig struct {
 	// Backoff is the delay before redelivering after a handler error,
 	// doubled per attempt up to AckWait.
 	Backoff time.Duration
+	// Refs delivers entries as stored: content stored apart (see
+	// session.BlobRef) stays a reference, for the handler to fetch if it
+	// needs it (Backend.Blobs). By default the content is in place.
+	Refs bool
 }
 
 // DefaultEventConfig delivers entries of the given types to durable.
@@ -267,7 +271,13 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 		return
 	}
 	start := time.Now()
-	err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: m.Entry, Delivery: delivery})
+	e := m.Entry
+	if !s.cfg.Refs {
+		e, err = s.b.Blobs().Resolve(ctx, e) // a failure is retried as a handler's
+	}
+	if err == nil {
+		err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: e, Delivery: delivery})
+	}
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"

@@ -14,7 +14,10 @@ import (
 // Reading a replica: a session's tree, and waiting for a sequence.
 
 // Read runs fn on the tree of session id, loading it first if needed. fn
-// runs under the read lock: it must not keep t or call the replica.
+// runs under the read lock: it must not keep t or call the replica. The
+// tree holds entries as stored: content stored apart is a reference (so
+// a replica's memory follows its trees, not their images); Entries, or
+// Resolve, give the content.
 func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) error) error {
 	if r.cfg.Session != "" && id != r.cfg.Session {
 		return fmt.Errorf("%w: this replica follows only %s, not %s", ErrNotFollowed, r.cfg.Session, id)
@@ -92,4 +95,24 @@ func (r *Replica) WaitFor(ctx context.Context, id string, seq uint64) error {
 		return fmt.Errorf("replica: waiting for sequence %d of %s (applied %d): %w", seq, id, applied, err)
 	}
 	return err
+}
+
+// Entries returns the entries of session id in append order, with the
+// content stored apart in place (fetched after the tree's lock is
+// released, through the backend's bounded blob cache).
+func (r *Replica) Entries(ctx context.Context, id string) ([]*session.Entry, error) {
+	var es []*session.Entry
+	err := r.Read(ctx, id, func(t *session.Tree) (err error) {
+		es, err = t.Entries()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.b.Blobs().ResolveAll(ctx, es)
+}
+
+// Resolve returns e with the content it holds by reference in place.
+func (r *Replica) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+	return r.b.Blobs().Resolve(ctx, e)
 }
