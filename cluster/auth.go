@@ -40,6 +40,9 @@ type Tenant struct {
 	// MaxConnections bounds the tenant's connections (0: no limit), the
 	// service connection of each node among them.
 	MaxConnections int `json:"maxConnections,omitempty"`
+	// Offload, when set, is the tenant's own offload threshold in bytes
+	// (stream.Config.OffloadThreshold; 0: store everything inline).
+	Offload *int `json:"offload,omitempty"`
 }
 
 // User is one set of credentials: a name and password (plain, or a bcrypt

@@ -30,7 +30,9 @@ type repoFlags struct {
 	replicas int
 	// partitions is the layout's stream count (0: the deployment's).
 	partitions int
-	warn       io.Writer // where New's warnings go (the verb's stderr)
+	// offload is the size from which members are stored apart.
+	offload int
+	warn    io.Writer // where New's warnings go (the verb's stderr)
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
@@ -42,6 +44,7 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.StringVar(&r.prefix, "prefix", "sessions", "subject prefix")
 	fs.IntVar(&r.replicas, "replicas", 0, "stream replicas when the stream is created (0: 1 on a single server, 3 in a cluster)")
 	fs.IntVar(&r.partitions, "partitions", 0, fmt.Sprintf("streams sessions are spread over, fixed when the deployment is provisioned (0: the deployment's, 1 for a new one; at most %d)", stream.MaxPartitions))
+	fs.IntVar(&r.offload, "offload", stream.DefaultOffloadThreshold, "store members of entries this large (bytes) apart, as blobs named by SHA-256 (0: never)")
 	r.warn = fs.Output()
 	return r
 }
@@ -79,6 +82,7 @@ type openedRepo struct {
 func (r *repoFlags) streamConfig() stream.Config {
 	cfg := stream.DefaultConfig()
 	cfg.Stream, cfg.Prefix, cfg.Replicas, cfg.Partitions = r.stream, r.prefix, r.replicas, r.partitions
+	cfg.OffloadThreshold = r.offload
 	return cfg
 }
 

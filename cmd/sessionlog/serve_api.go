@@ -31,6 +31,8 @@ type apiFlags struct {
 	tlsVerify  bool
 	rate       float64
 	maxRequest int
+	maxUpload  int
+	blobGC     time.Duration
 }
 
 func addAPIFlags(fs *flag.FlagSet) *apiFlags {
@@ -43,6 +45,8 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.BoolVar(&a.tlsVerify, "tls-verify", false, "require NATS client certificates signed by -tls-ca")
 	fs.Float64Var(&a.rate, "rate", 200, "requests per second allowed to each client (service and gateway)")
 	fs.IntVar(&a.maxRequest, "max-request", 1<<20, "largest request body in bytes")
+	fs.IntVar(&a.maxUpload, "max-upload", 64<<20, "largest entry, or blob, sent in pieces (bytes)")
+	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names are collected (past their grace period; 0: never)")
 	return a
 }
 
@@ -70,6 +74,37 @@ type api struct {
 	backends []*stream.Backend
 	conns    []*nats.Conn
 	gw       *gateway.Gateway
+	// collecting runs blob collection; stop ends it and waits.
+	stopCollecting func()
+}
+
+// startCollecting collects every backend's unnamed blobs each interval
+// (every node does: collections are safe to run at once, see
+// stream.Blobs).
+func (a *api) startCollecting(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, b := range a.backends {
+				st, err := b.CollectBlobs(ctx)
+				if err != nil && ctx.Err() == nil {
+					fmt.Fprintf(os.Stderr, "sessionlog: collecting blobs of %s: %v\n", b.Config().Stream, err)
+				} else if st.Deleted > 0 {
+					fmt.Fprintf(os.Stderr, "sessionlog: collected %d blob(s), %d bytes\n", st.Deleted, st.Freed)
+				}
+			}
+		}
+	}()
+	a.stopCollecting = func() { cancel(); <-done }
 }
 
 // startAPI runs a service per tenant (or one for the whole node) and the
@@ -80,11 +115,13 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Ready = node.Quorum
 	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
-	svcCfg.Limits.MaxEntryBytes = min(svcCfg.Limits.MaxEntryBytes, a.maxRequest)
+	svcCfg.Limits.MaxEntryBytes, svcCfg.Limits.MaxUploadBytes = a.maxUpload, a.maxUpload
+	svcCfg.Limits.MaxStagedBytes = max(svcCfg.Limits.MaxStagedBytes, int64(a.maxUpload))
 	// Each service keeps its store on one connection and answers on
 	// another (with tenants: one that may publish only to inboxes).
 	type conn struct {
 		tenant         string
+		offload        *int
 		store, respond *nats.Conn
 	}
 	var conns []conn
@@ -107,11 +144,15 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 				return nil, errors.Join(err, out.close(ctx))
 			}
 			out.conns = append(out.conns, rc)
-			conns = append(conns, conn{tenant: t.Name, store: nc, respond: rc})
+			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, store: nc, respond: rc})
 		}
 	}
 	for _, c := range conns {
-		b, err := stream.New(ctx, c.store, sc, stream.WithLeaderBalancing(5*time.Second))
+		tsc := sc
+		if c.offload != nil {
+			tsc.OffloadThreshold = *c.offload
+		}
+		b, err := stream.New(ctx, c.store, tsc, stream.WithLeaderBalancing(5*time.Second))
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}
@@ -134,6 +175,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		}
 		out.services = append(out.services, svc)
 	}
+	if a.blobGC > 0 {
+		out.startCollecting(a.blobGC)
+	}
 	if a.http == "" {
 		return out, nil
 	}
@@ -143,6 +187,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	gcfg.Auth, gcfg.Stream, gcfg.Subject = cfg.Auth != nil, out.backends[0].Config(), svcCfg.Subject
 	gcfg.Ready = node.Current
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
+	gcfg.MaxUploadBytes = max(int64(a.maxUpload), gcfg.MaxBodyBytes)
 	if cfg.TLS != nil {
 		gcfg.CertFile, gcfg.KeyFile = cfg.TLS.CertFile, cfg.TLS.KeyFile
 		roots, err := trustOwn(cfg.TLS.CertFile)
@@ -182,6 +227,9 @@ func (a *api) describe() string {
 }
 
 func (a *api) close(ctx context.Context) error {
+	if a.stopCollecting != nil {
+		a.stopCollecting()
+	}
 	var errs []error
 	if a.gw != nil {
 		errs = append(errs, a.gw.Close(ctx))

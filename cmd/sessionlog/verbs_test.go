@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,55 @@ func TestVerbsOnFiles(t *testing.T) {
 	}
 	if ls := mustRun(t, "", "", "ls", "-files", dir); !strings.Contains(ls, "f1") {
 		t.Fatalf("ls:\n%s", ls)
+	}
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Importing a pi file with inline images stores each image once, apart
+// (the same screenshot in two sessions takes its bytes once), and the
+// export gives the file back byte for byte.
+func TestImportOffloadsInlineImages(t *testing.T) {
+	img := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	file := `{"type":"session","version":3,"id":"p1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","data":"` +
+		base64.StdEncoding.EncodeToString(img) + `","mimeType":"image/png"}],"timestamp":1}}` + "\n"
+	src := filepath.Join(t.TempDir(), "p1.jsonl")
+	if err := os.WriteFile(src, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grows := func(offload string) int64 {
+		data := t.TempDir()
+		mustRun(t, data, "", "new", "-id", "warm") // the node's own files first
+		before := dirSize(t, data)
+		for _, id := range []string{"i1", "i2"} {
+			mustRun(t, data, "", "import", src, "-id", id, "-offload", offload)
+		}
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		mustRun(t, data, "", "export", "i2", "-o", out, "-offload", offload)
+		got, _ := os.ReadFile(out)
+		if want := strings.Replace(file, `"id":"p1"`, `"id":"i2"`, 1); string(got) != want {
+			t.Fatalf("export with -offload %s differs from the imported file", offload)
+		}
+		return dirSize(t, data) - before
+	}
+	inline, apart := grows("0"), grows("65536")
+	t.Logf("two imports of a 1 MiB image: %d KiB inline, %d KiB offloaded", inline>>10, apart>>10)
+	if apart > inline*7/10 {
+		t.Fatalf("offloaded imports grew the data dir by %d KiB, inline ones by %d KiB: the image is not stored once", apart>>10, inline>>10)
 	}
 }
