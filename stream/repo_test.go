@@ -182,7 +182,9 @@ func TestBadSessionIDs(t *testing.T) {
 
 func TestEntryTooLargeAndBadTypes(t *testing.T) {
 	ctx := context.Background()
-	b := newBackend(t)
+	inline := stream.DefaultConfig()
+	inline.OffloadThreshold = 0
+	b := newBackendWith(t, inline)
 	s, err := b.CreateStore(ctx, sessiontest.TestHeader("big"))
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +194,18 @@ func TestEntryTooLargeAndBadTypes(t *testing.T) {
 		Data: session.Raw(`"` + strings.Repeat("a", int(nc.MaxPayload())) + `"`)}
 	if err := s.Append(ctx, huge); !errors.Is(err, stream.ErrEntryTooLarge) {
 		t.Fatalf("oversized entry: %v", err)
+	}
+	// Stored apart (the default), the same entry fits, and reads back.
+	apart, err := newBackend(t).CreateStore(ctx, sessiontest.TestHeader("big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer apart.Close(ctx)
+	if err := apart.Append(ctx, huge.Clone()); err != nil {
+		t.Fatalf("oversized entry stored apart: %v", err)
+	}
+	if got, err := apart.Get(ctx, "huge"); err != nil || string(got.Data) != string(huge.Data) {
+		t.Fatalf("oversized entry read back: %v", err)
 	}
 	odd := &session.Entry{Type: "has.dot", ID: "odd", Timestamp: "2025-01-01T00:00:00.000Z"}
 	if err := s.Append(ctx, odd); !errors.Is(err, session.ErrInvalidEntry) {
