@@ -109,6 +109,12 @@ func (e *Entry) BlobRefs() []BlobRef {
 	return out
 }
 
+// MessageBlobRefs is BlobRefs of one message.
+func MessageBlobRefs(m *Message) []BlobRef {
+	e := Entry{Type: TypeMessage, Message: m}
+	return e.BlobRefs()
+}
+
 // HasBlobs reports whether e holds a reference.
 func (e *Entry) HasBlobs() bool {
 	found := false

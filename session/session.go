@@ -408,7 +408,7 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 	var get BlobFetch
 	var failed error
 	if bh != nil && !cc.refs {
-		get = func(ref BlobRef) ([]byte, error) { return bh.FetchBlob(ctx, ref) }
+		get = func(ref BlobRef) ([]byte, error) { return bh.BlobFetcher(ctx, nil)(ref) }
 		// Projectors and transforms are the caller's code: they see
 		// custom entries with their data in place.
 		resolve := func(e *Entry) *Entry {
@@ -431,6 +431,17 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 	if get == nil {
 		return c, nil
 	}
+	var refs []BlobRef
+	for _, m := range c.Messages {
+		refs = append(refs, MessageBlobRefs(m)...)
+	}
+	if c.Compaction != nil {
+		refs = append(refs, c.Compaction.BlobRefs()...)
+	}
+	if len(refs) == 0 {
+		return c, nil
+	}
+	get = bh.BlobFetcher(ctx, refs)
 	for i, m := range c.Messages {
 		if c.Messages[i], err = ResolveMessage(m, get); err != nil {
 			return Context{}, err

@@ -59,11 +59,12 @@ type IDChecker interface {
 // BlobHolder is implemented by stores whose entries may hold references
 // to content stored apart (see BlobRef). Their reads return entries with
 // the content in place; Refs is the same store read as stored
-// (references kept), and FetchBlob the content of one reference. Session
-// builds contexts from Refs and resolves only what the context holds.
+// (references kept), and BlobFetcher resolves refs in one pass (each
+// blob read once, however often they name it). Session builds contexts
+// from Refs and resolves only what the context holds.
 type BlobHolder interface {
 	Refs() Store
-	FetchBlob(ctx context.Context, ref BlobRef) ([]byte, error)
+	BlobFetcher(ctx context.Context, refs []BlobRef) BlobFetch
 }
 
 // TreeHolder is implemented by stores that keep a materialised Tree; Session

@@ -334,6 +334,35 @@ func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
 	return func(ref session.BlobRef) ([]byte, error) { return bl.Get(ctx, ref) }
 }
 
+// Fetcher returns a session.BlobFetch for resolving refs in one pass: a
+// blob named more than once among them is read once, whatever the cache
+// keeps, and held only until its last use.
+func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
+	uses := map[string]int{}
+	for _, r := range refs {
+		uses[r.SHA256]++
+	}
+	held := map[string][]byte{}
+	return func(ref session.BlobRef) ([]byte, error) {
+		b, ok := held[ref.SHA256]
+		if !ok {
+			var err error
+			if b, err = bl.Get(ctx, ref); err != nil {
+				return nil, err
+			}
+		}
+		switch n := uses[ref.SHA256]; {
+		case n > 1:
+			held[ref.SHA256] = b
+			uses[ref.SHA256] = n - 1
+		default:
+			delete(held, ref.SHA256)
+			delete(uses, ref.SHA256)
+		}
+		return b, nil
+	}
+}
+
 // Resolve returns e with its references replaced by their content.
 func (bl *Blobs) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
 	return session.ResolveEntry(e, bl.fetcher(ctx))
@@ -341,7 +370,14 @@ func (bl *Blobs) Resolve(ctx context.Context, e *session.Entry) (*session.Entry,
 
 // ResolveAll is Resolve for each entry; the slice is changed in place.
 func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
-	get := bl.fetcher(ctx)
+	var refs []session.BlobRef
+	for _, e := range entries {
+		refs = append(refs, e.BlobRefs()...)
+	}
+	if len(refs) == 0 {
+		return entries, nil
+	}
+	get := bl.Fetcher(ctx, refs)
 	for i, e := range entries {
 		r, err := session.ResolveEntry(e, get)
 		if err != nil {
@@ -354,7 +390,11 @@ func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*s
 
 // ResolveMessages is Resolve for context messages, in place.
 func (bl *Blobs) ResolveMessages(ctx context.Context, msgs []session.Message) error {
-	get := bl.fetcher(ctx)
+	var refs []session.BlobRef
+	for i := range msgs {
+		refs = append(refs, session.MessageBlobRefs(&msgs[i])...)
+	}
+	get := bl.Fetcher(ctx, refs)
 	for i := range msgs {
 		r, err := session.ResolveMessage(&msgs[i], get)
 		if err != nil {

@@ -282,9 +282,9 @@ func (c Config) indexInterval() time.Duration { return time.Second }
 // entries holding references to offloaded content.
 func (s *Store) Refs() session.Store { return storedView{s} }
 
-// FetchBlob implements session.BlobHolder.
-func (s *Store) FetchBlob(ctx context.Context, ref session.BlobRef) ([]byte, error) {
-	return s.b.blobs.Get(ctx, ref)
+// BlobFetcher implements session.BlobHolder.
+func (s *Store) BlobFetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
+	return s.b.blobs.Fetcher(ctx, refs)
 }
 
 // storedView is a Store whose reads leave references as they are.
