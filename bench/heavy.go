@@ -5,6 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -261,12 +265,10 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 		if err != nil {
 			return err
 		}
+		msgs := slices.Clone(c.Messages)
 		t0 := time.Now()
-		get := cold.Blobs().Fetcher(ctx, refs)
-		for _, m := range c.Messages {
-			if _, err := session.ResolveMessage(m, get); err != nil {
-				return err
-			}
+		if err := cold.Blobs().ResolveMessagePtrs(ctx, msgs); err != nil {
+			return err
 		}
 		if d := time.Since(t0); try == 0 || d < resolve {
 			resolve = d
@@ -281,19 +283,31 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 	for _, ref := range refs {
 		distinct[ref.SHA256] = true
 	}
+	// The raw reads overlap as many as ours do.
+	names := slices.Collect(maps.Keys(distinct))
 	rawRead, err := best(3, func() error {
-		for name := range distinct {
-			if _, err := obs.GetBytes(ctx, name); err != nil {
-				return err
-			}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for range 8 {
+			wg.Go(func() {
+				for k := int(next.Add(1)) - 1; k < len(names); k = int(next.Add(1)) - 1 {
+					if _, err := obs.GetBytes(ctx, names[k]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
 		}
-		return nil
+		wg.Wait()
+		close(errs)
+		return <-errs
 	})
 	if err != nil {
 		return err
 	}
 	row = Row{Group: group, Name: fmt.Sprintf("resolve the context's %d images (%d distinct, cold)", len(refs), len(distinct)), Ours: millis(resolve), Base: millis(rawRead), Unit: "ms",
-		BaseName: "raw object gets of those blobs", Goal: "≤ 1.3x"}
+		BaseName: "raw object gets of those blobs, 8 at once", Goal: "≤ 1.3x"}
 	row.Met = row.Ratio() <= 1.3
 	r.add(row)
 	return nil

@@ -75,7 +75,9 @@ func TestLargeEntriesTravelAsUploads(t *testing.T) {
 	if len(refs.Entries) != 1 || len(refs.Entries[0]) > 4096 {
 		t.Fatalf("entries by reference: %d entries, first %d bytes", len(refs.Entries), len(refs.Entries[0]))
 	}
-	sum := sha256.Sum256(img)
+	// The image is stored as its data, the base64 text.
+	text := []byte(base64.StdEncoding.EncodeToString(img))
+	sum := sha256.Sum256(text)
 	name := hex.EncodeToString(sum[:])
 	if !bytes.Contains(refs.Entries[0], []byte(name)) {
 		t.Fatalf("the reference does not name the image: %s", refs.Entries[0])
@@ -84,13 +86,13 @@ func TestLargeEntriesTravelAsUploads(t *testing.T) {
 	if _, err := f.c.ReadBlob(ctx, name, &got); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Bytes(), img) {
-		t.Fatalf("blob read back: %d bytes, differs from the image", got.Len())
+	if !bytes.Equal(got.Bytes(), text) {
+		t.Fatalf("blob read back: %d bytes, differs from the image's data", got.Len())
 	}
 	// A piece asked for by offset alone (no cursor) starts there.
 	var piece service.BlobDataReply
 	f.call(t, service.OpBlob, service.BlobRequest{SHA256: name, Offset: 1<<20 + 7}, &piece)
-	if !bytes.Equal(piece.Data, img[1<<20+7:1<<20+7+len(piece.Data)]) || piece.Size != int64(len(img)) {
+	if !bytes.Equal(piece.Data, text[1<<20+7:1<<20+7+len(piece.Data)]) || piece.Size != int64(len(text)) {
 		t.Fatalf("piece at an offset: %d bytes of %d", len(piece.Data), piece.Size)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // slotObj is one object of an entry whose members a reference may stand
@@ -148,7 +149,8 @@ func isRef(v Raw) bool {
 	return ok
 }
 
-// BlobFetch returns the bytes of a blob; they must not be modified.
+// BlobFetch returns the bytes of a blob. They must never be modified,
+// by the caller or the fetcher: resolved entries share them.
 type BlobFetch func(ref BlobRef) ([]byte, error)
 
 // ResolveEntry returns e with every reference replaced by the content it
@@ -207,9 +209,14 @@ func (o *slotObj) resolve(get BlobFetch) error {
 			fs[i].Value = Raw(b)
 			continue
 		}
-		s := string(b)
-		if ref.Encoding == BlobBase64 {
+		var s string
+		switch {
+		case ref.Encoding == BlobBase64:
 			s = base64.StdEncoding.EncodeToString(b)
+		case len(b) > 0:
+			// The string shares the blob's bytes, which nobody modifies
+			// (BlobFetch's contract): an image resolves without a copy.
+			s = unsafe.String(&b[0], len(b))
 		}
 		switch {
 		case fs[i].Key == "content" && o.content != nil:
@@ -235,8 +242,7 @@ type BlobPut func(ref BlobRef, content []byte) error
 
 // OffloadEntry returns e with every member of at least threshold bytes
 // replaced by a reference to its content, stored through put first: a
-// copy when anything was offloaded, e itself otherwise. Image data that
-// is canonical base64 is stored decoded.
+// copy when anything was offloaded, e itself otherwise.
 func OffloadEntry(e *Entry, threshold int, put BlobPut) (*Entry, error) {
 	if threshold <= 0 || !offloadable(e, threshold) {
 		return e, nil
@@ -304,13 +310,10 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 		}
 	}
 	if o.str != nil && len(*o.str) >= threshold && !HasBlobRef(*o.extra, o.strKey) {
-		content, enc := []byte(*o.str), BlobUTF8
-		if o.strKey == "data" {
-			if b, err := base64.StdEncoding.Strict().DecodeString(*o.str); err == nil && base64.StdEncoding.EncodeToString(b) == *o.str {
-				content, enc = b, BlobBase64
-			}
-		}
-		ref, err := store(content, enc)
+		// Image data is stored as the text it is, not decoded: resolving
+		// it is then no work at all (see resolve), where encoding it
+		// again cost more than reading it (BENCHMARKS.md, issue 16).
+		ref, err := store([]byte(*o.str), BlobUTF8)
 		if err != nil {
 			return err
 		}

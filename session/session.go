@@ -405,17 +405,16 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 		branch = nil
 	}
 	copts := s.cfg.Context.merge(cc.opts)
-	var get BlobFetch
+	resolving := bh != nil && !cc.refs
 	var failed error
-	if bh != nil && !cc.refs {
-		get = func(ref BlobRef) ([]byte, error) { return bh.BlobFetcher(ctx, nil)(ref) }
+	if resolving {
 		// Projectors and transforms are the caller's code: they see
 		// custom entries with their data in place.
 		resolve := func(e *Entry) *Entry {
 			if e.Type != TypeCustom || copts.Projectors[e.CustomType] == nil || failed != nil {
 				return e
 			}
-			r, err := ResolveEntry(e, get)
+			r, err := bh.ResolveEntry(ctx, e)
 			if err != nil {
 				failed = err
 				return e
@@ -428,27 +427,14 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 	if failed != nil {
 		return Context{}, failed
 	}
-	if get == nil {
+	if !resolving {
 		return c, nil
 	}
-	var refs []BlobRef
-	for _, m := range c.Messages {
-		refs = append(refs, MessageBlobRefs(m)...)
+	if err := bh.ResolveMessages(ctx, c.Messages); err != nil {
+		return Context{}, err
 	}
 	if c.Compaction != nil {
-		refs = append(refs, c.Compaction.BlobRefs()...)
-	}
-	if len(refs) == 0 {
-		return c, nil
-	}
-	get = bh.BlobFetcher(ctx, refs)
-	for i, m := range c.Messages {
-		if c.Messages[i], err = ResolveMessage(m, get); err != nil {
-			return Context{}, err
-		}
-	}
-	if c.Compaction != nil {
-		if c.Compaction, err = ResolveEntry(c.Compaction, get); err != nil {
+		if c.Compaction, err = bh.ResolveEntry(ctx, c.Compaction); err != nil {
 			return Context{}, err
 		}
 	}

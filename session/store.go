@@ -59,12 +59,14 @@ type IDChecker interface {
 // BlobHolder is implemented by stores whose entries may hold references
 // to content stored apart (see BlobRef). Their reads return entries with
 // the content in place; Refs is the same store read as stored
-// (references kept), and BlobFetcher resolves refs in one pass (each
-// blob read once, however often they name it). Session builds contexts
-// from Refs and resolves only what the context holds.
+// (references kept). Session builds contexts from Refs and resolves only
+// what the context holds: ResolveMessages replaces each message holding
+// references by a resolved copy (each blob read once, however often the
+// messages name it), ResolveEntry resolves one entry.
 type BlobHolder interface {
 	Refs() Store
-	BlobFetcher(ctx context.Context, refs []BlobRef) BlobFetch
+	ResolveMessages(ctx context.Context, msgs []*Message) error
+	ResolveEntry(ctx context.Context, e *Entry) (*Entry, error)
 }
 
 // TreeHolder is implemented by stores that keep a materialised Tree; Session

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -336,21 +337,26 @@ func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
 
 // Fetcher returns a session.BlobFetch for resolving refs in one pass: a
 // blob named more than once among them is read once, whatever the cache
-// keeps, and held only until its last use.
+// keeps, and held only until its last use. It is safe for concurrent use.
 func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
+	var mu sync.Mutex
 	uses := map[string]int{}
 	for _, r := range refs {
 		uses[r.SHA256]++
 	}
 	held := map[string][]byte{}
 	return func(ref session.BlobRef) ([]byte, error) {
+		mu.Lock()
 		b, ok := held[ref.SHA256]
+		mu.Unlock()
 		if !ok {
 			var err error
 			if b, err = bl.Get(ctx, ref); err != nil {
 				return nil, err
 			}
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		switch n := uses[ref.SHA256]; {
 		case n > 1:
 			held[ref.SHA256] = b
@@ -361,6 +367,49 @@ func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.Bl
 		}
 		return b, nil
 	}
+}
+
+// resolvers is how many messages are resolved at once: fetches are
+// round trips, worth overlapping beyond the cores.
+const resolvers = 8
+
+// ResolveMessagePtrs replaces each message holding references by a copy
+// with their content, resolving several at once.
+func (bl *Blobs) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message) error {
+	var refs []session.BlobRef
+	var todo []int
+	for i, m := range msgs {
+		if r := session.MessageBlobRefs(m); len(r) > 0 {
+			refs = append(refs, r...)
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	get := bl.Fetcher(ctx, refs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, resolvers)
+	for w := range min(resolvers, len(todo)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) || errs[w] != nil || ctx.Err() != nil {
+					return
+				}
+				i := todo[k]
+				r, err := session.ResolveMessage(msgs[i], get)
+				if err != nil {
+					errs[w] = fmt.Errorf("stream: resolve message %d: %w", i, err)
+					return
+				}
+				msgs[i] = r
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(append(errs, ctx.Err())...)
 }
 
 // Resolve returns e with its references replaced by their content.

@@ -282,9 +282,14 @@ func (c Config) indexInterval() time.Duration { return time.Second }
 // entries holding references to offloaded content.
 func (s *Store) Refs() session.Store { return storedView{s} }
 
-// BlobFetcher implements session.BlobHolder.
-func (s *Store) BlobFetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
-	return s.b.blobs.Fetcher(ctx, refs)
+// ResolveMessages implements session.BlobHolder.
+func (s *Store) ResolveMessages(ctx context.Context, msgs []*session.Message) error {
+	return s.b.blobs.ResolveMessagePtrs(ctx, msgs)
+}
+
+// ResolveEntry implements session.BlobHolder.
+func (s *Store) ResolveEntry(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+	return s.b.blobs.Resolve(ctx, e)
 }
 
 // storedView is a Store whose reads leave references as they are.
