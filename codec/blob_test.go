@@ -28,7 +28,7 @@ func TestOffloadedPiSamplesResolveExactly(t *testing.T) {
 			if !ok || int64(len(b)) != ref.Size {
 				return nil, fmt.Errorf("blob %s missing", ref.SHA256)
 			}
-			return b, nil
+			return session.BlobContent(ref, b), nil
 		}
 		offloaded := 0
 		for _, s := range sessiontest.PiSamples(t) {
@@ -91,35 +91,41 @@ func TestOffloadedPiSamplesResolveExactly(t *testing.T) {
 	}
 }
 
-// Image data is stored as its text; a reference a client made to the
-// decoded bytes (encoding base64) resolves to the same data.
-func TestImageReferencesOfBothEncodings(t *testing.T) {
+// Image data in canonical base64 is stored decoded, anything else as it
+// is; both resolve to the data they were.
+func TestOffloadStoresImagesDecoded(t *testing.T) {
 	img := bytes.Repeat([]byte{0, 1, 2, 250}, 64)
-	data := b64(img)
-	e := &session.Entry{Type: session.TypeMessage, ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z",
-		Message: &session.Message{Role: session.RoleUser, Timestamp: 1, Content: session.BlocksContent(
-			session.ContentBlock{Type: session.BlockImage, Data: data, MimeType: "image/png"})}}
-	var stored []byte
-	off, err := session.OffloadEntry(e, 100, func(ref session.BlobRef, b []byte) error { stored = b; return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	refs := off.BlobRefs()
-	if len(refs) != 1 || refs[0].Encoding != session.BlobUTF8 || string(stored) != data {
-		t.Fatalf("refs %+v: want the image's text stored as it is", refs)
-	}
-	if err := session.ValidateFields(off); err != nil {
-		t.Fatal(err)
-	}
-	byBytes := off.Clone()
-	ref := session.NewBlobRef(img, session.BlobBase64)
-	byBytes.Message.Content.Blocks[0].Extra = []session.Field{{Key: "data", Value: ref.Raw()}}
-	res, err := session.ResolveEntry(byBytes, func(session.BlobRef) ([]byte, error) { return img, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Message.Content.Blocks[0].Data != data {
-		t.Fatal("a base64 reference does not resolve to the image's data")
+	for _, tc := range []struct {
+		data, enc string
+	}{
+		{data: b64(img), enc: session.BlobBase64},
+		{data: b64(img)[:len(b64(img))-2] + "\n==", enc: session.BlobUTF8},
+	} {
+		e := &session.Entry{Type: session.TypeMessage, ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z",
+			Message: &session.Message{Role: session.RoleUser, Timestamp: 1, Content: session.BlocksContent(
+				session.ContentBlock{Type: session.BlockImage, Data: tc.data, MimeType: "image/png"})}}
+		var stored []byte
+		off, err := session.OffloadEntry(e, 100, func(ref session.BlobRef, b []byte) error { stored = b; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := off.BlobRefs()
+		if len(refs) != 1 || refs[0].Encoding != tc.enc {
+			t.Fatalf("refs %+v, want one of encoding %q", refs, tc.enc)
+		}
+		if tc.enc == session.BlobBase64 && !bytes.Equal(stored, img) {
+			t.Fatal("image stored encoded")
+		}
+		if err := session.ValidateFields(off); err != nil {
+			t.Fatal(err)
+		}
+		res, err := session.ResolveEntry(off, func(ref session.BlobRef) ([]byte, error) { return session.BlobContent(ref, stored), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Message.Content.Blocks[0].Data != tc.data {
+			t.Fatalf("%s: resolves to other data", tc.enc)
+		}
 	}
 }
 

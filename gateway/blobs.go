@@ -172,7 +172,7 @@ type fetcher struct {
 }
 
 func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
-	if ref.SHA256 == f.last {
+	if ref.SHA256+ref.Encoding == f.last {
 		return f.bytes, nil
 	}
 	if ref.Size > f.max {
@@ -196,7 +196,10 @@ func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.last, f.bytes = ref.SHA256, buf.Bytes()
+		if int64(buf.Len()) != ref.Size {
+			return nil, &service.Error{Code: service.CodeInvalidEntry, Message: fmt.Sprintf("blob %s is %d bytes, its reference says %d", ref.SHA256, buf.Len(), ref.Size)}
+		}
+		f.last, f.bytes = ref.SHA256+ref.Encoding, session.BlobContent(ref, buf.Bytes())
 		return f.bytes, nil
 	}
 }

@@ -149,9 +149,19 @@ func isRef(v Raw) bool {
 	return ok
 }
 
-// BlobFetch returns the bytes of a blob. They must never be modified,
-// by the caller or the fetcher: resolved entries share them.
+// BlobFetch returns the content a reference stands for: the blob's
+// bytes, or for a reference of encoding base64 their base64 text (see
+// BlobContent). The bytes must never be modified, by the caller or the
+// fetcher: resolved entries share them.
 type BlobFetch func(ref BlobRef) ([]byte, error)
+
+// BlobContent is what a fetcher returns for ref given the blob's bytes.
+func BlobContent(ref BlobRef, blob []byte) []byte {
+	if ref.Encoding == BlobBase64 {
+		return base64.StdEncoding.AppendEncode(make([]byte, 0, base64.StdEncoding.EncodedLen(len(blob))), blob)
+	}
+	return blob
+}
 
 // ResolveEntry returns e with every reference replaced by the content it
 // stands for, fetched through get: a copy when e holds references, e
@@ -210,11 +220,8 @@ func (o *slotObj) resolve(get BlobFetch) error {
 			continue
 		}
 		var s string
-		switch {
-		case ref.Encoding == BlobBase64:
-			s = base64.StdEncoding.EncodeToString(b)
-		case len(b) > 0:
-			// The string shares the blob's bytes, which nobody modifies
+		if len(b) > 0 {
+			// The string shares the fetched bytes, which nobody modifies
 			// (BlobFetch's contract): an image resolves without a copy.
 			s = unsafe.String(&b[0], len(b))
 		}
@@ -310,10 +317,15 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 		}
 	}
 	if o.str != nil && len(*o.str) >= threshold && !HasBlobRef(*o.extra, o.strKey) {
-		// Image data is stored as the text it is, not decoded: resolving
-		// it is then no work at all (see resolve), where encoding it
-		// again cost more than reading it (BENCHMARKS.md, issue 16).
-		ref, err := store([]byte(*o.str), BlobUTF8)
+		// Image data in canonical base64 is stored decoded (a quarter
+		// smaller); its text is made once per fetch (see BlobContent).
+		content, enc := []byte(*o.str), BlobUTF8
+		if o.strKey == "data" {
+			if b, err := base64.StdEncoding.Strict().DecodeString(*o.str); err == nil && base64.StdEncoding.EncodeToString(b) == *o.str {
+				content, enc = b, BlobBase64
+			}
+		}
+		ref, err := store(content, enc)
 		if err != nil {
 			return err
 		}

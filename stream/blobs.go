@@ -60,6 +60,8 @@ type Blobs struct {
 	// which an append may name them without looking again.
 	fresh  *lru.Cache[string, time.Time]
 	flight singleflight.Group
+	// fetches counts blobs read from the object store.
+	fetches atomic.Int64
 	// beforeTouch and beforeDelete, set by tests only, run between
 	// reading a blob's meta and writing it (an append's touch, a
 	// collection's delete marker).
@@ -265,27 +267,30 @@ func (bl *Blobs) put(ctx context.Context, name string, content io.Reader) error 
 	return nil
 }
 
-// Get returns a blob's bytes, from the cache when they are there. The
-// bytes are shared: callers must not modify them.
+// Get returns the content ref stands for (see session.BlobFetch: the
+// blob's bytes, or their base64 text for a base64 reference), from the
+// cache when it is there. The bytes are shared: callers must not modify
+// them.
 func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
-	name := ref.SHA256
+	key := ref.SHA256
+	if ref.Encoding == session.BlobBase64 {
+		key += ":base64" // cached as the text it resolves to
+	}
 	bl.mu.Lock()
-	b, ok := bl.cache.Get(name)
+	b, ok := bl.cache.Get(key)
 	bl.mu.Unlock()
-	if !ok {
-		v, err, _ := bl.flight.Do(name, func() (any, error) { return bl.fetch(ctx, name) })
-		if err != nil {
-			return nil, err
-		}
-		b = v.([]byte)
+	if ok {
+		return b, nil
 	}
-	if int64(len(b)) != ref.Size {
-		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
+	v, err, _ := bl.flight.Do(key, func() (any, error) { return bl.fetch(ctx, ref, key) })
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return v.([]byte), nil
 }
 
-func (bl *Blobs) fetch(ctx context.Context, name string) ([]byte, error) {
+func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]byte, error) {
+	name := ref.SHA256
 	b, err := bl.obs.GetBytes(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
@@ -293,10 +298,15 @@ func (bl *Blobs) fetch(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream: get blob %s: %w", name, err)
 	}
+	if int64(len(b)) != ref.Size {
+		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
+	}
+	b = session.BlobContent(ref, b)
+	bl.fetches.Add(1)
 	if int64(len(b)) <= bl.max/4 {
 		bl.mu.Lock()
-		if _, ok := bl.cache.Peek(name); !ok {
-			bl.cache.Put(name, b)
+		if _, ok := bl.cache.Peek(key); !ok {
+			bl.cache.Put(key, b)
 			bl.cached += int64(len(b))
 			bl.cache.TrimWhile(func() bool { return bl.cached > bl.max }, nil, func(_ string, v []byte) { bl.cached -= int64(len(v)) })
 		}
@@ -340,14 +350,16 @@ func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
 // keeps, and held only until its last use. It is safe for concurrent use.
 func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
 	var mu sync.Mutex
-	uses := map[string]int{}
+	type key struct{ name, enc string }
+	uses := map[key]int{}
 	for _, r := range refs {
-		uses[r.SHA256]++
+		uses[key{r.SHA256, r.Encoding}]++
 	}
-	held := map[string][]byte{}
+	held := map[key][]byte{}
 	return func(ref session.BlobRef) ([]byte, error) {
+		k := key{ref.SHA256, ref.Encoding}
 		mu.Lock()
-		b, ok := held[ref.SHA256]
+		b, ok := held[k]
 		mu.Unlock()
 		if !ok {
 			var err error
@@ -357,13 +369,13 @@ func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.Bl
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		switch n := uses[ref.SHA256]; {
+		switch n := uses[k]; {
 		case n > 1:
-			held[ref.SHA256] = b
-			uses[ref.SHA256] = n - 1
+			held[k] = b
+			uses[k] = n - 1
 		default:
-			delete(held, ref.SHA256)
-			delete(uses, ref.SHA256)
+			delete(held, k)
+			delete(uses, k)
 		}
 		return b, nil
 	}

@@ -61,3 +61,6 @@ func SetBlobClock(b *Backend, now func() time.Time) { b.blobs.now = now }
 // when a collection is about to delete one.
 func OnBlobTouch(b *Backend, fn func(name string))  { b.blobs.beforeTouch = fn }
 func OnBlobDelete(b *Backend, fn func(name string)) { b.blobs.beforeDelete = fn }
+
+// BlobFetches counts the blobs b read from its object store.
+func BlobFetches(b *Backend) int64 { return b.blobs.fetches.Load() }
