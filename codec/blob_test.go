@@ -191,3 +191,78 @@ func b64(b []byte) string {
 	}
 	return sb.String()
 }
+
+// Whatever an entry holds, storing its members apart (at any threshold)
+// and resolving them gives back what it encoded to; a reference it
+// already held is neither stored again nor lost.
+func FuzzOffloadResolve(f *testing.F) {
+	addSamples(f)
+	good := strings.Repeat("cd", 32)
+	f.Add([]byte(`{"type":"custom","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x","data":{"$blob":"` + good + `","size":3}}`))
+	f.Add([]byte(`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"timestamp":1}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := codec.DecodeEntry(line)
+		if err != nil {
+			return
+		}
+		// What the stored form gives back without offloading (msgpack
+		// keeps invalid UTF-8 as JSON.parse would read it).
+		mp0, err := codec.EncodeEntryMsgpack(e)
+		if err != nil {
+			return
+		}
+		e0, err := codec.DecodeEntryMsgpack(mp0)
+		if err != nil {
+			return
+		}
+		want, err := codec.EncodeEntry(e0)
+		if err != nil {
+			return
+		}
+		held := e.BlobRefs()
+		blobs := map[string][]byte{}
+		for _, threshold := range []int{1, 8, 64} {
+			off, err := session.OffloadEntry(e, threshold, func(ref session.BlobRef, b []byte) error {
+				if session.NewBlobRef(b, ref.Encoding) != ref {
+					t.Fatalf("reference %+v does not name its content", ref)
+				}
+				blobs[ref.SHA256] = bytes.Clone(b)
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("offload at %d: %v", threshold, err)
+			}
+			if len(off.BlobRefs()) < len(held) {
+				t.Fatalf("offload at %d lost references", threshold)
+			}
+			mp, err := codec.EncodeEntryMsgpack(off)
+			if err != nil {
+				t.Fatalf("stored form at %d: %v", threshold, err)
+			}
+			back, err := codec.DecodeEntryMsgpack(mp)
+			if err != nil {
+				t.Fatalf("stored form at %d: %v", threshold, err)
+			}
+			res, err := session.ResolveEntry(back, func(ref session.BlobRef) ([]byte, error) {
+				if b, ok := blobs[ref.SHA256]; ok {
+					return session.BlobContent(ref, b), nil
+				}
+				// One the entry held as it came: left to stand.
+				return nil, fmt.Errorf("held")
+			})
+			if len(held) > 0 {
+				continue // held references cannot resolve here
+			}
+			if err != nil {
+				t.Fatalf("resolve at %d: %v", threshold, err)
+			}
+			// A member stored apart keeps its exact bytes, the stored
+			// form its meaning: either is what went in.
+			got, err := codec.EncodeEntry(res)
+			orig, _ := codec.EncodeEntry(e)
+			if err != nil || (!bytes.Equal(got, want) && !bytes.Equal(got, orig)) {
+				t.Fatalf("at %d:\n got %s\nwant %s (%v)", threshold, got, want, err)
+			}
+		}
+	})
+}
