@@ -1,11 +1,12 @@
 package session
 
 import (
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/segmentio/asm/base64"
 )
 
 // slotObj is one object of an entry whose members a reference may stand
@@ -159,7 +160,9 @@ type BlobFetch func(ref BlobRef) ([]byte, error)
 // BlobContent is what a fetcher returns for ref given the blob's bytes.
 func BlobContent(ref BlobRef, blob []byte) []byte {
 	if ref.Encoding == BlobBase64 {
-		return base64.StdEncoding.AppendEncode(make([]byte, 0, base64.StdEncoding.EncodedLen(len(blob))), blob)
+		out := make([]byte, base64.StdEncoding.EncodedLen(len(blob)))
+		base64.StdEncoding.Encode(out, blob)
+		return out
 	}
 	return blob
 }
