@@ -35,7 +35,7 @@ func heavy(ctx context.Context, cfg Config, n *node, r *Report, p progress) erro
 }
 
 // thresholdSizes are the member sizes the threshold is chosen among.
-var thresholdSizes = []int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+var thresholdSizes = []int{4 << 10, 16 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20}
 
 func randomText(n int) string {
 	b := make([]byte, n*3/4)
