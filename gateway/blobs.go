@@ -166,17 +166,21 @@ func (g *Gateway) getBlob(w http.ResponseWriter, r *http.Request) {
 type fetcher struct {
 	ctx   context.Context
 	c     *service.Client
-	max   int64
+	max   int64 // what one item may resolve to
+	spent int64 // resolved for the current item (see item)
 	last  string
 	bytes []byte
 }
 
+// item starts resolving another item: its blobs count afresh.
+func (f *fetcher) item() { f.spent = 0 }
+
 func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
+	if f.spent += session.ResolvedSize([]session.BlobRef{ref}); f.spent > f.max {
+		return nil, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("an item resolves to more than the %d bytes the gateway resolves at once: ask with ?refs=true and GET /v1/blobs/{sha256}", f.max)}
+	}
 	if ref.SHA256+ref.Encoding == f.last {
 		return f.bytes, nil
-	}
-	if ref.Size > f.max {
-		return nil, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("blob %s is %d bytes, over the %d the gateway resolves: ask with ?refs=true and GET /v1/blobs/%s", ref.SHA256, ref.Size, f.max, ref.SHA256)}
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(ref.Size))
@@ -260,6 +264,7 @@ func (g *Gateway) writeResolved(w http.ResponseWriter, ctx context.Context, u *u
 	rc := http.NewResponseController(w)
 	for i, it := range items {
 		b := []byte(it)
+		f.item()
 		if bytes.Contains(b, []byte(`"$blob"`)) {
 			if b, err = how.resolve(b, f.get); err != nil {
 				if i == 0 {

@@ -200,6 +200,7 @@ func (e *eventWriter) entry(sc stream.Config, m jetstream.Msg) error {
 	if dm.Entry != nil {
 		ent := dm.Entry
 		if e.fetch != nil {
+			e.fetch.item()
 			if ent, err = session.ResolveEntry(ent, e.fetch.get); err != nil {
 				// The stream ends: the client resumes from the last event
 				// it got (with ?refs=true to read blobs itself).

@@ -192,6 +192,17 @@ func TestHostileBlobRequests(t *testing.T) {
 			}
 		})
 	}
+	// An entry of small references to a large blob is as large as what
+	// it names: refused over the entry limit.
+	var br service.BlobReply
+	f.call(t, service.OpPutBlob, service.PutBlobRequest{Data: bytes.Repeat([]byte("z"), 600<<10)}, &br)
+	ref, _, _ := session.ParseBlobRef(session.Raw(br.Blob))
+	ref.Encoding = session.BlobUTF8
+	block := `{"type":"text","text":` + string(ref.Raw()) + `}`
+	many := `{"type":"message","message":{"role":"user","content":[` + strings.Repeat(block+",", 3) + block + `],"timestamp":1}}`
+	if err := f.callErr(service.OpAppend, service.AppendRequest{Session: "h", Entries: entries(many)}); code(err) != service.CodeTooLarge || !strings.Contains(err.Error(), "blobs it names") {
+		t.Fatalf("an entry naming 2.4 MiB under a 1 MiB limit: %v", err)
+	}
 	// An upload that is not an append request is refused, naming where.
 	ctx := context.Background()
 	if _, err := f.c.Upload(ctx, "junk", strings.NewReader(`{"entries":[{"type":"message"}]}`)); err != nil {

@@ -164,6 +164,11 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 			}
 			return nil, pe
 		}
+		// What the entry names counts towards its size: an entry of
+		// references is no smaller, read back, than the content.
+		if n := int64(len(raw)) + session.ResolvedSize(e.BlobRefs()); n > int64(l.MaxEntryBytes) {
+			return nil, &Error{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("entry of %d bytes with the blobs it names is over the limit of %d", n, l.MaxEntryBytes)}
+		}
 		entries[i] = e
 	}
 	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {

@@ -118,6 +118,16 @@ type resolver struct {
 	blobs *stream.Blobs
 }
 
+// extra is how many bytes resolving would add to an item: checked
+// against the page before anything is fetched, so that a request holds
+// no more than its reply in memory.
+func (r *resolver) extra(refs []session.BlobRef) int {
+	if r == nil {
+		return 0
+	}
+	return int(min(session.ResolvedSize(refs), 1<<40))
+}
+
 func (r *resolver) message(m *session.Message) (*session.Message, error) {
 	if r == nil {
 		return m, nil
@@ -155,16 +165,14 @@ func encodeContextPage(c session.Context, offset, budget int, res *resolver) (Co
 	msgs := []byte{'['}
 	end := min(offset, len(c.Messages))
 	for i := end; i < len(c.Messages); i++ {
-		m, err := res.message(c.Messages[i])
+		b, err := codec.EncodeMessage(c.Messages[i])
 		if err != nil {
 			return r, err
 		}
-		b, err := codec.EncodeMessage(m)
-		if err != nil {
-			return r, err
-		}
-		ok, err := p.fits(len(b)+len(c.Sources[i])+3, func() string {
-			return fmt.Sprintf("message %d (from entry %s)%s", i, c.Sources[i], hint(m != c.Messages[i]))
+		// Sized before resolving: what cannot fit is not fetched.
+		grow := res.extra(session.MessageBlobRefs(c.Messages[i]))
+		ok, err := p.fits(len(b)+grow+len(c.Sources[i])+3, func() string {
+			return fmt.Sprintf("message %d (from entry %s)%s", i, c.Sources[i], hint(grow > 0))
 		})
 		if err != nil {
 			return r, err
@@ -172,6 +180,15 @@ func encodeContextPage(c session.Context, offset, budget int, res *resolver) (Co
 		if !ok {
 			r.Next = i
 			break
+		}
+		if grow > 0 {
+			m, err := res.message(c.Messages[i])
+			if err != nil {
+				return r, err
+			}
+			if b, err = codec.EncodeMessage(m); err != nil {
+				return r, err
+			}
 		}
 		if p.n > 1 {
 			msgs = append(msgs, ',')
@@ -265,22 +282,29 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 		end := start + len(page)
 		r.Entries = []jsontext.Value{}
 		p := pager{left: s.budget()}
-		for i, stored := range page {
-			e, err := res.entry(stored)
-			if err != nil {
-				return nil, err
-			}
+		for i, e := range page {
 			b, err := codec.EncodeEntry(e)
 			if err != nil {
 				return nil, err
 			}
-			ok, err := p.fits(len(b), func() string { return fmt.Sprintf("entry %d (%s)%s", start+i, e.ID, hint(e != stored)) })
+			// Sized before resolving: what cannot fit is not fetched.
+			grow := res.extra(e.BlobRefs())
+			ok, err := p.fits(len(b)+grow, func() string { return fmt.Sprintf("entry %d (%s)%s", start+i, e.ID, hint(grow > 0)) })
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
 				end = start + i
 				break
+			}
+			if grow > 0 {
+				full, err := res.entry(e)
+				if err != nil {
+					return nil, err
+				}
+				if b, err = codec.EncodeEntry(full); err != nil {
+					return nil, err
+				}
 			}
 			r.Entries = append(r.Entries, jsontext.Value(b))
 		}

@@ -112,6 +112,20 @@ func (e *Entry) BlobRefs() []BlobRef {
 	return out
 }
 
+// ResolvedSize is how many bytes the references among refs add once
+// resolved: their content, base64 text for base64 references.
+func ResolvedSize(refs []BlobRef) int64 {
+	var n int64
+	for _, r := range refs {
+		if r.Encoding == BlobBase64 {
+			n += (r.Size + 2) / 3 * 4
+		} else {
+			n += r.Size
+		}
+	}
+	return n
+}
+
 // MessageBlobRefs is BlobRefs of one message.
 func MessageBlobRefs(m *Message) []BlobRef {
 	e := Entry{Type: TypeMessage, Message: m}
