@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 // A stream leader left without a quorum of routes steps down at once
@@ -25,7 +26,12 @@ func TestLeaderWithoutQuorumStepsDown(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "FENCE", Subjects: []string{"fence.>"}, Replicas: 3})
+	// A cluster just formed may not have placed its peers yet: retried
+	// as provisioning retries it.
+	err = stream.Provisioning(ctx, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "FENCE", Subjects: []string{"fence.>"}, Replicas: 3})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
