@@ -18,6 +18,9 @@ type CollectStats struct {
 	Raced      int // kept: touched by an append while collection ran
 	Deleted    int
 	Freed      uint64 // bytes of the deleted blobs
+	// Orphans are chunks no blob's meta names (two first puts of one
+	// blob at once leave the loser's), purged past the grace period.
+	Orphans int
 }
 
 // CollectBlobs deletes the blobs no entry of any session names that were
@@ -40,6 +43,9 @@ func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
 			continue
 		}
 		candidates[name] = m
+	}
+	if st.Orphans, err = bl.purgeOrphans(ctx, metas, now); err != nil {
+		return st, err
 	}
 	if len(candidates) == 0 {
 		return st, nil
@@ -115,6 +121,41 @@ func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
 		return nil
 	})
 	return out, err
+}
+
+// purgeOrphans purges the chunks of object ids no meta names whose last
+// chunk is older than the grace period (younger ones may be a put whose
+// meta is still to come).
+func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, now time.Time) (int, error) {
+	s, err := bl.b.js.Stream(ctx, bl.streamName())
+	if err != nil {
+		return 0, err
+	}
+	prefix := "$O." + bl.bucket + ".C."
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return 0, fmt.Errorf("stream: blob chunks: %w", err)
+	}
+	live := make(map[string]bool, len(metas))
+	for _, m := range metas {
+		live[m.info.NUID] = true
+	}
+	n := 0
+	for subject := range info.State.Subjects {
+		nuid := strings.TrimPrefix(subject, prefix)
+		if live[nuid] {
+			continue
+		}
+		last, err := s.GetLastMsgForSubject(ctx, subject)
+		if err != nil || now.Sub(last.Time) < bl.grace {
+			continue
+		}
+		if err := bl.purgeChunks(ctx, nuid); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 func (bl *Blobs) purgeChunks(ctx context.Context, nuid string) error {

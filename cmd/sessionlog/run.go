@@ -43,6 +43,7 @@ func init() {
 		"rm":      {"delete a session", runRemove},
 		"import":  {"import a pi JSONL session file", runImport},
 		"export":  {"export a session as a pi JSONL file", runExport},
+		"gc":      {"delete the blobs no entry names, past their grace period (serve does it hourly)", runGC},
 		"check":   {"load a session file and report every bad line", runCheck},
 		"watch":   {"print entries of some types from every session as JSON lines (durable)", runWatch},
 		"wait":    {"wait until a session has applied a sequence (read-your-writes); print its leaf", runWait},

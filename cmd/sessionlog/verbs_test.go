@@ -181,7 +181,16 @@ func TestImportOffloadsInlineImages(t *testing.T) {
 		if want := strings.Replace(file, `"id":"p1"`, `"id":"i2"`, 1); string(got) != want {
 			t.Fatalf("export with -offload %s differs from the imported file", offload)
 		}
-		return dirSize(t, data) - before
+		grew := dirSize(t, data) - before
+		// The image is no longer named once both sessions are gone, but
+		// kept through its grace period.
+		mustRun(t, data, "", "rm", "i1")
+		mustRun(t, data, "", "rm", "i2")
+		out = mustRun(t, data, "", "gc")
+		if offload != "0" && !strings.Contains(out, "blobs 1: 0 deleted") || !strings.Contains(out, "within the grace period of 24h0m0s") {
+			t.Fatalf("gc with -offload %s: %s", offload, out)
+		}
+		return grew
 	}
 	inline, apart := grows("0"), grows("65536")
 	t.Logf("two imports of a 1 MiB image: %d KiB inline, %d KiB offloaded", inline>>10, apart>>10)
