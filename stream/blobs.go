@@ -315,24 +315,6 @@ func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]
 	return b, nil
 }
 
-// Open streams a blob's bytes (for blobs too large to hold at once); the
-// caller closes the reader.
-func (bl *Blobs) Open(ctx context.Context, name string) (io.ReadCloser, int64, error) {
-	r, err := bl.obs.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, 0, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("stream: get blob %s: %w", name, err)
-	}
-	info, err := r.Info()
-	if err != nil {
-		r.Close()
-		return nil, 0, err
-	}
-	return r, int64(info.Size), nil
-}
-
 // Cached is how many bytes of blobs the cache holds.
 func (bl *Blobs) Cached() int64 {
 	bl.mu.Lock()
@@ -447,23 +429,6 @@ func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*s
 		entries[i] = r
 	}
 	return entries, nil
-}
-
-// ResolveMessages is Resolve for context messages, in place.
-func (bl *Blobs) ResolveMessages(ctx context.Context, msgs []session.Message) error {
-	var refs []session.BlobRef
-	for i := range msgs {
-		refs = append(refs, session.MessageBlobRefs(&msgs[i])...)
-	}
-	get := bl.Fetcher(ctx, refs)
-	for i := range msgs {
-		r, err := session.ResolveMessage(&msgs[i], get)
-		if err != nil {
-			return fmt.Errorf("stream: resolve message %d: %w", i, err)
-		}
-		msgs[i] = *r
-	}
-	return nil
 }
 
 // offload returns entries with every member of at least threshold bytes
