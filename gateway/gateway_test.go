@@ -18,8 +18,8 @@ import (
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/service/servicetest"
-	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 var (
