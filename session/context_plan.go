@@ -1,0 +1,176 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Reading only what a context needs. A partial tree (opened from its
+// skeleton) knows every entry's parent and type. The context of a branch
+// needs, of its entries, only those from the latest compaction's first
+// kept entry (the compaction itself when it keeps a retained tail) to the
+// leaf, and before them the last thinking-level, active-tools and
+// model-setting entries: BuildContext of that reduced branch is
+// BuildContext of the whole branch (transforms aside, which see the
+// branch they are given). ContextNeeds says which of those entries a
+// partial tree still lacks — in rounds, since which ones depends on the
+// compaction's content and on the roles of messages — Fill gives them,
+// and ContextBranch returns the reduced branch.
+
+// maxModelProbe bounds the messages one round asks for while looking
+// back for the last model an assistant message set.
+const maxModelProbe = 64
+
+// ContextNeeds returns the positions (in append order) of the entries the
+// context of the branch ending at leafID needs that the tree has not
+// loaded. Load them (Fill) and ask again until none is left.
+func (t *Tree) ContextNeeds(leafID string) ([]int32, error) {
+	_, missing, err := t.contextPlan(leafID)
+	return missing, err
+}
+
+// ContextBranch returns the reduced branch ending at leafID, root first:
+// ErrPartial while ContextNeeds lists entries to load.
+func (t *Tree) ContextBranch(leafID string) ([]*Entry, error) {
+	keep, missing, err := t.contextPlan(leafID)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, ErrPartial
+	}
+	out := make([]*Entry, len(keep))
+	for i, p := range keep {
+		out[i] = t.entries[p]
+	}
+	return out, nil
+}
+
+// contextPlan computes the reduced branch (keep, positions in path order)
+// and what of it, or of what decides it, is not loaded.
+func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
+	if leafID == "" {
+		return nil, nil, nil
+	}
+	leaf, ok := t.lookup(leafID)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s", ErrEntryNotFound, leafID)
+	}
+	var path []int32
+	for p := leaf; p >= 0; p = t.parent[p] {
+		path = append(path, p)
+	}
+	slices.Reverse(path)
+	region := 0
+	for i := len(path) - 1; i >= 0; i-- {
+		if t.typeAt(path[i]) != TypeCompaction {
+			continue
+		}
+		comp := t.entries[path[i]]
+		if comp == nil {
+			return nil, []int32{path[i]}, nil
+		}
+		region = i
+		if comp.RetainedTail == nil {
+			for k := range i {
+				if t.idAt(path[k]) == comp.FirstKeptEntryID {
+					region = k
+					break
+				}
+			}
+		}
+		break
+	}
+	for _, p := range path[region:] {
+		if t.entries[p] == nil {
+			missing = append(missing, p)
+		}
+	}
+	var pre []int32
+	last := func(typ EntryType) {
+		for i := region - 1; i >= 0; i-- {
+			if t.typeAt(path[i]) == typ {
+				pre = append(pre, path[i])
+				return
+			}
+		}
+	}
+	last(TypeThinkingLevelChange)
+	last(TypeActiveToolsChange)
+	if len(missing) == 0 && !setsModel(t.entries, path[region:]) {
+		// The model comes from before the region: the last model change
+		// or assistant message there (roles need the entries).
+		probed := 0
+		for i := region - 1; i >= 0 && probed < maxModelProbe; i-- {
+			p := path[i]
+			switch t.typeAt(p) {
+			case TypeModelChange:
+				pre = append(pre, p)
+				i = -1
+			case TypeMessage:
+				if e := t.entries[p]; e == nil {
+					missing = append(missing, p)
+					probed++
+				} else if e.Message != nil && e.Message.Role == RoleAssistant {
+					pre = append(pre, p)
+					i = -1
+				}
+			}
+		}
+	}
+	for _, p := range pre {
+		if t.entries[p] == nil && !slices.Contains(missing, p) {
+			missing = append(missing, p)
+		}
+	}
+	slices.Sort(pre)
+	pre = slices.Compact(pre)
+	keep = append(pre, path[region:]...)
+	slices.Sort(missing)
+	return keep, missing, nil
+}
+
+// setsModel reports whether one of the entries at positions sets the
+// context's model.
+func setsModel(entries []*Entry, positions []int32) bool {
+	for _, p := range positions {
+		e := entries[p]
+		if e.Type == TypeModelChange || (e.Type == TypeMessage && e.Message != nil && e.Message.Role == RoleAssistant) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fill gives a partial tree the entries at some positions of its
+// skeleton (as ContextNeeds listed them). They must have the skeleton's
+// ids, parents and types; on error nothing is filled. Positions already
+// loaded are left as they are.
+func (t *Tree) Fill(positions []int32, entries []*Entry) error {
+	if len(positions) != len(entries) {
+		return fmt.Errorf("%w: %d entries for %d positions", ErrInvalidEntry, len(entries), len(positions))
+	}
+	s := t.skel
+	for k, i := range positions {
+		if s == nil || i < 0 || int(i) >= len(s.IDs) {
+			return fmt.Errorf("%w: position %d is not one of the skeleton's", ErrInvalidEntry, i)
+		}
+		parent := ""
+		if p := s.Parents[i]; p >= 0 {
+			parent = s.IDs[p]
+		}
+		if e := entries[k]; e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.Types[i] {
+			return fmt.Errorf("%w: entry for position %d does not match the skeleton", ErrInvalidEntry, i)
+		}
+	}
+	for k, i := range positions {
+		if t.entries[i] == nil {
+			t.entries[i] = entries[k]
+			t.missing--
+		}
+	}
+	if t.missing == 0 {
+		t.skel = nil
+	}
+	return nil
+}
