@@ -513,9 +513,9 @@ type BlobPiece struct {
 // errPieceFull stops a batch once a piece holds what it may.
 var errPieceFull = errors.New("piece full")
 
-// ReadPiece reads up to max bytes of blob name (at least one chunk of
+// ReadPiece reads up to limit bytes of blob name (at least one chunk of
 // the object store's) from position from (0: its start).
-func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, max int) (BlobPiece, error) {
+func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit int) (BlobPiece, error) {
 	m, err := bl.meta(ctx, name)
 	if err != nil {
 		return BlobPiece{}, err
@@ -528,10 +528,11 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, max in
 		return p, nil
 	}
 	subject := "$O." + bl.bucket + ".C." + m.info.NUID
-	from = max64(from, 1)
+	from = max(from, 1)
 	for {
-		end, err := bl.b.getBatchOf(ctx, bl.streamName(), subject, from, func(c *jetstream.RawStreamMsg, _ uint64) error {
-			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > max {
+		// The server sends no more than the piece can take.
+		end, err := bl.b.getBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
+			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > limit {
 				p.Next = c.Sequence
 				return errPieceFull
 			}
@@ -552,9 +553,5 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, max in
 	}
 }
 
-func max64(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
 	return b
 }

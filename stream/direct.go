@@ -57,13 +57,19 @@ func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn 
 // getBatchOf is getBatch on another stream of the backend's (the
 // snapshots' object store).
 func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
+	return b.getBatchMax(ctx, stream, subject, from, readBatchBytes, fn)
+}
+
+// getBatchMax is getBatchOf with a bound of its own on the bytes of the
+// answer (at least one message comes whatever its size).
+func (b *Backend) getBatchMax(ctx context.Context, stream, subject string, from uint64, maxBytes int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
 	var end batchEnd
 	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
-	}{from, subject, readBatch, readBatchBytes}
+	}{from, subject, readBatch, maxBytes}
 	err := b.direct(ctx, stream, req, fn, func(eob nats.Header) error {
 		pending, perr := strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
 		if perr != nil {
