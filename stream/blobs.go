@@ -552,6 +552,3 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 		}
 	}
 }
-
-	return b
-}
