@@ -91,6 +91,7 @@ func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
 		}
 		st.Deleted++
 		st.Freed += m.info.Size
+		bl.count(ctx, "collect", int64(m.info.Size))
 	}
 	return st, nil
 }

@@ -14,10 +14,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // Blobs is a deployment's offloaded content (see session.BlobRef): one
@@ -163,6 +165,15 @@ func (bl *Blobs) writeMeta(ctx context.Context, name string, seq uint64, data []
 	return err
 }
 
+// count records a blob op (and its bytes, for put and get).
+func (bl *Blobs) count(ctx context.Context, op string, bytes int64) {
+	tel, attrs := bl.b.tel, metric.WithAttributes(telemetry.BlobOpKey.String(op))
+	tel.Blobs.Add(ctx, 1, attrs)
+	if bytes > 0 {
+		tel.BlobBytes.Add(ctx, bytes, attrs)
+	}
+}
+
 // remember notes that name may be named without looking until fresh.
 func (bl *Blobs) remember(name string, until time.Time) {
 	bl.mu.Lock()
@@ -228,6 +239,7 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 			if err := bl.put(ctx, name, r); err != nil {
 				return err
 			}
+			bl.count(ctx, "put", ref.Size)
 			bl.remember(name, start.Add(bl.grace/2))
 			return nil
 		}
@@ -235,6 +247,7 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 			return fmt.Errorf("%w: %s is stored with %d bytes, the reference says %d", ErrBlobMismatch, name, m.info.Size, ref.Size)
 		}
 		if start.Sub(m.at) < bl.grace/2 {
+			bl.count(ctx, "exists", 0)
 			bl.remember(name, m.at.Add(bl.grace/2))
 			return nil
 		}
@@ -243,6 +256,7 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 		}
 		err = bl.writeMeta(ctx, name, m.seq, m.data)
 		if err == nil {
+			bl.count(ctx, "touch", 0)
 			bl.remember(name, start.Add(bl.grace/2))
 			return nil
 		}
@@ -280,6 +294,7 @@ func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
 	b, ok := bl.cache.Get(key)
 	bl.mu.Unlock()
 	if ok {
+		bl.count(ctx, "hit", 0)
 		return b, nil
 	}
 	v, err, _ := bl.flight.Do(key, func() (any, error) { return bl.fetch(ctx, ref, key) })
@@ -301,6 +316,7 @@ func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]
 	if int64(len(b)) != ref.Size {
 		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
 	}
+	bl.count(ctx, "get", int64(len(b)))
 	b = session.BlobContent(ref, b)
 	bl.fetches.Add(1)
 	if int64(len(b)) <= bl.max/4 {

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,5 +100,35 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 	}
 	if calls["append/ok"] != 1 || calls["create/ok"] != 1 || calls["open/not_found"] != 1 {
 		t.Errorf("service.duration counts %v", calls)
+	}
+}
+
+// Content stored apart is counted: a new blob put, the same one found,
+// a cold read and a cached one, with their bytes.
+func TestBlobMetrics(t *testing.T) {
+	r := record(t, "BLOBS")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	content := []byte(`"` + strings.Repeat("b", 300<<10) + `"`)
+	ref, err := r.b.Blobs().Put(ctx, content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.b.Blobs().Put(ctx, content); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := r.b.Blobs().Get(ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rm := collect(t, r)
+	for op, want := range map[string]int64{"put": 1, "get": 1, "hit": 1} {
+		if got := sumOf(rm, "sessionlog.blobs", telemetry.BlobOpKey, op); got != want {
+			t.Errorf("blobs{%s} = %d, want %d", op, got, want)
+		}
+	}
+	if got := sumOf(rm, "sessionlog.blobs.bytes", telemetry.BlobOpKey, "put"); got != int64(len(content)) {
+		t.Errorf("blobs.bytes{put} = %d, want %d", got, len(content))
 	}
 }

@@ -66,7 +66,16 @@ type T struct {
 	ReplicaLag     metric.Int64ObservableGauge
 	ReplicaApplied metric.Int64ObservableGauge
 	CacheSize      metric.Int64ObservableGauge
+	// Blobs counts what happens to content stored apart, by op: put (a
+	// new blob), exists (already stored), touch (kept from collection),
+	// get (read from the object store), hit (read from the cache),
+	// collect (deleted); BlobBytes the bytes put and got.
+	Blobs     metric.Int64Counter
+	BlobBytes metric.Int64Counter
 }
+
+// BlobOpKey tells what a Blobs observation counts.
+const BlobOpKey = attribute.Key("sessionlog.blob.op")
 
 // CacheKey tells which cache a CacheSize observation is of.
 const CacheKey = attribute.Key("sessionlog.cache")
@@ -100,6 +109,8 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.ReplicaLag, _ = m.Int64ObservableGauge("sessionlog.replica.lag", metric.WithUnit("{message}"), metric.WithDescription("Messages of the followed subjects still pending when a replica took the last one."))
 	t.ReplicaApplied, _ = m.Int64ObservableGauge("sessionlog.replica.applied_sequence", metric.WithDescription("Stream sequence a replica has applied."))
 	t.CacheSize, _ = m.Int64ObservableGauge("sessionlog.cache.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions held in memory, by cache."))
+	t.Blobs, _ = m.Int64Counter("sessionlog.blobs", metric.WithUnit("{blob}"), metric.WithDescription("Content stored apart, by op: put, exists, touch, get, hit, collect."))
+	t.BlobBytes, _ = m.Int64Counter("sessionlog.blobs.bytes", metric.WithUnit("By"), metric.WithDescription("Bytes of blobs put, got and collected, by op."))
 	return t
 }
 
