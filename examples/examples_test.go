@@ -45,11 +45,13 @@ func TestPythonClient(t *testing.T) {
 		Messages  int
 		Conflicts int
 		Missing   string
+		ImageOk   bool
+		BlobOk    bool
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
 		t.Fatalf("last line is not the summary: %v\n%s", err, out)
 	}
-	if summary.Messages != 3 || summary.Conflicts != 1 || summary.Missing != "not_found" {
+	if summary.Messages != 4 || summary.Conflicts != 1 || summary.Missing != "not_found" || !summary.ImageOk || !summary.BlobOk {
 		t.Fatalf("summary %+v\n%s", summary, out)
 	}
 	// What the example wrote is there, as the Go client sees it.

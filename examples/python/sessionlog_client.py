@@ -8,6 +8,8 @@ assistant reply, handle a conflict, read the context back.
 The last line printed is a JSON summary (the example's test reads it).
 """
 import argparse
+import hashlib
+import os
 import base64
 import json
 import sys
@@ -67,8 +69,14 @@ class SessionLog:
             body["parent"] = parent
         return self._call("POST", "/sessions/%s/entries" % session, body)
 
-    def context(self, session):
-        return self._call("GET", "/sessions/%s/context" % session)
+    def context(self, session, refs=False):
+        return self._call("GET", "/sessions/%s/context%s" % (session, "?refs=true" if refs else ""))
+
+    def blob(self, sha256):
+        """The bytes of a blob (content stored apart, named by its SHA-256)."""
+        req = urllib.request.Request(self.base + "/blobs/" + sha256, headers=self.headers)
+        with urllib.request.urlopen(req, timeout=self.timeout) as res:
+            return res.read()
 
     def open(self, session):
         return self._call("GET", "/sessions/%s" % session)
@@ -120,18 +128,36 @@ def main():
             conflicts += 1
             seq = e.sequence
 
+    # A screenshot larger than a request: the gateway sends it to the
+    # service in pieces, and it is stored once, apart from the entry.
+    shot = os.urandom(2 << 20)
+    reply = log.append(args.session, [{"type": "message", "message": {
+        "role": "user", "content": [{"type": "text", "text": "see the screen"},
+                                    {"type": "image", "data": base64.b64encode(shot).decode(),
+                                     "mimeType": "image/png"}]}}])
+
     ctx = log.context(args.session)
+    image_ok = False
     for m in ctx["messages"]:
         content = m["content"]
+        if not isinstance(content, str):
+            for b in content:
+                if b.get("type") == "image":
+                    image_ok = base64.b64decode(b["data"]) == shot
         text = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
         print("%-10s %s" % (m["role"], text))
+    # By reference: the entry names the blob; its bytes come on demand.
+    refs = log.context(args.session, refs=True)
+    ref = refs["messages"][-1]["content"][1]["data"]
+    blob_ok = ref["$blob"] == hashlib.sha256(shot).hexdigest() and log.blob(ref["$blob"]) == shot
     try:
         log.open("no-such-session-" + uuid.uuid4().hex[:8])
         missing = None
     except SessionLogError as e:
         missing = e.code
     print(json.dumps({"session": args.session, "leaf": reply["leaf"], "sequence": reply["sequence"],
-                      "messages": len(ctx["messages"]), "conflicts": conflicts, "missing": missing}))
+                      "messages": len(ctx["messages"]), "conflicts": conflicts, "missing": missing,
+                      "imageOk": image_ok, "blobOk": blob_ok}))
 
 
 if __name__ == "__main__":
