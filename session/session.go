@@ -397,14 +397,20 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 	if h, ok := s.store.(BlobHolder); ok {
 		store, bh = h.Refs(), h
 	}
-	branch, err := branchOf(ctx, store, leaf)
+	copts := s.cfg.Context.merge(cc.opts)
+	var branch []*Entry
+	var err error
+	if cb, ok := store.(ContextBrancher); ok && len(copts.Transforms) == 0 {
+		branch, err = cb.ContextBranch(ctx, leaf)
+	} else {
+		branch, err = branchOf(ctx, store, leaf)
+	}
 	if err != nil {
 		return Context{}, err
 	}
 	if leaf == "" {
 		branch = nil
 	}
-	copts := s.cfg.Context.merge(cc.opts)
 	resolving := bh != nil && !cc.refs
 	var failed error
 	if resolving {

@@ -69,6 +69,15 @@ type BlobHolder interface {
 	ResolveEntry(ctx context.Context, e *Entry) (*Entry, error)
 }
 
+// ContextBrancher is implemented by stores that give the entries the
+// context of a branch needs (Tree.ContextBranch) without the whole
+// branch: a store opened from a snapshot reads only those. Session uses
+// it when no transform is configured (transforms see the branch they are
+// given).
+type ContextBrancher interface {
+	ContextBranch(ctx context.Context, leaf string) ([]*Entry, error)
+}
+
 // TreeHolder is implemented by stores that keep a materialised Tree; Session
 // uses it to build views without copying entries. fn runs under the store's
 // read lock and must not keep t.

@@ -328,7 +328,7 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	}
 	done(o, nil)
 	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
-	s.body = o.body
+	s.body, s.index = o.body, o.index
 	return s, o.info, nil
 }
 

@@ -33,6 +33,7 @@ type opened struct {
 	epoch, last uint64
 	info        OpenInfo
 	body        func(ctx context.Context) ([]*session.Entry, error)
+	index       *bodyIndex // reads some of the body's entries, if set
 }
 
 // openTree loads a session from its snapshot skeleton and the entries
@@ -55,7 +56,7 @@ func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 		})
 		if terr == nil {
 			info.FromSnapshot, info.SnapshotSeq, info.Took = true, ls.seq, time.Since(start)
-			return &opened{tree: t, epoch: ls.epoch, last: last, info: info, body: ls.body}, nil
+			return &opened{tree: t, epoch: ls.epoch, last: last, info: info, body: ls.body, index: ls.index}, nil
 		}
 		err = terr
 	}

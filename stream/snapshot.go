@@ -96,8 +96,23 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 	// not replace each other's objects, nor delete the one the head names.
 	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
 	// The body first: a skeleton is only ever found once its body exists.
-	if _, err := b.snaps.PutBytes(ctx, name+".body", snap.Body); err != nil {
-		return fmt.Errorf("stream: snapshot %s: %w", id, err)
+	// The skeleton then says where the body's chunks are.
+	if snap.doc == nil {
+		if _, err := b.snaps.PutBytes(ctx, name+".body", snap.Body); err != nil {
+			return fmt.Errorf("stream: snapshot %s: %w", id, err)
+		}
+	} else {
+		nuid, seqs, err := b.putBody(ctx, name+".body", snap.Body)
+		if err != nil {
+			return err
+		}
+		doc := *snap.doc
+		doc.index(snap.Body, nuid, seqs)
+		skel, err := msgpack.Marshal(&doc)
+		if err != nil {
+			return fmt.Errorf("stream: encode skeleton: %w", err)
+		}
+		snap.Skeleton = skel
 	}
 	meta := jetstream.ObjectMeta{
 		Name: name + ".skel",
@@ -180,6 +195,8 @@ type loadedSnapshot struct {
 	tree       *session.Tree // partial
 	epoch, seq uint64
 	body       func(ctx context.Context) ([]*session.Entry, error)
+	// index, when the snapshot has one, reads entries of the body alone.
+	index *bodyIndex
 }
 
 // loadSnapshot reads and verifies a session's current skeleton. A snapshot
@@ -319,6 +336,7 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 	if err != nil || msg.Subject != b.cfg.headerSubject(id) {
 		return nil, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
 	}
+	ls := &loadedSnapshot{tree: t, epoch: epoch, seq: seq, index: bodyIndexOf(&doc, len(sk.IDs))}
 	bodyName, bodySHA := head.Object+".body", md[metaBodySHA]
 	body := func(ctx context.Context) ([]*session.Entry, error) {
 		data, _, err := b.getObject(ctx, bodyName)
@@ -334,7 +352,8 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		}
 		return ld.Tree.Entries()
 	}
-	return &loadedSnapshot{tree: t, epoch: epoch, seq: seq, body: body}, nil
+	ls.body = body
+	return ls, nil
 }
 
 func hID(h *session.Header) string {

@@ -29,6 +29,18 @@ type skeletonDoc struct {
 	Types    []byte    `msgpack:"types"`  // index into TypeDict
 	Sorted   []byte    `msgpack:"sorted"` // uvarint positions in id order
 	Rest     skelState `msgpack:"rest"`   // the state the entries built
+	// Where each entry lies in the body, for reading only some: the
+	// header line's length and each entry line's (uvarint, newline
+	// included), and how the body object is stored — its object id,
+	// chunk size, each chunk's stream sequence (uvarint deltas) and the
+	// first 16 bytes of its SHA-256. Snapshots without (written before)
+	// are read whole.
+	HeadLen   int    `msgpack:"headlen,omitempty"`
+	Lines     []byte `msgpack:"lines,omitempty"`
+	BodyNUID  string `msgpack:"bodynuid,omitempty"`
+	Chunk     int    `msgpack:"chunk,omitempty"`
+	ChunkSeqs []byte `msgpack:"chunkseqs,omitempty"`
+	ChunkSums []byte `msgpack:"chunksums,omitempty"`
 }
 
 // skelState is the skeleton's state beside its columns. (The key names
@@ -123,6 +135,9 @@ type Snapshot struct {
 	Entries    int
 	Skeleton   []byte
 	Body       []byte
+	// doc is the skeleton before it is encoded: the upload adds where the
+	// body's chunks were stored.
+	doc *skeletonDoc
 }
 
 // EncodeSnapshot encodes a snapshot of t, a complete tree covering the
@@ -165,10 +180,6 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 // Encode makes the snapshot.
 func (src *SnapshotSource) Encode() (*Snapshot, error) {
 	h := src.header
-	body, err := codec.EncodeFile(&h, src.entries)
-	if err != nil {
-		return nil, err
-	}
 	hj, err := codec.EncodeHeader(&h)
 	if err != nil {
 		return nil, err
@@ -177,11 +188,23 @@ func (src *SnapshotSource) Encode() (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The body is the session as a pi file (codec.EncodeFile), each
+	// line's length kept for reading some entries alone.
+	body := append(append(make([]byte, 0, 64*len(src.entries)), hj...), '\n')
+	doc.HeadLen = len(body)
+	for _, e := range src.entries {
+		start := len(body)
+		if body, err = codec.AppendEntry(body, e); err != nil {
+			return nil, err
+		}
+		body = append(body, '\n')
+		doc.Lines = binary.AppendUvarint(doc.Lines, uint64(len(body)-start))
+	}
 	skel, err := msgpack.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
 	}
-	return &Snapshot{ID: h.ID, Epoch: src.epoch, Seq: src.seq, Entries: len(src.entries), Skeleton: skel, Body: body}, nil
+	return &Snapshot{ID: h.ID, Epoch: src.epoch, Seq: src.seq, Entries: len(src.entries), Skeleton: skel, Body: body, doc: doc}, nil
 }
 
 func shaHex(b []byte) string {

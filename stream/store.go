@@ -50,14 +50,18 @@ type Store struct {
 	body     func(ctx context.Context) ([]*session.Entry, error)
 	full     atomic.Bool
 	fallback error
+	// index reads the entries a context needs from the snapshot body
+	// alone (ContextBranch); nil for snapshots without one.
+	index *bodyIndex
 }
 
 var (
-	_ session.Store         = (*Store)(nil)
-	_ session.BatchAppender = (*Store)(nil)
-	_ session.TreeHolder    = (*Store)(nil)
-	_ session.IDChecker     = (*Store)(nil)
-	_ session.BatchLimiter  = (*Store)(nil)
+	_ session.ContextBrancher = (*Store)(nil)
+	_ session.Store           = (*Store)(nil)
+	_ session.BatchAppender   = (*Store)(nil)
+	_ session.TreeHolder      = (*Store)(nil)
+	_ session.IDChecker       = (*Store)(nil)
+	_ session.BatchLimiter    = (*Store)(nil)
 )
 
 // MaxBatch implements session.BatchLimiter.
@@ -323,4 +327,53 @@ func (v storedView) Entries(ctx context.Context) ([]*session.Entry, error) {
 		return nil, err
 	}
 	return v.tree.Entries(ctx)
+}
+
+// maxContextRounds bounds the rounds of reading what a context needs
+// (ContextNeeds asks again after the compaction and the messages it had
+// to look at).
+const maxContextRounds = 64
+
+// ContextBranch implements session.ContextBrancher. A store opened from a
+// snapshot reads only the entries the context needs, from the chunks of
+// the body holding them; the others stay unread until something needs
+// them.
+func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entry, error) {
+	if !s.full.Load() {
+		err := s.write(ctx, func(w writer) error {
+			for range maxContextRounds {
+				need, err := w.t.ContextNeeds(leaf)
+				if err != nil || len(need) == 0 {
+					return err
+				}
+				if s.index == nil {
+					return s.fill(ctx, w)
+				}
+				es, err := s.b.entriesAt(ctx, s.index, need)
+				if err != nil {
+					// The index cannot be used: the whole body (or the
+					// stream) gives the entries.
+					s.index = nil
+					return s.fill(ctx, w)
+				}
+				if err := w.commit(func(t *session.Tree) error { return t.Fill(need, es) }); err != nil {
+					return err
+				}
+				if !w.t.Partial() {
+					s.body = nil
+					s.full.Store(true)
+				}
+			}
+			return s.fill(ctx, w)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []*session.Entry
+	err := s.tree.ReadTree(ctx, func(t *session.Tree) (err error) {
+		out, err = t.ContextBranch(leaf)
+		return err
+	})
+	return out, err
 }
