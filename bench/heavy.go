@@ -161,6 +161,11 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 		}
 	}
 
+	// As a deployment keeps it: a snapshot (every 1000 entries by
+	// default), the appends below its tail.
+	if err := st.Snapshot(ctx); err != nil {
+		return err
+	}
 	// Appends of a new image, against a raw put of its bytes plus a raw
 	// publish of an entry's size.
 	js := b.JetStream()
@@ -249,7 +254,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 	if err != nil {
 		return err
 	}
-	row = Row{Group: group, Name: "open + context by reference", Ours: millis(open), Base: millis(rawOpen), Unit: "ms",
+	row = Row{Group: group, Name: "open (snapshot + tail) + context by reference", Ours: millis(open), Base: millis(rawOpen), Unit: "ms",
 		BaseName: "raw read of the session's messages", Goal: "≤ 10 ms"}
 	row.Met = row.Ours <= 10
 	r.add(row)

@@ -86,17 +86,22 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 			missing = append(missing, p)
 		}
 	}
+	// The last thinking-level and active-tools entries before the
+	// region, in one pass back.
 	var pre []int32
-	last := func(typ EntryType) {
-		for i := region - 1; i >= 0; i-- {
-			if t.typeAt(path[i]) == typ {
-				pre = append(pre, path[i])
-				return
+	thinking, tools := false, false
+	for i := region - 1; i >= 0 && !(thinking && tools); i-- {
+		switch t.typeAt(path[i]) {
+		case TypeThinkingLevelChange:
+			if !thinking {
+				pre, thinking = append(pre, path[i]), true
+			}
+		case TypeActiveToolsChange:
+			if !tools {
+				pre, tools = append(pre, path[i]), true
 			}
 		}
 	}
-	last(TypeThinkingLevelChange)
-	last(TypeActiveToolsChange)
 	if len(missing) == 0 && !setsModel(t.entries, path[region:]) {
 		// The model comes from before the region: the last model change
 		// or assistant message there (roles need the entries).
