@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -311,7 +312,10 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
 		return nil, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
 	}
-	if shaHex(skel) != md[metaSHA] {
+	// getObject checked the bytes against the object's SHA-256 digest:
+	// the metadata's checksum must be that digest (one pass over a
+	// skeleton of megabytes, not two).
+	if want, err := hex.DecodeString(md[metaSHA]); err != nil || info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(want) {
 		return nil, fmt.Errorf("%w: skeleton checksum mismatch", ErrBadSnapshot)
 	}
 	var doc skeletonDoc
