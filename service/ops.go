@@ -104,7 +104,7 @@ func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) 
 	}
 	// Leaf and sequence read together: a reply never pairs one state's
 	// leaf with another's sequence (the checker caught that once).
-	err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+	err := st.ReadStateAt(ctx, func(t *session.Tree, seq uint64) error {
 		r.Leaf, r.Sequence = t.Leaf(), seq
 		return nil
 	})

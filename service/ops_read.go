@@ -15,7 +15,7 @@ import (
 
 func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
 	var r SessionReply
-	err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+	err := st.ReadStateAt(ctx, func(t *session.Tree, seq uint64) error {
 		r.Session, r.Sequence = t.Info(), seq
 		h := t.Header()
 		hb, err := codec.EncodeHeader(&h)

@@ -68,7 +68,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		// written), so all three describe one state of the session.
 		var leaf string
 		var seq uint64
-		if err := st.ReadTreeAt(ctx, func(t *session.Tree, at uint64) error { leaf, seq = t.Leaf(), at; return nil }); err != nil {
+		if err := st.ReadStateAt(ctx, func(t *session.Tree, at uint64) error { leaf, seq = t.Leaf(), at; return nil }); err != nil {
 			return nil, err
 		}
 		var opts []session.ContextOption

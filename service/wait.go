@@ -69,7 +69,7 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 			reached := last >= req.Sequence
 			r, err = s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
 				var r WaitReply
-				err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
+				err := st.ReadStateAt(ctx, func(t *session.Tree, seq uint64) error {
 					r.Leaf, r.Sequence = t.Leaf(), seq
 					return nil
 				})

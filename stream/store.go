@@ -259,6 +259,13 @@ func (s *Store) ReadTreeAt(ctx context.Context, fn func(t *session.Tree, seq uin
 	return s.tree.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
 }
 
+// ReadStateAt is ReadTreeAt for what a tree answers without its entries
+// — header, leaf, name, labels, stats, info — so a store opened from a
+// snapshot stays partial: fn must read nothing else of t.
+func (s *Store) ReadStateAt(ctx context.Context, fn func(t *session.Tree, seq uint64) error) error {
+	return s.tree.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
+}
+
 // Sequence returns the stream sequence of the last message this store has
 // applied: what a reader waits for to see this store's writes.
 func (s *Store) Sequence(ctx context.Context) (seq uint64, err error) {
