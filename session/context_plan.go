@@ -56,11 +56,14 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s", ErrEntryNotFound, leafID)
 	}
-	var path []int32
+	depth := 0
 	for p := leaf; p >= 0; p = t.parent[p] {
-		path = append(path, p)
+		depth++
 	}
-	slices.Reverse(path)
+	path := make([]int32, depth)
+	for p, k := leaf, depth-1; p >= 0; p, k = t.parent[p], k-1 {
+		path[k] = p
+	}
 	region := 0
 	for i := len(path) - 1; i >= 0; i-- {
 		if t.typeAt(path[i]) != TypeCompaction {
@@ -71,11 +74,16 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 			return nil, []int32{path[i]}, nil
 		}
 		region = i
-		if comp.RetainedTail == nil {
-			for k := range i {
-				if t.idAt(path[k]) == comp.FirstKeptEntryID {
+		// The first kept entry, if it is on the path: looked up once,
+		// then found by position from the compaction back (it is near).
+		if kept, ok := t.lookup(comp.FirstKeptEntryID); ok && comp.RetainedTail == nil && kept < path[i] {
+			for k := i - 1; k >= 0; k-- {
+				if path[k] == kept {
 					region = k
 					break
+				}
+				if path[k] < kept {
+					break // positions only fall going up: it is not on the path
 				}
 			}
 		}
@@ -87,18 +95,28 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 		}
 	}
 	// The last thinking-level and active-tools entries before the
-	// region, in one pass back.
+	// region: the tree's settings positions, latest first, that are on
+	// the path (positions rise along a path: a binary search).
 	var pre []int32
 	thinking, tools := false, false
-	for i := region - 1; i >= 0 && !(thinking && tools); i-- {
-		switch t.typeAt(path[i]) {
-		case TypeThinkingLevelChange:
-			if !thinking {
-				pre, thinking = append(pre, path[i]), true
+	if region > 0 {
+		for k := len(t.settings) - 1; k >= 0 && !(thinking && tools); k-- {
+			p := t.settings[k]
+			if p >= path[region] {
+				continue
 			}
-		case TypeActiveToolsChange:
-			if !tools {
-				pre, tools = append(pre, path[i]), true
+			if _, on := slices.BinarySearch(path[:region], p); !on {
+				continue
+			}
+			switch t.typeAt(p) {
+			case TypeThinkingLevelChange:
+				if !thinking {
+					pre, thinking = append(pre, p), true
+				}
+			case TypeActiveToolsChange:
+				if !tools {
+					pre, tools = append(pre, p), true
+				}
 			}
 		}
 	}

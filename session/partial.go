@@ -135,6 +135,11 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 		}
 	}
 	t.base = &sortedIDs{ids: s.IDs, sorted: s.Sorted}
+	for i, typ := range s.Types {
+		if typ == TypeThinkingLevelChange || typ == TypeActiveToolsChange {
+			t.settings = append(t.settings, int32(i))
+		}
+	}
 	t.leaf = s.Leaf
 	t.name = s.Name
 	t.nlabel = s.NLabel

@@ -35,6 +35,11 @@ type Tree struct {
 	skel    *Skeleton
 	missing int
 	base    *sortedIDs
+
+	// settings are the positions of thinking-level and active-tools
+	// entries, in order: a context looks for the last ones on its branch
+	// without walking a long branch entry by entry.
+	settings []int32
 }
 
 type labelState struct {
@@ -334,6 +339,9 @@ func (t *Tree) apply(e *Entry) {
 	t.entries = append(t.entries, e)
 	t.parent = append(t.parent, p)
 	t.index[e.ID] = i
+	if e.Type == TypeThinkingLevelChange || e.Type == TypeActiveToolsChange {
+		t.settings = append(t.settings, i)
+	}
 	switch e.Type {
 	case TypeLeaf:
 		t.leaf = p

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -139,11 +138,11 @@ func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
 	return ix
 }
 
-// entriesAt reads the entries at positions from the body's chunks.
-func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32) ([]*session.Entry, error) {
+// entriesAt reads the entries at positions from the body's chunks;
+// chunks keeps those read, for the next round of the same context.
+func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[int64][]byte) ([]*session.Entry, error) {
 	bucket := b.cfg.SnapshotBucket()
 	stream, subject := "OBJ_"+bucket, "$O."+bucket+".C."+ix.nuid
-	chunks := map[int64][]byte{}
 	read := func(k int64) ([]byte, error) {
 		if c, ok := chunks[k]; ok {
 			return c, nil
@@ -192,4 +191,3 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 	return out, nil
 }
 
-var _ = errors.New

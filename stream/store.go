@@ -348,6 +348,7 @@ const maxContextRounds = 64
 func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entry, error) {
 	if !s.full.Load() {
 		err := s.write(ctx, func(w writer) error {
+			chunks := map[int64][]byte{} // read in one round, kept for the next
 			for range maxContextRounds {
 				need, err := w.t.ContextNeeds(leaf)
 				if err != nil || len(need) == 0 {
@@ -356,7 +357,7 @@ func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entr
 				if s.index == nil {
 					return s.fill(ctx, w)
 				}
-				es, err := s.b.entriesAt(ctx, s.index, need)
+				es, err := s.b.entriesAt(ctx, s.index, need, chunks)
 				if err != nil {
 					// The index cannot be used: the whole body (or the
 					// stream) gives the entries.
