@@ -182,7 +182,7 @@ func (t *Tree) Fill(positions []int32, entries []*Entry) error {
 		if p := s.Parents[i]; p >= 0 {
 			parent = s.IDs[p]
 		}
-		if e := entries[k]; e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.Types[i] {
+		if e := entries[k]; e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
 			return fmt.Errorf("%w: entry for position %d does not match the skeleton", ErrInvalidEntry, i)
 		}
 	}

@@ -14,7 +14,11 @@ import (
 type Skeleton struct {
 	IDs     []string
 	Parents []int32
-	Types   []EntryType
+	// Types are the entries' types as indexes into TypeDict (a byte an
+	// entry rather than a string header: a 100k-entry skeleton is then
+	// 100 KB of types, and nothing for the collector to scan).
+	Types    []uint8
+	TypeDict []EntryType
 	Leaf    int32
 	Name    string
 	Labels  []SkelLabel
@@ -47,11 +51,21 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	}
 	n := len(t.entries)
 	s := Skeleton{
-		IDs: make([]string, n), Parents: append([]int32(nil), t.parent...), Types: make([]EntryType, n),
+		IDs: make([]string, n), Parents: append([]int32(nil), t.parent...), Types: make([]uint8, n),
 		Leaf: t.leaf, Name: t.name, NLabel: t.nlabel, Stats: t.stats.clone(),
 	}
+	codes := map[EntryType]uint8{}
 	for i, e := range t.entries {
-		s.IDs[i], s.Types[i] = e.ID, e.Type
+		code, ok := codes[e.Type]
+		if !ok {
+			if len(s.TypeDict) == 256 {
+				return Skeleton{}, fmt.Errorf("%w: more than 256 entry types in one session", ErrInvalidEntry)
+			}
+			code = uint8(len(s.TypeDict))
+			codes[e.Type] = code
+			s.TypeDict = append(s.TypeDict, e.Type)
+		}
+		s.IDs[i], s.Types[i] = e.ID, code
 	}
 	if n > 0 {
 		s.Updated = t.entries[n-1].Timestamp
@@ -101,6 +115,11 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	if len(s.Parents) != n || len(s.Types) != n {
 		return nil, fmt.Errorf("%w: skeleton of %d ids, %d parents, %d types", ErrInvalidEntry, n, len(s.Parents), len(s.Types))
 	}
+	for _, c := range s.Types {
+		if int(c) >= len(s.TypeDict) {
+			return nil, fmt.Errorf("%w: skeleton type %d of a dictionary of %d", ErrInvalidEntry, c, len(s.TypeDict))
+		}
+	}
 	if s.Leaf < -1 || int(s.Leaf) >= n {
 		return nil, fmt.Errorf("%w: skeleton leaf %d of %d entries", ErrInvalidEntry, s.Leaf, n)
 	}
@@ -135,8 +154,8 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 		}
 	}
 	t.base = &sortedIDs{ids: s.IDs, sorted: s.Sorted}
-	for i, typ := range s.Types {
-		if typ == TypeThinkingLevelChange || typ == TypeActiveToolsChange {
+	for i, c := range s.Types {
+		if typ := s.TypeDict[c]; typ == TypeThinkingLevelChange || typ == TypeActiveToolsChange {
 			t.settings = append(t.settings, int32(i))
 		}
 	}
@@ -179,7 +198,7 @@ func (t *Tree) Complete(base []*Entry) error {
 		if p := s.Parents[i]; p >= 0 {
 			parent = s.IDs[p]
 		}
-		if e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.Types[i] {
+		if e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
 			return fmt.Errorf("%w: entry %d does not match the skeleton", ErrInvalidEntry, i)
 		}
 	}
@@ -227,5 +246,5 @@ func (t *Tree) typeAt(i int32) EntryType {
 	if e := t.entries[i]; e != nil {
 		return e.Type
 	}
-	return t.skel.Types[i]
+	return t.skel.TypeDict[t.skel.Types[i]]
 }

@@ -86,11 +86,13 @@ func TestPartialTreeRefusesBadSkeletons(t *testing.T) {
 		{"sort order repeats a position", func(s *session.Skeleton) { s.Sorted[1] = s.Sorted[0] }},
 		{"sort order out of order", func(s *session.Skeleton) { s.Sorted[0], s.Sorted[1] = s.Sorted[1], s.Sorted[0] }},
 		{"sort order missing", func(s *session.Skeleton) { s.Sorted = nil }},
+		{"type outside the dictionary", func(s *session.Skeleton) { s.Types[0] = uint8(len(s.TypeDict)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := good
 			s.IDs, s.Parents, s.Types, s.Sorted = slices.Clone(good.IDs), slices.Clone(good.Parents), slices.Clone(good.Types), slices.Clone(good.Sorted)
+			s.TypeDict = slices.Clone(good.TypeDict)
 			tt.mutate(&s)
 			if _, err := session.NewPartialTree(sessiontest.TestHeader("x"), s); err == nil {
 				t.Fatal("bad skeleton accepted")

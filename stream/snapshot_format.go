@@ -71,21 +71,14 @@ func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
 		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
 	}
 	var ids strings.Builder
-	dict := map[session.EntryType]byte{}
 	for i, id := range sk.IDs {
 		ids.WriteString(id)
 		d.IDLens = binary.AppendUvarint(d.IDLens, uint64(len(id)))
 		d.Parents = binary.AppendUvarint(d.Parents, uint64(sk.Parents[i]+1))
-		code, ok := dict[sk.Types[i]]
-		if !ok {
-			if len(d.TypeDict) == 256 {
-				return nil, fmt.Errorf("stream: more than 256 entry types in one session")
-			}
-			code = byte(len(d.TypeDict))
-			dict[sk.Types[i]] = code
-			d.TypeDict = append(d.TypeDict, string(sk.Types[i]))
-		}
-		d.Types = append(d.Types, code)
+	}
+	d.Types = sk.Types
+	for _, t := range sk.TypeDict {
+		d.TypeDict = append(d.TypeDict, string(t))
 	}
 	d.IDs = ids.String()
 	return d, nil
@@ -98,11 +91,12 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		sk.Labels = append(sk.Labels, session.SkelLabel(l))
 	}
 	n := len(d.Types)
-	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), make([]session.EntryType, n)
+	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), d.Types
 	dict := make([]session.EntryType, len(d.TypeDict))
 	for i, t := range d.TypeDict {
 		dict[i] = session.EntryType(t)
 	}
+	sk.TypeDict = dict
 	ids, lens, parents := d.IDs, d.IDLens, d.Parents
 	for i := range n {
 		l, k := binary.Uvarint(lens)
@@ -112,7 +106,6 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		}
 		sk.IDs[i], ids, lens = ids[:l], ids[l:], lens[k:]
 		sk.Parents[i], parents = int32(p)-1, parents[m:]
-		sk.Types[i] = dict[d.Types[i]]
 	}
 	sk.Sorted = make([]int32, 0, n)
 	for rest := d.Sorted; len(rest) > 0; {
