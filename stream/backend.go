@@ -329,6 +329,11 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	done(o, nil)
 	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
 	s.body, s.index = o.body, o.index
+	uncovered := o.tree.Len()
+	if o.info.FromSnapshot {
+		uncovered = o.info.Tail
+	}
+	s.snap.Loaded(id, uncovered, o.info.FromSnapshot && o.index == nil)
 	return s, o.info, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiongen"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -98,4 +99,97 @@ func TestContextFromSnapshotReadsOnlyItsPath(t *testing.T) {
 	if err != nil || len(all) != len(entries)+len(tail) {
 		t.Fatalf("entries after the context: %d, %v", len(all), err)
 	}
+}
+
+// A long session read from the stream alone (written where snapshots were
+// off) gets its snapshot when it is opened, so the next open is cheap.
+func TestLongSessionOpenedFromTheStreamGetsASnapshot(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	off := stream.DefaultConfig()
+	off.SnapshotEvery, off.SnapshotOnCompaction = 0, false
+	w := newBackendWith(t, off)
+	h, entries := sessiongen.Generate(1200)
+	st, err := w.CreateStore(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(ctx, entries[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(ctx, entries[1000:]); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	on := stream.DefaultConfig()
+	on.Stream, on.Prefix = w.Config().Stream, w.Config().Prefix
+	r, err := stream.New(ctx, nc, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, info, err := r.OpenStoreInfo(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.FromSnapshot {
+		t.Fatal("a snapshot existed already")
+	}
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if n, err := stream.SnapshotStatus(st2); n == 0 || err != nil {
+			return fmt.Errorf("%d snapshots written (%v)", n, err)
+		}
+		return nil
+	})
+	st2.Close(ctx)
+	st3, info, err := r.OpenStoreInfo(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st3.Close(ctx)
+	if !info.FromSnapshot {
+		t.Fatalf("the next open %+v did not use the snapshot", info)
+	}
+}
+
+// A snapshot of the format before bodies were indexed is written again
+// when its session is opened.
+func TestSnapshotWithoutIndexIsRewritten(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := newBackend(t)
+	h, entries := sessiongen.Generate(300)
+	st, err := b.CreateStore(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+	var snap *stream.Snapshot
+	err = st.ReadTreeAt(ctx, func(tr *session.Tree, seq uint64) (err error) {
+		snap, err = stream.EncodeSnapshot(tr, 1, seq)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	stream.WithoutIndex(snap)
+	if err := b.SaveSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	st2, info, err := b.OpenStoreInfo(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close(ctx)
+	if !info.FromSnapshot {
+		t.Fatalf("opened %+v, want from the old snapshot", info)
+	}
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if n, err := stream.SnapshotStatus(st2); n == 0 || err != nil {
+			return fmt.Errorf("%d snapshots written (%v)", n, err)
+		}
+		return nil
+	})
 }

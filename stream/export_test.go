@@ -64,3 +64,7 @@ func OnBlobDelete(b *Backend, fn func(name string)) { b.blobs.beforeDelete = fn 
 
 // BlobFetches counts the blobs b read from its object store.
 func BlobFetches(b *Backend) int64 { return b.blobs.fetches.Load() }
+
+// WithoutIndex makes snap a snapshot of the format before bodies were
+// indexed (its body is then put by the object store's client).
+func WithoutIndex(snap *Snapshot) { snap.doc = nil }

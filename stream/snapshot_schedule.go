@@ -73,6 +73,24 @@ func (s *SnapshotScheduler) Applied(id string, entries ...*session.Entry) {
 	}
 }
 
+// Loaded counts the n entries a session was read with that no snapshot
+// covers (all of them when it was read from the stream alone), and
+// schedules a snapshot when they are as many as one is due after, or when
+// stale says the snapshot it was read from should be written again (a
+// format without the body's index): the next open is then cheap.
+func (s *SnapshotScheduler) Loaded(id string, n int, stale bool) {
+	s.mu.Lock()
+	s.since[id] += n
+	due := stale || (s.policy.Every > 0 && s.since[id] >= s.policy.Every)
+	if due {
+		s.since[id] = 0
+	}
+	s.mu.Unlock()
+	if due {
+		s.job.trigger(id)
+	}
+}
+
 // Forget drops session id's count and any snapshot of it not yet begun
 // (its tree is no longer held).
 func (s *SnapshotScheduler) Forget(id string) {
