@@ -134,12 +134,7 @@ func TestLongSessionOpenedFromTheStreamGetsASnapshot(t *testing.T) {
 	if info.FromSnapshot {
 		t.Fatal("a snapshot existed already")
 	}
-	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		if n, err := stream.SnapshotStatus(st2); n == 0 || err != nil {
-			return fmt.Errorf("%d snapshots written (%v)", n, err)
-		}
-		return nil
-	})
+	waitSnapshot(t, st2)
 	st2.Close(ctx)
 	st3, info, err := r.OpenStoreInfo(ctx, h.ID)
 	if err != nil {
@@ -186,8 +181,14 @@ func TestSnapshotWithoutIndexIsRewritten(t *testing.T) {
 	if !info.FromSnapshot {
 		t.Fatalf("opened %+v, want from the old snapshot", info)
 	}
+	waitSnapshot(t, st2)
+}
+
+// waitSnapshot waits until st has written a snapshot in the background.
+func waitSnapshot(t *testing.T, st *stream.Store) {
+	t.Helper()
 	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		if n, err := stream.SnapshotStatus(st2); n == 0 || err != nil {
+		if n, err := stream.SnapshotStatus(st); n == 0 || err != nil {
 			return fmt.Errorf("%d snapshots written (%v)", n, err)
 		}
 		return nil
