@@ -19,11 +19,11 @@ type Skeleton struct {
 	// 100 KB of types, and nothing for the collector to scan).
 	Types    []uint8
 	TypeDict []EntryType
-	Leaf    int32
-	Name    string
-	Labels  []SkelLabel
-	NLabel  int
-	Stats   Stats
+	Leaf     int32
+	Name     string
+	Labels   []SkelLabel
+	NLabel   int
+	Stats    Stats
 	// Updated is the last entry's timestamp.
 	Updated string
 	// Sorted lists entry positions in the order of their ids, so a

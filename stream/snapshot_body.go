@@ -190,4 +190,3 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 	}
 	return out, nil
 }
-
