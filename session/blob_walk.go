@@ -92,21 +92,28 @@ func eachBlockObj(c *Content, fn func(o *slotObj) error) error {
 	return nil
 }
 
+// eachRef calls fn with each reference the object holds, until fn
+// returns false; it reports whether fn stopped it.
+func (o *slotObj) eachRef(fn func(BlobRef) bool) bool {
+	for _, r := range o.raws[:o.nraw] {
+		if ref, ok := blobRef(*r); ok && !fn(ref) {
+			return true
+		}
+	}
+	for _, f := range *o.extra {
+		if ref, ok := blobRef(f.Value); ok && !fn(ref) {
+			return true
+		}
+	}
+	return false
+}
+
 // BlobRefs returns the references e holds, in order (a blob named twice
 // is listed twice).
 func (e *Entry) BlobRefs() []BlobRef {
 	var out []BlobRef
 	_ = eachSlotObj(e, func(o *slotObj) error {
-		for _, r := range o.raws[:o.nraw] {
-			if ref, ok := blobRef(*r); ok {
-				out = append(out, ref)
-			}
-		}
-		for _, f := range *o.extra {
-			if ref, ok := blobRef(f.Value); ok {
-				out = append(out, ref)
-			}
-		}
+		o.eachRef(func(ref BlobRef) bool { out = append(out, ref); return true })
 		return nil
 	})
 	return out
@@ -134,28 +141,12 @@ func MessageBlobRefs(m *Message) []BlobRef {
 
 // HasBlobs reports whether e holds a reference.
 func (e *Entry) HasBlobs() bool {
-	found := false
-	_ = eachSlotObj(e, func(o *slotObj) error {
-		for _, r := range o.raws[:o.nraw] {
-			if mayBeRef(*r) {
-				if _, ok := blobRef(*r); ok {
-					found = true
-				}
-			}
-		}
-		for _, f := range *o.extra {
-			if mayBeRef(f.Value) {
-				if _, ok := blobRef(f.Value); ok {
-					found = true
-				}
-			}
-		}
-		if found {
+	return eachSlotObj(e, func(o *slotObj) error {
+		if o.eachRef(func(BlobRef) bool { return false }) {
 			return errStop
 		}
 		return nil
-	})
-	return found
+	}) == errStop
 }
 
 var errStop = fmt.Errorf("stop")
@@ -279,24 +270,11 @@ func OffloadEntry(e *Entry, threshold int, put BlobPut) (*Entry, error) {
 	return c, nil
 }
 
+// offloadable reports whether offload would store anything of e: the
+// offload itself, run without a put (it stops at the first member it
+// would store).
 func offloadable(e *Entry, threshold int) bool {
-	found := false
-	_ = eachSlotObj(e, func(o *slotObj) error {
-		for _, r := range o.raws[:o.nraw] {
-			found = found || len(*r) >= threshold
-		}
-		for _, f := range *o.extra {
-			_, known := o.members[f.Key]
-			found = found || (!known && len(f.Value) >= threshold)
-		}
-		found = found || (o.str != nil && len(*o.str) >= threshold)
-		found = found || (o.content != nil && plainText(*o.content) >= threshold)
-		if found {
-			return errStop
-		}
-		return nil
-	})
-	return found
+	return eachSlotObj(e, func(o *slotObj) error { return o.offload(threshold, nil) }) == errStop
 }
 
 // plainText is the length of content written as a plain string, or -1.
@@ -307,6 +285,9 @@ func plainText(c Content) int {
 	return -1
 }
 
+// offload stores the object's members of at least threshold bytes
+// through put; with put nil it changes nothing and returns errStop at the
+// first member it would store.
 func (o *slotObj) offload(threshold int, put BlobPut) error {
 	store := func(content []byte, enc string) (Raw, error) {
 		ref := NewBlobRef(content, enc)
@@ -317,6 +298,9 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 	}
 	for _, r := range o.raws[:o.nraw] {
 		if len(*r) >= threshold && !isRef(*r) {
+			if put == nil {
+				return errStop
+			}
 			ref, err := store(*r, BlobJSON)
 			if err != nil {
 				return err
@@ -327,6 +311,9 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 	for i := range *o.extra {
 		f := &(*o.extra)[i]
 		if _, known := o.members[f.Key]; !known && len(f.Value) >= threshold && !isRef(f.Value) {
+			if put == nil {
+				return errStop
+			}
 			ref, err := store(f.Value, BlobJSON)
 			if err != nil {
 				return err
@@ -335,6 +322,9 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 		}
 	}
 	if o.str != nil && len(*o.str) >= threshold && !HasBlobRef(*o.extra, o.strKey) {
+		if put == nil {
+			return errStop
+		}
 		// Image data in canonical base64 is stored decoded (a quarter
 		// smaller); its text is made once per fetch (see BlobContent).
 		content, enc := []byte(*o.str), BlobUTF8
@@ -355,6 +345,9 @@ func (o *slotObj) offload(threshold int, put BlobPut) error {
 		*o.extra = append(*o.extra, Field{Key: o.strKey, Value: ref})
 	}
 	if o.content != nil && plainText(*o.content) >= threshold {
+		if put == nil {
+			return errStop
+		}
 		ref, err := store([]byte(o.content.Blocks[0].Text), BlobUTF8)
 		if err != nil {
 			return err
