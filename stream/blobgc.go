@@ -99,19 +99,14 @@ func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
 // metas reads the meta of every blob stored (deleted ones left out).
 func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
 	out := map[string]*blobMeta{}
-	s, err := bl.b.js.Stream(ctx, bl.streamName())
-	if err != nil {
-		return nil, fmt.Errorf("stream: blob store: %w", err)
-	}
-	prefix := "$O." + bl.bucket + ".M."
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	info, err := bl.stream.Info(ctx, jetstream.WithSubjectFilter(objMetas(bl.bucket)))
 	if err != nil {
 		return nil, fmt.Errorf("stream: blob store: %w", err)
 	}
 	if len(info.State.Subjects) == 0 {
 		return out, nil
 	}
-	err = bl.b.readAll(ctx, bl.streamName(), prefix+">", false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	err = bl.b.readAll(ctx, bl.streamName(), objMetas(bl.bucket), false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		m := &blobMeta{data: msg.Data(), seq: md.Sequence.Stream, at: md.Timestamp}
 		if err := json.Unmarshal(msg.Data(), &m.info); err != nil {
 			return fmt.Errorf("stream: blob meta %s: %w", msg.Subject(), err)
@@ -128,12 +123,8 @@ func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
 // chunk is older than the grace period (younger ones may be a put whose
 // meta is still to come).
 func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, now time.Time) (int, error) {
-	s, err := bl.b.js.Stream(ctx, bl.streamName())
-	if err != nil {
-		return 0, err
-	}
-	prefix := "$O." + bl.bucket + ".C."
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	prefix := objChunks(bl.bucket, "")
+	info, err := bl.stream.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
 	if err != nil {
 		return 0, fmt.Errorf("stream: blob chunks: %w", err)
 	}
@@ -147,7 +138,7 @@ func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, n
 		if live[nuid] {
 			continue
 		}
-		last, err := s.GetLastMsgForSubject(ctx, subject)
+		last, err := bl.stream.GetLastMsgForSubject(ctx, subject)
 		if err != nil || now.Sub(last.Time) < bl.grace {
 			continue
 		}
@@ -160,11 +151,7 @@ func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, n
 }
 
 func (bl *Blobs) purgeChunks(ctx context.Context, nuid string) error {
-	s, err := bl.b.js.Stream(ctx, bl.streamName())
-	if err != nil {
-		return err
-	}
-	return s.Purge(ctx, jetstream.WithPurgeSubject("$O."+bl.bucket+".C."+nuid))
+	return bl.stream.Purge(ctx, jetstream.WithPurgeSubject(objChunks(bl.bucket, nuid)))
 }
 
 // scanBlobNames calls fn with every blob name an entry of this partition

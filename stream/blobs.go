@@ -3,7 +3,6 @@ package stream
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +49,7 @@ import (
 type Blobs struct {
 	b      *Backend // the deployment's first partition: connection and requests
 	obs    jetstream.ObjectStore
+	stream jetstream.Stream // the object store's, for what its client does not do
 	bucket string
 	grace  time.Duration
 	now    func() time.Time
@@ -105,13 +105,17 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream: provision blobs %s: %w", cfg.BlobBucket(), err)
 	}
+	stream, err := b.js.Stream(ctx, objStream(cfg.BlobBucket()))
+	if err != nil {
+		return nil, fmt.Errorf("stream: blobs %s: %w", cfg.BlobBucket(), err)
+	}
 	grace := cfg.BlobGrace
 	if st, err := obs.Status(ctx); err == nil {
 		if d, err := time.ParseDuration(st.Metadata()[graceKey]); err == nil && d > 0 {
 			grace = d // the deployment's, whatever this client was given
 		}
 	}
-	return &Blobs{b: b, obs: obs, bucket: cfg.BlobBucket(), grace: grace, now: time.Now,
+	return &Blobs{b: b, obs: obs, stream: stream, bucket: cfg.BlobBucket(), grace: grace, now: time.Now,
 		cache: lru.New[string, []byte](), max: cfg.BlobCacheBytes, fresh: lru.New[string, time.Time]()}, nil
 }
 
@@ -120,10 +124,10 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
 func (bl *Blobs) Grace() time.Duration { return bl.grace }
 
 func (bl *Blobs) metaSubject(name string) string {
-	return "$O." + bl.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+	return objMeta(bl.bucket, name)
 }
 
-func (bl *Blobs) streamName() string { return "OBJ_" + bl.bucket }
+func (bl *Blobs) streamName() string { return objStream(bl.bucket) }
 
 // blobMeta is a blob's meta message as the stream's leader has it.
 type blobMeta struct {
@@ -136,11 +140,7 @@ type blobMeta struct {
 // meta reads a blob's meta from the stream's leader (a replica may not
 // have a touch yet); nil when the blob was never stored.
 func (bl *Blobs) meta(ctx context.Context, name string) (*blobMeta, error) {
-	var m *jetstream.RawStreamMsg
-	err := bl.b.resend(ctx, func(ctx context.Context) (err error) {
-		m, err = bl.b.getOne(ctx, bl.streamName(), map[string]string{"last_by_subj": bl.metaSubject(name)}, true)
-		return err
-	}, nil)
+	m, err := bl.b.lastOf(ctx, bl.streamName(), bl.metaSubject(name))
 	if err != nil || m == nil {
 		return nil, err
 	}
@@ -448,8 +448,8 @@ func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*s
 }
 
 // offload returns entries with every member of at least threshold bytes
-// stored apart, and every blob they name (offloaded now or referenced by
-// the caller) ensured to outlive the append; entries are not modified.
+// stored apart (entries are not modified). The blobs they name are
+// ensured by the append right before each publish (ensureNamed).
 func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshold int) ([]*session.Entry, error) {
 	out, copied := entries, false
 	put := func(ref session.BlobRef, content []byte) error { return bl.Ensure(ctx, ref, content) }
@@ -468,7 +468,7 @@ func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshol
 			out[i] = o
 		}
 	}
-	return out, bl.ensureNamed(ctx, out)
+	return out, nil
 }
 
 // ensureNamed ensures every blob entries name.
@@ -543,7 +543,7 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 	if m.info.Size == 0 {
 		return p, nil
 	}
-	subject := "$O." + bl.bucket + ".C." + m.info.NUID
+	subject := objChunks(bl.bucket, m.info.NUID)
 	from = max(from, 1)
 	for {
 		// The server sends no more than the piece can take.

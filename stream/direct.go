@@ -249,6 +249,17 @@ func (b *Backend) getOne(ctx context.Context, stream string, request any, leader
 	return reply(m, leader)
 }
 
+// lastOf returns the last message on subject of stream as the stream's
+// leader holds it (every write acknowledged before), nil if there is
+// none; a request whose outcome is unknown is sent again.
+func (b *Backend) lastOf(ctx context.Context, stream, subject string) (m *jetstream.RawStreamMsg, err error) {
+	err = b.resend(ctx, func(ctx context.Context) (err error) {
+		m, err = b.getOne(ctx, stream, map[string]string{"last_by_subj": subject}, true)
+		return err
+	}, nil)
+	return m, err
+}
+
 // A direct get is answered by any replica, which may not hold the last
 // writes yet; a get from the leader (the stream API's) holds every write
 // acknowledged before it. Listings read the newest index records from the

@@ -256,7 +256,7 @@ func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstrea
 		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, maxSnapshotObject)
 	}
 	data := make([]byte, 0, info.Size)
-	stream, subject := "OBJ_"+b.cfg.SnapshotBucket(), "$O."+b.cfg.SnapshotBucket()+".C."+info.NUID
+	stream, subject := objStream(b.cfg.SnapshotBucket()), objChunks(b.cfg.SnapshotBucket(), info.NUID)
 	var last uint64
 	for chunks := uint32(0); chunks < info.Chunks; {
 		err := b.resend(ctx, func(ctx context.Context) error {

@@ -32,10 +32,10 @@ const bodyChunk = 128 << 10
 func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string, []uint64, error) {
 	bucket := b.cfg.SnapshotBucket()
 	id := nuid.Next()
-	subject := "$O." + bucket + ".C." + id
+	subject := objChunks(bucket, id)
 	var futures []jetstream.PubAckFuture
 	fail := func(err error) (string, []uint64, error) {
-		s, serr := b.js.Stream(context.WithoutCancel(ctx), "OBJ_"+bucket)
+		s, serr := b.js.Stream(context.WithoutCancel(ctx), objStream(bucket))
 		if serr == nil {
 			_ = s.Purge(context.WithoutCancel(ctx), jetstream.WithPurgeSubject(subject))
 		}
@@ -71,7 +71,7 @@ func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string
 	if err != nil {
 		return fail(err)
 	}
-	m := nats.NewMsg("$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name)))
+	m := nats.NewMsg(objMeta(bucket, name))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	m.Data = meta
 	if _, err := b.js.PublishMsg(ctx, m); err != nil {
@@ -142,7 +142,7 @@ func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
 // chunks keeps those read, for the next round of the same context.
 func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[int64][]byte) ([]*session.Entry, error) {
 	bucket := b.cfg.SnapshotBucket()
-	stream, subject := "OBJ_"+bucket, "$O."+bucket+".C."+ix.nuid
+	stream, subject := objStream(bucket), objChunks(bucket, ix.nuid)
 	read := func(k int64) ([]byte, error) {
 		if c, ok := chunks[k]; ok {
 			return c, nil

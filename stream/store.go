@@ -196,10 +196,7 @@ func (s *Store) ReadTree(ctx context.Context, fn func(t *session.Tree) error) er
 
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (*session.Entry, error) {
-	if err := s.complete(ctx); err != nil {
-		return nil, err
-	}
-	e, err := s.tree.Get(ctx, id)
+	e, err := storedView{s}.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -208,34 +205,24 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Entry, error) {
 
 // FindByType implements session.Store.
 func (s *Store) FindByType(ctx context.Context, typ session.EntryType) ([]*session.Entry, error) {
-	if err := s.complete(ctx); err != nil {
-		return nil, err
-	}
-	es, err := s.tree.FindByType(ctx, typ)
-	if err != nil {
-		return nil, err
-	}
-	return s.b.blobs.ResolveAll(ctx, es)
+	es, err := storedView{s}.FindByType(ctx, typ)
+	return s.resolved(ctx, es, err)
 }
 
 // PathToRoot implements session.Store.
 func (s *Store) PathToRoot(ctx context.Context, id string) ([]*session.Entry, error) {
-	if err := s.complete(ctx); err != nil {
-		return nil, err
-	}
-	es, err := s.tree.PathToRoot(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.b.blobs.ResolveAll(ctx, es)
+	es, err := storedView{s}.PathToRoot(ctx, id)
+	return s.resolved(ctx, es, err)
 }
 
 // Entries implements session.Store.
 func (s *Store) Entries(ctx context.Context) ([]*session.Entry, error) {
-	if err := s.complete(ctx); err != nil {
-		return nil, err
-	}
-	es, err := s.tree.Entries(ctx)
+	es, err := storedView{s}.Entries(ctx)
+	return s.resolved(ctx, es, err)
+}
+
+// resolved is entries read as stored, with their content in place.
+func (s *Store) resolved(ctx context.Context, es []*session.Entry, err error) ([]*session.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +243,7 @@ func (s *Store) ReadTreeAt(ctx context.Context, fn func(t *session.Tree, seq uin
 	if err := s.complete(ctx); err != nil {
 		return err
 	}
-	return s.tree.ReadTree(ctx, func(t *session.Tree) error { return fn(t, s.lastSeq) })
+	return s.ReadStateAt(ctx, fn)
 }
 
 // ReadStateAt is ReadTreeAt for what a tree answers without its entries

@@ -81,11 +81,7 @@ func (u *Uploads) subject(id string) string { return u.prefix + "." + id }
 // last is the upload's last piece (nil before the first) and the size
 // staged so far.
 func (u *Uploads) last(ctx context.Context, id string) (*jetstream.RawStreamMsg, int64, error) {
-	var m *jetstream.RawStreamMsg
-	err := u.b.resend(ctx, func(ctx context.Context) (err error) {
-		m, err = u.b.getOne(ctx, u.stream, map[string]string{"last_by_subj": u.subject(id)}, true)
-		return err
-	}, nil)
+	m, err := u.b.lastOf(ctx, u.stream, u.subject(id))
 	if err != nil || m == nil {
 		return nil, 0, err
 	}
