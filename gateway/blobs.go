@@ -26,6 +26,16 @@ import (
 // references and resolved here, one item at a time, so that a response
 // holding large images is written as it is read.
 
+// refsParam reads ?refs=: whether the caller wants references to content
+// stored apart rather than the content.
+func refsParam(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("query parameter refs must be true or false, not %q", v)}
+	}
+	return b, nil
+}
+
 // largeBody is a body over MaxBodyBytes: what was read of it, and the
 // rest.
 type largeBody struct {
@@ -122,15 +132,11 @@ func (g *Gateway) blobBody(r *http.Request, maxBody int64) ([]byte, error) {
 func (g *Gateway) getBlob(w http.ResponseWriter, r *http.Request) {
 	w, r, end := g.trace(w, r, service.OpBlob)
 	defer end()
-	u, release, err := g.user(r)
-	if err != nil {
-		writeError(w, err, 0)
+	u, release, ok := g.admit(w, r)
+	if !ok {
 		return
 	}
 	defer release()
-	if g.limited(w, u) {
-		return
-	}
 	longLived(w)
 	ctx := r.Context()
 	req := service.BlobRequest{SHA256: r.PathValue("sha256")}

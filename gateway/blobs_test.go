@@ -117,6 +117,13 @@ func TestLargeImageOverHTTP(t *testing.T) {
 		t.Fatalf("missing blob: %d %v", r.status, r.body)
 	}
 
+	// ?refs takes a boolean and nothing else, on every route.
+	for _, path := range []string{"/pics/entries?refs=maybe", "/pics/context?refs=1x", "/pics/events?refs=yes"} {
+		if r := do(t, "GET", u+path, ""); r.status != 400 || errField(r) != "?refs" {
+			t.Fatalf("GET %s: %d %v", path, r.status, r.body)
+		}
+	}
+
 	// A blob sent first, raw, larger than a request.
 	raw := make([]byte, 2<<20)
 	rand.Read(raw)

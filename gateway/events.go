@@ -41,20 +41,16 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	}
 	refs := false
 	if v := r.URL.Query().Get("refs"); v != "" {
-		if refs, err = strconv.ParseBool(v); err != nil {
-			writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("refs must be true or false, not %q", v)}, 0)
+		if refs, err = refsParam(v); err != nil {
+			writeError(w, err, 0)
 			return
 		}
 	}
-	u, release, err := g.user(r)
-	if err != nil {
-		writeError(w, err, 0)
+	u, release, ok := g.admit(w, r)
+	if !ok {
 		return
 	}
 	defer release()
-	if g.limited(w, u) {
-		return
-	}
 	done, err := g.streams.acquire(g.tenantOf(u), u.rateKey)
 	if err != nil {
 		writeError(w, err, 0)

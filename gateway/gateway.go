@@ -252,6 +252,22 @@ func (g *Gateway) Close(ctx context.Context) error {
 	return err
 }
 
+// admit is how every route takes a caller: its connection (by its
+// credentials), then its rate. ok false: the answer is written. release
+// gives the connection back.
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (u *userConn, release func(), ok bool) {
+	u, release, err := g.user(r)
+	if err != nil {
+		writeError(w, err, 0)
+		return nil, nil, false
+	}
+	if g.limited(w, u) {
+		release()
+		return nil, nil, false
+	}
+	return u, release, true
+}
+
 // limited answers 429 when the caller is past its rate. It is called
 // once the caller is authenticated: a stranger using a user's name
 // spends nothing of that user's budget.

@@ -125,9 +125,9 @@ func query(params map[string]bool) builder {
 			case len(vs) != 1:
 				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
 			case k == "refs":
-				b, err := strconv.ParseBool(vs[0])
+				b, err := refsParam(vs[0])
 				if err != nil {
-					return nil, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("query parameter refs must be true or false, not %q", vs[0])}
+					return nil, err
 				}
 				req[k] = b
 			case numeric:
@@ -158,15 +158,11 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 				return
 			}
 		}
-		u, release, err := g.user(r)
-		if err != nil {
-			writeError(w, err, 0)
+		u, release, ok := g.admit(w, r)
+		if !ok {
 			return
 		}
 		defer release()
-		if g.limited(w, u) {
-			return
-		}
 		req, err := build(r, g.cfg.MaxBodyBytes)
 		var lb *largeBody
 		if err != nil && !errors.As(err, &lb) {
