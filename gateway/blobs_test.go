@@ -124,6 +124,14 @@ func TestLargeImageOverHTTP(t *testing.T) {
 		}
 	}
 
+	// A digest that is not one, or not the body's, is refused.
+	if r := do(t, "POST", g.URL()+"/v1/blobs?sha256=../x", "abc"); r.status != 400 || errField(r) != "/sha256" {
+		t.Fatalf("POST /v1/blobs with a bad digest: %d %v", r.status, r.body)
+	}
+	if r := do(t, "POST", g.URL()+"/v1/blobs?sha256="+strings.Repeat("0", 64), "abc"); r.status != 422 {
+		t.Fatalf("POST /v1/blobs with another body's digest: %d %v", r.status, r.body)
+	}
+
 	// A blob sent first, raw, larger than a request.
 	raw := make([]byte, 2<<20)
 	rand.Read(raw)
