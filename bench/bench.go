@@ -62,7 +62,7 @@ type Config struct {
 	// (half of them repeats).
 	HeavyEntries, HeavyImages, ImageBytes int
 	// PiModules, if set, is a node_modules dir holding
-	// @mariozechner/pi-coding-agent: pi's own loader is timed on the same
+	// @earendil-works/pi-coding-agent (or @mariozechner/…): pi's own loader is timed on the same
 	// files (needs node).
 	PiModules string
 	// Only, if set, limits the run to these parts (see Parts).

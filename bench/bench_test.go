@@ -17,7 +17,7 @@ import (
 func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 	cfg := bench.QuickConfig()
 	cfg.Dir = t.TempDir()
-	cfg.PiModules = os.Getenv("SESSIONLOG_PI_MODULES") // npm install @mariozechner/pi-coding-agent
+	cfg.PiModules = os.Getenv("SESSIONLOG_PI_MODULES") // npm install @earendil-works/pi-coding-agent
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.Run(ctx, cfg)

@@ -113,12 +113,12 @@ func opens(ctx context.Context, cfg Config, n *node, dir string, r *Report, p pr
 		r.add(Row{Group: group, Name: fmt.Sprintf("from a pi JSONL file (%.0f MB)", float64(size64)/1e6), Ours: millis(fromFile), Base: millis(floor), Unit: "ms", BaseName: "reading the file + json.Valid per line"})
 		if cfg.PiModules != "" {
 			p.say("pi's SessionManager on the %d-entry file", size+tail)
-			piTime, node, err := piOpen(ctx, cfg.PiModules, file, min(k, 5), size+tail)
+			piTime, who, err := piOpen(ctx, cfg.PiModules, file, min(k, 5), size+tail)
 			if err != nil {
 				return err
 			}
 			r.add(Row{Group: group, Name: "the same file: ours vs pi's own loader", Ours: millis(fromFile), Base: millis(piTime), Unit: "ms",
-				BaseName: "pi-coding-agent SessionManager.open + buildSessionContext (Node " + node + ")"})
+				BaseName: "SessionManager.open + buildSessionContext of " + who})
 		}
 	}
 	return nil

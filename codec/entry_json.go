@@ -203,13 +203,13 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 		switch key {
 		case "type":
 			hasType = true
-			return r.structural(key, (*string)(&e.Type), false)
+			return r.structural(key, (*string)(&e.Type), false, r.readSymbol)
 		case "id":
 			hasID = true
-			return r.structural(key, &e.ID, false)
+			return r.structural(key, &e.ID, false, r.readString)
 		case "parentId":
 			hasParent = true
-			return r.structural(key, &e.ParentID, true)
+			return r.structural(key, &e.ParentID, true, r.readString)
 		case "timestamp":
 			return r.str(key, &e.Timestamp, &fs)
 		case "message":
@@ -219,11 +219,11 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 			e.Message = &session.Message{}
 			return r.message(e.Message)
 		case "thinkingLevel":
-			return r.str(key, &e.ThinkingLevel, &fs)
+			return r.sym(key, &e.ThinkingLevel, &fs)
 		case "provider":
-			return r.str(key, &e.Provider, &fs)
+			return r.sym(key, &e.Provider, &fs)
 		case "modelId":
-			return r.str(key, &e.ModelID, &fs)
+			return r.sym(key, &e.ModelID, &fs)
 		case "activeTools":
 			return r.strings(key, &e.ActiveTools, &fs)
 		case "summary":
@@ -249,7 +249,7 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 		case "fromId":
 			return r.str(key, &e.FromID, &fs)
 		case "customType":
-			return r.str(key, &e.CustomType, &fs)
+			return r.sym(key, &e.CustomType, &fs)
 		case "content":
 			return r.content(key, &e.Content, &fs)
 		case "display":
@@ -286,7 +286,7 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 
 // structural reads a member the tree depends on: it must be a string (or
 // null where nullable); anything else makes the line unusable.
-func (r *reader) structural(key string, dst *string, nullable bool) error {
+func (r *reader) structural(key string, dst *string, nullable bool, read func() (string, error)) error {
 	k := r.d.PeekKind()
 	if k == 'n' && nullable {
 		_, err := r.d.ReadToken()
@@ -300,12 +300,9 @@ func (r *reader) structural(key string, dst *string, nullable bool) error {
 		}
 		return fmt.Errorf("%q is %s (%s), not a string", key, kindName(k), truncate(v))
 	}
-	tok, err := r.d.ReadToken()
-	if err != nil {
-		return err
-	}
-	*dst = tok.String()
-	return nil
+	var err error
+	*dst, err = read()
+	return err
 }
 
 func (r *reader) messages(key string, dst *[]session.Message, fs *fieldSet) error {
@@ -377,9 +374,9 @@ func DecodeHeader(line []byte) (*session.Header, error) {
 	err := r.object("header", func(key string) error {
 		switch key {
 		case "type":
-			return r.structural(key, &typ, false)
+			return r.structural(key, &typ, false, r.readString)
 		case "id":
-			return r.structural(key, &h.ID, false)
+			return r.structural(key, &h.ID, false, r.readString)
 		case "version":
 			return r.integer(key, &version, &fs)
 		case "timestamp":

@@ -13,6 +13,10 @@ import (
 type fileLine struct {
 	no    int
 	entry *session.Entry
+	// valid is entry validated on its own, or invalid why it is not
+	// (found while decoding, in parallel; reported when applying).
+	valid   session.Validated
+	invalid error
 }
 
 // DecodeFile parses the bytes of a session file (JSON lines, any version
@@ -50,7 +54,10 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 		parsedIdx = append(parsedIdx, -1)
 		segs = segs[1:]
 	}
-	decoded := decodeAll(segs, header != nil && header.Version <= 1, o.run)
+	// Entries of older versions change in migrating: those are validated
+	// when applied, current ones while decoding.
+	current := header != nil && header.Version >= session.CurrentVersion
+	decoded := decodeAll(segs, header != nil && header.Version <= 1, current, o.run)
 	for i, sg := range segs {
 		e, err := decoded[i].entry, decoded[i].err
 		if err != nil {
@@ -70,7 +77,7 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 			ld.MissingNewline = true
 		}
 		parsedIdx = append(parsedIdx, len(lines))
-		lines = append(lines, fileLine{no: sg.no, entry: e})
+		lines = append(lines, fileLine{no: sg.no, entry: e, valid: decoded[i].valid, invalid: decoded[i].invalid})
 	}
 	if header == nil {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file has no lines", ErrBadHeader)}
@@ -84,6 +91,7 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 	}
 
 	tree := session.NewTree(*header)
+	tree.Grow(len(lines))
 	issues = append(issues, buildTree(tree, lines, name)...)
 	ld.Tree = tree
 	ld.Issues = issues
@@ -135,14 +143,16 @@ func splitLines(data []byte) ([]segment, int64) {
 }
 
 type decoded struct {
-	entry *session.Entry
-	err   error
+	entry   *session.Entry
+	err     error
+	valid   session.Validated
+	invalid error
 }
 
-// decodeAll decodes the lines, in parallel when run spreads the work:
-// lines are independent, and decoding is most of the cost of opening a
-// long session.
-func decodeAll(segs []segment, legacy bool, run Runner) []decoded {
+// decodeAll decodes the lines, and validates each entry on its own when
+// validate is set, in parallel when run spreads the work: lines are
+// independent, and decoding is most of the cost of opening a long session.
+func decodeAll(segs []segment, legacy, validate bool, run Runner) []decoded {
 	out := make([]decoded, len(segs))
 	decode := DecodeEntry
 	if legacy {
@@ -160,6 +170,9 @@ func decodeAll(segs []segment, legacy bool, run Runner) []decoded {
 				continue
 			}
 			out[i].entry, out[i].err = decode(sg.text)
+			if out[i].err == nil && validate {
+				out[i].valid, out[i].invalid = session.Validate(out[i].entry)
+			}
 		}
 	})
 	return out
@@ -186,7 +199,13 @@ func buildTree(tree *session.Tree, lines []fileLine, name string) []*LineError {
 		for len(stack) > 0 {
 			l := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if err := tree.Apply(l.entry); err != nil {
+			err := l.invalid
+			if err == nil && l.valid.Entry() == l.entry {
+				err = tree.ApplyValidated(l.valid)
+			} else if err == nil {
+				err = tree.Apply(l.entry)
+			}
+			if err != nil {
 				report(l, err)
 				markSkipped(l.entry.ID, skipped, waiting, func(c fileLine) {
 					report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))

@@ -148,17 +148,17 @@ func (r *reader) message(m *session.Message) error {
 	err := r.object("message", func(key string) error {
 		switch key {
 		case "role":
-			return r.str(key, &m.Role, &fs)
+			return r.sym(key, &m.Role, &fs)
 		case "content":
 			return r.content(key, &m.Content, &fs)
 		case "timestamp":
 			return r.integer(key, &m.Timestamp, &fs)
 		case "api":
-			return r.str(key, &m.API, &fs)
+			return r.sym(key, &m.API, &fs)
 		case "provider":
-			return r.str(key, &m.Provider, &fs)
+			return r.sym(key, &m.Provider, &fs)
 		case "model":
-			return r.str(key, &m.Model, &fs)
+			return r.sym(key, &m.Model, &fs)
 		case "responseId":
 			return r.str(key, &m.ResponseID, &fs)
 		case "usage":
@@ -168,19 +168,19 @@ func (r *reader) message(m *session.Message) error {
 			m.Usage = &session.Usage{}
 			return r.usage(m.Usage)
 		case "stopReason":
-			return r.str(key, &m.StopReason, &fs)
+			return r.sym(key, &m.StopReason, &fs)
 		case "errorMessage":
 			return r.str(key, &m.ErrorMessage, &fs)
 		case "toolCallId":
 			return r.str(key, &m.ToolCallID, &fs)
 		case "toolName":
-			return r.str(key, &m.ToolName, &fs)
+			return r.sym(key, &m.ToolName, &fs)
 		case "isError":
 			return r.boolean(key, &m.IsError, &fs)
 		case "details":
 			return r.raw(&m.Details)
 		case "customType":
-			return r.str(key, &m.CustomType, &fs)
+			return r.sym(key, &m.CustomType, &fs)
 		case "display":
 			return r.boolean(key, &m.Display, &fs)
 		case "summary":
@@ -199,11 +199,11 @@ func (r *reader) message(m *session.Message) error {
 func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 	switch r.d.PeekKind() {
 	case '"':
-		tok, err := r.d.ReadToken()
+		text, err := r.readString()
 		if err != nil {
 			return err
 		}
-		*c = session.TextContent(tok.String())
+		*c = session.TextContent(text)
 		return nil
 	case '[':
 	default:
@@ -212,7 +212,10 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 	if _, err := r.d.ReadToken(); err != nil {
 		return err
 	}
-	c.Blocks = []session.ContentBlock{}
+	// Blocks gather in the reader's buffer and are copied out at their
+	// count: grown by append, a message's blocks would hold up to twice
+	// their size (a block is some 240 bytes). Contents do not nest.
+	blocks := r.blocks[:0]
 	for r.d.PeekKind() != ']' {
 		var blk session.ContentBlock
 		if r.d.PeekKind() != '{' {
@@ -223,8 +226,12 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 		} else if err := r.block(&blk); err != nil {
 			return err
 		}
-		c.Blocks = append(c.Blocks, blk)
+		blocks = append(blocks, blk)
 	}
+	c.Blocks = make([]session.ContentBlock, len(blocks))
+	copy(c.Blocks, blocks)
+	clear(blocks)
+	r.blocks = blocks[:0]
 	_, err := r.d.ReadToken()
 	return err
 }
@@ -234,7 +241,7 @@ func (r *reader) block(c *session.ContentBlock) error {
 	err := r.object("content block", func(key string) error {
 		switch key {
 		case "type":
-			return r.str(key, &c.Type, &fs)
+			return r.sym(key, &c.Type, &fs)
 		case "text":
 			return r.str(key, &c.Text, &fs)
 		case "textSignature":
@@ -248,11 +255,11 @@ func (r *reader) block(c *session.ContentBlock) error {
 		case "data":
 			return r.str(key, &c.Data, &fs)
 		case "mimeType":
-			return r.str(key, &c.MimeType, &fs)
+			return r.sym(key, &c.MimeType, &fs)
 		case "id":
 			return r.str(key, &c.ID, &fs)
 		case "name":
-			return r.str(key, &c.Name, &fs)
+			return r.sym(key, &c.Name, &fs)
 		case "arguments":
 			return r.raw(&c.Arguments)
 		case "thoughtSignature":

@@ -19,6 +19,11 @@ type reader struct {
 	// strict refuses what would otherwise be kept verbatim: unknown
 	// members and known members of the wrong kind.
 	strict bool
+	// syms are the repeated values learnt (strings.go); scratch holds an
+	// unescaped string.
+	syms    symbols
+	scratch []byte
+	blocks  []session.ContentBlock // content being read (message_json.go)
 }
 
 var readerPool = sync.Pool{New: func() any {
@@ -40,6 +45,12 @@ func getReader(data []byte) *reader {
 func putReader(r *reader) {
 	r.br.Reset(nil)
 	r.strict = false
+	if cap(r.blocks) > 64 {
+		r.blocks = nil // a pooled reader keeps no outsized buffer
+	}
+	if cap(r.scratch) > 64<<10 {
+		r.scratch = nil
+	}
 	readerPool.Put(r)
 }
 
@@ -59,11 +70,11 @@ func (r *reader) object(what string, fn func(key string) error) error {
 		return fmt.Errorf("%s is %s, not an object", what, kindName(tok.Kind()))
 	}
 	for r.d.PeekKind() != '}' {
-		kt, err := r.d.ReadToken()
+		key, err := r.readName()
 		if err != nil {
 			return err
 		}
-		if err := fn(kt.String()); err != nil {
+		if err := fn(key); err != nil {
 			return err
 		}
 	}
@@ -101,14 +112,22 @@ func (r *reader) zero(key string, lit string, fs *fieldSet) {
 }
 
 func (r *reader) str(key string, dst *string, fs *fieldSet) error {
+	return r.strOf(key, dst, fs, r.readString)
+}
+
+// sym is str for a value likely to repeat across entries (strings.go).
+func (r *reader) sym(key string, dst *string, fs *fieldSet) error {
+	return r.strOf(key, dst, fs, r.readSymbol)
+}
+
+func (r *reader) strOf(key string, dst *string, fs *fieldSet, read func() (string, error)) error {
 	if r.d.PeekKind() != '"' {
 		return r.keep(key, fs)
 	}
-	tok, err := r.d.ReadToken()
-	if err != nil {
+	var err error
+	if *dst, err = read(); err != nil {
 		return err
 	}
-	*dst = tok.String()
 	if *dst == "" {
 		r.zero(key, `""`, fs)
 	}
@@ -203,11 +222,11 @@ func (r *reader) strings(key string, dst *[]string, fs *fieldSet) error {
 			fs.add(key, v)
 			return nil
 		}
-		tok, err := sub.d.ReadToken()
+		name, err := sub.readSymbol()
 		if err != nil {
 			return err
 		}
-		out = append(out, tok.String())
+		out = append(out, name)
 	}
 	*dst = out
 	return nil

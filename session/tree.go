@@ -320,6 +320,47 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// Validated is an entry ValidateEntry has passed: what can be checked of
+// an entry on its own is checked apart from applying it (where it can run
+// in parallel, as decoding a file does), and ApplyValidated checks only
+// what depends on the tree.
+type Validated struct{ e *Entry }
+
+// Validate runs ValidateEntry on e.
+func Validate(e *Entry) (Validated, error) {
+	if err := ValidateEntry(e); err != nil {
+		return Validated{}, err
+	}
+	return Validated{e}, nil
+}
+
+// Entry returns the validated entry.
+func (v Validated) Entry() *Entry { return v.e }
+
+// ApplyValidated is Apply of an entry Validate has passed.
+func (t *Tree) ApplyValidated(v Validated) error {
+	if v.e == nil {
+		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
+	}
+	if err := t.check(v.e, nil, func(*Entry) error { return nil }); err != nil {
+		return err
+	}
+	t.apply(v.e)
+	return nil
+}
+
+// Grow makes room for n more entries, for a caller about to apply many.
+func (t *Tree) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	t.entries = slices.Grow(t.entries, n)
+	t.parent = slices.Grow(t.parent, n)
+	if len(t.index) == 0 {
+		t.index = make(map[string]int32, n)
+	}
+}
+
 // Apply checks e and adds it to the tree, moving the leaf: to e itself, or
 // for a leaf entry to the entry it names (its parent).
 func (t *Tree) Apply(e *Entry) error {

@@ -1,0 +1,136 @@
+package codec
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Reading strings without the copies and allocations a token costs: a
+// member name is matched against the names the decoder knows without
+// becoming a string, and values that repeat across a session (roles, block
+// types, providers, models, tool names) are shared rather than allocated
+// per entry — most of what a long session's tree would otherwise hold twice.
+
+// knownNames maps each member name the decoder switches on to itself, so a
+// name read from input becomes a constant string with no allocation.
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		// entries and headers
+		"type", "id", "parentId", "timestamp", "message", "thinkingLevel", "provider", "modelId",
+		"activeTools", "summary", "firstKeptEntryId", "tokensBefore", "retainedTail", "usage",
+		"details", "data", "fromHook", "fromId", "customType", "content", "display", "targetId",
+		"label", "name", "version", "cwd", "parentSession", "metadata",
+		// messages
+		"role", "api", "model", "responseId", "stopReason", "errorMessage", "toolCallId",
+		"toolName", "isError",
+		// content blocks
+		"text", "textSignature", "thinking", "thinkingSignature", "redacted", "mimeType",
+		"arguments", "thoughtSignature",
+		// usage
+		"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "total",
+	} {
+		m[k] = k
+	}
+	return m
+}()
+
+// Symbols: values that name one of few things. Those pi writes are known
+// up front; others (providers, models, tools of a deployment) are learnt,
+// up to a bound, so hostile input cannot grow the table.
+const (
+	maxSymbols   = 1024
+	maxSymbolLen = 64
+)
+
+var knownSymbols = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"message", "thinking_level_change", "model_change", "active_tools_change", "compaction",
+		"branch_summary", "custom", "custom_message", "label", "session_info", "leaf",
+		"user", "assistant", "toolResult", "bashExecution", "compactionSummary", "branchSummary",
+		"text", "thinking", "toolCall", "image", "image/png", "image/jpeg", "image/webp", "image/gif",
+		"stop", "length", "toolUse", "error", "aborted",
+		"off", "minimal", "low", "medium", "high", "xhigh",
+		"anthropic", "openai", "google", "anthropic-messages", "openai-completions",
+		"openai-responses", "google-generative-ai",
+		"bash", "read", "edit", "write", "grep", "find", "ls",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+// symbols is a reader's table of learnt symbols.
+type symbols map[string]string
+
+// intern returns b as a string, shared with earlier equal values.
+func (s *symbols) intern(b []byte) string {
+	if v, ok := knownSymbols[string(b)]; ok {
+		return v
+	}
+	if len(b) > maxSymbolLen {
+		return string(b)
+	}
+	if v, ok := (*s)[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if *s == nil {
+		*s = symbols{}
+	}
+	if len(*s) < maxSymbols {
+		(*s)[v] = v
+	}
+	return v
+}
+
+// unquoted returns the text of the JSON string literal v (as read by the
+// decoder, so well formed): its inside when it has no escapes and is valid
+// UTF-8, else decoded into the reader's scratch buffer, invalid UTF-8
+// becoming U+FFFD as Token.String makes it. The result is valid until the
+// next call.
+func (r *reader) unquoted(v jsontext.Value) []byte {
+	in := v[1 : len(v)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return in
+	}
+	// The decoder has checked the literal: the only error left is the
+	// report of invalid UTF-8, which was replaced.
+	r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
+	return r.scratch
+}
+
+// readString reads a string value (the caller has peeked '"').
+func (r *reader) readString() (string, error) {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	return string(r.unquoted(v)), nil
+}
+
+// readSymbol reads a string value likely to repeat (the caller has
+// peeked '"').
+func (r *reader) readSymbol() (string, error) {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	return r.syms.intern(r.unquoted(v)), nil
+}
+
+// readName reads a member name: one of knownNames without allocating.
+func (r *reader) readName() (string, error) {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	b := r.unquoted(v)
+	if k, ok := knownNames[string(b)]; ok {
+		return k, nil
+	}
+	return string(b), nil
+}
