@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -72,16 +73,19 @@ func (r *reader) canonical(b []byte) ([]byte, error) {
 		_, err := r.d.ReadToken()
 		return append(b, ']'), err
 	case '"':
-		tok, err := r.d.ReadToken()
-		return appendString(b, tok.String()), err
-	case '0':
-		tok, err := r.d.ReadToken()
+		v, err := r.d.ReadValue()
 		if err != nil {
 			return b, err
 		}
-		f, err := tok.Float()
+		return appendString(b, string(r.unquoted(v))), nil
+	case '0':
+		v, err := r.d.ReadValue()
 		if err != nil {
 			return b, err
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return b, err // out of range
 		}
 		return appendFloat(b, f, "number", nil)
 	case 'n', 't', 'f':

@@ -142,16 +142,7 @@ func EncodeEntry(e *session.Entry) ([]byte, error) { return AppendEntry(nil, e) 
 
 // DecodeEntry decodes one JSON line holding an entry (not a header).
 func DecodeEntry(line []byte) (*session.Entry, error) {
-	r := getReader(line)
-	defer putReader(r)
-	e := &session.Entry{}
-	if err := r.entry(e, false); err != nil {
-		return nil, err
-	}
-	if err := r.end(); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return decodeEntry(getReader(line), false, false)
 }
 
 // DecodeEntryStrict is DecodeEntry for input from clients rather than
@@ -160,26 +151,21 @@ func DecodeEntry(line []byte) (*session.Entry, error) {
 // *MemberError naming it. id and parentId may be absent (the caller
 // assigns them); null and absent parentIds both decode as "".
 func DecodeEntryStrict(line []byte) (*session.Entry, error) {
-	r := getReader(line)
-	defer putReader(r)
-	r.strict = true
-	e := &session.Entry{}
-	if err := r.entry(e, true); err != nil {
-		return nil, err
-	}
-	if err := r.end(); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return decodeEntry(getReader(line), true, true)
 }
 
 // DecodeLegacyEntry decodes an entry of a version 1 file, which has no id
 // and no parentId; the caller assigns both.
 func DecodeLegacyEntry(line []byte) (*session.Entry, error) {
-	r := getReader(line)
+	return decodeEntry(getReader(line), false, true)
+}
+
+// decodeEntry decodes the entry r holds and returns r to its pool.
+func decodeEntry(r *reader, strict, legacy bool) (*session.Entry, error) {
 	defer putReader(r)
+	r.strict = strict
 	e := &session.Entry{}
-	if err := r.entry(e, true); err != nil {
+	if err := r.entry(e, legacy); err != nil {
 		return nil, err
 	}
 	if err := r.end(); err != nil {
@@ -422,11 +408,10 @@ func PeekType(line []byte) string {
 	_ = r.object("line", func(key string) error {
 		if key == "type" {
 			if r.d.PeekKind() == '"' {
-				tok, err := r.d.ReadToken()
-				if err != nil {
+				var err error
+				if typ, err = r.readString(); err != nil {
 					return err
 				}
-				typ = tok.String()
 			}
 			return stop
 		}

@@ -1,5 +1,12 @@
 package codec
 
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
 // Exported for the tests of package codec_test.
 var (
 	JSONToMsgpackFast   = jsonToMsgpackFast
@@ -14,4 +21,25 @@ func SetMaxLineBytes(n int) (restore func()) {
 	old := maxLineBytes
 	maxLineBytes = n
 	return func() { maxLineBytes = old }
+}
+
+// DecodeEntryJSONText is DecodeEntry (DecodeEntryStrict when strict) with
+// jsontext's Decoder tokenizing in place of the scanner.
+func DecodeEntryJSONText(line []byte, strict bool) (*session.Entry, error) {
+	return decodeEntry(getJSONTextReader(line), strict, strict)
+}
+
+// ScanValue reads one JSON value with the scanner and checks nothing
+// follows: it returns the value as read.
+func ScanValue(data []byte) ([]byte, error) {
+	var s scanner
+	s.Reset(data)
+	v, err := s.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.ReadToken(); err != io.EOF {
+		return nil, fmt.Errorf("after the value: %v", err)
+	}
+	return v, nil
 }

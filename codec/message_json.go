@@ -285,7 +285,8 @@ func (r *reader) block(c *session.ContentBlock) error {
 }
 
 func (r *reader) usage(u *session.Usage) error {
-	var fs fieldSet
+	// All usage members are always written, so zeros need no keeping.
+	fs := fieldSet{noZeros: true}
 	err := r.object("usage", func(key string) error {
 		switch key {
 		case "input":
@@ -323,7 +324,6 @@ func (r *reader) usage(u *session.Usage) error {
 		}
 		return r.keep(key, &fs)
 	})
-	// All usage members are always written, so zeros need no keeping.
 	u.Extra = fs.extra
 	return err
 }

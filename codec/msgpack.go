@@ -147,11 +147,21 @@ func jsonToMsgpackTokens(data []byte) ([]byte, error) {
 	var toks []mpTok
 	var stack []frame
 	for {
-		tok, err := r.d.ReadToken()
+		// Strings and numbers are read as values: their literal text is
+		// what is kept.
+		k := r.d.PeekKind()
+		var lit []byte
+		var err error
+		if k == '"' || k == '0' {
+			lit, err = r.d.ReadValue()
+		} else {
+			var tok jsontext.Token
+			tok, err = r.d.ReadToken()
+			k = tok.Kind()
+		}
 		if err != nil {
 			return nil, malformed(err)
 		}
-		k := tok.Kind()
 		if len(stack) > 0 && k != '}' && k != ']' {
 			top := &stack[len(stack)-1]
 			// Count array elements, and object members on their names.
@@ -166,8 +176,10 @@ func jsonToMsgpackTokens(data []byte) ([]byte, error) {
 			stack = append(stack, frame{tok: len(toks) - 1})
 		case '}', ']':
 			stack = stack[:len(stack)-1]
-		case '"', '0':
-			toks = append(toks, mpTok{kind: k, s: tok.String()})
+		case '"':
+			toks = append(toks, mpTok{kind: k, s: string(r.unquoted(lit))})
+		case '0':
+			toks = append(toks, mpTok{kind: k, s: string(lit)})
 		default:
 			toks = append(toks, mpTok{kind: k})
 		}
@@ -236,6 +248,8 @@ func msgpackToJSON(data []byte) ([]byte, error) {
 	return out, nil
 }
 
+// maxDepth bounds the nesting of values, JSON (as jsontext does) and
+// msgpack alike.
 const maxDepth = 10000
 
 // mpReader walks msgpack input held in memory, so that every declared

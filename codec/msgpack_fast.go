@@ -20,7 +20,7 @@ import (
 var fastBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 type fastTranscoder struct {
-	d   *jsontext.Decoder
+	d   tokens
 	out []byte
 }
 

@@ -14,8 +14,11 @@ import (
 // reader decodes one JSON value token by token, so that the whole line is
 // scanned once however deeply the entry nests.
 type reader struct {
+	d  tokens
+	sc scanner
+	// jd is jsontext's Decoder, for what is checked against it (tests).
 	br bytes.Reader
-	d  *jsontext.Decoder
+	jd *jsontext.Decoder
 	// strict refuses what would otherwise be kept verbatim: unknown
 	// members and known members of the wrong kind.
 	strict bool
@@ -26,24 +29,35 @@ type reader struct {
 	blocks  []session.ContentBlock // content being read (message_json.go)
 }
 
-var readerPool = sync.Pool{New: func() any {
-	r := &reader{}
-	r.d = jsontext.NewDecoder(&r.br, decoderOpts...)
-	return r
-}}
+var readerPool = sync.Pool{New: func() any { return &reader{} }}
 
 // JSON.parse accepts duplicate names (last wins) and lone surrogates.
 var decoderOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 func getReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
+	r.sc.Reset(data)
+	r.d = &r.sc
+	return r
+}
+
+// getJSONTextReader is getReader with jsontext's Decoder tokenizing.
+func getJSONTextReader(data []byte) *reader {
+	r := readerPool.Get().(*reader)
 	r.br.Reset(data)
-	r.d.Reset(&r.br, decoderOpts...)
+	if r.jd == nil {
+		r.jd = jsontext.NewDecoder(&r.br, decoderOpts...)
+	} else {
+		r.jd.Reset(&r.br, decoderOpts...)
+	}
+	r.d = r.jd
 	return r
 }
 
 func putReader(r *reader) {
 	r.br.Reset(nil)
+	r.sc.Reset(nil)
+	r.d = nil
 	r.strict = false
 	if cap(r.blocks) > 64 {
 		r.blocks = nil // a pooled reader keeps no outsized buffer
@@ -59,6 +73,9 @@ func putReader(r *reader) {
 type fieldSet struct {
 	extra []session.Field
 	zeros []session.Field
+	// noZeros drops zeros at once, for objects whose members are all
+	// always written.
+	noZeros bool
 }
 
 func (r *reader) object(what string, fn func(key string) error) error {
@@ -108,6 +125,9 @@ func (fs *fieldSet) add(key string, v []byte) {
 }
 
 func (r *reader) zero(key string, lit string, fs *fieldSet) {
+	if fs.noZeros {
+		return
+	}
 	fs.zeros = append(fs.zeros, session.Field{Key: key, Value: session.Raw(lit)})
 }
 
@@ -139,11 +159,10 @@ func (r *reader) boolean(key string, dst *bool, fs *fieldSet) error {
 	if k != 't' && k != 'f' {
 		return r.keep(key, fs)
 	}
-	tok, err := r.d.ReadToken()
-	if err != nil {
+	if _, err := r.d.ReadValue(); err != nil {
 		return err
 	}
-	*dst = tok.Bool()
+	*dst = k == 't'
 	if !*dst {
 		r.zero(key, "false", fs)
 	}
@@ -178,13 +197,13 @@ func (r *reader) float(key string, dst *float64, fs *fieldSet) error {
 	if r.d.PeekKind() != '0' {
 		return r.keep(key, fs)
 	}
-	tok, err := r.d.ReadToken()
+	v, err := r.d.ReadValue()
 	if err != nil {
 		return err
 	}
-	f, ferr := tok.Float()
-	if ferr != nil {
-		return ferr
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return err // out of range
 	}
 	*dst = f
 	return nil

@@ -13,29 +13,118 @@ import (
 // types, providers, models, tool names) are shared rather than allocated
 // per entry — most of what a long session's tree would otherwise hold twice.
 
-// knownNames maps each member name the decoder switches on to itself, so a
-// name read from input becomes a constant string with no allocation.
-var knownNames = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{
-		// entries and headers
-		"type", "id", "parentId", "timestamp", "message", "thinkingLevel", "provider", "modelId",
-		"activeTools", "summary", "firstKeptEntryId", "tokensBefore", "retainedTail", "usage",
-		"details", "data", "fromHook", "fromId", "customType", "content", "display", "targetId",
-		"label", "name", "version", "cwd", "parentSession", "metadata",
-		// messages
-		"role", "api", "model", "responseId", "stopReason", "errorMessage", "toolCallId",
-		"toolName", "isError",
-		// content blocks
-		"text", "textSignature", "thinking", "thinkingSignature", "redacted", "mimeType",
-		"arguments", "thoughtSignature",
-		// usage
-		"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "total",
-	} {
-		m[k] = k
+// knownName returns b as a constant string when it is a member name the
+// decoder switches on: a name read from input becomes a string with no
+// allocation (a switch on string(b) does not convert; a map was slower).
+func knownName(b []byte) (string, bool) {
+	switch string(b) {
+	case "type":
+		return "type", true
+	case "id":
+		return "id", true
+	case "parentId":
+		return "parentId", true
+	case "timestamp":
+		return "timestamp", true
+	case "message":
+		return "message", true
+	case "thinkingLevel":
+		return "thinkingLevel", true
+	case "provider":
+		return "provider", true
+	case "modelId":
+		return "modelId", true
+	case "activeTools":
+		return "activeTools", true
+	case "summary":
+		return "summary", true
+	case "firstKeptEntryId":
+		return "firstKeptEntryId", true
+	case "tokensBefore":
+		return "tokensBefore", true
+	case "retainedTail":
+		return "retainedTail", true
+	case "usage":
+		return "usage", true
+	case "details":
+		return "details", true
+	case "data":
+		return "data", true
+	case "fromHook":
+		return "fromHook", true
+	case "fromId":
+		return "fromId", true
+	case "customType":
+		return "customType", true
+	case "content":
+		return "content", true
+	case "display":
+		return "display", true
+	case "targetId":
+		return "targetId", true
+	case "label":
+		return "label", true
+	case "name":
+		return "name", true
+	case "version":
+		return "version", true
+	case "cwd":
+		return "cwd", true
+	case "parentSession":
+		return "parentSession", true
+	case "metadata":
+		return "metadata", true
+	case "role":
+		return "role", true
+	case "api":
+		return "api", true
+	case "model":
+		return "model", true
+	case "responseId":
+		return "responseId", true
+	case "stopReason":
+		return "stopReason", true
+	case "errorMessage":
+		return "errorMessage", true
+	case "toolCallId":
+		return "toolCallId", true
+	case "toolName":
+		return "toolName", true
+	case "isError":
+		return "isError", true
+	case "text":
+		return "text", true
+	case "textSignature":
+		return "textSignature", true
+	case "thinking":
+		return "thinking", true
+	case "thinkingSignature":
+		return "thinkingSignature", true
+	case "redacted":
+		return "redacted", true
+	case "mimeType":
+		return "mimeType", true
+	case "arguments":
+		return "arguments", true
+	case "thoughtSignature":
+		return "thoughtSignature", true
+	case "input":
+		return "input", true
+	case "output":
+		return "output", true
+	case "cacheRead":
+		return "cacheRead", true
+	case "cacheWrite":
+		return "cacheWrite", true
+	case "totalTokens":
+		return "totalTokens", true
+	case "cost":
+		return "cost", true
+	case "total":
+		return "total", true
 	}
-	return m
-}()
+	return "", false
+}
 
 // Symbols: values that name one of few things. Those pi writes are known
 // up front; others (providers, models, tools of a deployment) are learnt,
@@ -122,14 +211,14 @@ func (r *reader) readSymbol() (string, error) {
 	return r.syms.intern(r.unquoted(v)), nil
 }
 
-// readName reads a member name: one of knownNames without allocating.
+// readName reads a member name: a known one without allocating.
 func (r *reader) readName() (string, error) {
 	v, err := r.d.ReadValue()
 	if err != nil {
 		return "", err
 	}
 	b := r.unquoted(v)
-	if k, ok := knownNames[string(b)]; ok {
+	if k, ok := knownName(b); ok {
 		return k, nil
 	}
 	return string(b), nil
