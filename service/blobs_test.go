@@ -253,3 +253,51 @@ func TestBlobsStayInTheirTenant(t *testing.T) {
 	_ = json.Marshal
 	_ = jsontext.Value(nil)
 }
+
+// A page is sized with each item's content resolved before anything is
+// fetched: an image that cannot fit in this page is not read at all. The
+// second image's blob is deleted behind the store's back, so a service
+// that fetched before sizing would fail the first page; the second page,
+// which must fetch it, says which blob is missing.
+func TestPagesAreSizedBeforeBlobsAreFetched(t *testing.T) {
+	f := start(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "pages"}, nil)
+	// Each image resolves (as base64) to over half of a reply: one fits
+	// with the other's reference, not with its content.
+	size := int(nc.MaxPayload()) * 4 / 10
+	var names []string
+	for i := range 2 {
+		img := randomBytes(t, size)
+		sum := sha256.Sum256(img)
+		names = append(names, hex.EncodeToString(sum[:]))
+		line := `{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` +
+			base64.StdEncoding.EncodeToString(img) + `","mimeType":"image/png"}],"timestamp":` + fmt.Sprint(i+1) + `}}`
+		up := fmt.Sprintf("page-up%d", i)
+		if _, err := f.c.Upload(ctx, up, strings.NewReader(`{"entries":[`+line+`]}`)); err != nil {
+			t.Fatal(err)
+		}
+		f.call(t, service.OpAppend, service.AppendRequest{Session: "pages", Upload: up}, nil)
+	}
+	obs, err := f.b.JetStream().ObjectStore(ctx, f.b.Config().BlobBucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Delete(ctx, names[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	var first service.ContextReply
+	f.call(t, service.OpContext, service.ContextRequest{Session: "pages"}, &first)
+	if first.Total != 2 || first.Next != 1 || len(first.Sources) != 1 {
+		t.Fatalf("first page: total %d, next %d, %d messages; want the first image alone", first.Total, first.Next, len(first.Sources))
+	}
+	if bytes.Contains(first.Messages, []byte(`"$blob"`)) {
+		t.Fatalf("the first page holds a reference, not the image")
+	}
+	err = f.callErr(service.OpContext, service.ContextRequest{Session: "pages", Offset: 1})
+	if err == nil || !strings.Contains(err.Error(), names[1]) {
+		t.Fatalf("the page of the deleted image: %v, want an error naming blob %s", err, names[1])
+	}
+}
