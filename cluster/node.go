@@ -60,6 +60,8 @@ type Config struct {
 	Auth *AuthConfig
 	// TLS, when set, serves clients over TLS.
 	TLS *TLSConfig
+	// Encryption, when set, encrypts the store at rest (encryption.go).
+	Encryption *EncryptionConfig
 }
 
 // ClusterConfig joins a node to a JetStream cluster over routes.
@@ -104,6 +106,11 @@ func (c Config) Validate() error {
 	}
 	if c.Auth != nil {
 		if err := c.Auth.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Encryption != nil {
+		if err := c.Encryption.validate(); err != nil {
 			return err
 		}
 	}
@@ -195,6 +202,9 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// The server refuses a max_pending below max_payload.
 	opts.MaxPending = int64(opts.MaxPayload) * 8
+	if err := checkKeys(opts, cfg); err != nil {
+		return nil, err
+	}
 	keys, err := applyAuth(opts, cfg)
 	if err != nil {
 		return nil, err
@@ -261,6 +271,11 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("%w after %v: %v", ErrNotReady, cfg.ReadyTimeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if err := writeKeyCheck(cfg); err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, err
 	}
 	if cfg.Cluster != nil {
 		n.stopFence, n.fenced = make(chan struct{}), make(chan struct{})

@@ -20,6 +20,7 @@ func TestNATSConfigsLoad(t *testing.T) {
 		t.Fatalf("%d node configs, want 3", len(files))
 	}
 	names := map[string]bool{}
+	t.Setenv("SESSIONLOG_ENCRYPTION_KEY", "c2Vzc2lvbmxvZyB0ZXN0IGtleSBmcm9tIHRoZSBlbnY=") // as the node env file gives it
 	for _, f := range files {
 		opts, err := server.ProcessConfigFile(f)
 		if err != nil {
@@ -36,6 +37,8 @@ func TestNATSConfigsLoad(t *testing.T) {
 			t.Errorf("%s: %d routes, want the 2 other nodes", f, len(opts.Routes))
 		case opts.MaxPayload != 8<<20:
 			t.Errorf("%s: max payload %d", f, opts.MaxPayload)
+		case opts.JetStreamKey != os.Getenv("SESSIONLOG_ENCRYPTION_KEY") || opts.JetStreamCipher != server.ChaCha:
+			t.Errorf("%s: not encrypted at rest with the key from the environment", f)
 		}
 		for _, r := range opts.Routes {
 			if strings.Contains(r.Host, opts.ServerName) {
@@ -53,7 +56,7 @@ func TestNATSConfigsLoad(t *testing.T) {
 var serveFlags = map[string]bool{
 	"data": true, "name": true, "listen": true, "cluster": true, "cluster-listen": true,
 	"routes": true, "cluster-size": true, "cluster-advertise": true, "replicas": true, "logs": true, "max-store": true, "max-memory": true,
-	"http": true,
+	"http": true, "encryption-key-file": true, "encryption-prev-key-file": true, "encryption-cipher": true,
 }
 
 // checkServeArgs checks a serve command line uses known flags and joins a
@@ -75,7 +78,7 @@ func checkServeArgs(t *testing.T, where string, args []string) {
 		}
 		seen[name] = true
 	}
-	for _, need := range []string{"data", "name", "listen", "http", "cluster", "routes", "cluster-size"} {
+	for _, need := range []string{"data", "name", "listen", "http", "cluster", "routes", "cluster-size", "encryption-key-file"} {
 		if !seen[need] {
 			t.Errorf("%s: no -%s", where, need)
 		}

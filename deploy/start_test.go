@@ -103,6 +103,7 @@ type deployedNode struct {
 	args []string
 	// on loopback
 	client, route, http int
+	data                string
 }
 
 // flagsOf reads "-f v" and "-f=v" alike, in order.
@@ -146,6 +147,9 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 			switch name {
 			case "data":
 				val = t.TempDir()
+				n.data = val
+			case "encryption-key-file":
+				val = testKey(t)
 			case "listen":
 				val = fmt.Sprintf("127.0.0.1:%d", n.client)
 			case "cluster-listen":
@@ -195,6 +199,11 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 			t.Fatalf("%s: /healthz %v %v", n.host, res, err)
 		}
 	}
+	for _, n := range nodes {
+		if _, err := os.Stat(filepath.Join(n.data, "encryption.check")); err != nil {
+			t.Errorf("%s: the data dir is not encrypted: %v", n.host, err)
+		}
+	}
 	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", nodes[0].client))
 	if err != nil {
 		t.Fatal(err)
@@ -210,4 +219,14 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 	if err != nil || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("the nodes are not one cluster: %+v %v", info, err)
 	}
+}
+
+// testKey writes an encryption key file, mode 600, as an operator would.
+func testKey(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sessionlog.key")
+	if err := os.WriteFile(p, []byte("dGVzdCBrZXkgb2YgdGhlIGRlcGxveW1lbnQgdGVzdHM=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

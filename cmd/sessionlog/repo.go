@@ -32,7 +32,10 @@ type repoFlags struct {
 	partitions int
 	// offload is the size from which members are stored apart.
 	offload int
-	warn    io.Writer // where New's warnings go (the verb's stderr)
+	// keyFile (and prevKeyFile while rotating) encrypt the embedded
+	// node's store at rest with cipher.
+	keyFile, prevKeyFile, cipher string
+	warn                         io.Writer // where New's warnings go (the verb's stderr)
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
@@ -45,6 +48,9 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.IntVar(&r.replicas, "replicas", 0, "stream replicas when the stream is created (0: 1 on a single server, 3 in a cluster)")
 	fs.IntVar(&r.partitions, "partitions", 0, fmt.Sprintf("streams sessions are spread over, fixed when the deployment is provisioned (0: the deployment's, 1 for a new one; at most %d)", stream.MaxPartitions))
 	fs.IntVar(&r.offload, "offload", stream.DefaultOffloadThreshold, "store members of entries this large (bytes) apart, as blobs named by SHA-256 (0: never)")
+	fs.StringVar(&r.keyFile, "encryption-key-file", os.Getenv("SESSIONLOG_ENCRYPTION_KEY_FILE"), "encrypt the embedded node's data at rest with the key in this file, mode 600, at least 32 bytes ($SESSIONLOG_ENCRYPTION_KEY_FILE)")
+	fs.StringVar(&r.prevKeyFile, "encryption-prev-key-file", os.Getenv("SESSIONLOG_ENCRYPTION_PREV_KEY_FILE"), "while rotating keys: the key the data is encrypted with now ($SESSIONLOG_ENCRYPTION_PREV_KEY_FILE)")
+	fs.StringVar(&r.cipher, "encryption-cipher", "chachapoly", "cipher of the encrypted store: chachapoly or aes")
 	r.warn = fs.Output()
 	return r
 }
@@ -86,6 +92,29 @@ func (r *repoFlags) streamConfig() stream.Config {
 	return cfg
 }
 
+// nodeConfig is the embedded node's config for the data dir, encrypted
+// when a key file is given.
+func (r *repoFlags) nodeConfig() (cluster.Config, error) {
+	cfg := cluster.DefaultConfig(r.data)
+	if r.keyFile == "" {
+		if r.prevKeyFile != "" {
+			return cfg, fmt.Errorf("-encryption-prev-key-file needs -encryption-key-file, the new key")
+		}
+		return cfg, nil
+	}
+	key, err := cluster.LoadKeyFile(r.keyFile)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Encryption = &cluster.EncryptionConfig{Key: key, Cipher: r.cipher}
+	if r.prevKeyFile != "" {
+		if cfg.Encryption.PrevKey, err = cluster.LoadKeyFile(r.prevKeyFile); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
 func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	if r.files != "" {
 		repo, err := filestore.NewRepo(r.files, filestore.DefaultConfig())
@@ -117,7 +146,11 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 		}
 	}
 	if url == "" {
-		node, err = cluster.Start(ctx, cluster.DefaultConfig(r.data))
+		cfg, err := r.nodeConfig()
+		if err != nil {
+			return nil, err
+		}
+		node, err = cluster.Start(ctx, cfg)
 		if errors.Is(err, cluster.ErrDataDirInUse) {
 			return nil, fmt.Errorf("%w (a `sessionlog serve` may be starting; pass -url to reach it)", err)
 		}

@@ -44,7 +44,10 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer tel.Close(context.WithoutCancel(ctx))
-	cfg := cluster.DefaultConfig(rf.data)
+	cfg, err := rf.nodeConfig()
+	if err != nil {
+		return err
+	}
 	cfg.Listen, cfg.Logs, cfg.MaxStore, cfg.MaxMemory = *listen, *logs, *maxStore, *maxMemory
 	if *name != "" {
 		cfg.ServerName = *name
