@@ -72,7 +72,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "sessions"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "sessions"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -181,6 +181,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
+	if cfg.does("encryption") {
+		if err := encryption(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.does("build") {
 		p.say("BuildContext")
 		buildContexts(cfg, r)
@@ -211,8 +216,14 @@ func startNode(ctx context.Context, dir string, syncAlways bool) (*node, error) 
 	if syncAlways {
 		name = "sync-always"
 	}
-	cfg := cluster.DefaultConfig(dir + "/" + name)
-	cfg.SyncAlways = syncAlways
+	return startNodeWith(ctx, dir+"/"+name, func(c *cluster.Config) { c.SyncAlways = syncAlways })
+}
+
+// startNodeWith starts a node on dir with its config tweaked.
+func startNodeWith(ctx context.Context, dir string, tweak func(*cluster.Config)) (*node, error) {
+	cfg := cluster.DefaultConfig(dir)
+	tweak(&cfg)
+	syncAlways := cfg.SyncAlways
 	n, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
