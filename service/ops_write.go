@@ -367,8 +367,11 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 	if st := s.cache.drop(req.Session, nil); st != nil {
 		st.Close(ctx)
 	}
-	if err := s.b.Delete(ctx, req.Session); err != nil {
+	rep, err := s.b.DeleteSession(ctx, req.Session)
+	if err != nil {
 		return nil, err
 	}
-	return SessionReply{Session: session.SessionInfo{ID: req.Session}}, nil
+	return SessionReply{Session: session.SessionInfo{ID: req.Session}, Deleted: &DeletedReply{
+		Messages: rep.Messages, Snapshots: rep.Snapshots, BlobsDeleted: rep.BlobsDeleted, BlobsShared: rep.BlobsShared, BlobsYoung: rep.BlobsYoung,
+	}}, nil
 }

@@ -206,6 +206,20 @@ type SessionReply struct {
 	Labels   []LabelReply        `json:"labels,omitempty"`
 	Sequence uint64              `json:"sequence,omitempty"`
 	Copied   int                 `json:"copied,omitempty"` // fork
+	// Deleted is what a delete removed.
+	Deleted *DeletedReply `json:"deleted,omitempty"`
+}
+
+// DeletedReply is what deleting a session removed (stream.DeleteReport):
+// its messages, snapshot objects, the blobs only it named; blobs another
+// session names too are kept, and blobs written or named within the grace
+// period are left to collection, which removes them once it has passed.
+type DeletedReply struct {
+	Messages     int `json:"messages"`
+	Snapshots    int `json:"snapshots"`
+	BlobsDeleted int `json:"blobsDeleted"`
+	BlobsShared  int `json:"blobsShared"`
+	BlobsYoung   int `json:"blobsYoung"`
 }
 
 // LabelReply is a label in force.

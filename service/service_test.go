@@ -155,7 +155,11 @@ func testLifecycle(t *testing.T, partitions int) {
 		t.Fatalf("list page 2 = %+v", ls2)
 	}
 
-	f.call(t, service.OpDelete, service.SessionRequest{Session: "child"}, nil)
+	var del service.SessionReply
+	f.call(t, service.OpDelete, service.SessionRequest{Session: "child"}, &del)
+	if del.Deleted == nil || del.Deleted.Messages != fk.Copied+1 {
+		t.Fatalf("delete says %+v, want the header and %d entries gone", del.Deleted, fk.Copied)
+	}
 	for _, op := range []string{service.OpOpen, service.OpContext, service.OpTree, service.OpStats} {
 		if err := f.callErr(op, service.SessionRequest{Session: "child"}); !isCode(err, service.CodeNotFound) || !errors.Is(err, session.ErrSessionNotFound) {
 			t.Fatalf("%s after delete: %v", op, err)

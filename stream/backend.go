@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -409,37 +408,6 @@ func (b *Backend) Close(ctx context.Context) error {
 		b.balancer.close()
 	}
 	b.moves.stop()
-	return nil
-}
-
-// Delete implements session.Repo: it purges the session's subjects and its
-// index record. Consumers that already received entries keep them, and
-// mirrors or sources of the stream do not see purges.
-func (b *Backend) Delete(ctx context.Context, id string) error {
-	if err := ValidateSessionID(id); err != nil {
-		return err
-	}
-	b = b.partOf(id)
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
-	// Behind a read barrier: a replica behind the leader may not know the
-	// session yet.
-	_, err := b.freshLast(ctx, b.cfg.sessionSubjects(id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
-	}
-	if err != nil {
-		return fmt.Errorf("stream: delete %s: %w", id, err)
-	}
-	if err := b.stream.Purge(ctx, jetstream.WithPurgeSubject(b.cfg.sessionSubjects(id))); err != nil {
-		return fmt.Errorf("stream: delete %s: %w", id, err)
-	}
-	if err := b.kv.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("stream: delete %s from the index: %w", id, err)
-	}
-	if err := b.deleteSnapshots(ctx, id); err != nil {
-		return fmt.Errorf("stream: delete the snapshots of %s: %w", id, err)
-	}
 	return nil
 }
 

@@ -28,6 +28,12 @@ type CollectStats struct {
 // why an append in flight never loses its blob). It reads every stored
 // entry's headers once: run it rarely (serve runs it hourly).
 func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
+	return b.collect(ctx, nil)
+}
+
+// collect is CollectBlobs of the blobs named in only, or of every blob
+// when only is nil (orphan chunks are purged then too).
+func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectStats, error) {
 	bl := b.blobs
 	var st CollectStats
 	now := bl.now()
@@ -35,17 +41,22 @@ func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Blobs = len(metas)
 	candidates := map[string]*blobMeta{}
 	for name, m := range metas {
+		if only != nil && !only[name] {
+			continue
+		}
+		st.Blobs++
 		if now.Sub(m.at) < bl.grace {
 			st.Young++
 			continue
 		}
 		candidates[name] = m
 	}
-	if st.Orphans, err = bl.purgeOrphans(ctx, metas, now); err != nil {
-		return st, err
+	if only == nil {
+		if st.Orphans, err = bl.purgeOrphans(ctx, metas, now); err != nil {
+			return st, err
+		}
 	}
 	if len(candidates) == 0 {
 		return st, nil

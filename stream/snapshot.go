@@ -162,32 +162,52 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 
 // deleteSnapshot removes one snapshot's two objects.
 func (b *Backend) deleteSnapshot(ctx context.Context, name string) error {
-	for _, obj := range []string{name + ".skel", name + ".body"} {
-		if err := b.snaps.Delete(ctx, obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-			return err
-		}
-	}
-	return nil
+	_, err := b.deleteSnapshotObjects(ctx, name)
+	return err
 }
 
-// deleteSnapshots removes a session's snapshots and its head.
-func (b *Backend) deleteSnapshots(ctx context.Context, id string) error {
+// deleteSnapshotObjects deletes a snapshot's skeleton and body and says
+// how many there were.
+func (b *Backend) deleteSnapshotObjects(ctx context.Context, name string) (int, error) {
+	n := 0
+	for _, obj := range []string{name + ".skel", name + ".body"} {
+		err := b.snaps.Delete(ctx, obj)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// deleteSnapshots removes a session's snapshots and its head, and says
+// how many objects went.
+func (b *Backend) deleteSnapshots(ctx context.Context, id string) (int, error) {
 	h, _, err := b.head(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
+		return 0, nil
 	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
 	for _, name := range []string{h.Object, h.Prev} {
 		if name == "" {
 			continue
 		}
-		if err := b.deleteSnapshot(ctx, name); err != nil {
-			return err
+		k, err := b.deleteSnapshotObjects(ctx, name)
+		n += k
+		if err != nil {
+			return n, err
 		}
 	}
-	if err := b.heads.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return err
+	if err := b.heads.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return n, err
 	}
-	return nil
+	return n, nil
 }
 
 // loadedSnapshot is a snapshot's skeleton, read and checked, and how to
