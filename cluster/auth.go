@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"github.com/agentcore/sessionlog/codec"
+
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -43,6 +45,9 @@ type Tenant struct {
 	// Offload, when set, is the tenant's own offload threshold in bytes
 	// (stream.Config.OffloadThreshold; 0: store everything inline).
 	Offload *int `json:"offload,omitempty"`
+	// Redact, when set, is the tenant's own redaction on write
+	// (stream.Config.Redact), in place of the deployment's.
+	Redact *codec.RedactConfig `json:"redact,omitempty"`
 }
 
 // User is one set of credentials: a name and password (plain, or a bcrypt
@@ -98,6 +103,13 @@ func (a *AuthConfig) validateTenants() error {
 			return fmt.Errorf("%w: tenant %q has no users", ErrInvalidConfig, t.Name)
 		case t.MaxStore < 0 || t.MaxConnections < 0:
 			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
+		case t.Offload != nil && *t.Offload < 0:
+			return fmt.Errorf("%w: tenant %q has a negative offload threshold", ErrInvalidConfig, t.Name)
+		}
+		if t.Redact != nil {
+			if _, err := t.Redact.Redactor(); err != nil {
+				return fmt.Errorf("%w: tenant %q: redact: %w", ErrInvalidConfig, t.Name, err)
+			}
 		}
 		tenants[t.Name] = true
 		for j, u := range t.Users {

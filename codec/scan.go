@@ -165,6 +165,16 @@ func (s *scanner) PeekKind() jsontext.Kind {
 	return 0
 }
 
+// expectingName reports whether the next token is an object's member
+// name.
+func (s *scanner) expectingName() bool {
+	if len(s.stack) == 0 {
+		return false
+	}
+	f := &s.stack[len(s.stack)-1]
+	return !f.array && !f.named
+}
+
 // take moves past a token read from p to end.
 func (s *scanner) take(end int) { s.pos, s.peekAt, s.peekErr = end, -1, nil }
 

@@ -82,6 +82,9 @@ type Event struct {
 	Entry   *session.Entry
 	// Delivery counts deliveries of this entry, 1 the first time.
 	Delivery int
+	// Redactions is how many secrets were replaced in the entry before
+	// it was stored (session.CountRedactions; deployments that redact).
+	Redactions int
 }
 
 // Handler handles an event. Returning nil acknowledges it; an error has it
@@ -276,7 +279,9 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 		e, err = s.b.Blobs().Resolve(ctx, e) // a failure is retried as a handler's
 	}
 	if err == nil {
-		err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: e, Delivery: delivery})
+		// Counted on the stored entry: a reference says how many its
+		// content holds, so resolving changes nothing to count.
+		err = h(ctx, Event{Session: m.Session, Seq: m.Seq, Entry: e, Delivery: delivery, Redactions: session.CountRedactions(m.Entry)})
 	}
 	outcome := "ok"
 	if err != nil {

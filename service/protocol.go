@@ -309,8 +309,10 @@ type StatsReply struct {
 	ToolCalls       int            `json:"toolCalls"`
 	Compactions     int            `json:"compactions"`
 	BranchSummaries int            `json:"branchSummaries"`
-	Usage           UsageReply     `json:"usage"`
-	Sequence        uint64         `json:"sequence"`
+	// Redactions counts secrets replaced on write.
+	Redactions int        `json:"redactions"`
+	Usage      UsageReply `json:"usage"`
+	Sequence   uint64     `json:"sequence"`
 }
 
 // UsageReply sums tokens and cost.

@@ -23,11 +23,14 @@ import (
 // of a text block, the thinking of a thinking block, the data of an image
 // block, and plain string content (a message's or a custom_message's).
 // An object with a "$blob" member in any of those places is a reference
-// and must be well formed; deeper in a value it is ordinary data.
+// and must be well formed; deeper in a value it is ordinary data. A
+// reference to content holding redacted secrets says how many
+// (,"redactions":N), so that they are counted without the content.
 type BlobRef struct {
-	SHA256   string
-	Size     int64
-	Encoding string // BlobJSON, BlobUTF8 or BlobBase64
+	SHA256     string
+	Size       int64
+	Encoding   string // BlobJSON, BlobUTF8 or BlobBase64
+	Redactions int
 }
 
 // Blob encodings.
@@ -59,6 +62,10 @@ func (r BlobRef) Raw() Raw {
 		b = append(b, r.Encoding...)
 		b = append(b, '"')
 	}
+	if r.Redactions > 0 {
+		b = append(b, `,"redactions":`...)
+		b = strconv.AppendInt(b, int64(r.Redactions), 10)
+	}
 	return append(b, '}')
 }
 
@@ -74,6 +81,9 @@ func (r BlobRef) Check() error {
 	case BlobJSON, BlobUTF8, BlobBase64:
 	default:
 		return fmt.Errorf("encoding %q is not utf8 or base64 (absent: a JSON value)", clip(r.Encoding))
+	}
+	if r.Redactions < 0 || int64(r.Redactions) > r.Size {
+		return fmt.Errorf("redactions %d is outside 0..size", r.Redactions)
 	}
 	return nil
 }
@@ -135,11 +145,13 @@ func ParseBlobRef(v Raw) (BlobRef, bool, error) {
 			if err == nil && r.Encoding == BlobJSON {
 				err = fmt.Errorf("empty")
 			}
+		case "redactions":
+			err = json.Unmarshal(val, &r.Redactions)
 		default:
 			err = fmt.Errorf("unknown member")
 		}
 		if err != nil {
-			return BlobRef{}, true, fmt.Errorf("a blob reference has members $blob, size and encoding: %q is wrong (%v)", k, err)
+			return BlobRef{}, true, fmt.Errorf("a blob reference has members $blob, size, encoding and redactions: %q is wrong (%v)", k, err)
 		}
 	}
 	if _, ok := m["size"]; !ok {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -291,6 +292,10 @@ func plainText(c Content) int {
 func (o *slotObj) offload(threshold int, put BlobPut) error {
 	store := func(content []byte, enc string) (Raw, error) {
 		ref := NewBlobRef(content, enc)
+		if enc != BlobBase64 {
+			// Redactions stored apart stay counted (CountRedactions).
+			ref.Redactions = bytes.Count(content, []byte(redactionPrefix))
+		}
 		if err := put(ref, content); err != nil {
 			return nil, err
 		}

@@ -16,6 +16,8 @@ type Stats struct {
 	BranchSummaries int
 	// Usage sums the usage of assistant messages and compactions.
 	Usage Usage
+	// Redactions counts the secrets replaced on write (CountRedactions).
+	Redactions int `json:",omitempty" msgpack:",omitempty"`
 }
 
 func newStats() Stats {
@@ -24,6 +26,7 @@ func newStats() Stats {
 
 func (s *Stats) add(e *Entry) {
 	s.Entries++
+	s.Redactions += CountRedactions(e)
 	s.ByType[e.Type]++
 	switch e.Type {
 	case TypeMessage:

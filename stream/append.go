@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -104,11 +105,16 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			return fmt.Errorf("%w: entry %q has type %q, which cannot be a subject token", session.ErrInvalidEntry, e.ID, e.Type)
 		}
 	}
-	// Offloaded content is stored before the entries naming it; the
-	// caller's entries are left as they are but for their parents (a
-	// rebase or FollowLeaf moves them), copied back at the end.
+	// Secrets are redacted, then offloaded content is stored before the
+	// entries naming it; the caller's entries are left as they are but
+	// for their parents (a rebase or FollowLeaf moves them), copied back
+	// at the end.
 	orig := entries
-	entries, err := s.b.blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
+	entries, err := s.b.redact(entries)
+	if err != nil {
+		return fmt.Errorf("stream: append to %s: %w", s.id, err)
+	}
+	entries, err = s.b.blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
 	if err != nil {
 		return fmt.Errorf("stream: append to %s: %w", s.id, err)
 	}
@@ -317,4 +323,36 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 		return err
 	}, onResend)
 	return seq, dup, err
+}
+
+// redact returns entries with their secrets replaced (the same slice when
+// the deployment does not redact or nothing was found; a copy otherwise).
+func (b *Backend) redact(entries []*session.Entry) ([]*session.Entry, error) {
+	if b.redactor == nil {
+		return entries, nil
+	}
+	var out []*session.Entry
+	for i, e := range entries {
+		if e == nil {
+			continue
+		}
+		red, counts, err := b.redactor.RedactEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		if counts == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(entries)
+		}
+		out[i] = red
+		for kind, n := range counts {
+			b.tel.Redactions.Add(context.Background(), int64(n), metric.WithAttributes(telemetry.RedactKindKey.String(kind)))
+		}
+	}
+	if out == nil {
+		return entries, nil
+	}
+	return out, nil
 }

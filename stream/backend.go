@@ -32,8 +32,10 @@ type Backend struct {
 	snaps  jetstream.ObjectStore
 	heads  jetstream.KeyValue // session id -> its current snapshot object
 	blobs  *Blobs             // the deployment's, shared by its partitions
-	policy ConflictPolicy
-	tel    *telemetry.T
+	// redactor, when the config asks for one, redacts entries on write.
+	redactor *codec.Redactor
+	policy   ConflictPolicy
+	tel      *telemetry.T
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
 	moves    *moves
@@ -146,7 +148,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		return nil, err
 	}
 	b.blobs = blobs
+	if cfg.Redact != nil {
+		if b.redactor, err = cfg.Redact.Redactor(); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range b.parts {
+		p.redactor = b.redactor
 		p.blobs = blobs
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {

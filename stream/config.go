@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"github.com/agentcore/sessionlog/codec"
+
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +64,9 @@ type Config struct {
 	// deployment's blob store, and the entry holds a reference (see
 	// session.BlobRef). 0 stores everything inline.
 	OffloadThreshold int
+	// Redact, when set, replaces secrets in entries before they are
+	// stored (codec.RedactConfig); nil stores entries as written.
+	Redact *codec.RedactConfig
 	// BlobCacheBytes bounds the cache of blobs read back (references are
 	// resolved through it).
 	BlobCacheBytes int64
@@ -128,6 +133,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: blob grace period %v is under a second", ErrInvalidConfig, c.BlobGrace)
 	case c.Partitions < 0 || c.Partitions > MaxPartitions:
 		return fmt.Errorf("%w: partitions %d outside 0..%d (0: the deployment's)", ErrInvalidConfig, c.Partitions, MaxPartitions)
+	}
+	if c.Redact != nil {
+		if _, err := c.Redact.Redactor(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
 	}
 	return nil
 }

@@ -1,14 +1,12 @@
 package stream_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -39,38 +37,6 @@ func deletable(t *testing.T, b *stream.Backend, id, marker, shared string) {
 	}
 }
 
-// streamsHold reports which of the account's streams hold marker in a
-// message (read raw, every message of every stream).
-func streamsHold(t *testing.T, marker string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	js, _ := jetstream.New(nc)
-	var out []string
-	names := js.StreamNames(ctx)
-	for name := range names.Name() {
-		s, err := js.Stream(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-			m, err := s.GetMsg(ctx, seq)
-			if err != nil {
-				continue // deleted
-			}
-			if bytes.Contains(m.Data, []byte(marker)) || strings.Contains(m.Subject, marker) {
-				out = append(out, name)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // Deleting a session leaves nothing of it in any stream or object store —
 // its messages, index record, snapshots and the blob only it named —
 // keeps what another session shares with it, and says what it did.
@@ -81,7 +47,7 @@ func TestDeleteLeavesNothing(t *testing.T) {
 	shared := strings.Repeat("SHAREDBYTWO ", 40)
 	deletable(t, b, "victim", marker, shared)
 	deletable(t, b, "keeper", "KEPTMARKER", shared)
-	if got := streamsHold(t, marker); len(got) < 3 {
+	if got := clustertest.StreamsHolding(t, nc, marker); len(got) < 3 {
 		t.Fatalf("before the delete the marker is in %v: want the session's stream, its snapshots and its blob", got)
 	}
 	*skew = 2 * time.Hour // the blobs are past their grace period
@@ -93,10 +59,10 @@ func TestDeleteLeavesNothing(t *testing.T) {
 	if rep != want {
 		t.Fatalf("report %+v, want %+v", rep, want)
 	}
-	if got := streamsHold(t, marker); len(got) > 0 {
+	if got := clustertest.StreamsHolding(t, nc, marker); len(got) > 0 {
 		t.Fatalf("after the delete the marker is still in %v", got)
 	}
-	if got := streamsHold(t, "SHAREDBYTWO"); len(got) == 0 {
+	if got := clustertest.StreamsHolding(t, nc, "SHAREDBYTWO"); len(got) == 0 {
 		t.Fatal("the content the other session shares was deleted")
 	}
 	st, err := b.OpenStore(ctx, "keeper")
@@ -131,7 +97,7 @@ func TestDeleteLeavesYoungBlobsToCollection(t *testing.T) {
 	if st, err := b.CollectBlobs(ctx); err != nil || st.Deleted != 2 {
 		t.Fatalf("collection: %+v, %v", st, err)
 	}
-	if got := streamsHold(t, "YOUNGMARKER"); len(got) > 0 {
+	if got := clustertest.StreamsHolding(t, nc, "YOUNGMARKER"); len(got) > 0 {
 		t.Fatalf("after collection the marker is in %v", got)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -35,7 +37,35 @@ type repoFlags struct {
 	// keyFile (and prevKeyFile while rotating) encrypt the embedded
 	// node's store at rest with cipher.
 	keyFile, prevKeyFile, cipher string
-	warn                         io.Writer // where New's warnings go (the verb's stderr)
+	// redact turns on the default redaction rules; rules adds a file's.
+	redact bool
+	rules  rulesFlag
+	warn   io.Writer // where New's warnings go (the verb's stderr)
+}
+
+// rulesFlag reads redaction rules from a JSON file when the flag is set:
+// [{"name":"internal-token","pattern":"itk_[A-Za-z0-9]{32}"}, …].
+type rulesFlag struct {
+	path  string
+	rules []codec.RedactRule
+}
+
+func (f *rulesFlag) String() string { return f.path }
+
+func (f *rulesFlag) Set(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rules []codec.RedactRule
+	if err := json.Unmarshal(b, &rules); err != nil {
+		return fmt.Errorf("%s: want a JSON array of {\"name\",\"pattern\"}: %w", path, err)
+	}
+	if _, err := codec.NewRedactor(rules); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	f.path, f.rules = path, rules
+	return nil
 }
 
 func addRepoFlags(fs *flag.FlagSet) *repoFlags {
@@ -51,6 +81,8 @@ func addRepoFlags(fs *flag.FlagSet) *repoFlags {
 	fs.StringVar(&r.keyFile, "encryption-key-file", os.Getenv("SESSIONLOG_ENCRYPTION_KEY_FILE"), "encrypt the embedded node's data at rest with the key in this file, mode 600, at least 32 bytes ($SESSIONLOG_ENCRYPTION_KEY_FILE)")
 	fs.StringVar(&r.prevKeyFile, "encryption-prev-key-file", os.Getenv("SESSIONLOG_ENCRYPTION_PREV_KEY_FILE"), "while rotating keys: the key the data is encrypted with now ($SESSIONLOG_ENCRYPTION_PREV_KEY_FILE)")
 	fs.StringVar(&r.cipher, "encryption-cipher", "chachapoly", "cipher of the encrypted store: chachapoly or aes")
+	fs.BoolVar(&r.redact, "redact", false, "replace secrets (cloud and forge keys, private keys, bearer tokens, LLM provider keys) in entries before they are stored")
+	fs.Var(&r.rules, "redact-rules", "also redact what these rules match: a JSON file [{\"name\":…,\"pattern\":…}] of RE2 patterns")
 	r.warn = fs.Output()
 	return r
 }
@@ -89,6 +121,9 @@ func (r *repoFlags) streamConfig() stream.Config {
 	cfg := stream.DefaultConfig()
 	cfg.Stream, cfg.Prefix, cfg.Replicas, cfg.Partitions = r.stream, r.prefix, r.replicas, r.partitions
 	cfg.OffloadThreshold = r.offload
+	if r.redact || len(r.rules.rules) > 0 {
+		cfg.Redact = &codec.RedactConfig{Defaults: r.redact, Rules: r.rules.rules}
+	}
 	return cfg
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
@@ -122,6 +123,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	type conn struct {
 		tenant         string
 		offload        *int
+		redact         *codec.RedactConfig
 		store, respond *nats.Conn
 	}
 	var conns []conn
@@ -144,13 +146,16 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 				return nil, errors.Join(err, out.close(ctx))
 			}
 			out.conns = append(out.conns, rc)
-			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, store: nc, respond: rc})
+			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, redact: t.Redact, store: nc, respond: rc})
 		}
 	}
 	for _, c := range conns {
 		tsc := sc
 		if c.offload != nil {
 			tsc.OffloadThreshold = *c.offload
+		}
+		if c.redact != nil {
+			tsc.Redact = c.redact
 		}
 		b, err := stream.New(ctx, c.store, tsc, stream.WithLeaderBalancing(5*time.Second))
 		if err != nil {

@@ -30,6 +30,9 @@ func printStats(ctx context.Context, e env, sess *session.Session) error {
 	}
 	fmt.Fprintf(w, "tool calls   %d\n", st.ToolCalls)
 	fmt.Fprintf(w, "compactions  %d\n", st.Compactions)
+	if st.Redactions > 0 {
+		fmt.Fprintf(w, "redactions   %d (secrets replaced on write)\n", st.Redactions)
+	}
 	u := st.Usage
 	fmt.Fprintf(w, "tokens       input %d, output %d, cache read %d, cache write %d, total %d\n",
 		u.Input, u.Output, u.CacheRead, u.CacheWrite, u.TotalTokens)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// serve with a tenants file where one tenant redacts on write: a secret
+// appended through the service is in none of that tenant's streams (read
+// raw with its own credentials) and the context says what was there; the
+// other tenant, which does not redact, keeps it as written.
+func TestServeRedactsPerTenant(t *testing.T) {
+	dir := t.TempDir()
+	tenants := filepath.Join(dir, "tenants.json")
+	if err := os.WriteFile(tenants, []byte(`{"tenants":[
+		{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],"redact":{"defaults":true,"rules":[{"name":"internal-token","pattern":"itk_[a-z0-9]{12}"}]}},
+		{"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var out, errb clustertest.SyncBuffer
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "", "-tenants", tenants}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		_, err := os.Stat(serveURLFile(data))
+		return err
+	})
+	url, _ := os.ReadFile(serveURLFile(data))
+	aws := strings.Join([]string{"AKIA", "ZXCVBNMQWE", "RTYUIO"}, "")
+	own := "itk_" + "abcdef123456"
+	line := `{"type":"message","message":{"role":"user","content":"keys: ` + aws + ` and ` + own + `","timestamp":1}}`
+	for _, tc := range []struct {
+		user, pw string
+		redacts  bool
+	}{{"alice", "alice-pw", true}, {"bob", "bob-pw", false}} {
+		nc, err := nats.Connect(strings.TrimSpace(string(url)), nats.UserInfo(tc.user, tc.pw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		c := service.NewClient(nc, "sessionlog.v1")
+		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+		defer ccancel()
+		if err := c.Call(cctx, service.OpCreate, service.CreateRequest{ID: "s"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Call(cctx, service.OpAppend, service.AppendRequest{Session: "s", Entries: []jsontext.Value{jsontext.Value(line)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var cr service.ContextReply
+		if err := c.Call(cctx, service.OpContext, service.ContextRequest{Session: "s"}, &cr); err != nil {
+			t.Fatal(err)
+		}
+		var sr service.StatsReply
+		if err := c.Call(cctx, service.OpStats, service.SessionRequest{Session: "s"}, &sr); err != nil || (sr.Redactions == 2) != tc.redacts {
+			t.Fatalf("%s: stats count %d redactions (%v)", tc.user, sr.Redactions, err)
+		}
+		redacted := bytes.Contains(cr.Messages, []byte("[REDACTED:aws-access-key]")) && bytes.Contains(cr.Messages, []byte("[REDACTED:internal-token]"))
+		if redacted != tc.redacts {
+			t.Fatalf("%s: context %s", tc.user, cr.Messages)
+		}
+		js, _ := jetstream.New(nc)
+		s, err := js.Stream(cctx, "SESSIONS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := s.Info(cctx)
+		raw := false
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+			if m, err := s.GetMsg(cctx, seq); err == nil && (bytes.Contains(m.Data, []byte(aws)) || bytes.Contains(m.Data, []byte(own))) {
+				raw = true
+			}
+		}
+		if raw == tc.redacts {
+			t.Fatalf("%s: a secret stored raw: %v, redacting: %v", tc.user, raw, tc.redacts)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package session
+
+import (
+	"bytes"
+	"strings"
+)
+
+// redactionPrefix begins what a redacted secret is replaced by.
+const redactionPrefix = "[REDACTED:"
+
+// RedactionText is what a secret of the named kind is replaced by when
+// entries are redacted on write ("[REDACTED:aws-access-key]").
+func RedactionText(kind string) string { return redactionPrefix + kind + "]" }
+
+// CountRedactions counts the redacted secrets an entry holds: the
+// replacements in its text, thinking, tool arguments, results, details,
+// data and the members kept as written. It is what Stats.Redactions sums
+// and what event consumers are told of an entry.
+func CountRedactions(e *Entry) int {
+	if e == nil {
+		return 0
+	}
+	n := countRaw(e.Details) + countRaw(e.Data) + strings.Count(e.Summary, redactionPrefix) + countFields(e.Extra) + countContent(e.Content)
+	if e.Message != nil {
+		n += countMessage(e.Message)
+	}
+	for i := range e.RetainedTail {
+		n += countMessage(&e.RetainedTail[i])
+	}
+	// Content stored apart is counted by its reference.
+	for _, r := range e.BlobRefs() {
+		n += r.Redactions
+	}
+	return n
+}
+
+func countMessage(m *Message) int {
+	return countContent(m.Content) + countRaw(m.Details) + strings.Count(m.ErrorMessage, redactionPrefix) +
+		strings.Count(m.Summary, redactionPrefix) + countFields(m.Extra)
+}
+
+func countContent(c Content) int {
+	n := 0
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		n += strings.Count(b.Text, redactionPrefix) + strings.Count(b.Thinking, redactionPrefix) +
+			countRaw(b.Arguments) + countRaw(b.Verbatim) + countFields(b.Extra)
+	}
+	return n
+}
+
+func countRaw(r Raw) int { return bytes.Count(r, []byte(redactionPrefix)) }
+
+func countFields(fs []Field) int {
+	n := 0
+	for _, f := range fs {
+		n += countRaw(f.Value)
+	}
+	return n
+}
