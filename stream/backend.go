@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -245,9 +246,10 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	}
 	m := nats.NewMsg(b.cfg.headerSubject(h.ID))
 	m.Data = data
-	// The timestamp keeps a re-creation after a delete from being taken
-	// for a duplicate inside the dedupe window.
-	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session:"+h.Timestamp)
+	// An id of this call's own: a re-creation after a delete (an
+	// unarchive, a restore: the same header) is not taken for a duplicate
+	// inside the dedupe window, and a resend of this one is.
+	m.Header.Set(jetstream.MsgIDHeader, h.ID+":session:"+nuid.Next())
 	pctx, cancel := b.withTimeout(ctx)
 	defer cancel()
 	// Sent again while its outcome is unknown: a copy that was stored

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/internal/parallel"
+	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/session"
 )
-
-// importBatch is how many entries go in one atomic append.
-const importBatch = 1000
 
 func runImport(ctx context.Context, e env) error {
 	fs := newFlags("import", e)
@@ -46,45 +43,10 @@ func runImport(ctx context.Context, e env) error {
 		return fmt.Errorf("%w (pass -id to import under another id)", err)
 	}
 	return withRepo(ctx, rf, func(repo session.Repo) error {
-		st, err := repo.Create(ctx, h)
-		if err != nil {
+		if err := lifecycle.Import(ctx, repo, h, ld.Tree); err != nil {
 			return err
-		}
-		err = importEntries(ctx, st, ld.Tree)
-		if cerr := st.Close(ctx); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			// Leave no half-imported session behind.
-			return errors.Join(err, repo.Delete(context.WithoutCancel(ctx), h.ID))
 		}
 		fmt.Fprintf(e.stdout, "%s\t%d entries\n", h.ID, ld.Tree.Len())
 		return nil
 	})
-}
-
-func importEntries(ctx context.Context, st session.Store, t *session.Tree) error {
-	entries, err := t.Entries()
-	if err != nil {
-		return err
-	}
-	for len(entries) > 0 {
-		n := min(len(entries), importBatch)
-		if err := session.AppendAll(ctx, st, entries[:n]); err != nil {
-			return err
-		}
-		entries = entries[n:]
-	}
-	// A file whose lines were not in parent-first order names a leaf the
-	// append order does not give: record it as a move.
-	leaf, err := st.Leaf(ctx)
-	if err != nil || leaf == t.Leaf() {
-		return err
-	}
-	s, err := session.New(st, sysConfig())
-	if err != nil {
-		return err
-	}
-	_, err = s.MoveTo(ctx, t.Leaf())
-	return err
 }
