@@ -56,12 +56,13 @@ func sessionVerb(ctx context.Context, e env, name string, addFlags func(fs *flag
 	return fn(sess)
 }
 
-// parseArgs parses flags and requires exactly n positional arguments.
+// parseArgs parses flags and requires exactly n positional arguments (n
+// < 0: one or more).
 func parseArgs(fs *flag.FlagSet, args []string, n int, what string) ([]string, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() != n {
+	if (n >= 0 && fs.NArg() != n) || (n < 0 && fs.NArg() == 0) {
 		return nil, usageError("want %s, got %d arguments", what, fs.NArg())
 	}
 	return fs.Args(), nil
