@@ -98,7 +98,10 @@ func TestDamagedArchivesAreRefused(t *testing.T) {
 		if !errors.Is(err, lifecycle.ErrBadArchive) || !strings.Contains(err.Error(), id) {
 			t.Errorf("%s: %v, want ErrBadArchive naming %s", name, err, id)
 		}
-		if _, err := repo.Open(ctx, "restored"); !errors.Is(err, session.ErrSessionNotFound) {
+		if st, err := repo.Open(ctx, "restored"); !errors.Is(err, session.ErrSessionNotFound) {
+			if st != nil {
+				st.Close(ctx)
+			}
 			t.Errorf("%s: something was restored (%v)", name, err)
 		}
 	}
