@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/lifecycle"
 
 	"crypto/tls"
 	"crypto/x509"
@@ -48,6 +49,9 @@ type Tenant struct {
 	// Redact, when set, is the tenant's own redaction on write
 	// (stream.Config.Redact), in place of the deployment's.
 	Redact *codec.RedactConfig `json:"redact,omitempty"`
+	// Retention, when set, is the tenant's own retention policy, in place
+	// of the deployment's (serve -retention).
+	Retention *lifecycle.Policy `json:"retention,omitempty"`
 }
 
 // User is one set of credentials: a name and password (plain, or a bcrypt
@@ -105,6 +109,11 @@ func (a *AuthConfig) validateTenants() error {
 			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
 		case t.Offload != nil && *t.Offload < 0:
 			return fmt.Errorf("%w: tenant %q has a negative offload threshold", ErrInvalidConfig, t.Name)
+		}
+		if t.Retention != nil {
+			if err := t.Retention.Validate(); err != nil {
+				return fmt.Errorf("%w: tenant %q: retention: %w", ErrInvalidConfig, t.Name, err)
+			}
 		}
 		if t.Redact != nil {
 			if _, err := t.Redact.Redactor(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
 )
@@ -313,4 +315,41 @@ func entriesIn(ctx context.Context, repo session.Repo, id string) (int, error) {
 	defer st.Close(ctx)
 	stats, err := st.Stats(ctx)
 	return stats.Entries, err
+}
+
+// RetentionJob is the lease name retention runs under.
+const RetentionJob = "retention"
+
+// renewEvery is how many sessions a scheduled run does between renewals
+// of its lease.
+const renewEvery = 16
+
+// Scheduled runs the policy once if this node takes the lease (one node
+// of a deployment at a time): a plan, then the run, renewing the lease
+// as it goes and stopping if it lapsed. It returns ErrLeaseHeld when
+// another node holds it.
+func Scheduled(ctx context.Context, repo session.Repo, leases jetstream.KeyValue, holder string, p Policy, target Target) ([]Outcome, error) {
+	lease, err := Acquire(ctx, leases, RetentionJob, holder)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release(context.WithoutCancel(ctx))
+	plan, err := MakePlan(ctx, repo, p, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	n := 0
+	out, err := Run(rctx, repo, plan, RunOptions{Target: target, Each: func(Outcome) {
+		if n++; n%renewEvery == 0 {
+			if err := lease.Renew(ctx); err != nil {
+				cancel(err)
+			}
+		}
+	}})
+	if cause := context.Cause(rctx); cause != nil && errors.Is(cause, ErrLeaseHeld) {
+		return out, cause
+	}
+	return out, err
 }

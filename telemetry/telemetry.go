@@ -74,6 +74,9 @@ type T struct {
 	BlobBytes metric.Int64Counter
 	// Redactions counts secrets replaced on write, by kind (RedactKindKey).
 	Redactions metric.Int64Counter
+	// Retention counts the sessions scheduled retention handled, by
+	// outcome (OutcomeKey: archived, deleted, kept).
+	Retention metric.Int64Counter
 }
 
 // RedactKindKey tells which rule a Redactions observation counts.
@@ -116,6 +119,7 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.CacheSize, _ = m.Int64ObservableGauge("sessionlog.cache.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions held in memory, by cache."))
 	t.Blobs, _ = m.Int64Counter("sessionlog.blobs", metric.WithUnit("{blob}"), metric.WithDescription("Content stored apart, by op: put, exists, touch, get, hit, collect."))
 	t.BlobBytes, _ = m.Int64Counter("sessionlog.blobs.bytes", metric.WithUnit("By"), metric.WithDescription("Bytes of blobs put, got and collected, by op."))
+	t.Retention, _ = m.Int64Counter("sessionlog.retention.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions scheduled retention handled, by outcome: archived (and deleted), deleted, kept."))
 	t.Redactions, _ = m.Int64Counter("sessionlog.redactions", metric.WithUnit("{secret}"), metric.WithDescription("Secrets replaced in entries before they were stored, by kind."))
 	return t
 }

@@ -1,8 +1,16 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // archive -delete then unarchive brings a session back as it was, on the
@@ -27,5 +35,71 @@ func TestArchiveVerbs(t *testing.T) {
 	}
 	if code, _, stderr := runIn(t, data, "", "unarchive", "nope"); code == 0 || !strings.Contains(stderr, "not archived") {
 		t.Fatalf("unarchive of nothing: %d %s", code, stderr)
+	}
+}
+
+// retention -dry-run says what would go and why and changes nothing; the
+// run archives and deletes exactly that.
+func TestRetentionVerb(t *testing.T) {
+	data := t.TempDir()
+	for _, id := range []string{"old", "mid", "new"} {
+		mustRun(t, data, "", "new", "-id", id)
+		mustRun(t, data, "", "append", id, "-text", "in "+id)
+	}
+	dry := mustRun(t, data, "", "retention", "-max-sessions", "1", "-dry-run")
+	if !strings.Contains(dry, "2 of 3 sessions would go") || !strings.Contains(dry, "delete\told") || !strings.Contains(dry, "beyond the 1 most recently updated") {
+		t.Fatalf("dry run:\n%s", dry)
+	}
+	if !strings.Contains(mustRun(t, data, "", "ls"), "old") {
+		t.Fatal("the dry run removed something")
+	}
+	dir := t.TempDir()
+	out := mustRun(t, data, "", "retention", "-max-sessions", "1", "-archive", "-dir", dir)
+	if strings.Count(out, "archived and deleted") != 2 {
+		t.Fatalf("run:\n%s", out)
+	}
+	if ls := mustRun(t, data, "", "ls"); strings.Contains(ls, "old") || !strings.Contains(ls, "new") {
+		t.Fatalf("after the run:\n%s", ls)
+	}
+	mustRun(t, data, "", "unarchive", "old", "-dir", dir)
+	if code, _, stderr := runIn(t, data, "", "retention"); code != 2 || !strings.Contains(stderr, "needs -max-idle") {
+		t.Fatalf("no policy: %d %s", code, stderr)
+	}
+}
+
+// serve runs the configured retention policy on its schedule: sessions
+// past it are archived to the object store and deleted.
+func TestServeRunsRetention(t *testing.T) {
+	dir := t.TempDir()
+	policy := dir + "/policy.json"
+	if err := os.WriteFile(policy, []byte(`{"maxSessions":1,"archive":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := dir + "/data"
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var out, errb clustertest.SyncBuffer
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "", "-retention", policy, "-retention-every", "100ms"}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		_, err := os.Stat(serveURLFile(data))
+		return err
+	})
+	for _, id := range []string{"first", "second", "third"} {
+		mustRun(t, data, "", "new", "-id", id)
+	}
+	sessiontest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		if ls := mustRun(t, data, "", "ls"); strings.Contains(ls, "first") || strings.Contains(ls, "second") || !strings.Contains(ls, "third") {
+			return fmt.Errorf("sessions left:\n%s", ls)
+		}
+		return nil
+	})
+	mustRun(t, data, "", "unarchive", "first")
+	if !strings.Contains(mustRun(t, data, "", "ls"), "first") {
+		t.Fatal("the archived session did not come back")
 	}
 }

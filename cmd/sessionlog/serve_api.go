@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/telemetry"
 )
 
 // apiFlags configure what `serve` offers clients besides NATS itself: the
@@ -34,6 +37,11 @@ type apiFlags struct {
 	maxRequest int
 	maxUpload  int
 	blobGC     time.Duration
+	// retention, when set, is the deployment's policy, run every
+	// retentionEvery by one node at a time.
+	retentionFile  string
+	retentionEvery time.Duration
+	retention      *lifecycle.Policy
 }
 
 func addAPIFlags(fs *flag.FlagSet) *apiFlags {
@@ -48,11 +56,23 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.maxRequest, "max-request", 1<<20, "largest request body in bytes")
 	fs.IntVar(&a.maxUpload, "max-upload", 64<<20, "largest entry, or blob, sent in pieces (bytes)")
 	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names are collected (past their grace period; 0: never)")
+	fs.StringVar(&a.retentionFile, "retention", "", `retention policy (JSON: {"maxIdle":"720h","maxAge":"","maxSessions":0,"archive":true}) run by one node at a time; archives go to the object store `+lifecycle.ArchiveBucket)
+	fs.DurationVar(&a.retentionEvery, "retention-every", time.Hour, "how often the retention policy runs")
 	return a
 }
 
 // configure adds credentials and TLS to the node's config.
 func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
+	if a.retentionFile != "" {
+		p, err := loadPolicy(a.retentionFile)
+		if err != nil {
+			return err
+		}
+		if a.retentionEvery <= 0 {
+			return usageError("-retention-every must be positive")
+		}
+		a.retention = &p
+	}
 	if a.tenants != "" {
 		auth, err := cluster.LoadAuth(a.tenants)
 		if err != nil {
@@ -75,14 +95,15 @@ type api struct {
 	backends []*stream.Backend
 	conns    []*nats.Conn
 	gw       *gateway.Gateway
-	// collecting runs blob collection; stop ends it and waits.
-	stopCollecting func()
+	// policies are the backends' retention policies (nil: none).
+	policies []*lifecycle.Policy
+	// stops end the periodic jobs and wait for them.
+	stops []func()
 }
 
-// startCollecting collects every backend's unnamed blobs each interval
-// (every node does: collections are safe to run at once, see
-// stream.Blobs).
-func (a *api) startCollecting(every time.Duration) {
+// periodic runs fn every interval until the api closes (close waits for
+// a run in progress): blob collection, retention.
+func (a *api) periodic(every time.Duration, fn func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -95,17 +116,70 @@ func (a *api) startCollecting(every time.Duration) {
 				return
 			case <-t.C:
 			}
-			for _, b := range a.backends {
-				st, err := b.CollectBlobs(ctx)
-				if err != nil && ctx.Err() == nil {
-					fmt.Fprintf(os.Stderr, "sessionlog: collecting blobs of %s: %v\n", b.Config().Stream, err)
-				} else if st.Deleted > 0 {
-					fmt.Fprintf(os.Stderr, "sessionlog: collected %d blob(s), %d bytes\n", st.Deleted, st.Freed)
-				}
-			}
+			fn(ctx)
 		}
 	}()
-	a.stopCollecting = func() { cancel(); <-done }
+	a.stops = append(a.stops, func() { cancel(); <-done })
+}
+
+// collect collects every backend's unnamed blobs (every node does:
+// collections are safe to run at once, see stream.Blobs).
+func (a *api) collect(ctx context.Context) {
+	for _, b := range a.backends {
+		st, err := b.CollectBlobs(ctx)
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "sessionlog: collecting blobs of %s: %v\n", b.Config().Stream, err)
+		} else if st.Deleted > 0 {
+			fmt.Fprintf(os.Stderr, "sessionlog: collected %d blob(s), %d bytes\n", st.Deleted, st.Freed)
+		}
+	}
+}
+
+// retentionLease is how long a retention run holds its lease without
+// renewing it (it renews every few sessions).
+const retentionLease = 10 * time.Minute
+
+// retain runs each backend's retention policy, if this node takes the
+// account's lease.
+func (a *api) retain(ctx context.Context, holder string, tel *telemetry.T) {
+	for i, b := range a.backends {
+		pol := a.policies[i]
+		if pol == nil || !pol.Active() {
+			continue
+		}
+		out, err := a.retainOne(ctx, b, *pol, holder)
+		for _, o := range out {
+			outcome := "deleted"
+			switch {
+			case o.Skipped != "":
+				outcome = "kept"
+			case o.Archived:
+				outcome = "archived"
+			}
+			tel.Retention.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+		}
+		switch {
+		case errors.Is(err, lifecycle.ErrLeaseHeld):
+		case err != nil && ctx.Err() == nil:
+			fmt.Fprintf(os.Stderr, "sessionlog: retention of %s: %v\n", b.Config().Stream, err)
+		case len(out) > 0:
+			fmt.Fprintf(os.Stderr, "sessionlog: retention removed %d session(s) of %s\n", len(out), b.Config().Stream)
+		}
+	}
+}
+
+func (a *api) retainOne(ctx context.Context, b *stream.Backend, pol lifecycle.Policy, holder string) ([]lifecycle.Outcome, error) {
+	leases, err := lifecycle.OpenLeases(ctx, b.JetStream(), retentionLease, b.Config().Replicas)
+	if err != nil {
+		return nil, err
+	}
+	var target lifecycle.Target
+	if pol.Archive {
+		if target, err = lifecycle.OpenStoreTarget(ctx, b.JetStream(), lifecycle.ArchiveBucket, b.Config().Replicas); err != nil {
+			return nil, err
+		}
+	}
+	return lifecycle.Scheduled(ctx, b, leases, holder, pol, target)
 }
 
 // startAPI runs a service per tenant (or one for the whole node) and the
@@ -124,6 +198,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		tenant         string
 		offload        *int
 		redact         *codec.RedactConfig
+		retention      *lifecycle.Policy
 		store, respond *nats.Conn
 	}
 	var conns []conn
@@ -146,7 +221,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 				return nil, errors.Join(err, out.close(ctx))
 			}
 			out.conns = append(out.conns, rc)
-			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, redact: t.Redact, store: nc, respond: rc})
+			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, redact: t.Redact, retention: t.Retention, store: nc, respond: rc})
 		}
 	}
 	for _, c := range conns {
@@ -165,6 +240,11 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		// left to the deployment.
 		sc.Partitions = b.Config().Partitions
 		out.backends = append(out.backends, b)
+		pol := a.retention
+		if c.retention != nil {
+			pol = c.retention
+		}
+		out.policies = append(out.policies, pol)
 		// Clients may not create streams: the dead letters' is made here.
 		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
 			return nil, errors.Join(err, out.close(ctx))
@@ -181,7 +261,15 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		out.services = append(out.services, svc)
 	}
 	if a.blobGC > 0 {
-		out.startCollecting(a.blobGC)
+		out.periodic(a.blobGC, out.collect)
+	}
+	for _, p := range out.policies {
+		if p != nil && p.Active() {
+			holder := fmt.Sprintf("%s/%d", cfg.ServerName, os.Getpid())
+			tel := telemetry.Default() // what serve's telemetry.Setup installed
+			out.periodic(a.retentionEvery, func(ctx context.Context) { out.retain(ctx, holder, tel) })
+			break
+		}
 	}
 	if a.http == "" {
 		return out, nil
@@ -232,8 +320,8 @@ func (a *api) describe() string {
 }
 
 func (a *api) close(ctx context.Context) error {
-	if a.stopCollecting != nil {
-		a.stopCollecting()
+	for _, stop := range a.stops {
+		stop()
 	}
 	var errs []error
 	if a.gw != nil {
