@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -76,19 +73,7 @@ func TestServeRunsRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := dir + "/data"
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var out, errb clustertest.SyncBuffer
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "", "-retention", policy, "-retention-every", "100ms"}, strings.NewReader(""), &out, &errb)
-	}()
-	defer func() { cancel(); wg.Wait() }()
-	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		_, err := os.Stat(serveURLFile(data))
-		return err
-	})
+	serveFor(t, data, "-http", "", "-retention", policy, "-retention-every", "100ms")
 	for _, id := range []string{"first", "second", "third"} {
 		mustRun(t, data, "", "new", "-id", id)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,9 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // serve with a tenants file where one tenant redacts on write: a secret
@@ -32,19 +29,8 @@ func TestServeRedactsPerTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var out, errb clustertest.SyncBuffer
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		Run(ctx, []string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", "", "-tenants", tenants}, strings.NewReader(""), &out, &errb)
-	}()
-	defer func() { cancel(); wg.Wait() }()
-	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		_, err := os.Stat(serveURLFile(data))
-		return err
-	})
+	serveFor(t, data, "-http", "", "-tenants", tenants)
+	ctx := context.Background()
 	url, _ := os.ReadFile(serveURLFile(data))
 	aws := strings.Join([]string{"AKIA", "ZXCVBNMQWE", "RTYUIO"}, "")
 	own := "itk_" + "abcdef123456"
