@@ -55,6 +55,8 @@ type Config struct {
 	Sizes []int
 	// ListSessions are the session counts listed.
 	ListSessions []int
+	// RetentionSessions is the store a retention policy is measured on.
+	RetentionSessions int
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
 	// HeavyEntries, HeavyImages and ImageBytes shape the heavy session:
@@ -72,7 +74,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "sessions"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "sessions"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -82,7 +84,7 @@ func DefaultConfig() Config {
 	return Config{
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
-		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000},
+		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000,
 		HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
@@ -92,7 +94,7 @@ func QuickConfig() Config {
 	return Config{
 		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
 		PartitionWriters: 8, PartitionSessions: 16,
-		Sizes: []int{100, 1000}, ListSessions: []int{100, 500},
+		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200,
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
 	}
 }
@@ -102,6 +104,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.does("heavy") && (c.HeavyEntries < 1 || c.HeavyImages < 1 || c.HeavyImages > c.HeavyEntries || c.ImageBytes < 1024):
 		return fmt.Errorf("%w: the heavy session needs entries, at most as many images, of at least 1 KiB", ErrInvalidConfig)
+	case c.does("retention") && c.RetentionSessions < 2:
+		return fmt.Errorf("%w: retention needs at least 2 sessions", ErrInvalidConfig)
 	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0 || c.PartitionWriters < 1 || c.PartitionSessions < 1 || c.ManySessions < 0 || c.Settle < 0:
 		return fmt.Errorf("%w: Ops, Writers and Duration must be positive, PayloadBytes at least 64", ErrInvalidConfig)
 	case len(c.Sessions) == 0 || len(c.Sizes) == 0 || len(c.ListSessions) == 0:
@@ -166,7 +170,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 				}
 				if cfg.does("heavy") {
-					return heavy(ctx, cfg, n, r, p)
+					if err := heavy(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("retention") {
+					return retention(ctx, cfg, n, r, p)
 				}
 				return nil
 			}

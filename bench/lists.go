@@ -67,6 +67,12 @@ func (n *node) attach(ctx context.Context, cfg stream.Config) (*stream.Backend, 
 
 // create makes sessions from..to-1 with 32 writers.
 func create(ctx context.Context, b *stream.Backend, from, to int) error {
+	return createWith(ctx, b, "list", from, to, nil)
+}
+
+// createWith makes sessions prefix-from..prefix-(to-1) with 32 writers,
+// each filled by fill when set.
+func createWith(ctx context.Context, b *stream.Backend, prefix string, from, to int, fill func(st *stream.Store, i int) error) error {
 	var next atomic.Int64
 	next.Store(int64(from))
 	var wg sync.WaitGroup
@@ -78,7 +84,10 @@ func create(ctx context.Context, b *stream.Backend, from, to int) error {
 				if i >= to {
 					return
 				}
-				st, err := b.CreateStore(ctx, header(fmt.Sprintf("list-%07d", i)))
+				st, err := b.CreateStore(ctx, header(fmt.Sprintf("%s-%07d", prefix, i)))
+				if err == nil && fill != nil {
+					err = fill(st, i)
+				}
 				if err == nil {
 					err = st.Close(ctx)
 				}
