@@ -65,6 +65,13 @@ func Archive(ctx context.Context, repo session.Repo, id string, target Target, n
 	if err != nil {
 		return Manifest{}, err
 	}
+	return writeArchive(ctx, target, h, entries, now)
+}
+
+// writeArchive writes the archive of session h holding entries (content
+// in place) to target: the file, then the manifest.
+func writeArchive(ctx context.Context, target Target, h session.Header, entries []*session.Entry, now time.Time) (Manifest, error) {
+	id := h.ID
 	t, err := treeOf(h, entries)
 	if err != nil {
 		return Manifest{}, err

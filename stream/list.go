@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -273,4 +274,29 @@ func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok b
 		return 0, false, nil
 	}
 	return m.Sequence, true, nil
+}
+
+// SessionIDs returns the id of every session, from the index. Unlike
+// List's pages (and a KV key listing), which read records and can miss
+// one rewritten while they read, it asks the server for the index's
+// subjects, one per session, as they are at that moment: what a backup
+// enumerates. A session deleted since may be among them.
+func (b *Backend) SessionIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	for _, p := range b.parts {
+		s, err := p.js.Stream(ctx, p.cfg.indexStream())
+		if err != nil {
+			return nil, fmt.Errorf("stream: session ids: %w", err)
+		}
+		prefix := "$KV." + p.cfg.IndexBucket() + "."
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+		if err != nil {
+			return nil, fmt.Errorf("stream: session ids: %w", err)
+		}
+		for subject := range info.State.Subjects {
+			ids = append(ids, strings.TrimPrefix(subject, prefix))
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

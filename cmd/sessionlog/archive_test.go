@@ -88,3 +88,32 @@ func TestServeRunsRetention(t *testing.T) {
 		t.Fatal("the archived session did not come back")
 	}
 }
+
+// backup of one data dir restores into another.
+func TestBackupVerbs(t *testing.T) {
+	data, other := t.TempDir(), t.TempDir()
+	for _, id := range []string{"x", "y"} {
+		mustRun(t, data, "", "new", "-id", id)
+		mustRun(t, data, "", "append", id, "-text", "in "+id)
+	}
+	dir := t.TempDir() + "/b1"
+	if out := mustRun(t, data, "", "backup", dir); !strings.Contains(out, "2 sessions") {
+		t.Fatalf("backup said %q", out)
+	}
+	mustRun(t, data, "", "append", "x", "-text", "later")
+	inc := t.TempDir() + "/b2"
+	if out := mustRun(t, data, "", "backup", inc, "-base", dir); !strings.Contains(out, "1 written, 1 unchanged") {
+		t.Fatalf("incremental backup said %q", out)
+	}
+	if out := mustRun(t, other, "", "restore", inc); !strings.Contains(out, "2 sessions") {
+		t.Fatalf("restore said %q", out)
+	}
+	for _, id := range []string{"x", "y"} {
+		if got, want := mustRun(t, other, "", "context", id), mustRun(t, data, "", "context", id); got != want {
+			t.Fatalf("%s restored:\n%s\nwant\n%s", id, got, want)
+		}
+	}
+	if code, _, stderr := runIn(t, other, "", "restore", inc); code == 0 || !strings.Contains(stderr, "exists") {
+		t.Fatalf("restore twice: %d %s", code, stderr)
+	}
+}
