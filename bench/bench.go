@@ -57,6 +57,10 @@ type Config struct {
 	ListSessions []int
 	// RetentionSessions is the store a retention policy is measured on.
 	RetentionSessions int
+	// BackupSessions, when set, adds the backup part: that many sessions
+	// of BackupSessionBytes each, backed up and restored (minutes at
+	// 10,000 of 100 KB).
+	BackupSessions, BackupSessionBytes int
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
 	// HeavyEntries, HeavyImages and ImageBytes shape the heavy session:
@@ -74,7 +78,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "sessions"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "sessions"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -84,7 +88,7 @@ func DefaultConfig() Config {
 	return Config{
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
-		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000,
+		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000,
 		HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
@@ -94,7 +98,7 @@ func QuickConfig() Config {
 	return Config{
 		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
 		PartitionWriters: 8, PartitionSessions: 16,
-		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200,
+		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000,
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
 	}
 }
@@ -175,7 +179,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 				}
 				if cfg.does("retention") {
-					return retention(ctx, cfg, n, r, p)
+					if err := retention(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.BackupSessions > 0 && cfg.does("backup") {
+					return backupPart(ctx, cfg, n, dir, r, p)
 				}
 				return nil
 			}

@@ -30,7 +30,7 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 		"first call of a process", "later calls", "Leaf p99", "BuildContext p99", "path of 1000 entries", "path of 3000 entries", "heap per materialized entry",
 		"throughput, one node", "throughput, three-node cluster (R3)", "against a checked loop",
 		"member stored apart", "members apart (cold)", "append p50 of an entry with a new image", "bytes stored (entries + blobs)",
-		"context by reference", "resolve the context's", "compacted (keeps 200)", "(new backend), median", "dry run:", "run: archive to the object store",
+		"context by reference", "resolve the context's", "compacted (keeps 200)", "(new backend), median", "dry run:", "run: archive to the object store", "full backup", "restore into an empty deployment",
 	} {
 		found := false
 		for _, row := range r.Rows {

@@ -19,6 +19,7 @@ func runBench(ctx context.Context, e env) error {
 	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
 	only := fs.String("only", "", "measure only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
 	many := fs.Int("sessions", 0, "also generate this many sessions (20 entries each) and measure what they cost: server memory and disk per session, listing, opening (the 'sessions' part; a million takes minutes)")
+	backups := fs.Int("backup-sessions", 0, "also back up and restore this many sessions of 100 KB (the 'backup' part; 10,000 is 1 GB, minutes)")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
@@ -34,6 +35,9 @@ func runBench(ctx context.Context, e env) error {
 		cfg.Only = strings.Split(*only, ",")
 	}
 	cfg.Dir, cfg.Progress, cfg.PiModules, cfg.ManySessions = *dir, e.stderr, *pi, *many
+	if *backups > 0 {
+		cfg.BackupSessions = *backups
+	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
