@@ -76,16 +76,19 @@ func writeArchive(ctx context.Context, target Target, h session.Header, entries 
 	if err != nil {
 		return Manifest{}, err
 	}
-	d, err := DigestsOf(t)
-	if err != nil {
-		return Manifest{}, err
-	}
 	file, err := codec.EncodeFile(&h, entries)
 	if err != nil {
 		return Manifest{}, err
 	}
+	// The tree's digest is of the entries' lines: the file but its header.
+	d, err := digestsOf(t, file[bytes.IndexByte(file, '\n')+1:])
+	if err != nil {
+		return Manifest{}, err
+	}
 	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
+	// The fastest level: archives and backups of a deployment are CPU
+	// bound, and transcripts compress well at any level.
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
 	if _, err := zw.Write(file); err != nil {
 		return Manifest{}, err
 	}
@@ -180,7 +183,7 @@ func ReadArchive(ctx context.Context, target Target, id string) (Manifest, *sess
 	if err != nil {
 		return m, nil, fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
-	d, err := DigestsOf(ld.Tree)
+	d, err := digestsOf(ld.Tree, file[bytes.IndexByte(file, '\n')+1:])
 	if err != nil {
 		return m, nil, err
 	}

@@ -25,18 +25,28 @@ type Digests struct {
 
 // DigestsOf computes the digests of a complete tree.
 func DigestsOf(t *session.Tree) (Digests, error) {
+	return digestsOf(t, nil)
+}
+
+// digestsOf is DigestsOf with the entries' lines already encoded (a pi
+// file's, header line excluded), when lines is set.
+func digestsOf(t *session.Tree, lines []byte) (Digests, error) {
 	entries, err := t.Entries()
 	if err != nil {
 		return Digests{}, err
 	}
 	d := Digests{Entries: len(entries), Leaf: t.Leaf()}
 	h := sha256.New()
-	var line []byte
-	for _, e := range entries {
-		if line, err = codec.AppendEntry(line[:0], e); err != nil {
-			return d, err
+	if lines != nil {
+		h.Write(lines)
+	} else {
+		var line []byte
+		for _, e := range entries {
+			if line, err = codec.AppendEntry(line[:0], e); err != nil {
+				return d, err
+			}
+			h.Write(append(line, '\n'))
 		}
-		h.Write(append(line, '\n'))
 	}
 	d.Tree = hex.EncodeToString(h.Sum(nil))
 	var branch []*session.Entry
