@@ -1,0 +1,96 @@
+package clients
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/service/servicetest"
+)
+
+// gatewayFor starts a node with one tenant, its service and a gateway,
+// and returns the gateway's URL and the tenant's credentials.
+func gatewayFor(t *testing.T) (url, user, password string) {
+	t.Helper()
+	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "clients", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gcfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	gcfg.Auth, gcfg.Rate, gcfg.Burst = true, 10000, 10000
+	g, err := gateway.Start(ctx, gcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close(context.Background()) })
+	return g.URL(), "agent", "agent-pw"
+}
+
+// python finds a Python 3 that has the client's dependencies (httpx,
+// pytest): one installed (SESSIONLOG_PYTHON, python3, /usr/bin/python3),
+// or a virtual environment in the build tree with them installed by pip.
+func python(t *testing.T) string {
+	t.Helper()
+	var candidates []string
+	if p := os.Getenv("SESSIONLOG_PYTHON"); p != "" {
+		candidates = append(candidates, p)
+	}
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, p)
+	}
+	candidates = append(candidates, "/usr/bin/python3")
+	hasDeps := func(py string) bool { return exec.Command(py, "-c", "import httpx, pytest").Run() == nil }
+	for _, py := range candidates {
+		if _, err := os.Stat(py); err == nil && hasDeps(py) {
+			return py
+		}
+	}
+	venv, _ := filepath.Abs(filepath.Join("python", ".venv"))
+	py := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(py); err == nil && hasDeps(py) {
+		return py
+	}
+	if len(candidates) == 0 {
+		t.Skip("no python3: the Python client's tests are not run (install python3, with httpx and pytest)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	base := candidates[0]
+	for _, step := range [][]string{{base, "-m", "venv", venv}, {py, "-m", "pip", "install", "-q", "httpx>=0.23", "pytest>=7"}} {
+		if out, err := exec.CommandContext(ctx, step[0], step[1:]...).CombinedOutput(); err != nil {
+			t.Skipf("python3 has no httpx and pytest, and installing them failed (%v: %s): the Python client's tests are not run; "+
+				"install them (pip install httpx pytest, or apt-get install python3-httpx python3-pytest)", err, lastLine(out))
+		}
+	}
+	return py
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// The Python package's own tests (pytest) pass against a real node.
+func TestPythonClient(t *testing.T) {
+	py := python(t)
+	url, user, password := gatewayFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+	cmd.Dir = "python"
+	cmd.Env = append(os.Environ(), "PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1",
+		"SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pytest: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "passed") || strings.Contains(string(out), "skipped") {
+		t.Fatalf("pytest ran no tests, or skipped some:\n%s", out)
+	}
+	t.Logf("%s", lastLine(out))
+}

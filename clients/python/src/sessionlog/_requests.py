@@ -1,0 +1,89 @@
+"""The service's operations as (op, body) pairs, shared by the sync and
+asyncio clients: each client sends them to POST /v1/ops/{op}."""
+from __future__ import annotations
+
+import base64
+import secrets
+from typing import Any, Dict, List, Optional, Tuple
+
+Request = Tuple[str, Dict[str, Any]]
+
+
+def new_id() -> str:
+    """A fresh entry id (8 hex digits, as pi draws them). Entries appended
+    with ids chosen by the client are safe to send again: a retry of an
+    append that was stored is recognised, not stored twice."""
+    return secrets.token_hex(4)
+
+
+def _body(**members: Any) -> Dict[str, Any]:
+    return {k: v for k, v in members.items() if v is not None and v is not False}
+
+
+def create(id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[str] = None,
+           metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Request:
+    return "create", _body(id=id, cwd=cwd, name=name, metadata=metadata, parentSession=parent_session)
+
+
+def session(op: str, session_id: str) -> Request:
+    return op, {"session": session_id}
+
+
+def append(session_id: str, entries: List[Dict[str, Any]], parent: Optional[str] = None,
+           if_sequence: Optional[int] = None) -> Request:
+    return "append", _body(session=session_id, entries=entries, parent=parent, ifSequence=if_sequence)
+
+
+def move(session_id: str, target: str, summary: Optional[str] = None, details: Any = None,
+         if_sequence: Optional[int] = None) -> Request:
+    return "move", _body(session=session_id, target=target, summary=summary, details=details, ifSequence=if_sequence)
+
+
+def label(session_id: str, target: str, label: str, if_sequence: Optional[int] = None) -> Request:
+    body = _body(session=session_id, target=target, ifSequence=if_sequence)
+    body["label"] = label  # "" clears it
+    return "label", body
+
+
+def name(session_id: str, name: str, if_sequence: Optional[int] = None) -> Request:
+    body = _body(session=session_id, ifSequence=if_sequence)
+    body["name"] = name
+    return "name", body
+
+
+def context(session_id: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Request:
+    return "context", _body(session=session_id, at=at, offset=offset or None, refs=refs)
+
+
+def tree(session_id: str, offset: int = 0) -> Request:
+    return "tree", _body(session=session_id, offset=offset or None)
+
+
+def entries(session_id: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Request:
+    return "entries", _body(session=session_id, offset=offset or None, limit=limit, refs=refs)
+
+
+def fork(session_id: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Request:
+    return "fork", _body(session=session_id, id=id, at=at, before=before)
+
+
+def list_sessions(limit: Optional[int] = None, cursor: Optional[str] = None) -> Request:
+    return "list", _body(limit=limit, cursor=cursor)
+
+
+def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Request:
+    return "wait", _body(session=session_id, sequence=sequence, timeoutMs=timeout_ms)
+
+
+def put_blob(data: bytes) -> Request:
+    return "putblob", {"data": base64.b64encode(data).decode()}
+
+
+def idempotent(op: str, body: Dict[str, Any]) -> bool:
+    """Whether a request may be sent again when its outcome is unknown:
+    reads, and appends whose entries all carry ids of the client's."""
+    if op in ("open", "context", "tree", "entries", "stats", "list", "wait", "blob", "putblob"):
+        return True
+    if op == "append":
+        return all(isinstance(e, dict) and e.get("id") for e in body.get("entries", []))
+    return False

@@ -1,0 +1,149 @@
+"""The asyncio client, over the HTTP gateway: Client's operations,
+awaited (the requests are shared: _requests.py)."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional
+
+import httpx
+
+from . import _requests as req
+from ._sse import Event, StreamError, parse
+from .client import RETRIED, Entries, _backoff, _conflict_pause
+from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply
+
+
+class AsyncClient:
+    """A sessionlog client for asyncio: the same methods as Client."""
+
+    def __init__(self, url: str, user: Optional[str] = None, password: Optional[str] = None,
+                 timeout: float = 30.0, retries: int = 3, http: Optional[httpx.AsyncClient] = None) -> None:
+        auth = (user, password or "") if user is not None else None
+        self._http = http or httpx.AsyncClient(base_url=url.rstrip("/"), auth=auth, timeout=timeout)
+        self.retries = retries
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def call(self, op: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        """As Client.call."""
+        again = req.idempotent(op, body)
+        for attempt in range(self.retries + 1):
+            err: Optional[SessionlogError] = None
+            try:
+                res = await self._http.post(f"/v1/ops/{op}", json=body)
+            except (httpx.TimeoutException, httpx.TransportError) as e:
+                err = TimeoutError("timeout", f"{op}: {e}")
+            else:
+                if res.status_code < 300:
+                    return res.json()
+                try:
+                    payload = res.json()
+                except ValueError:
+                    payload = res.text
+                err = from_reply(res.status_code, payload)
+            retry = isinstance(err, RateLimitedError) or (again and isinstance(err, RETRIED))
+            if not retry or attempt == self.retries:
+                raise err
+            await asyncio.sleep(_backoff(attempt, err))
+        raise AssertionError("unreachable")
+
+    async def create(self, id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[str] = None,
+                     metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
+        return await self.call(*req.create(id, cwd, name, metadata, parent_session))
+
+    async def open(self, session: str) -> Dict[str, Any]:
+        return await self.call(*req.session("open", session))
+
+    async def delete(self, session: str) -> Dict[str, Any]:
+        return await self.call(*req.session("delete", session))
+
+    async def stats(self, session: str) -> Dict[str, Any]:
+        return await self.call(*req.session("stats", session))
+
+    async def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
+        return await self.call(*req.fork(session, id, at, before))
+
+    async def list(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        return await self.call(*req.list_sessions(limit, cursor))
+
+    async def append(self, session: str, entries: Entries, parent: Optional[str] = None,
+                     if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.append(session, entries, parent, if_sequence))
+
+    async def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
+                   if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.move(session, target, summary, details, if_sequence))
+
+    async def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.label(session, target, label, if_sequence))
+
+    async def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.name(session, name, if_sequence))
+
+    async def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> Dict[str, Any]:
+        """As Client.update."""
+        s = await self.open(session)
+        leaf, seq = s.get("session", {}).get("leaf", ""), s.get("sequence", 0)
+        for attempt in range(attempts):
+            try:
+                return await self.append(session, build(leaf, seq), if_sequence=seq)
+            except ConflictError as e:
+                leaf, seq = e.leaf or "", e.sequence or 0
+                await asyncio.sleep(_conflict_pause(attempt))
+        raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
+
+    async def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Dict[str, Any]:
+        return await self.call(*req.context(session, at, offset, refs))
+
+    async def tree(self, session: str, offset: int = 0) -> Dict[str, Any]:
+        return await self.call(*req.tree(session, offset))
+
+    async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
+        return await self.call(*req.entries(session, offset, limit, refs))
+
+    async def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.wait(session, sequence, timeout_ms))
+
+    async def put_blob(self, data: bytes) -> Dict[str, Any]:
+        return await self.call(*req.put_blob(data))
+
+    async def get_blob(self, sha256: str) -> bytes:
+        res = await self._http.get(f"/v1/blobs/{sha256}")
+        if res.status_code >= 300:
+            raise from_reply(res.status_code, res.json())
+        return res.content
+
+    async def events(self, session: str, after: Optional[int] = None, refs: bool = False) -> AsyncIterator[Event]:
+        """As Client.events (after=None: from now on; 0: from the start)."""
+        last = after
+        while True:
+            params: Dict[str, str] = {}
+            if last is not None:
+                params["after"] = str(last)
+            if refs:
+                params["refs"] = "true"
+            try:
+                async with self._http.stream("GET", f"/v1/sessions/{session}/events", params=params,
+                                             timeout=httpx.Timeout(None, connect=10)) as res:
+                    if res.status_code >= 300:
+                        await res.aread()
+                        raise from_reply(res.status_code, res.json())
+                    lines: List[str] = []
+                    async for line in res.aiter_lines():
+                        lines.append(line)
+                        if line.rstrip("\r\n") == "":
+                            for ev in parse(lines):
+                                last = ev.id
+                                yield ev
+                            lines = []
+            except StreamError as e:
+                if e.code != "slow_reader":
+                    raise
+                last = e.last_event_id

@@ -1,0 +1,217 @@
+"""The synchronous client, over the HTTP gateway."""
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import httpx
+
+from . import _requests as req
+from ._sse import Event, StreamError, parse
+from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply
+
+Entries = List[Dict[str, Any]]
+
+# What is retried (with backoff) when the request may be sent again.
+RETRIED = (RateLimitedError, UnavailableError, TimeoutError)
+
+
+def _backoff(attempt: int, err: Optional[SessionlogError]) -> float:
+    if isinstance(err, RateLimitedError) and err.retry_after_ms:
+        return err.retry_after_ms / 1000
+    return min(2.0, 0.05 * (2 ** attempt))
+
+
+def _conflict_pause(attempt: int) -> float:
+    """A random pause after a lost race: without it the writer that just
+    won, already knowing the new sequence, wins again and again."""
+    return random.uniform(0, min(0.2, 0.005 * (2 ** attempt)))
+
+
+class Client:
+    """A sessionlog client over HTTP. Every service operation is a method;
+    errors are SessionlogError subclasses (errors.py).
+
+        with Client("http://127.0.0.1:8080") as c:
+            s = c.create(name="retry work")
+            c.append(s["session"]["id"], [{"type": "message", "message": {...}}])
+    """
+
+    def __init__(self, url: str, user: Optional[str] = None, password: Optional[str] = None,
+                 timeout: float = 30.0, retries: int = 3, http: Optional[httpx.Client] = None) -> None:
+        auth = (user, password or "") if user is not None else None
+        self._http = http or httpx.Client(base_url=url.rstrip("/"), auth=auth, timeout=timeout)
+        self.retries = retries
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def call(self, op: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        """Any operation by name, body as the service takes it. Sent again
+        on rate limits, unavailability and lost replies when it is safe
+        (reads; appends whose entries carry the client's ids)."""
+        again = req.idempotent(op, body)
+        for attempt in range(self.retries + 1):
+            err: Optional[SessionlogError] = None
+            try:
+                res = self._http.post(f"/v1/ops/{op}", json=body)
+            except (httpx.TimeoutException, httpx.TransportError) as e:
+                err = TimeoutError("timeout", f"{op}: {e}")
+            else:
+                if res.status_code < 300:
+                    return res.json()
+                try:
+                    payload = res.json()
+                except ValueError:
+                    payload = res.text
+                err = from_reply(res.status_code, payload)
+            retry = isinstance(err, RateLimitedError) or (again and isinstance(err, RETRIED))
+            if not retry or attempt == self.retries:
+                raise err
+            time.sleep(_backoff(attempt, err))
+        raise AssertionError("unreachable")
+
+    # Sessions.
+    def create(self, id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[str] = None,
+               metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
+        return self.call(*req.create(id, cwd, name, metadata, parent_session))
+
+    def open(self, session: str) -> Dict[str, Any]:
+        """The session's header, name, labels, leaf and sequence."""
+        return self.call(*req.session("open", session))
+
+    def delete(self, session: str) -> Dict[str, Any]:
+        return self.call(*req.session("delete", session))
+
+    def stats(self, session: str) -> Dict[str, Any]:
+        return self.call(*req.session("stats", session))
+
+    def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
+        return self.call(*req.fork(session, id, at, before))
+
+    def list(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        return self.call(*req.list_sessions(limit, cursor))
+
+    def sessions(self, page: int = 100) -> Iterator[Dict[str, Any]]:
+        """Every session, most recently updated first, page by page."""
+        cursor: Optional[str] = None
+        while True:
+            r = self.list(page, cursor)
+            yield from r.get("sessions", [])
+            cursor = r.get("next")
+            if not cursor:
+                return
+
+    # Writes.
+    def append(self, session: str, entries: Entries, parent: Optional[str] = None,
+               if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        """Appends entries (pi v3 JSON; id, parentId and timestamp may be
+        left out) as one atomic batch; with if_sequence, only if the session
+        is still at that sequence (ConflictError otherwise)."""
+        return self.call(*req.append(session, entries, parent, if_sequence))
+
+    def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
+             if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.move(session, target, summary, details, if_sequence))
+
+    def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.label(session, target, label, if_sequence))
+
+    def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.name(session, name, if_sequence))
+
+    def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> Dict[str, Any]:
+        """The optimistic-concurrency loop: build(leaf, sequence) makes the
+        entries to append on the session as it is; if another writer got
+        there first, build is called again on the new state, after a short
+        random pause."""
+        s = self.open(session)
+        leaf, seq = s.get("session", {}).get("leaf", ""), s.get("sequence", 0)
+        for attempt in range(attempts):
+            try:
+                return self.append(session, build(leaf, seq), if_sequence=seq)
+            except ConflictError as e:
+                leaf, seq = e.leaf or "", e.sequence or 0
+                time.sleep(_conflict_pause(attempt))
+        raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
+
+    # Reads.
+    def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Dict[str, Any]:
+        """One page of the leaf's (or at's) context; context_all reads all."""
+        return self.call(*req.context(session, at, offset, refs))
+
+    def context_all(self, session: str, at: Optional[str] = None, refs: bool = False) -> Dict[str, Any]:
+        """The whole context: its pages, of one state of the session."""
+        first = self.context(session, at, 0, refs)
+        messages, sources = list(first.get("messages") or []), list(first.get("sources") or [])
+        nxt = first.get("next", 0)
+        while nxt:
+            page = self.context(session, at or first.get("leaf"), nxt, refs)
+            messages += page.get("messages") or []
+            sources += page.get("sources") or []
+            nxt = page.get("next", 0)
+        first.update(messages=messages, sources=sources, next=0)
+        return first
+
+    def tree(self, session: str, offset: int = 0) -> Dict[str, Any]:
+        return self.call(*req.tree(session, offset))
+
+    def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
+        return self.call(*req.entries(session, offset, limit, refs))
+
+    def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """Returns once the service reflects sequence (read-your-writes)."""
+        return self.call(*req.wait(session, sequence, timeout_ms))
+
+    # Blobs.
+    def put_blob(self, data: bytes) -> Dict[str, Any]:
+        """Stores content apart; the reply's "blob" is the reference to
+        place in an entry where the content would be."""
+        return self.call(*req.put_blob(data))
+
+    def get_blob(self, sha256: str) -> bytes:
+        res = self._http.get(f"/v1/blobs/{sha256}")
+        if res.status_code >= 300:
+            raise from_reply(res.status_code, res.json())
+        return res.content
+
+    # Events.
+    def events(self, session: str, after: Optional[int] = None, refs: bool = False,
+               reconnect: bool = True) -> Iterator[Event]:
+        """The session's entries as they are appended: after the stream
+        sequence after (0: from the session's start, its header first), or
+        from now on when after is None; resuming after a dropped connection
+        from the last event seen."""
+        last = after
+        while True:
+            params: Dict[str, str] = {}
+            if last is not None:
+                params["after"] = str(last)
+            if refs:
+                params["refs"] = "true"
+            try:
+                with self._http.stream("GET", f"/v1/sessions/{session}/events", params=params,
+                                       timeout=httpx.Timeout(None, connect=10)) as res:
+                    if res.status_code >= 300:
+                        res.read()
+                        raise from_reply(res.status_code, res.json())
+                    for ev in parse(res.iter_lines()):
+                        last = ev.id
+                        yield ev
+            except StreamError as e:
+                if e.code != "slow_reader" or not reconnect:
+                    raise
+                last = e.last_event_id
+            except (httpx.TransportError,):
+                if not reconnect:
+                    raise
+                time.sleep(0.2)
+            if not reconnect:
+                return

@@ -1,0 +1,133 @@
+import asyncio
+import threading
+
+import pytest
+
+import sessionlog
+from conftest import assistant, user
+
+
+def test_every_operation(client, sid):
+    s = client.create(id=sid, cwd="/work", name="py session")
+    assert s["session"]["id"] == sid
+    a = client.append(sid, [user("hello"), assistant("hi there")])
+    assert len(a["entries"]) == 2 and a["leaf"] == a["entries"][1]["id"]
+    first = a["entries"][0]["id"]
+    ctx = client.context(sid)
+    assert [m["role"] for m in ctx["messages"]] == ["user", "assistant"]
+    assert ctx["model"] == {"provider": "anthropic", "modelId": "claude-x"}
+    client.label(sid, first, "start")
+    client.name(sid, "renamed")
+    opened = client.open(sid)
+    assert opened["session"]["name"] == "renamed" and opened["labels"][0]["label"] == "start"
+    tree = client.tree(sid)
+    assert tree["nodes"]
+    entries = client.entries(sid)
+    assert len(entries["entries"]) == 5  # the name given at creation, two messages, a label, a name
+    assert client.stats(sid)["messages"] == 2
+    client.move(sid, first, summary="went back")
+    assert [m["role"] for m in client.context(sid)["messages"]] == ["user", "branchSummary"]
+    f = client.fork(sid, id=sid + "-fork", at=first)
+    assert f["session"]["id"] == sid + "-fork"
+    ids = {s["id"] for s in client.sessions(page=1)}
+    assert {sid, sid + "-fork"} <= ids
+    w = client.wait(sid, opened["sequence"])
+    assert w["leaf"]
+    client.delete(sid + "-fork")
+    with pytest.raises(sessionlog.NotFoundError):
+        client.open(sid + "-fork")
+
+
+def test_typed_errors(client, sid):
+    with pytest.raises(sessionlog.InvalidSessionIDError):
+        client.open("not a valid id")
+    client.create(id=sid)
+    with pytest.raises(sessionlog.ExistsError):
+        client.create(id=sid)
+    with pytest.raises(sessionlog.InvalidEntryError) as e:
+        client.append(sid, [{"type": "message", "message": {"role": "robot", "content": "x", "timestamp": 1}}])
+    assert e.value.field and "role" in e.value.field
+    with pytest.raises(sessionlog.BlobNotFoundError):
+        client.get_blob("0" * 64)
+
+
+def test_conflict_carries_where_the_session_is(client, sid):
+    client.create(id=sid)
+    a = client.append(sid, [user("one")])
+    client.append(sid, [user("two")])
+    with pytest.raises(sessionlog.ConflictError) as e:
+        client.append(sid, [user("stale")], if_sequence=a["sequence"])
+    assert e.value.sequence > a["sequence"] and e.value.leaf
+
+
+def test_update_loop_loses_nothing(connect, sid):
+    with connect() as c:
+        c.create(id=sid)
+    errors = []
+
+    def writer(n):
+        try:
+            with connect() as c:
+                for k in range(10):
+                    c.update(sid, lambda leaf, seq: [user(f"w{n} k{k}")])
+        except Exception as ex:  # noqa: BLE001 - reported below
+            errors.append(ex)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with connect() as c:
+        texts = [e["message"]["content"] for e in c.entries(sid, limit=100)["entries"]]
+    assert sorted(texts) == sorted(f"w{n} k{k}" for n in range(4) for k in range(10))
+
+
+def test_retried_append_with_client_ids_is_stored_once(client, sid):
+    client.create(id=sid)
+    batch = [user("once", id=sessionlog.new_id())]
+    client.append(sid, batch, parent="")
+    client.append(sid, batch, parent="")  # a retry of the same entries
+    assert len(client.entries(sid)["entries"]) == 1
+
+
+def test_blobs(client):
+    data = bytes(range(256)) * 1000
+    ref = client.put_blob(data)["blob"]
+    assert ref["size"] == len(data)
+    assert client.get_blob(ref["$blob"]) == data
+
+
+def test_events_follow_and_resume(client, connect, sid):
+    client.create(id=sid)
+    client.append(sid, [user("before")])
+    seen = []
+    for ev in client.events(sid, after=0):
+        seen.append(ev)
+        if ev.kind == "entry" and len([e for e in seen if e.kind == "entry"]) == 1:
+            with connect() as other:
+                other.append(sid, [user("after")])
+        if len([e for e in seen if e.kind == "entry"]) == 2:
+            break
+    entries = [e for e in seen if e.kind == "entry"]
+    assert [e.data["message"]["content"] for e in entries] == ["before", "after"]
+    resumed = next(iter(client.events(sid, after=entries[0].id)))
+    assert resumed.data["message"]["content"] == "after"
+
+
+def test_async_client(connect, sid):
+    async def main():
+        async with connect(sessionlog.AsyncClient) as c:
+            await c.create(id=sid)
+            await c.append(sid, [user("async hello")])
+            await c.update(sid, lambda leaf, seq: [assistant("async reply")])
+            ctx = await c.context(sid)
+            assert [m["role"] for m in ctx["messages"]] == ["user", "assistant"]
+            with pytest.raises(sessionlog.NotFoundError):
+                await c.open(sid + "-none")
+            async for ev in c.events(sid, after=0):
+                assert ev.kind in ("header", "entry")
+                if ev.kind == "entry":
+                    break
+    asyncio.run(main())
