@@ -94,3 +94,25 @@ func TestPythonClient(t *testing.T) {
 	}
 	t.Logf("%s", lastLine(out))
 }
+
+// The TypeScript package's own tests (node's test runner) pass against a
+// real node.
+func TestTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the TypeScript client's tests are not run (install Node >= 20)")
+	}
+	url, user, password := gatewayFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "test/")
+	cmd.Dir = "typescript"
+	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# pass 6") || !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("node --test did not run the 6 tests:\n%s", out)
+	}
+}

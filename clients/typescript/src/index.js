@@ -1,0 +1,180 @@
+// sessionlog client over the HTTP gateway (fetch: Node >= 20, browsers,
+// Deno, Bun). Every service operation is a method; errors are one class
+// per protocol code (errors.js).
+import { randomBytes } from "node:crypto";
+import { ConflictError, RateLimitedError, TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
+
+export * from "./errors.js";
+
+/** A fresh entry id (8 hex digits, as pi draws them). Entries appended with
+ * ids of the client's are safe to send again: the service recognises a
+ * repeated append and stores it once. */
+export function newId() {
+  return randomBytes(4).toString("hex");
+}
+
+const READS = new Set(["open", "context", "tree", "entries", "stats", "list", "wait", "blob", "putblob"]);
+
+/** Whether a request may be sent again when its outcome is unknown. */
+export function idempotent(op, body) {
+  if (READS.has(op)) return true;
+  if (op === "append") return (body.entries ?? []).every((e) => e && typeof e === "object" && e.id);
+  return false;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const drop = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null && v !== false));
+
+export class Client {
+  /**
+   * @param {string} url the gateway, e.g. http://127.0.0.1:8080
+   * @param {{user?: string, password?: string, retries?: number, timeoutMs?: number, fetch?: typeof fetch}} [opts]
+   */
+  constructor(url, opts = {}) {
+    this.base = url.replace(/\/+$/, "");
+    this.retries = opts.retries ?? 3;
+    this.timeoutMs = opts.timeoutMs ?? 30000;
+    this.fetch = opts.fetch ?? globalThis.fetch;
+    this.headers = { "content-type": "application/json" };
+    if (opts.user !== undefined) {
+      this.headers.authorization = "Basic " + Buffer.from(`${opts.user}:${opts.password ?? ""}`).toString("base64");
+    }
+  }
+
+  /** Any operation by name, body as the service takes it; rate limits are
+   * waited out, and safe requests sent again when the outcome is unknown. */
+  async call(op, body) {
+    const again = idempotent(op, body);
+    for (let attempt = 0; ; attempt++) {
+      let err;
+      try {
+        const res = await this.fetch(`${this.base}/v1/ops/${op}`, {
+          method: "POST", headers: this.headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        const text = await res.text();
+        let payload;
+        try { payload = JSON.parse(text); } catch { payload = text; }
+        if (res.ok) return payload;
+        err = errorFromReply(res.status, payload);
+      } catch (e) {
+        // No reply (a timeout, a dropped connection): the outcome is unknown.
+        err = new TimeoutError("timeout", `${op}: ${e?.message ?? e}`);
+      }
+      const retry = err instanceof RateLimitedError || (again && (err instanceof UnavailableError || err instanceof TimeoutError));
+      if (!retry || attempt >= this.retries) throw err;
+      await sleep(err instanceof RateLimitedError && err.retryAfterMs ? err.retryAfterMs : Math.min(2000, 50 * 2 ** attempt));
+    }
+  }
+
+  create({ id, cwd, name, metadata, parentSession } = {}) { return this.call("create", drop({ id, cwd, name, metadata, parentSession })); }
+  open(session) { return this.call("open", { session }); }
+  delete(session) { return this.call("delete", { session }); }
+  stats(session) { return this.call("stats", { session }); }
+  fork(session, { id, at, before } = {}) { return this.call("fork", drop({ session, id, at, before })); }
+  list({ limit, cursor } = {}) { return this.call("list", drop({ limit, cursor })); }
+
+  /** Every session, most recently updated first. */
+  async *sessions(page = 100) {
+    let cursor;
+    do {
+      const r = await this.list({ limit: page, cursor });
+      yield* r.sessions ?? [];
+      cursor = r.next;
+    } while (cursor);
+  }
+
+  /** Appends entries (pi v3 JSON; id, parentId and timestamp may be left
+   * out) as one atomic batch; with ifSequence only if the session is still
+   * there (ConflictError otherwise, with .leaf and .sequence). */
+  append(session, entries, { parent, ifSequence } = {}) {
+    return this.call("append", drop({ session, entries, parent, ifSequence }));
+  }
+  move(session, target, { summary, details, ifSequence } = {}) { return this.call("move", drop({ session, target, summary, details, ifSequence })); }
+  label(session, target, label, { ifSequence } = {}) { return this.call("label", { ...drop({ session, target, ifSequence }), label }); }
+  name(session, name, { ifSequence } = {}) { return this.call("name", { ...drop({ session, ifSequence }), name }); }
+
+  /** The optimistic-concurrency loop: build(leaf, sequence) makes the
+   * entries to append on the session as it is; when another writer got
+   * there first it is called again on the new state, after a short random
+   * pause (without it the last winner keeps winning). */
+  async update(session, build, attempts = 20) {
+    const s = await this.open(session);
+    let leaf = s.session?.leaf ?? "", seq = s.sequence ?? 0;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      try {
+        return await this.append(session, await build(leaf, seq), { ifSequence: seq });
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e;
+        leaf = e.leaf ?? "";
+        seq = e.sequence ?? 0;
+        await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
+      }
+    }
+    throw new ConflictError("conflict", `${session}: still contended after ${attempts} attempts`);
+  }
+
+  context(session, { at, offset, refs } = {}) { return this.call("context", drop({ session, at, offset: offset || undefined, refs })); }
+  tree(session, { offset } = {}) { return this.call("tree", drop({ session, offset: offset || undefined })); }
+  entries(session, { offset, limit, refs } = {}) { return this.call("entries", drop({ session, offset: offset || undefined, limit, refs })); }
+  /** Resolves once the service reflects sequence (read-your-writes). */
+  wait(session, sequence, { timeoutMs } = {}) { return this.call("wait", drop({ session, sequence, timeoutMs })); }
+
+  /** Stores content apart; the reply's .blob is the reference to place in
+   * an entry where the content would be. */
+  putBlob(data) { return this.call("putblob", { data: Buffer.from(data).toString("base64") }); }
+  async getBlob(sha256) {
+    const res = await this.fetch(`${this.base}/v1/blobs/${sha256}`, { headers: this.headers, signal: AbortSignal.timeout(this.timeoutMs) });
+    if (!res.ok) throw errorFromReply(res.status, await res.json().catch(() => null));
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  /** The session's entries as they are appended, as {id, kind, data}:
+   * after the stream sequence `after` (0: from the start, header first),
+   * or from now on; resuming from the last event after a cut. Stop with
+   * `signal`, or by breaking out of the loop. */
+  async *events(session, { after, refs, signal } = {}) {
+    let last = after;
+    for (;;) {
+      const q = new URLSearchParams();
+      if (last !== undefined && last !== null) q.set("after", String(last));
+      if (refs) q.set("refs", "true");
+      const res = await this.fetch(`${this.base}/v1/sessions/${session}/events?${q}`, { headers: this.headers, signal });
+      if (!res.ok) throw errorFromReply(res.status, await res.json().catch(() => null));
+      let resume = false;
+      for await (const ev of parseEvents(res.body)) {
+        if (ev.kind === "error") {
+          if (ev.data?.code === "slow_reader") { last = ev.data.lastEventId; resume = true; break; }
+          throw errorFromReply(0, { error: ev.data });
+        }
+        last = ev.id;
+        yield ev;
+      }
+      if (!resume) return;
+    }
+  }
+}
+
+/** Server-sent events of a response body. */
+export async function* parseEvents(body) {
+  const decoder = new TextDecoder();
+  let buf = "", kind = "message", id, data = [];
+  for await (const chunk of body) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).replace(/\r$/, "");
+      buf = buf.slice(nl + 1);
+      if (line === "") {
+        if (data.length) yield { id: id ? Number(id) : 0, kind, data: JSON.parse(data.join("\n")) };
+        kind = "message"; id = undefined; data = [];
+      } else if (!line.startsWith(":")) {
+        const i = line.indexOf(":");
+        const field = i < 0 ? line : line.slice(0, i);
+        const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+        if (field === "event") kind = value;
+        else if (field === "id") id = value;
+        else if (field === "data") data.push(value);
+      }
+    }
+  }
+}

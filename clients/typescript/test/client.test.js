@@ -1,0 +1,104 @@
+// The client against a real node: SESSIONLOG_TEST_URL (and _USER,
+// _PASSWORD), as `go test ./clients` sets them.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import * as sl from "../src/index.js";
+
+const url = process.env.SESSIONLOG_TEST_URL;
+const creds = process.env.SESSIONLOG_TEST_USER ? { user: process.env.SESSIONLOG_TEST_USER, password: process.env.SESSIONLOG_TEST_PASSWORD } : {};
+const connect = () => new sl.Client(url, creds);
+const sid = () => "ts-" + randomBytes(6).toString("hex");
+const user = (content, id) => ({ type: "message", ...(id ? { id } : {}), message: { role: "user", content, timestamp: Date.now() } });
+const assistant = (text) => ({ type: "message", message: { role: "assistant", content: [{ type: "text", text }], api: "anthropic-messages", provider: "anthropic", model: "claude-x",
+  usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: Date.now() } });
+
+before(() => { if (!url) throw new Error("SESSIONLOG_TEST_URL is not set: run these tests through go test ./clients"); });
+
+test("every operation", async () => {
+  const c = connect(), id = sid();
+  assert.equal((await c.create({ id, cwd: "/work", name: "ts session" })).session.id, id);
+  const a = await c.append(id, [user("hello"), assistant("hi there")]);
+  assert.equal(a.entries.length, 2);
+  const first = a.entries[0].id;
+  const ctx = await c.context(id);
+  assert.deepEqual(ctx.messages.map((m) => m.role), ["user", "assistant"]);
+  assert.deepEqual(ctx.model, { provider: "anthropic", modelId: "claude-x" });
+  await c.label(id, first, "start");
+  await c.name(id, "renamed");
+  const opened = await c.open(id);
+  assert.equal(opened.session.name, "renamed");
+  assert.equal(opened.labels[0].label, "start");
+  assert.ok((await c.tree(id)).nodes.length > 0);
+  assert.equal((await c.entries(id)).entries.length, 5);
+  assert.equal((await c.stats(id)).messages, 2);
+  await c.move(id, first, { summary: "went back" });
+  assert.deepEqual((await c.context(id)).messages.map((m) => m.role), ["user", "branchSummary"]);
+  assert.equal((await c.fork(id, { id: id + "-fork", at: first })).session.id, id + "-fork");
+  const ids = [];
+  for await (const s of c.sessions(1)) ids.push(s.id);
+  assert.ok(ids.includes(id) && ids.includes(id + "-fork"));
+  assert.ok((await c.wait(id, opened.sequence)).leaf);
+  await c.delete(id + "-fork");
+  await assert.rejects(c.open(id + "-fork"), sl.NotFoundError);
+});
+
+test("typed errors", async () => {
+  const c = connect(), id = sid();
+  await assert.rejects(c.open("not a valid id"), sl.InvalidSessionIDError);
+  await c.create({ id });
+  await assert.rejects(c.create({ id }), sl.ExistsError);
+  await assert.rejects(c.append(id, [{ type: "message", message: { role: "robot", content: "x", timestamp: 1 } }]),
+    (e) => e instanceof sl.InvalidEntryError && e.field.includes("role"));
+  await assert.rejects(c.getBlob("0".repeat(64)), sl.BlobNotFoundError);
+});
+
+test("a conflict carries where the session is; update loses nothing under 4 writers", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id });
+  const a = await c.append(id, [user("one")]);
+  await c.append(id, [user("two")]);
+  await assert.rejects(c.append(id, [user("stale")], { ifSequence: a.sequence }),
+    (e) => e instanceof sl.ConflictError && e.sequence > a.sequence && Boolean(e.leaf));
+  await Promise.all([0, 1, 2, 3].map(async (n) => {
+    const w = connect();
+    for (let k = 0; k < 10; k++) await w.update(id, () => [user(`w${n} k${k}`)]);
+  }));
+  const texts = (await c.entries(id, { limit: 100 })).entries.map((e) => e.message.content).filter((t) => t.startsWith("w"));
+  assert.equal(new Set(texts).size, 40);
+});
+
+test("a retried append with client ids is stored once", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id });
+  const batch = [user("once", sl.newId())];
+  await c.append(id, batch, { parent: "" });
+  await c.append(id, batch, { parent: "" });
+  assert.equal((await c.entries(id)).entries.length, 1);
+});
+
+test("blobs", async () => {
+  const c = connect();
+  const data = randomBytes(300000);
+  const { blob } = await c.putBlob(data);
+  assert.equal(blob.size, data.length);
+  assert.deepEqual(Buffer.from(await c.getBlob(blob.$blob)), data);
+});
+
+test("events follow a session and resume", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id });
+  await c.append(id, [user("before")]);
+  const seen = [];
+  for await (const ev of c.events(id, { after: 0 })) {
+    if (ev.kind !== "entry") continue;
+    seen.push(ev);
+    if (seen.length === 1) await connect().append(id, [user("after")]);
+    if (seen.length === 2) break;
+  }
+  assert.deepEqual(seen.map((e) => e.data.message.content), ["before", "after"]);
+  for await (const ev of c.events(id, { after: seen[0].id })) {
+    assert.equal(ev.data.message.content, "after");
+    break;
+  }
+});
