@@ -61,6 +61,10 @@ type Config struct {
 	// of BackupSessionBytes each, backed up and restored (minutes at
 	// 10,000 of 100 KB).
 	BackupSessions, BackupSessionBytes int
+	// ClientOps is how many calls each client's latencies are taken over;
+	// ClientsDir is where the clients are (clients/, from the repository).
+	ClientOps  int
+	ClientsDir string
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
 	// HeavyEntries, HeavyImages and ImageBytes shape the heavy session:
@@ -78,7 +82,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "sessions"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -88,7 +92,7 @@ func DefaultConfig() Config {
 	return Config{
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
-		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000,
+		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
 		HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
@@ -98,7 +102,7 @@ func QuickConfig() Config {
 	return Config{
 		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
 		PartitionWriters: 8, PartitionSessions: 16,
-		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000,
+		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000, ClientOps: 20, ClientsDir: "clients",
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
 	}
 }
@@ -184,7 +188,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 				}
 				if cfg.BackupSessions > 0 && cfg.does("backup") {
-					return backupPart(ctx, cfg, n, dir, r, p)
+					if err := backupPart(ctx, cfg, n, dir, r, p); err != nil {
+						return err
+					}
 				}
 				return nil
 			}
@@ -196,6 +202,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil
 		}()
 		if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ClientOps > 0 && cfg.does("clients") {
+		if err := clientsPart(ctx, cfg, dir, r, p); err != nil {
 			return nil, err
 		}
 	}

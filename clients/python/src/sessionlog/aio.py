@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 import httpx
 
 from . import _requests as req
+from ._transport import async_transport
 from ._sse import Event, StreamError, parse
 from .client import RETRIED, Entries, _backoff, _conflict_pause
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply
@@ -19,7 +20,7 @@ class AsyncClient:
     def __init__(self, url: str, user: Optional[str] = None, password: Optional[str] = None,
                  timeout: float = 30.0, retries: int = 3, http: Optional[httpx.AsyncClient] = None) -> None:
         auth = (user, password or "") if user is not None else None
-        self._http = http or httpx.AsyncClient(base_url=url.rstrip("/"), auth=auth, timeout=timeout)
+        self._http = http or httpx.AsyncClient(base_url=url.rstrip("/"), auth=auth, timeout=timeout, transport=async_transport())
         self.retries = retries
 
     async def close(self) -> None:

@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import httpx
 
 from . import _requests as req
+from ._transport import transport
 from ._sse import Event, StreamError, parse
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply
 
@@ -41,7 +42,7 @@ class Client:
     def __init__(self, url: str, user: Optional[str] = None, password: Optional[str] = None,
                  timeout: float = 30.0, retries: int = 3, http: Optional[httpx.Client] = None) -> None:
         auth = (user, password or "") if user is not None else None
-        self._http = http or httpx.Client(base_url=url.rstrip("/"), auth=auth, timeout=timeout)
+        self._http = http or httpx.Client(base_url=url.rstrip("/"), auth=auth, timeout=timeout, transport=transport())
         self.retries = retries
 
     def close(self) -> None:

@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/system"
+)
+
+//go:embed clients_bench.py
+var pyBench []byte
+
+//go:embed clients_bench.mjs
+var tsBench []byte
+
+// clientsPart times the Python and TypeScript clients (over the HTTP
+// gateway) against the Go service client (over NATS), each appending a
+// user message and reading the context, one call at a time, on the same
+// node in the same run. Each client is skipped, with a note, when its
+// toolchain or the clients directory is missing.
+func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
+	// A node with a listener: the gateway reaches it over TCP.
+	n, err := startNodeWith(ctx, filepath.Join(dir, "clients"), func(c *cluster.Config) { c.Listen = "127.0.0.1:0" })
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	b, err := n.backend(ctx, nil)
+	if err != nil {
+		return err
+	}
+	scfg := service.DefaultConfig(system.Config())
+	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
+	svc, err := service.Start(ctx, n.nc, b, scfg)
+	if err != nil {
+		return err
+	}
+	defer svc.Close(context.WithoutCancel(ctx))
+	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.n.ClientURL())
+	gcfg.Stream, gcfg.Rate, gcfg.Burst = b.Config(), 1e6, 1e6
+	gw, err := gateway.Start(ctx, gcfg)
+	if err != nil {
+		return err
+	}
+	defer gw.Close(context.WithoutCancel(ctx))
+
+	ops := cfg.ClientOps
+	p.say("clients: the Go service client, %d appends and contexts", ops)
+	goc := service.NewClient(n.nc, scfg.Subject)
+	if err := goc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "gobench"}, nil); err != nil {
+		return err
+	}
+	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + string(make900x()) + `","timestamp":1}}`)
+	var appends, contexts latencies
+	for range ops {
+		t0 := time.Now()
+		if err := goc.Call(ctx, service.OpAppend, service.AppendRequest{Session: "gobench", Entries: []jsontext.Value{entry}}, nil); err != nil {
+			return err
+		}
+		appends = append(appends, time.Since(t0))
+	}
+	for range ops {
+		t0 := time.Now()
+		if err := goc.Call(ctx, service.OpContext, service.ContextRequest{Session: "gobench"}, nil); err != nil {
+			return err
+		}
+		contexts = append(contexts, time.Since(t0))
+	}
+	goAppend, goContext := millis(appends.pct(50)), millis(contexts.pct(50))
+
+	run := func(name string, args ...string) (map[string]float64, error) {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(cfg.ClientsDir, "python", "src"))
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var res map[string]float64
+		return res, json.Unmarshal(out, &res)
+	}
+	group := fmt.Sprintf("Clients, one call at a time (%d each), fsync %s", ops, n.sync)
+	add := func(lang string, res map[string]float64) {
+		base := "Go service client over NATS, same run"
+		r.add(Row{Group: group, Name: lang + " client over HTTP: append p50", Ours: res["append"], Base: goAppend, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["append"] <= 1.3*goAppend})
+		r.add(Row{Group: group, Name: lang + " client over HTTP: context p50", Ours: res["context"], Base: goContext, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["context"] <= 1.3*goContext})
+	}
+	scripts := filepath.Join(dir, "client-bench")
+	if err := os.MkdirAll(scripts, 0o700); err != nil {
+		return err
+	}
+	py, ts := filepath.Join(scripts, "clients_bench.py"), filepath.Join(scripts, "clients_bench.mjs")
+	os.WriteFile(py, pyBench, 0o600)
+	os.WriteFile(ts, tsBench, 0o600)
+	if python := pythonWithHTTPX(); python == "" {
+		r.note("clients: no python3 with httpx, the Python client was not timed")
+	} else if _, err := os.Stat(filepath.Join(cfg.ClientsDir, "python")); err != nil {
+		r.note("clients: no %s/python (run from the repository's root, or set the clients dir), the Python client was not timed", cfg.ClientsDir)
+	} else {
+		p.say("clients: Python")
+		res, err := run("python", python, py, gw.URL(), fmt.Sprint(ops))
+		if err != nil {
+			r.note("clients: the Python client was not timed: %v (it needs httpx)", err)
+		} else {
+			add("Python", res)
+		}
+	}
+	if node, err := exec.LookPath("node"); err != nil {
+		r.note("clients: no node, the TypeScript client was not timed")
+	} else {
+		p.say("clients: TypeScript")
+		abs, _ := filepath.Abs(filepath.Join(cfg.ClientsDir, "typescript"))
+		res, err := run("typescript", node, ts, abs, gw.URL(), fmt.Sprint(ops))
+		if err != nil {
+			r.note("clients: the TypeScript client was not timed: %v", err)
+		} else {
+			add("TypeScript", res)
+		}
+	}
+	return nil
+}
+
+func make900x() []byte {
+	b := make([]byte, 900)
+	for i := range b {
+		b[i] = 'x'
+	}
+	return b
+}
+
+// pythonWithHTTPX is a python3 that can import httpx, or "".
+func pythonWithHTTPX() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if path, err := exec.LookPath(py); err == nil && exec.Command(path, "-c", "import httpx").Run() == nil {
+			return path
+		}
+	}
+	return ""
+}
