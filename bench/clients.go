@@ -94,8 +94,8 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 	group := fmt.Sprintf("Clients, one call at a time (%d each), fsync %s", ops, n.sync)
 	add := func(lang string, res map[string]float64) {
 		base := "Go service client over NATS, same run"
-		r.add(Row{Group: group, Name: lang + " client over HTTP: append p50", Ours: res["append"], Base: goAppend, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["append"] <= 1.3*goAppend})
-		r.add(Row{Group: group, Name: lang + " client over HTTP: context p50", Ours: res["context"], Base: goContext, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["context"] <= 1.3*goContext})
+		r.add(Row{Group: group, Name: lang + " client: append p50", Ours: res["append"], Base: goAppend, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["append"] <= 1.3*goAppend})
+		r.add(Row{Group: group, Name: lang + " client: context p50", Ours: res["context"], Base: goContext, Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: res["context"] <= 1.3*goContext})
 	}
 	scripts := filepath.Join(dir, "client-bench")
 	if err := os.MkdirAll(scripts, 0o700); err != nil {
@@ -114,7 +114,7 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 		if err != nil {
 			r.note("clients: the Python client was not timed: %v (it needs httpx)", err)
 		} else {
-			add("Python", res)
+			add("Python (HTTP)", res)
 		}
 	}
 	if node, err := exec.LookPath("node"); err != nil {
@@ -126,7 +126,14 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 		if err != nil {
 			r.note("clients: the TypeScript client was not timed: %v", err)
 		} else {
-			add("TypeScript", res)
+			add("TypeScript (HTTP)", res)
+		}
+		if _, err := os.Stat(filepath.Join(abs, "node_modules", "@nats-io", "transport-node")); err != nil {
+			r.note("clients: the TypeScript client over NATS was not timed: npm install in %s first", abs)
+		} else if res, err := run("typescript", node, ts, abs, n.n.ClientURL(), fmt.Sprint(ops), "nats"); err != nil {
+			r.note("clients: the TypeScript client over NATS was not timed: %v", err)
+		} else {
+			add("TypeScript (NATS)", res)
 		}
 	}
 	return nil

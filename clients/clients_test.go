@@ -15,8 +15,9 @@ import (
 )
 
 // gatewayFor starts a node with one tenant, its service and a gateway,
-// and returns the gateway's URL and the tenant's credentials.
-func gatewayFor(t *testing.T) (url, user, password string) {
+// and returns the gateway's URL, the tenant's credentials and the node's
+// NATS URL.
+func gatewayFor(t *testing.T) (url, user, password, natsURL string) {
 	t.Helper()
 	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "clients", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -28,7 +29,7 @@ func gatewayFor(t *testing.T) (url, user, password string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close(context.Background()) })
-	return g.URL(), "agent", "agent-pw"
+	return g.URL(), "agent", "agent-pw", ts.Node.ClientURL()
 }
 
 // python finds a Python 3 that has the client's dependencies (httpx,
@@ -78,7 +79,7 @@ func lastLine(b []byte) string {
 // The Python package's own tests (pytest) pass against a real node.
 func TestPythonClient(t *testing.T) {
 	py := python(t)
-	url, user, password := gatewayFor(t)
+	url, user, password, _ := gatewayFor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
@@ -102,17 +103,36 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not installed: the TypeScript client's tests are not run (install Node >= 20)")
 	}
-	url, user, password := gatewayFor(t)
+	url, user, password, natsURL := gatewayFor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// The NATS transport's dependency, into the build tree; without the
+	// registry its test skips, saying so.
+	if _, err := os.Stat(filepath.Join("typescript", "node_modules", "@nats-io", "transport-node")); err != nil {
+		if npm, err := exec.LookPath("npm"); err == nil {
+			install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error")
+			install.Dir = "typescript"
+			if out, err := install.CombinedOutput(); err != nil {
+				t.Logf("npm install failed, the NATS transport's test will skip: %v: %s", err, lastLine(out))
+			}
+		}
+	}
 	cmd := exec.CommandContext(ctx, node, "--test", "test/")
 	cmd.Dir = "typescript"
-	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_NATS_URL="+natsURL,
+		"SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "# pass 6") || !strings.Contains(string(out), "# fail 0") {
-		t.Fatalf("node --test did not run the 6 tests:\n%s", out)
+	if !strings.Contains(string(out), "# tests 7") || !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("node --test did not run the 7 tests:\n%s", out)
+	}
+	_, installed := os.Stat(filepath.Join("typescript", "node_modules", "@nats-io", "transport-node"))
+	switch skipped := strings.Contains(string(out), "# skipped 1"); {
+	case skipped && installed == nil:
+		t.Fatalf("the NATS transport's test skipped with its dependency installed:\n%s", out)
+	case skipped:
+		t.Logf("the NATS transport's test skipped (no @nats-io/transport-node)")
 	}
 }

@@ -42,8 +42,13 @@ export function parseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<Eve
 
 export interface ClientOptions { user?: string; password?: string; retries?: number; timeoutMs?: number; fetch?: typeof fetch }
 
+export interface NatsOptions extends ClientOptions { subject?: string; http?: string }
+
 export class Client {
   constructor(url: string, opts?: ClientOptions);
+  /** A client over NATS (needs @nats-io/transport-node); opts.http is the gateway, for events(). */
+  static connect(natsUrl: string, opts?: NatsOptions): Promise<Client>;
+  close(): Promise<void>;
   call<T = Json>(op: string, body: Record<string, unknown>): Promise<T>;
   create(opts?: { id?: string; cwd?: string; name?: string; metadata?: Json; parentSession?: string }): Promise<SessionReply>;
   open(session: string): Promise<SessionReply>;

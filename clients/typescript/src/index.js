@@ -2,7 +2,8 @@
 // Deno, Bun). Every service operation is a method; errors are one class
 // per protocol code (errors.js).
 import { randomBytes } from "node:crypto";
-import { ConflictError, RateLimitedError, TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
+import { ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
+import { connectNats } from "./nats.js";
 
 export * from "./errors.js";
 
@@ -41,6 +42,21 @@ export class Client {
     }
   }
 
+  /** A client of the service over NATS (request/reply to
+   * `sessionlog.v1.<op>`: no gateway hop), e.g. `nats://127.0.0.1:4222`.
+   * Needs `@nats-io/transport-node`. `events()` needs the gateway: pass
+   * its URL as `opts.http`. Close it when done. */
+  static async connect(natsUrl, opts = {}) {
+    const c = new Client(opts.http ?? "", opts);
+    c.nats = await connectNats(natsUrl, opts);
+    return c;
+  }
+
+  /** Closes a NATS client's connection (an HTTP client holds none). */
+  async close() {
+    if (this.nats) await this.nats.close();
+  }
+
   /** Any operation by name, body as the service takes it; rate limits are
    * waited out, and safe requests sent again when the outcome is unknown. */
   async call(op, body) {
@@ -48,22 +64,26 @@ export class Client {
     for (let attempt = 0; ; attempt++) {
       let err;
       try {
-        const res = await this.fetch(`${this.base}/v1/ops/${op}`, {
-          method: "POST", headers: this.headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs),
-        });
-        const text = await res.text();
-        let payload;
-        try { payload = JSON.parse(text); } catch { payload = text; }
-        if (res.ok) return payload;
-        err = errorFromReply(res.status, payload);
+        return await (this.nats ? this.nats.request(op, body) : this.#post(op, body));
       } catch (e) {
         // No reply (a timeout, a dropped connection): the outcome is unknown.
-        err = new TimeoutError("timeout", `${op}: ${e?.message ?? e}`);
+        err = e instanceof SessionlogError ? e : new TimeoutError("timeout", `${op}: ${e?.message ?? e}`);
       }
       const retry = err instanceof RateLimitedError || (again && (err instanceof UnavailableError || err instanceof TimeoutError));
       if (!retry || attempt >= this.retries) throw err;
       await sleep(err instanceof RateLimitedError && err.retryAfterMs ? err.retryAfterMs : Math.min(2000, 50 * 2 ** attempt));
     }
+  }
+
+  async #post(op, body) {
+    const res = await this.fetch(`${this.base}/v1/ops/${op}`, {
+      method: "POST", headers: this.headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const text = await res.text();
+    let payload;
+    try { payload = JSON.parse(text); } catch { payload = text; }
+    if (res.ok) return payload;
+    throw errorFromReply(res.status, payload);
   }
 
   create({ id, cwd, name, metadata, parentSession } = {}) { return this.call("create", drop({ id, cwd, name, metadata, parentSession })); }
@@ -123,6 +143,18 @@ export class Client {
    * an entry where the content would be. */
   putBlob(data) { return this.call("putblob", { data: Buffer.from(data).toString("base64") }); }
   async getBlob(sha256) {
+    if (this.nats) {
+      // Piece by piece, each as large as a reply can hold.
+      const parts = [];
+      let offset = 0, cursor;
+      for (;;) {
+        const r = await this.call("blob", drop({ sha256, offset: offset || undefined, cursor }));
+        parts.push(Buffer.from(r.data ?? "", "base64"));
+        if (!r.next) return new Uint8Array(Buffer.concat(parts));
+        offset = r.next;
+        cursor = r.cursor;
+      }
+    }
     const res = await this.fetch(`${this.base}/v1/blobs/${sha256}`, { headers: this.headers, signal: AbortSignal.timeout(this.timeoutMs) });
     if (!res.ok) throw errorFromReply(res.status, await res.json().catch(() => null));
     return new Uint8Array(await res.arrayBuffer());
