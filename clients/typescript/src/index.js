@@ -6,6 +6,7 @@ import { ConflictError, RateLimitedError, SessionlogError, TimeoutError, Unavail
 import { connectNats } from "./nats.js";
 
 export * from "./errors.js";
+export { PiSession, importPi } from "./pi.js";
 
 /** A fresh entry id (8 hex digits, as pi draws them). Entries appended with
  * ids of the client's are safe to send again: the service recognises a
