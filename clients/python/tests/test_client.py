@@ -131,3 +131,17 @@ def test_async_client(connect, sid):
                 if ev.kind == "entry":
                     break
     asyncio.run(main())
+
+
+def test_large_content(client, sid):
+    import base64
+    import os
+    img = os.urandom(3 << 20)  # larger than a request: the gateway sends it on as an upload
+    client.create(id=sid)
+    data = base64.b64encode(img).decode()
+    client.append(sid, [{"type": "message", "message": {"role": "user", "timestamp": 1, "content": [
+        {"type": "text", "text": "look"}, {"type": "image", "data": data, "mimeType": "image/png"}]}}])
+    ctx = client.context(sid)
+    assert ctx["messages"][0]["content"][1]["data"] == data
+    ref = client.put_blob(img)["blob"]
+    assert client.get_blob(ref["$blob"]) == img

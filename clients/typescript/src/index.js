@@ -15,6 +15,11 @@ export function newId() {
   return randomBytes(4).toString("hex");
 }
 
+// A request body larger than this goes as an upload over NATS (requests
+// are at most 1 MiB); a piece of an upload is this large before base64.
+const INLINE_LIMIT = 768 << 10;
+const UPLOAD_PIECE = 512 << 10;
+
 const READS = new Set(["open", "context", "tree", "entries", "stats", "list", "wait", "blob", "putblob"]);
 
 /** Whether a request may be sent again when its outcome is unknown. */
@@ -60,15 +65,19 @@ export class Client {
 
   /** Any operation by name, body as the service takes it; rate limits are
    * waited out, and safe requests sent again when the outcome is unknown. */
-  async call(op, body) {
-    const again = idempotent(op, body);
+  call(op, body) {
+    return this.#retry(idempotent(op, body), () =>
+      this.nats ? this.nats.request(op, body) : this.#http(`/v1/ops/${op}`, JSON.stringify(body)));
+  }
+
+  async #retry(again, send) {
     for (let attempt = 0; ; attempt++) {
       let err;
       try {
-        return await (this.nats ? this.nats.request(op, body) : this.#post(op, body));
+        return await send();
       } catch (e) {
         // No reply (a timeout, a dropped connection): the outcome is unknown.
-        err = e instanceof SessionlogError ? e : new TimeoutError("timeout", `${op}: ${e?.message ?? e}`);
+        err = e instanceof SessionlogError ? e : new TimeoutError("timeout", String(e?.message ?? e));
       }
       const retry = err instanceof RateLimitedError || (again && (err instanceof UnavailableError || err instanceof TimeoutError));
       if (!retry || attempt >= this.retries) throw err;
@@ -76,15 +85,27 @@ export class Client {
     }
   }
 
-  async #post(op, body) {
-    const res = await this.fetch(`${this.base}/v1/ops/${op}`, {
-      method: "POST", headers: this.headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs),
+  async #http(path, body, contentType = "application/json") {
+    const res = await this.fetch(`${this.base}${path}`, {
+      method: "POST", headers: { ...this.headers, "content-type": contentType }, body, signal: AbortSignal.timeout(this.timeoutMs),
     });
     const text = await res.text();
     let payload;
     try { payload = JSON.parse(text); } catch { payload = text; }
     if (res.ok) return payload;
     throw errorFromReply(res.status, payload);
+  }
+
+  /** Stages bytes larger than a request as an upload over NATS, piece by
+   * piece, and returns its name. */
+  async #upload(bytes) {
+    const upload = "up-" + randomBytes(8).toString("hex");
+    for (let offset = 0; offset < bytes.length || offset === 0; offset += UPLOAD_PIECE) {
+      const data = Buffer.from(bytes.subarray(offset, offset + UPLOAD_PIECE)).toString("base64");
+      await this.call("upload", { upload, offset, data });
+      if (bytes.length === 0) break;
+    }
+    return upload;
   }
 
   create({ id, cwd, name, metadata, parentSession } = {}) { return this.call("create", drop({ id, cwd, name, metadata, parentSession })); }
@@ -107,8 +128,17 @@ export class Client {
   /** Appends entries (pi v3 JSON; id, parentId and timestamp may be left
    * out) as one atomic batch; with ifSequence only if the session is still
    * there (ConflictError otherwise, with .leaf and .sequence). */
-  append(session, entries, { parent, ifSequence } = {}) {
-    return this.call("append", drop({ session, entries, parent, ifSequence }));
+  async append(session, entries, { parent, ifSequence } = {}) {
+    const body = drop({ entries, parent, ifSequence });
+    const again = idempotent("append", body);
+    const json = JSON.stringify(body);
+    if (!this.nats) {
+      // The gateway sends a body larger than a request on as an upload.
+      return this.#retry(again, () => this.#http(`/v1/sessions/${session}/entries`, json));
+    }
+    if (json.length <= INLINE_LIMIT) return this.call("append", { session, ...body });
+    const upload = await this.#upload(Buffer.from(JSON.stringify({ session, ...body })));
+    return this.#retry(again, () => this.nats.request("append", { session, upload }));
   }
   move(session, target, { summary, details, ifSequence } = {}) { return this.call("move", drop({ session, target, summary, details, ifSequence })); }
   label(session, target, label, { ifSequence } = {}) { return this.call("label", { ...drop({ session, target, ifSequence }), label }); }
@@ -142,7 +172,12 @@ export class Client {
 
   /** Stores content apart; the reply's .blob is the reference to place in
    * an entry where the content would be. */
-  putBlob(data) { return this.call("putblob", { data: Buffer.from(data).toString("base64") }); }
+  async putBlob(data) {
+    const bytes = Buffer.from(data);
+    if (!this.nats) return this.#retry(true, () => this.#http("/v1/blobs", bytes, "application/octet-stream"));
+    if (bytes.length <= INLINE_LIMIT / 2) return this.call("putblob", { data: bytes.toString("base64") });
+    return this.call("putblob", { upload: await this.#upload(bytes) });
+  }
   async getBlob(sha256) {
     if (this.nats) {
       // Piece by piece, each as large as a reply can hold.

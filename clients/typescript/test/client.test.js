@@ -102,3 +102,11 @@ test("events follow a session and resume", async () => {
     break;
   }
 });
+
+test("content larger than a request, over HTTP", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id });
+  const data = randomBytes(3 << 20).toString("base64");
+  await c.append(id, [{ type: "message", message: { role: "user", timestamp: 1, content: [{ type: "image", data, mimeType: "image/png" }] } }]);
+  assert.equal((await c.context(id)).messages[0].content[0].data, data);
+});

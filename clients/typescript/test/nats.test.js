@@ -27,8 +27,12 @@ test("over NATS: operations, typed errors, the conflict loop, blobs", { skip }, 
     assert.equal(ctx.messages.length, 5);
     await assert.rejects(c.open("nope-" + id), sl.NotFoundError);
     const data = randomBytes(3 << 20);
-    const { blob } = await c.putBlob(data.subarray(0, 500000));
-    assert.deepEqual(Buffer.from(await c.getBlob(blob.$blob)), data.subarray(0, 500000));
+    const { blob } = await c.putBlob(data);
+    assert.deepEqual(Buffer.from(await c.getBlob(blob.$blob)), data);
+    const img = data.toString("base64");
+    await c.append(id, [{ type: "message", message: { role: "user", timestamp: 1, content: [{ type: "image", data: img, mimeType: "image/png" }] } }]);
+    const last = (await c.context(id)).messages.at(-1);
+    assert.equal(last.content[0].data, img);
   } finally {
     await c.close();
   }

@@ -2,7 +2,6 @@
 asyncio clients: each client sends them to POST /v1/ops/{op}."""
 from __future__ import annotations
 
-import base64
 import secrets
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -73,10 +72,6 @@ def list_sessions(limit: Optional[int] = None, cursor: Optional[str] = None) -> 
 
 def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Request:
     return "wait", _body(session=session_id, sequence=sequence, timeoutMs=timeout_ms)
-
-
-def put_blob(data: bytes) -> Request:
-    return "putblob", {"data": base64.b64encode(data).decode()}
 
 
 def idempotent(op: str, body: Dict[str, Any]) -> bool:

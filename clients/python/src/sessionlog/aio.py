@@ -34,13 +34,15 @@ class AsyncClient:
 
     async def call(self, op: str, body: Dict[str, Any]) -> Dict[str, Any]:
         """As Client.call."""
-        again = req.idempotent(op, body)
+        return await self._send("POST", f"/v1/ops/{op}", req.idempotent(op, body), json=body)
+
+    async def _send(self, method: str, path: str, again: bool, **kw: Any) -> Dict[str, Any]:
         for attempt in range(self.retries + 1):
             err: Optional[SessionlogError] = None
             try:
-                res = await self._http.post(f"/v1/ops/{op}", json=body)
+                res = await self._http.request(method, path, **kw)
             except (httpx.TimeoutException, httpx.TransportError) as e:
-                err = TimeoutError("timeout", f"{op}: {e}")
+                err = TimeoutError("timeout", f"{method} {path}: {e}")
             else:
                 if res.status_code < 300:
                     return res.json()
@@ -76,7 +78,9 @@ class AsyncClient:
 
     async def append(self, session: str, entries: Entries, parent: Optional[str] = None,
                      if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.append(session, entries, parent, if_sequence))
+        op, body = req.append(session, entries, parent, if_sequence)
+        body.pop("session")
+        return await self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body)
 
     async def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
                    if_sequence: Optional[int] = None) -> Dict[str, Any]:
@@ -113,7 +117,7 @@ class AsyncClient:
         return await self.call(*req.wait(session, sequence, timeout_ms))
 
     async def put_blob(self, data: bytes) -> Dict[str, Any]:
-        return await self.call(*req.put_blob(data))
+        return await self._send("POST", "/v1/blobs", True, content=data)
 
     async def get_blob(self, sha256: str) -> bytes:
         res = await self._http.get(f"/v1/blobs/{sha256}")

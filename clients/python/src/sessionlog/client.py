@@ -58,13 +58,15 @@ class Client:
         """Any operation by name, body as the service takes it. Sent again
         on rate limits, unavailability and lost replies when it is safe
         (reads; appends whose entries carry the client's ids)."""
-        again = req.idempotent(op, body)
+        return self._send("POST", f"/v1/ops/{op}", req.idempotent(op, body), json=body)
+
+    def _send(self, method: str, path: str, again: bool, **kw: Any) -> Dict[str, Any]:
         for attempt in range(self.retries + 1):
             err: Optional[SessionlogError] = None
             try:
-                res = self._http.post(f"/v1/ops/{op}", json=body)
+                res = self._http.request(method, path, **kw)
             except (httpx.TimeoutException, httpx.TransportError) as e:
-                err = TimeoutError("timeout", f"{op}: {e}")
+                err = TimeoutError("timeout", f"{method} {path}: {e}")
             else:
                 if res.status_code < 300:
                     return res.json()
@@ -115,8 +117,12 @@ class Client:
                if_sequence: Optional[int] = None) -> Dict[str, Any]:
         """Appends entries (pi v3 JSON; id, parentId and timestamp may be
         left out) as one atomic batch; with if_sequence, only if the session
-        is still at that sequence (ConflictError otherwise)."""
-        return self.call(*req.append(session, entries, parent, if_sequence))
+        is still at that sequence (ConflictError otherwise). Any size up to
+        the service's limit (64 MiB): the gateway sends large bodies on as
+        uploads."""
+        op, body = req.append(session, entries, parent, if_sequence)
+        body.pop("session")
+        return self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body)
 
     def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
              if_sequence: Optional[int] = None) -> Dict[str, Any]:
@@ -174,8 +180,9 @@ class Client:
     # Blobs.
     def put_blob(self, data: bytes) -> Dict[str, Any]:
         """Stores content apart; the reply's "blob" is the reference to
-        place in an entry where the content would be."""
-        return self.call(*req.put_blob(data))
+        place in an entry where the content would be. Any size up to the
+        service's limit."""
+        return self._send("POST", "/v1/blobs", True, content=data)
 
     def get_blob(self, sha256: str) -> bytes:
         res = self._http.get(f"/v1/blobs/{sha256}")
