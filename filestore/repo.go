@@ -8,14 +8,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 )
 
-// Repo is a directory of session files, <id>.jsonl each — the layout pi
-// uses inside a project's session folder.
+// Repo is a directory of session files: <id>.jsonl each, or pi's own
+// layout — ~/.pi/agent/sessions, a folder per working directory
+// (--home-me-project--) of <timestamp>_<id>.jsonl files — read as pi
+// keeps it, so `sessionlog ls -files ~/.pi/agent/sessions` lists pi's
+// sessions. In a directory laid out as pi's, new sessions are written as
+// pi writes them, in their working directory's folder.
 type Repo struct {
 	dir string
 	cfg Config
@@ -34,15 +39,65 @@ func NewRepo(dir string, cfg Config) (*Repo, error) {
 	return &Repo{dir: dir, cfg: cfg}, nil
 }
 
-// Path returns the file of session id.
-func (r *Repo) Path(id string) string { return filepath.Join(r.dir, id+".jsonl") }
+// Path returns the file of session id: where it is, in either layout, or
+// where a new one goes in the flat layout.
+func (r *Repo) Path(id string) string {
+	if p := r.find(id); p != "" {
+		return p
+	}
+	return filepath.Join(r.dir, id+".jsonl")
+}
+
+// find returns the file holding session id, in either layout, or "".
+// (Ids are letters, digits, '-' and '_': nothing a pattern reads as
+// special.)
+func (r *Repo) find(id string) string {
+	flat := filepath.Join(r.dir, id+".jsonl")
+	if _, err := os.Lstat(flat); err == nil {
+		return flat
+	}
+	for _, pattern := range []string{filepath.Join(r.dir, "*_"+id+".jsonl"), filepath.Join(r.dir, "*", "*_"+id+".jsonl")} {
+		m, _ := filepath.Glob(pattern)
+		for _, p := range m {
+			if idOfFile(filepath.Base(p)) == id { // not a flat file "x_<id>.jsonl"
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// piLayout reports whether the directory is laid out as pi's sessions
+// folder (a --cwd-- folder in it).
+func (r *Repo) piLayout() bool {
+	m, _ := filepath.Glob(filepath.Join(r.dir, "--*--"))
+	return len(m) > 0
+}
+
+// newPath is where a new session goes: pi's place for it in a pi layout.
+func (r *Repo) newPath(h session.Header) string {
+	if !r.piLayout() {
+		return filepath.Join(r.dir, h.ID+".jsonl")
+	}
+	cwd := strings.TrimLeft(h.Cwd, "/\\")
+	folder := "--" + strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(cwd) + "--"
+	stamp := strings.NewReplacer(":", "-", ".", "-").Replace(h.Timestamp)
+	return filepath.Join(r.dir, folder, stamp+"_"+h.ID+".jsonl")
+}
 
 // Create implements session.Repo.
 func (r *Repo) Create(ctx context.Context, h session.Header) (session.Store, error) {
 	if err := session.ValidateSessionID(h.ID); err != nil {
 		return nil, err
 	}
-	s, err := Create(ctx, r.Path(h.ID), h, r.cfg)
+	if r.find(h.ID) != "" {
+		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
+	}
+	p := r.newPath(h)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("filestore: %w", err)
+	}
+	s, err := Create(ctx, p, h, r.cfg)
 	if errors.Is(err, ErrExists) {
 		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
 	}
@@ -67,13 +122,28 @@ func (r *Repo) Open(ctx context.Context, idOrPath string) (session.Store, error)
 // in this repository's directory; any other path is refused.
 func (r *Repo) idOf(idOrPath string) (string, error) {
 	if strings.HasSuffix(idOrPath, ".jsonl") && strings.ContainsRune(idOrPath, filepath.Separator) {
-		dir, file := filepath.Split(filepath.Clean(idOrPath))
-		if filepath.Clean(dir) != filepath.Clean(r.dir) {
+		path := filepath.Clean(idOrPath)
+		id := idOfFile(filepath.Base(path))
+		// The path must be the very file of that id here (either layout).
+		if session.ValidateSessionID(id) != nil || filepath.Clean(r.find(id)) != path {
 			return "", fmt.Errorf("%w: %q is not a session file of %s", session.ErrInvalidSessionID, idOrPath, r.dir)
 		}
-		idOrPath = strings.TrimSuffix(file, ".jsonl")
+		return id, nil
 	}
 	return idOrPath, session.ValidateSessionID(idOrPath)
+}
+
+// piFileName is pi's <timestamp>_<id>.jsonl: the timestamp is the
+// header's with ':' and '.' made '-'.
+var piFileName = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_(.+)\.jsonl$`)
+
+// idOfFile is the session id a file name says: <id>.jsonl, or pi's
+// <timestamp>_<id>.jsonl.
+func idOfFile(name string) string {
+	if m := piFileName.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return strings.TrimSuffix(name, ".jsonl")
 }
 
 // Delete implements session.Repo. It refuses a session another writer has
@@ -82,7 +152,10 @@ func (r *Repo) Delete(ctx context.Context, id string) error {
 	if err := session.ValidateSessionID(id); err != nil {
 		return err
 	}
-	p := r.Path(id)
+	p := r.find(id)
+	if p == "" {
+		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
+	}
 	f, _, err := openRegular(p, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
@@ -97,7 +170,7 @@ func (r *Repo) Delete(ctx context.Context, id string) error {
 	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("filestore: delete: %w", err)
 	}
-	return syncDir(r.dir)
+	return syncDir(filepath.Dir(p))
 }
 
 // Fork implements session.Repo. The new header locates the source by its
@@ -131,6 +204,12 @@ func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.List
 	if err != nil {
 		return session.ListPage{}, err
 	}
+	// pi's layout: a folder per working directory.
+	nested, err := filepath.Glob(filepath.Join(r.dir, "*", "*.jsonl"))
+	if err != nil {
+		return session.ListPage{}, err
+	}
+	names = append(names, nested...)
 	var infos []session.SessionInfo
 	for _, p := range names {
 		if err := ctx.Err(); err != nil {
@@ -177,7 +256,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 			}
 		}
 	})
-	if err != nil || bad || h == nil || strings.TrimSuffix(filepath.Base(p), ".jsonl") != h.ID {
+	if err != nil || bad || h == nil || idOfFile(filepath.Base(p)) != h.ID {
 		return session.SessionInfo{}, false
 	}
 	// Updated is the last entry's time (files keep no clock of their own).

@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -130,4 +131,59 @@ func TestRepoConformance(t *testing.T) {
 			return r
 		},
 	})
+}
+
+// pi's own layout — a folder per working directory of
+// <timestamp>_<id>.jsonl files — is read as pi keeps it: listed, opened by
+// id or path, deleted; a new session goes where pi would put it.
+func TestRepoReadsPisLayout(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sample := sessiontest.PiSamples(t)[0]
+	h, _ := sessiontest.DecodeFile(t, sample.Data)
+	folder := filepath.Join(dir, "--home-me-project--")
+	if err := os.MkdirAll(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	piFile := filepath.Join(folder, "2025-01-04T02-01-11-992Z_"+h.ID+".jsonl")
+	if err := os.WriteFile(piFile, sample.Data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := filestore.NewRepo(dir, filestore.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := r.List(ctx, session.ListOptions{})
+	if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != h.ID {
+		t.Fatalf("listing of pi's layout: %+v, %v", page.Sessions, err)
+	}
+	for _, key := range []string{h.ID, piFile} {
+		st, err := r.Open(ctx, key)
+		if err != nil {
+			t.Fatalf("open %s: %v", key, err)
+		}
+		st.Close(ctx)
+	}
+	if r.Path(h.ID) != piFile {
+		t.Fatalf("path of %s: %s", h.ID, r.Path(h.ID))
+	}
+	nh := session.Header{ID: "0b1e2f3a-made-here", Timestamp: "2026-12-03T10:11:12.345Z", Cwd: "/home/me/other"}
+	st, err := r.Create(ctx, nh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	want := filepath.Join(dir, "--home-me-other--", "2026-12-03T10-11-12-345Z_"+nh.ID+".jsonl")
+	if _, err := os.Stat(want); err != nil {
+		t.Fatalf("a new session in pi's layout is not where pi puts it: %v", err)
+	}
+	if _, err := r.Create(ctx, nh); !errors.Is(err, session.ErrSessionExists) {
+		t.Fatalf("create twice: %v", err)
+	}
+	if err := r.Delete(ctx, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(piFile); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("delete left %s", piFile)
+	}
 }
