@@ -117,3 +117,23 @@ func TestBackupVerbs(t *testing.T) {
 		t.Fatalf("restore twice: %d %s", code, stderr)
 	}
 }
+
+// import takes a whole pi sessions tree and says what it did.
+func TestImportTree(t *testing.T) {
+	data, tree := t.TempDir(), t.TempDir()
+	folder := tree + "/--home-me-project--"
+	os.MkdirAll(folder, 0o700)
+	good := `{"type":"session","version":3,"id":"aaaa1111-2222-3333-4444-555566667777","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/home/me/project"}
+{"type":"message","id":"e1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}
+`
+	os.WriteFile(folder+"/2025-01-01T00-00-00-000Z_aaaa1111-2222-3333-4444-555566667777.jsonl", []byte(good), 0o600)
+	os.WriteFile(folder+"/2025-01-02T00-00-00-000Z_broken.jsonl", []byte("not json\n"), 0o600)
+	code, out, stderr := runIn(t, data, "", "import", tree)
+	if code != 0 || !strings.Contains(out, "aaaa1111-2222-3333-4444-555566667777\t1 entries") ||
+		!strings.Contains(stderr, "imported 1 of 2 sessions; skipped 1") || !strings.Contains(stderr, "broken.jsonl") {
+		t.Fatalf("import of a tree: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if ls := mustRun(t, "", "", "ls", "-files", tree); !strings.Contains(ls, "aaaa1111-2222-3333-4444-555566667777") {
+		t.Fatalf("ls -files of pi's tree:\n%s", ls)
+	}
+}

@@ -2,7 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
@@ -11,42 +18,147 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
+// runImport imports pi session files: files, and directories searched for
+// them (a whole ~/.pi/agent/sessions tree), each a session; a summary says
+// what was imported and what was skipped, and why.
 func runImport(ctx context.Context, e env) error {
 	fs := newFlags("import", e)
 	rf := addRepoFlags(fs)
-	id := fs.String("id", "", "session id to import as (default: the file's)")
+	id := fs.String("id", "", "session id to import as (default: the file's; one file only)")
 	lenient := fs.Bool("lenient", false, "skip bad lines (listed on stderr) instead of refusing the file")
-	args, err := parseArgs(fs, e.args, 1, "one .jsonl file")
+	args, err := parseArgs(fs, e.args, -1, "pi session files or directories")
 	if err != nil {
 		return err
 	}
-	data, err := filestore.ReadFile(args[0], 0)
+	files, err := sessionFiles(args)
 	if err != nil {
 		return err
+	}
+	if *id != "" && len(files) != 1 {
+		return usageError("-id names one session: give one file")
 	}
 	mode := codec.Strict
 	if *lenient {
 		mode = codec.Lenient
 	}
-	ld, err := codec.DecodeFile(data, args[0], mode, codec.WithRunner(parallel.Lines))
+	progress := progressOn(e.stderr, len(files))
+	var imported, skipped int
+	var reasons []string
+	err = withRepo(ctx, rf, func(repo session.Repo) error {
+		for i, f := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n, err := importFile(ctx, repo, f, *id, mode, e.stderr)
+			progress(i + 1)
+			if err != nil {
+				if len(files) == 1 {
+					return err
+				}
+				skipped++
+				reasons = append(reasons, fmt.Sprintf("%s: %v", f, err))
+				continue
+			}
+			imported++
+			fmt.Fprintf(e.stdout, "%s\t%d entries\n", n.id, n.entries)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
+	if len(files) > 1 {
+		fmt.Fprintf(e.stderr, "imported %d of %d sessions", imported, len(files))
+		if skipped > 0 {
+			fmt.Fprintf(e.stderr, "; skipped %d:\n  %s", skipped, strings.Join(reasons, "\n  "))
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	return nil
+}
+
+type importedSession struct {
+	id      string
+	entries int
+}
+
+// importFile imports one pi file as a session (as id when set).
+func importFile(ctx context.Context, repo session.Repo, path, id string, mode codec.Mode, stderr io.Writer) (importedSession, error) {
+	data, err := filestore.ReadFile(path, 0)
+	if err != nil {
+		return importedSession{}, err
+	}
+	ld, err := codec.DecodeFile(data, path, mode, codec.WithRunner(parallel.Lines))
+	if err != nil {
+		return importedSession{}, err
+	}
 	for _, is := range ld.Issues {
-		fmt.Fprintf(e.stderr, "skipped %v\n", is)
+		fmt.Fprintf(stderr, "skipped %v\n", is)
 	}
 	h := ld.Tree.Header()
-	if *id != "" {
-		h.ID = *id
+	if id != "" {
+		h.ID = id
 	}
 	if err := session.ValidateSessionID(h.ID); err != nil {
-		return fmt.Errorf("%w (pass -id to import under another id)", err)
+		return importedSession{}, fmt.Errorf("%w (pass -id to import under another id)", err)
 	}
-	return withRepo(ctx, rf, func(repo session.Repo) error {
-		if err := lifecycle.Import(ctx, repo, h, ld.Tree); err != nil {
-			return err
+	if err := lifecycle.Import(ctx, repo, h, ld.Tree); err != nil {
+		return importedSession{}, err
+	}
+	return importedSession{h.ID, ld.Tree.Len()}, nil
+}
+
+// sessionFiles expands the arguments: files as they are, directories to
+// the .jsonl files under them, in name order.
+func sessionFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(e.stdout, "%s\t%d entries\n", h.ID, ld.Tree.Len())
-		return nil
-	})
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no .jsonl files in " + strings.Join(args, ", "))
+	}
+	return out, nil
+}
+
+// progressOn returns a function that shows "done/total" on w when w is a
+// terminal and there is more than one file; elsewhere it does nothing.
+func progressOn(w io.Writer, total int) func(done int) {
+	f, ok := w.(*os.File)
+	if !ok || total < 2 {
+		return func(int) {}
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return func(int) {}
+	}
+	return func(done int) {
+		width := 30
+		bar := strings.Repeat("#", done*width/total) + strings.Repeat(".", width-done*width/total)
+		fmt.Fprintf(f, "\r[%s] %d/%d", bar, done, total)
+		if done == total {
+			fmt.Fprint(f, "\r\033[K")
+		}
+	}
 }
