@@ -33,48 +33,33 @@ func newKey(t *testing.T) []byte {
 // member over the offload threshold).
 func markedSession(t *testing.T, cfg cluster.Config, marker string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	n, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close(ctx)
-	nc, err := n.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	scfg := stream.DefaultConfig()
-	scfg.OffloadThreshold = 4096
-	b, err := stream.New(ctx, nc, scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
-	st, err := b.CreateStore(ctx, session.Header{ID: "enc", Timestamp: "2026-12-03T00:00:00.000Z", Cwd: "/" + marker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(ctx)
-	big := strings.Repeat(marker+" ", 8192/len(marker))
-	var entries []*session.Entry
-	parent := ""
-	for i, text := range []string{"the key is " + marker, big, "and again " + marker} {
-		id := string(rune('a'+i)) + "0000000"
-		entries = append(entries, &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2026-12-03T00:00:01.000Z",
-			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent(text), Timestamp: 1}})
-		parent = id
-	}
-	if err := st.AppendBatch(ctx, entries); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Snapshot(ctx); err != nil {
-		t.Fatal(err)
-	}
+	withBackend(t, cfg, 4096, func(ctx context.Context, b *stream.Backend) {
+		st, err := b.CreateStore(ctx, session.Header{ID: "enc", Timestamp: "2026-12-03T00:00:00.000Z", Cwd: "/" + marker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close(ctx)
+		big := strings.Repeat(marker+" ", 8192/len(marker))
+		var entries []*session.Entry
+		parent := ""
+		for i, text := range []string{"the key is " + marker, big, "and again " + marker} {
+			id := string(rune('a'+i)) + "0000000"
+			entries = append(entries, &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2026-12-03T00:00:01.000Z",
+				Message: &session.Message{Role: session.RoleUser, Content: session.TextContent(text), Timestamp: 1}})
+			parent = id
+		}
+		if err := st.AppendBatch(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
-// readMarked reads the session back and checks every entry holds marker.
-func readMarked(t *testing.T, cfg cluster.Config, marker string) {
+// withBackend starts a node with cfg and runs fn on a backend of it
+// (members of offload bytes or more stored apart).
+func withBackend(t *testing.T, cfg cluster.Config, offload int, fn func(ctx context.Context, b *stream.Backend)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -87,25 +72,35 @@ func readMarked(t *testing.T, cfg cluster.Config, marker string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := stream.New(ctx, nc, stream.DefaultConfig())
+	scfg := stream.DefaultConfig()
+	scfg.OffloadThreshold = offload
+	b, err := stream.New(ctx, nc, scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close(ctx)
-	st, err := b.OpenStore(ctx, "enc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(ctx)
-	es, err := st.Entries(ctx)
-	if err != nil || len(es) != 3 {
-		t.Fatalf("entries: %d, %v", len(es), err)
-	}
-	for _, e := range es {
-		if !strings.Contains(e.Message.Content.Blocks[0].Text, marker) {
-			t.Fatalf("entry %s lost its text", e.ID)
+	fn(ctx, b)
+}
+
+// readMarked reads the session back and checks every entry holds marker.
+func readMarked(t *testing.T, cfg cluster.Config, marker string) {
+	t.Helper()
+	withBackend(t, cfg, stream.DefaultOffloadThreshold, func(ctx context.Context, b *stream.Backend) {
+		st, err := b.OpenStore(ctx, "enc")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer st.Close(ctx)
+		es, err := st.Entries(ctx)
+		if err != nil || len(es) != 3 {
+			t.Fatalf("entries: %d, %v", len(es), err)
+		}
+		for _, e := range es {
+			if !strings.Contains(e.Message.Content.Blocks[0].Text, marker) {
+				t.Fatalf("entry %s lost its text", e.ID)
+			}
+		}
+	})
 }
 
 // holds reports whether any file under dir contains marker.

@@ -10,7 +10,7 @@ import httpx
 from . import _requests as req
 from ._transport import async_transport
 from ._sse import Event, StreamError, parse
-from .client import RETRIED, Entries, _backoff, _conflict_pause
+from .client import RETRIED, Entries, _backoff, _conflict_pause, _outcome
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply
 
 
@@ -44,13 +44,9 @@ class AsyncClient:
             except (httpx.TimeoutException, httpx.TransportError) as e:
                 err = TimeoutError("timeout", f"{method} {path}: {e}")
             else:
-                if res.status_code < 300:
-                    return res.json()
-                try:
-                    payload = res.json()
-                except ValueError:
-                    payload = res.text
-                err = from_reply(res.status_code, payload)
+                ok, err = _outcome(res)
+                if err is None:
+                    return ok  # type: ignore[return-value]
             retry = isinstance(err, RateLimitedError) or (again and isinstance(err, RETRIED))
             if not retry or attempt == self.retries:
                 raise err

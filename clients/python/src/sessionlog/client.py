@@ -24,6 +24,17 @@ def _backoff(attempt: int, err: Optional[SessionlogError]) -> float:
     return min(2.0, 0.05 * (2 ** attempt))
 
 
+def _outcome(res: httpx.Response) -> Tuple[Optional[Dict[str, Any]], Optional[SessionlogError]]:
+    """A reply's payload, or the error it carries."""
+    if res.status_code < 300:
+        return res.json(), None
+    try:
+        payload = res.json()
+    except ValueError:
+        payload = res.text
+    return None, from_reply(res.status_code, payload)
+
+
 def _conflict_pause(attempt: int) -> float:
     """A random pause after a lost race: without it the writer that just
     won, already knowing the new sequence, wins again and again."""
@@ -68,13 +79,9 @@ class Client:
             except (httpx.TimeoutException, httpx.TransportError) as e:
                 err = TimeoutError("timeout", f"{method} {path}: {e}")
             else:
-                if res.status_code < 300:
-                    return res.json()
-                try:
-                    payload = res.json()
-                except ValueError:
-                    payload = res.text
-                err = from_reply(res.status_code, payload)
+                ok, err = _outcome(res)
+                if err is None:
+                    return ok  # type: ignore[return-value]
             retry = isinstance(err, RateLimitedError) or (again and isinstance(err, RETRIED))
             if not retry or attempt == self.retries:
                 raise err
