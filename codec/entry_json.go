@@ -261,7 +261,7 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 	case !hasID || e.ID == "":
 		return fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
 	case !hasParent:
-		return fmt.Errorf("%w: entry %s has no parentId", ErrMalformed, e.ID)
+		return fmt.Errorf("%w: entry %s has %w", ErrMalformed, e.ID, errNoParent)
 	case e.ParentID == e.ID && e.ID != "":
 		return fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
 	}
@@ -269,6 +269,10 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 	e.Extra = fs.finish(func(k string) bool { return entryRequires(t, k) })
 	return nil
 }
+
+// errNoParent marks an entry without a parentId member (pi's loader keeps
+// it as a root; DecodeFile's Lenient mode does too).
+var errNoParent = errors.New("no parentId")
 
 // structural reads a member the tree depends on: it must be a string (or
 // null where nullable); anything else makes the line unusable.

@@ -2,9 +2,11 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	"github.com/agentcore/sessionlog/session"
@@ -40,6 +42,14 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 
 	segs, validEnd := splitLines(data)
 	ld.ValidEnd = validEnd
+	if mode == Lenient {
+		// pi's loader skips lines that are not JSON, those before the
+		// header too: the first that is must be the header.
+		for len(segs) > 1 && !json.Valid(segs[0].text) {
+			report(segs[0].no, "", fmt.Errorf("%w: not JSON, before the header (pi's loader skips it)", ErrMalformedLine))
+			segs = segs[1:]
+		}
+	}
 	if len(segs) > 0 {
 		first := segs[0]
 		h, err := DecodeHeader(first.text)
@@ -60,6 +70,14 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 	decoded := decodeAll(segs, header != nil && header.Version <= 1, current, o.run)
 	for i, sg := range segs {
 		e, err := decoded[i].entry, decoded[i].err
+		if mode == Lenient && errors.Is(err, errNoParent) {
+			// pi keeps an entry without a parentId as a root of its own.
+			if le, lerr := DecodeLegacyEntry(sg.text); lerr == nil && le.ID != "" {
+				report(sg.no, le.ID, fmt.Errorf("%w: no parentId: kept as a root, as pi's loader does", ErrMalformedLine))
+				e, err = le, nil
+				decoded[i].valid, decoded[i].invalid = session.Validate(e)
+			}
+		}
 		if err != nil {
 			if !sg.complete {
 				ld.Torn = true
@@ -92,7 +110,7 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 
 	tree := session.NewTree(*header)
 	tree.Grow(len(lines))
-	issues = append(issues, buildTree(tree, lines, name)...)
+	issues = append(issues, buildTree(tree, lines, name, mode == Lenient)...)
 	ld.Tree = tree
 	ld.Issues = issues
 	if mode == Strict {
@@ -181,11 +199,16 @@ func decodeAll(segs []segment, legacy, validate bool, run Runner) []decoded {
 func isTorn(is *LineError) bool { return errors.Is(is.Err, ErrTornWrite) }
 
 // buildTree applies the lines parent-first, keeping file order where it
-// can, and reports duplicates, missing parents and cycles.
-func buildTree(tree *session.Tree, lines []fileLine, name string) []*LineError {
+// can, and reports duplicates, missing parents and cycles. asPi keeps what
+// pi's loader keeps (reporting it still): of entries sharing an id, the
+// last; an entry whose parent is missing, as a root of its own.
+func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*LineError {
 	var issues []*LineError
 	report := func(l fileLine, err error) {
 		issues = append(issues, &LineError{File: name, Line: l.no, ID: l.entry.ID, Err: err})
+	}
+	if asPi {
+		lines = lastOfEachID(lines, report)
 	}
 	seen := make(map[string]int, len(lines)) // id -> line number of first occurrence
 	skipped := map[string]bool{}
@@ -244,6 +267,23 @@ func buildTree(tree *session.Tree, lines []fileLine, name string) []*LineError {
 			} else {
 				waiting[e.ParentID] = append(waiting[e.ParentID], l)
 			}
+		}
+	}
+	if asPi {
+		// Entries whose parent is in no line: roots, as pi keeps them.
+		var orphans []fileLine
+		for parent, kids := range waiting {
+			if _, inFile := seen[parent]; !inFile {
+				orphans = append(orphans, kids...)
+				delete(waiting, parent)
+			}
+		}
+		slices.SortFunc(orphans, func(a, b fileLine) int { return a.no - b.no })
+		for _, l := range orphans {
+			report(l, fmt.Errorf("%w: parent %q is in no line: kept as a root, as pi's loader does", session.ErrParentNotFound, l.entry.ParentID))
+			l.entry.ParentID = ""
+			l.valid = session.Validated{} // validated again when applied
+			apply(l)
 		}
 	}
 	if len(waiting) > 0 {
@@ -395,4 +435,22 @@ func legacyID(sessionID string, pos int, used map[string]bool) string {
 			return id
 		}
 	}
+}
+
+// lastOfEachID drops every line whose id a later line uses again (pi's
+// loader indexes entries by id: the last wins), reporting each.
+func lastOfEachID(lines []fileLine, report func(fileLine, error)) []fileLine {
+	lastAt := make(map[string]int, len(lines))
+	for _, l := range lines {
+		lastAt[l.entry.ID] = l.no
+	}
+	out := lines[:0:0]
+	for _, l := range lines {
+		if at := lastAt[l.entry.ID]; at != l.no {
+			report(l, fmt.Errorf("%w: %q is used again on line %d, which pi's loader keeps", session.ErrDuplicateID, l.entry.ID, at))
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }

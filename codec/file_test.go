@@ -28,6 +28,10 @@ func TestLoadBadInput(t *testing.T) {
 		wantLeaf string
 		// strictOK: a strict load succeeds (only a torn tail, or nothing, is wrong).
 		strictOK bool
+		// strictLine is the first line Strict reports, when not the first
+		// issue's; strictHeader, that Strict refuses the header.
+		strictLine   int
+		strictHeader bool
 	}{
 		{
 			name:     "clean",
@@ -73,18 +77,46 @@ func TestLoadBadInput(t *testing.T) {
 			strictOK: true,
 		},
 		{
-			name:       "duplicate id keeps the first",
-			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "a"), sessiontest.UserLine("a", "b")),
-			wantIssues: []issue{{4, session.ErrDuplicateID}},
+			// pi's index keeps the last of entries sharing an id.
+			name:       "duplicate id keeps the last",
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "a"), sessiontest.UserLine("b", "a")),
+			wantIssues: []issue{{3, session.ErrDuplicateID}},
 			wantIDs:    []string{"a", "b"},
 			wantLeaf:   "b",
+			strictLine: 4, // strict reports the second use
 		},
 		{
-			name:       "missing parent and its descendants",
+			// The last a makes a cycle with b (pi's loader never returns
+			// on this file): both are reported, nothing of them kept.
+			name:       "duplicate id whose last makes a cycle",
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "a"), sessiontest.UserLine("a", "b")),
+			wantIssues: []issue{{2, session.ErrDuplicateID}, {3, session.ErrCycle}, {4, session.ErrCycle}},
+			wantIDs:    nil,
+			wantLeaf:   "",
+			strictLine: 4,
+		},
+		{
+			// pi keeps an entry whose parent is in no line, as a root.
+			name:       "missing parent: kept as a root",
 			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), sessiontest.UserLine("b", "ghost"), sessiontest.UserLine("c", "b"), sessiontest.UserLine("d", "a")),
-			wantIssues: []issue{{3, session.ErrParentNotFound}, {4, session.ErrParentNotFound}},
-			wantIDs:    []string{"a", "d"},
+			wantIssues: []issue{{3, session.ErrParentNotFound}},
+			wantIDs:    []string{"a", "b", "c", "d"},
 			wantLeaf:   "d",
+		},
+		{
+			name:       "no parentId: kept as a root",
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"message","id":"m","timestamp":"t","message":{"role":"user","content":"x","timestamp":1}}`),
+			wantIssues: []issue{{3, codec.ErrMalformedLine}},
+			wantIDs:    []string{"a", "m"},
+			wantLeaf:   "m",
+		},
+		{
+			name:         "lines that are not JSON before the header",
+			data:         sessiontest.Lines("garbage", "{not json", sessiontest.HeaderLine, sessiontest.UserLine("a", "")),
+			wantIssues:   []issue{{1, codec.ErrMalformedLine}, {2, codec.ErrMalformedLine}},
+			wantIDs:      []string{"a"},
+			wantLeaf:     "a",
+			strictHeader: true, // strict wants the header first
 		},
 		{
 			name:       "cycle",
@@ -152,13 +184,23 @@ func TestLoadBadInput(t *testing.T) {
 			if tt.strictOK && err != nil {
 				t.Fatalf("strict load: %v", err)
 			}
+			if tt.strictHeader {
+				if !errors.Is(err, codec.ErrBadHeader) {
+					t.Fatalf("strict load error = %v, want ErrBadHeader", err)
+				}
+				return
+			}
 			if !tt.strictOK {
+				line := tt.wantIssues[0].line
+				if tt.strictLine != 0 {
+					line = tt.strictLine
+				}
 				var le *codec.FileError
 				if !errors.As(err, &le) {
 					t.Fatalf("strict load error = %v, want a *LoadError", err)
 				}
-				if !strings.Contains(err.Error(), fmt.Sprintf("f.jsonl:%d", tt.wantIssues[0].line)) {
-					t.Errorf("strict error %q does not name f.jsonl:%d", err, tt.wantIssues[0].line)
+				if !strings.Contains(err.Error(), fmt.Sprintf("f.jsonl:%d", line)) {
+					t.Errorf("strict error %q does not name f.jsonl:%d", err, line)
 				}
 				if !errors.Is(err, tt.wantIssues[0].err) {
 					t.Errorf("strict error %v is not %v", err, tt.wantIssues[0].err)

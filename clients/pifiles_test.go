@@ -1,0 +1,118 @@
+package clients
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// piContextScript prints, for each file, the messages of pi's own
+// SessionManager.open + buildSessionContext as JSON (one line each).
+const piContextScript = `
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+const [modules, ...files] = process.argv.slice(2);
+const pi = await import(pathToFileURL(join(modules, "@earendil-works/pi-coding-agent/dist/index.js")).href);
+for (const f of files) {
+  const sm = pi.SessionManager.open(f, join(modules, "..", "sessions"), "/w");
+  console.log(JSON.stringify(sm.buildSessionContext().messages));
+}
+`
+
+// Damaged pi files read with -lenient give the context pi's own loader
+// gives: lines that are not JSON (before the header too) skipped, an entry
+// without a parentId or whose parent is in no line kept as a root, the
+// last of entries sharing an id kept.
+func TestLenientReadsAsPiDoes(t *testing.T) {
+	node, modules := piNode(t)
+	user := func(id, parent, text string) string {
+		p := `null`
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":` + p + `,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"` + text + `","timestamp":1}}`
+	}
+	h := sessiontest.HeaderLine
+	cases := map[string][]string{
+		"garbage before the header": {"garbage", "{not json", h, user("a", "", "one")},
+		"a line that is not JSON":   {h, user("a", "", "one"), "}{", user("b", "a", "two")},
+		"no parentId":               {h, user("a", "", "one"), `{"type":"message","id":"b","timestamp":"t","message":{"role":"user","content":"rootless","timestamp":2}}`},
+		"a parent in no line":       {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("c", "b", "its child")},
+		"an orphan, then the main":  {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("d", "a", "two")},
+		"an id used twice":          {h, user("a", "", "one"), user("b", "a", "first b"), user("b", "a", "second b")},
+	}
+	dir := t.TempDir()
+	var names []string
+	var files []string
+	for name, lines := range cases {
+		p := filepath.Join(dir, filepath.Base(name)+".jsonl")
+		if err := os.WriteFile(p, sessiontest.Lines(lines...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		names, files = append(names, name), append(files, p)
+	}
+	// pi rewrites some files it opens: ours reads the same bytes first.
+	ours := map[string]any{}
+	for i, p := range files {
+		data, _ := os.ReadFile(p)
+		ld, err := codec.DecodeFile(data, p, codec.Lenient)
+		if err != nil {
+			t.Fatalf("%s: %v", names[i], err)
+		}
+		var branch []*session.Entry
+		if leaf := ld.Tree.Leaf(); leaf != "" {
+			if branch, err = ld.Tree.Branch(leaf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var msgs []json.RawMessage
+		for _, m := range session.BuildContext(branch, session.ContextOptions{}).Messages {
+			b, err := codec.EncodeMessage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, b)
+		}
+		b, _ := json.Marshal(msgs)
+		var v any
+		json.Unmarshal(b, &v)
+		ours[names[i]] = v
+	}
+	script := filepath.Join(dir, "context.mjs")
+	os.WriteFile(script, []byte(piContextScript), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, append([]string{script, modules}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pi: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("pi printed %d contexts for %d files:\n%s", len(lines), len(files), out)
+	}
+	for i, name := range names {
+		var theirs any
+		if err := json.Unmarshal([]byte(lines[i]), &theirs); err != nil {
+			t.Fatalf("%s: pi printed %q", name, lines[i])
+		}
+		if theirs == nil {
+			theirs = []any{}
+		}
+		if ours[name] == nil {
+			ours[name] = []any{}
+		}
+		if !reflect.DeepEqual(ours[name], theirs) {
+			t.Errorf("%s: sessionlog -lenient gives\n%v\npi gives\n%v", name, ours[name], theirs)
+		}
+	}
+}
