@@ -48,6 +48,8 @@ export class Client {
   constructor(url: string, opts?: ClientOptions);
   /** A client over NATS (needs @nats-io/transport-node); opts.http is the gateway, for events(). */
   static connect(natsUrl: string, opts?: NatsOptions): Promise<Client>;
+  /** Over NATS without opts.subject: what service discovery found. */
+  readonly service?: { name: string; id: string; version: string; metadata: Record<string, string>; subject: string };
   close(): Promise<void>;
   call<T = Json>(op: string, body: Record<string, unknown>): Promise<T>;
   create(opts?: { id?: string; cwd?: string; name?: string; metadata?: Json; parentSession?: string }): Promise<SessionReply>;

@@ -58,6 +58,12 @@ export class Client {
     return c;
   }
 
+  /** Over NATS, what service discovery found: the service's name, id,
+   * version, metadata (its tenant) and subject; undefined otherwise. */
+  get service() {
+    return this.nats?.info;
+  }
+
   /** Closes a NATS client's connection (an HTTP client holds none). */
   async close() {
     if (this.nats) await this.nats.close();

@@ -2,7 +2,7 @@
 // official client (@nats-io/transport-node), loaded when first used.
 import { TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
 
-export async function connectNats(servers, { user, password, subject = "sessionlog.v1", timeoutMs = 30000 } = {}) {
+export async function connectNats(servers, { user, password, subject, timeoutMs = 30000 } = {}) {
   let mod;
   try {
     mod = await import("@nats-io/transport-node");
@@ -10,7 +10,36 @@ export async function connectNats(servers, { user, password, subject = "sessionl
     throw new Error(`the NATS transport needs @nats-io/transport-node (npm install @nats-io/transport-node): ${e.message}`);
   }
   const nc = await mod.connect({ servers, ...(user !== undefined ? { user, pass: password ?? "" } : {}) });
-  return new NatsTransport(nc, subject, timeoutMs);
+  let info;
+  if (!subject) {
+    // Service discovery: the sessionlog service says where it listens.
+    try {
+      info = await discover(nc, timeoutMs);
+    } catch (e) {
+      await nc.close();
+      throw e;
+    }
+    subject = info.subject;
+  }
+  const t = new NatsTransport(nc, subject, timeoutMs);
+  t.info = info;
+  return t;
+}
+
+/** Asks the sessionlog service for its description ($SRV.INFO.sessionlog,
+ * the NATS micro protocol) and returns it with the subject its operations
+ * are under. */
+async function discover(nc, timeoutMs) {
+  let msg;
+  try {
+    msg = await nc.request("$SRV.INFO.sessionlog", "", { timeout: Math.min(timeoutMs, 10000) });
+  } catch (e) {
+    throw new UnavailableError("unavailable", `no sessionlog service answers on this NATS ($SRV.INFO.sessionlog): ${e?.message ?? e}`);
+  }
+  const info = JSON.parse(msg.string());
+  const create = (info.endpoints ?? []).find((e) => e.subject?.endsWith(".create"));
+  if (!create) throw new UnavailableError("unavailable", "the sessionlog service described no create endpoint");
+  return { name: info.name, id: info.id, version: info.version, metadata: info.metadata ?? {}, subject: create.subject.slice(0, -".create".length) };
 }
 
 class NatsTransport {

@@ -16,6 +16,9 @@ const user = (content) => ({ type: "message", message: { role: "user", content, 
 test("over NATS: operations, typed errors, the conflict loop, blobs", { skip }, async () => {
   const c = await sl.Client.connect(url, opts);
   try {
+    // Found by service discovery ($SRV.INFO), not configured.
+    assert.equal(c.service.subject, "sessionlog.v1");
+    assert.equal(c.service.name, "sessionlog");
     const id = "tsn-" + randomBytes(6).toString("hex");
     await c.create({ id });
     await assert.rejects(c.create({ id }), sl.ExistsError);
