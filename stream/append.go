@@ -120,7 +120,9 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 	}
 	defer func() {
 		for i := range orig {
-			if orig[i] != nil {
+			// A caller's entry stored as it is, not a copy, is the tree's
+			// now (a snapshot may be reading it): it has its parent.
+			if orig[i] != nil && orig[i] != entries[i] {
 				orig[i].ParentID = entries[i].ParentID
 			}
 		}
