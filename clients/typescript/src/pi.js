@@ -19,7 +19,8 @@
 import { ConflictError } from "./errors.js";
 
 /** The pi module: @earendil-works/pi-coding-agent (1.x), or the older
- * @mariozechner/pi-coding-agent, whichever is installed. */
+ * @mariozechner/pi-coding-agent, whichever is installed (PiSession needs
+ * 1.x: 0.73's SessionManager.inMemory takes no history, and open says so). */
 export async function importPi() {
   for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
     try {
@@ -72,6 +73,11 @@ export class PiSession {
     const header = opened.header ?? { type: "session", version: 3, id: this.id, timestamp: opened.session.created, cwd: this.cwd };
     /** pi's SessionManager, in memory, holding the session. */
     this.manager = this.pi.SessionManager.inMemory(this.cwd, undefined, [header, ...entries]);
+    if (this.manager.getEntries().length !== entries.length || this.manager.getSessionId?.() !== header.id) {
+      // pi before 1.x (0.73) has inMemory(cwd) only: it cannot be given a
+      // history, and a session it started would not be this one.
+      throw new Error("this pi cannot be given a session's history (SessionManager.inMemory takes no entries): PiSession needs @earendil-works/pi-coding-agent 1.x");
+    }
     this.sent = new Set(entries.map((e) => e.id));
     this.sequence = opened.sequence ?? 0;
   }

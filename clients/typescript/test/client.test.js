@@ -110,3 +110,12 @@ test("content larger than a request, over HTTP", async () => {
   await c.append(id, [{ type: "message", message: { role: "user", timestamp: 1, content: [{ type: "image", data, mimeType: "image/png" }] } }]);
   assert.equal((await c.context(id)).messages[0].content[0].data, data);
 });
+
+test("PiSession refuses a pi whose SessionManager cannot be given a history (pi 0.73)", async () => {
+  // pi 0.73's inMemory(cwd) ignores entries: it starts a session of its own.
+  const pi073 = { SessionManager: { inMemory: () => ({ getEntries: () => [], getSessionId: () => "fresh-session" }) } };
+  const c = connect(), id = sid();
+  await c.create({ id });
+  await c.append(id, [user("hello")]);
+  await assert.rejects(sl.PiSession.open(c, id, { pi: pi073 }), /cannot be given a session's history/);
+});
