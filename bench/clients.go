@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -61,7 +62,7 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 	if err := goc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "gobench"}, nil); err != nil {
 		return err
 	}
-	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + string(make900x()) + `","timestamp":1}}`)
+	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + strings.Repeat("x", 900) + `","timestamp":1}}`)
 	var appends, contexts latencies
 	for range ops {
 		t0 := time.Now()
@@ -137,14 +138,6 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 		}
 	}
 	return nil
-}
-
-func make900x() []byte {
-	b := make([]byte, 900)
-	for i := range b {
-		b[i] = 'x'
-	}
-	return b
 }
 
 // pythonWithHTTPX is a python3 that can import httpx, or "".

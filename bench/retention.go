@@ -70,7 +70,7 @@ func retention(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 	r.add(Row{Group: group, Name: fmt.Sprintf("dry run: %d past the policy (kept: the %d most recent)", len(plan.Remove), pol.MaxSessions),
 		Ours: millis(planned), Base: millis(listed), Unit: "ms", BaseName: "listing every session"})
 	var sample strings.Builder
-	printPlan(&sample, plan, 3)
+	plan.Write(&sample, 3)
 	r.note("retention dry run, first lines:\n%s", sample.String())
 
 	run := plan
@@ -102,12 +102,4 @@ func retention(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 	r.add(Row{Group: group, Name: fmt.Sprintf("run: archive to the object store, read back, delete (%d sessions), per session", len(out)),
 		Ours: millis(each), Base: millis(read), Unit: "ms", BaseName: "opening a session and reading its entries"})
 	return nil
-}
-
-// printPlan writes the first lines of a plan as `retention -dry-run` does.
-func printPlan(w *strings.Builder, plan lifecycle.Plan, lines int) {
-	for _, d := range plan.Remove[:min(lines, len(plan.Remove))] {
-		fmt.Fprintf(w, "archive, then delete\t%s\t%d entries, updated %s\t%s\n", d.ID, d.Entries, d.Updated, d.Reason)
-	}
-	fmt.Fprintf(w, "… %d of %d sessions would go (%d protected kept)\n", len(plan.Remove), plan.Sessions, len(plan.Protected))
 }

@@ -51,17 +51,7 @@ func Archive(ctx context.Context, repo session.Repo, id string, target Target, n
 	if err := session.ValidateSessionID(id); err != nil {
 		return Manifest{}, err
 	}
-	st, err := repo.Open(ctx, id)
-	if err != nil {
-		return Manifest{}, err
-	}
-	h, err := st.Header(ctx)
-	if err != nil {
-		st.Close(ctx)
-		return Manifest{}, err
-	}
-	entries, err := st.Entries(ctx)
-	st.Close(ctx)
+	h, entries, err := readSession(ctx, repo, id)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -224,16 +214,7 @@ func Unarchive(ctx context.Context, repo session.Repo, target Target, id, newID 
 
 // DigestsIn computes the digests of a stored session.
 func DigestsIn(ctx context.Context, repo session.Repo, id string) (Digests, error) {
-	st, err := repo.Open(ctx, id)
-	if err != nil {
-		return Digests{}, err
-	}
-	defer st.Close(ctx)
-	h, err := st.Header(ctx)
-	if err != nil {
-		return Digests{}, err
-	}
-	entries, err := st.Entries(ctx)
+	h, entries, err := readSession(ctx, repo, id)
 	if err != nil {
 		return Digests{}, err
 	}

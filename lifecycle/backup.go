@@ -217,18 +217,12 @@ func backupOne(ctx context.Context, repo session.Repo, id string, target Target,
 			return s, false, err
 		}
 	} else {
-		st, err := repo.Open(ctx, id)
+		var err error
+		h, entries, err = readSession(ctx, repo, id)
 		if errors.Is(err, session.ErrSessionNotFound) {
 			return s, false, nil
 		}
 		if err != nil {
-			return s, false, err
-		}
-		defer st.Close(ctx)
-		if h, err = st.Header(ctx); err != nil {
-			return s, false, err
-		}
-		if entries, err = st.Entries(ctx); err != nil {
 			return s, false, err
 		}
 	}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -70,6 +71,32 @@ func digestsOf(t *session.Tree, lines []byte) (Digests, error) {
 	}
 	d.Context = hex.EncodeToString(h.Sum(nil))
 	return d, nil
+}
+
+// withSession opens session id of repo, runs fn on it with its header,
+// and closes it: the one way this package opens a session.
+func withSession(ctx context.Context, repo session.Repo, id string, fn func(st session.Store, h session.Header) error) error {
+	st, err := repo.Open(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer st.Close(ctx)
+	h, err := st.Header(ctx)
+	if err != nil {
+		return err
+	}
+	return fn(st, h)
+}
+
+// readSession reads a session whole: its header and every entry, content
+// stored apart in place.
+func readSession(ctx context.Context, repo session.Repo, id string) (h session.Header, entries []*session.Entry, err error) {
+	err = withSession(ctx, repo, id, func(st session.Store, hd session.Header) error {
+		h = hd
+		entries, err = st.Entries(ctx)
+		return err
+	})
+	return h, entries, err
 }
 
 // treeOf reads a session whole (content stored apart in place) into a

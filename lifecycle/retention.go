@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -94,6 +95,30 @@ type Plan struct {
 	Remove    []Decision `json:"remove"`    // least recently updated first
 }
 
+// Write lists the plan as `sessionlog retention -dry-run` prints it: a
+// line per session removed (the first limit of them when limit > 0, then
+// how many more), one per protected session kept, and a count.
+func (p Plan) Write(w io.Writer, limit int) {
+	action := "delete"
+	if p.Policy.Archive {
+		action = "archive, then delete"
+	}
+	shown := p.Remove
+	if limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	for _, d := range shown {
+		fmt.Fprintf(w, "%s\t%s\t%d entries, updated %s\t%s\n", action, d.ID, d.Entries, d.Updated, d.Reason)
+	}
+	if more := len(p.Remove) - len(shown); more > 0 {
+		fmt.Fprintf(w, "… and %d more\n", more)
+	}
+	for _, id := range p.Protected {
+		fmt.Fprintf(w, "keep\t%s\tprotected\n", id)
+	}
+	fmt.Fprintf(w, "%d of %d sessions would go (%d protected kept)\n", len(p.Remove), p.Sessions, len(p.Protected))
+}
+
 // MakePlan lists repo and decides, by policy at now, which sessions go.
 // Only the sessions past the policy are opened (to see whether they are
 // protected).
@@ -170,16 +195,17 @@ func compareTimes(a, b string) int { return parseTime(a).Compare(parseTime(b)) }
 func roundDur(d time.Duration) time.Duration { return d.Round(time.Minute) }
 
 // isProtected reports whether a session is kept from every policy.
-func isProtected(ctx context.Context, repo session.Repo, id string) (bool, error) {
-	st, err := repo.Open(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	defer st.Close(ctx)
-	h, err := st.Header(ctx)
-	if err != nil {
-		return false, err
-	}
+func isProtected(ctx context.Context, repo session.Repo, id string) (protected bool, err error) {
+	err = withSession(ctx, repo, id, func(st session.Store, h session.Header) (err error) {
+		protected, err = protectedIn(ctx, st, h)
+		return err
+	})
+	return protected, err
+}
+
+// protectedIn reports whether an open session is protected: by its
+// header's metadata, or a label (neither needs its entries read).
+func protectedIn(ctx context.Context, st session.Store, h session.Header) (bool, error) {
 	if len(h.Metadata) > 0 && bytes.Contains(h.Metadata, []byte(`"protected"`)) {
 		var md map[string]json.RawMessage
 		if json.Unmarshal(h.Metadata, &md) == nil && string(md["protected"]) == "true" {
@@ -257,48 +283,40 @@ func Run(ctx context.Context, repo session.Repo, plan Plan, opts RunOptions) ([]
 
 func runOne(ctx context.Context, repo session.Repo, plan Plan, d Decision, target Target, now func() time.Time) (Outcome, error) {
 	o := Outcome{Decision: d}
-	// Still as planned? An append since the plan adds an entry.
-	n, err := entriesIn(ctx, repo, d.ID)
+	// One read of the session: still as planned, not protected since,
+	// and (to archive it) its entries. Closed before it is deleted.
+	err := withSession(ctx, repo, d.ID, func(st session.Store, h session.Header) error {
+		// An append since the plan adds an entry.
+		stats, err := st.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if stats.Entries != d.Entries {
+			o.Skipped = "updated since the plan"
+			return nil
+		}
+		protected, err := protectedIn(ctx, st, h)
+		if err != nil || protected {
+			o.Skipped = "protected since the plan"
+			return err
+		}
+		if !plan.Policy.Archive {
+			return nil
+		}
+		entries, err := st.Entries(ctx)
+		if err != nil {
+			return err
+		}
+		return archiveOnce(ctx, target, h, entries, now)
+	})
 	if errors.Is(err, session.ErrSessionNotFound) {
 		o.Skipped = "gone"
 		return o, nil
 	}
-	if err != nil {
+	if err != nil || o.Skipped != "" {
 		return o, err
 	}
-	if n != d.Entries {
-		o.Skipped = "updated since the plan"
-		return o, nil
-	}
-	if protected, err := isProtected(ctx, repo, d.ID); err != nil || protected {
-		o.Skipped = "protected since the plan"
-		return o, err
-	}
-	if plan.Policy.Archive {
-		have, err := DigestsIn(ctx, repo, d.ID)
-		if err != nil {
-			return o, err
-		}
-		m, err := ReadManifest(ctx, target, d.ID)
-		if err != nil || m.Digests != have {
-			if !errors.Is(err, ErrNotArchived) && err != nil && !errors.Is(err, ErrBadArchive) {
-				return o, err
-			}
-			if _, err := Archive(ctx, repo, d.ID, target, now()); err != nil {
-				return o, err
-			}
-		}
-		// Deleted only once the archive reads back whole and is of the
-		// session as it is.
-		m, _, err = ReadArchive(ctx, target, d.ID)
-		if err != nil {
-			return o, err
-		}
-		if m.Digests != have {
-			return o, fmt.Errorf("the archive read back is not of the session as it is")
-		}
-		o.Archived = true
-	}
+	o.Archived = plan.Policy.Archive
 	if err := repo.Delete(ctx, d.ID); err != nil && !errors.Is(err, session.ErrSessionNotFound) {
 		return o, err
 	}
@@ -306,15 +324,44 @@ func runOne(ctx context.Context, repo session.Repo, plan Plan, d Decision, targe
 	return o, nil
 }
 
-// entriesIn is how many entries a session holds now.
-func entriesIn(ctx context.Context, repo session.Repo, id string) (int, error) {
-	st, err := repo.Open(ctx, id)
-	if err != nil {
-		return 0, err
+// archiveOnce makes sure target holds a whole archive of the session as
+// it is — one made earlier with its digests counts — and reads it back.
+func archiveOnce(ctx context.Context, target Target, h session.Header, entries []*session.Entry, now func() time.Time) error {
+	var want Digests
+	m, err := ReadManifest(ctx, target, h.ID)
+	switch {
+	case err == nil:
+		// An archive is there: of the session as it is now?
+		t, err := treeOf(h, entries)
+		if err != nil {
+			return err
+		}
+		if want, err = DigestsOf(t); err != nil {
+			return err
+		}
+		if m.Digests == want {
+			break
+		}
+		fallthrough
+	case errors.Is(err, ErrNotArchived), errors.Is(err, ErrBadArchive):
+		written, err := writeArchive(ctx, target, h, entries, now())
+		if err != nil {
+			return err
+		}
+		want = written.Digests
+	default:
+		return err
 	}
-	defer st.Close(ctx)
-	stats, err := st.Stats(ctx)
-	return stats.Entries, err
+	// Deleted only once the archive reads back whole and is of the
+	// session as it is.
+	back, _, err := ReadArchive(ctx, target, h.ID)
+	if err != nil {
+		return err
+	}
+	if back.Digests != want {
+		return fmt.Errorf("the archive read back is not of the session as it is")
+	}
+	return nil
 }
 
 // RetentionJob is the lease name retention runs under.

@@ -130,16 +130,7 @@ func printPlan(w io.Writer, plan lifecycle.Plan, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(plan)
 	}
-	action := "delete"
-	if plan.Policy.Archive {
-		action = "archive, then delete"
-	}
-	for _, d := range plan.Remove {
-		fmt.Fprintf(w, "%s\t%s\t%d entries, updated %s\t%s\n", action, d.ID, d.Entries, d.Updated, d.Reason)
-	}
-	for _, id := range plan.Protected {
-		fmt.Fprintf(w, "keep\t%s\tprotected\n", id)
-	}
-	fmt.Fprintf(w, "%d of %d sessions would go (%d protected kept); nothing was changed (dry run)\n", len(plan.Remove), plan.Sessions, len(plan.Protected))
+	plan.Write(w, 0)
+	fmt.Fprintln(w, "nothing was changed (dry run)")
 	return nil
 }
