@@ -82,3 +82,41 @@ func TestServeRedactsPerTenant(t *testing.T) {
 		}
 	}
 }
+
+// The files the lifecycle and redaction flags read are refused, named,
+// when they hold something unusable — before anything is stored.
+func TestBadPolicyAndRuleFilesAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	data := filepath.Join(dir, "data")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new", "-id", "x", "-redact-rules", write("rules1.json", `[{"name":"bad name","pattern":"x"}]`)}, "name"},
+		{[]string{"new", "-id", "x", "-redact-rules", write("rules2.json", `[{"name":"r","pattern":"("}]`)}, "missing closing"},
+		{[]string{"new", "-id", "x", "-redact-rules", write("rules3.json", `{"not":"a list"}`)}, "JSON array"},
+		{[]string{"retention", "-policy", write("p1.json", `{"maxIdle":"-5h"}`)}, "negative"},
+		{[]string{"retention", "-policy", write("p2.json", `{"maxAge":"10s"}`)}, "under a minute"},
+		{[]string{"retention", "-policy", write("p3.json", `{"maxIdle":720}`)}, "a duration is a string"},
+		{[]string{"serve", "-listen", "127.0.0.1:0", "-http", "", "-tenants", write("t1.json", `{"tenants":[{"name":"a","users":[{"user":"u","password":"p"}],"redact":{"rules":[{"name":"r","pattern":"a*"}]}}]}`)}, "empty string"},
+		{[]string{"serve", "-listen", "127.0.0.1:0", "-http", "", "-tenants", write("t2.json", `{"tenants":[{"name":"a","users":[{"user":"u","password":"p"}],"retention":{"maxSessions":-1}}]}`)}, "negative"},
+	} {
+		code, _, stderr := runIn(t, data, "", tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want it to say %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	code, out, _ := runIn(t, data, "", "ls")
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); code != 0 || len(f) > 0 && f[0] == "x" {
+			t.Fatalf("a refused command stored a session: exit %d\n%s", code, out)
+		}
+	}
+}
