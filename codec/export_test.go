@@ -43,3 +43,13 @@ func ScanValue(data []byte) ([]byte, error) {
 	}
 	return v, nil
 }
+
+// SymbolsLearnt interns values in one reader's table and returns how many
+// it holds then, and the bound.
+func SymbolsLearnt(values []string) (held, bound int) {
+	var s symbols
+	for _, v := range values {
+		s.intern([]byte(v))
+	}
+	return len(s), maxSymbols
+}

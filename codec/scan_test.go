@@ -3,7 +3,9 @@ package codec_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -81,5 +83,22 @@ func checkScanner(t *testing.T, line []byte) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q (strict %v): entries differ:\n%#v\n%#v", line, strict, got, want)
 		}
+	}
+}
+
+// The table of repeated values a reader learns stays bounded however many
+// distinct values hostile input sends (they are still read whole).
+func TestSymbolTableIsBounded(t *testing.T) {
+	var values []string
+	for i := range 5000 {
+		values = append(values, fmt.Sprintf("provider-%d", i))
+	}
+	held, bound := codec.SymbolsLearnt(values)
+	if held != bound {
+		t.Fatalf("the table holds %d values after 5000 distinct ones, want its bound %d", held, bound)
+	}
+	e, err := codec.DecodeEntry([]byte(`{"type":"model_change","id":"a","parentId":null,"timestamp":"t","provider":"` + strings.Repeat("p", 10000) + `","modelId":"m"}`))
+	if err != nil || len(e.Provider) != 10000 {
+		t.Fatalf("a long value: %v", err)
 	}
 }
