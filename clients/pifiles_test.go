@@ -32,7 +32,8 @@ for (const f of files) {
 // Damaged pi files read with -lenient give the context pi's own loader
 // gives: lines that are not JSON (before the header too) skipped, an entry
 // without a parentId or whose parent is in no line kept as a root, the
-// last of entries sharing an id kept.
+// last of entries sharing an id kept, a label of a missing entry kept (as
+// the last line, the leaf).
 func TestLenientReadsAsPiDoes(t *testing.T) {
 	node, modules := piNode(t)
 	user := func(id, parent, text string) string {
@@ -42,14 +43,20 @@ func TestLenientReadsAsPiDoes(t *testing.T) {
 		}
 		return `{"type":"message","id":"` + id + `","parentId":` + p + `,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"` + text + `","timestamp":1}}`
 	}
+	label := func(id, parent, target string) string {
+		return `{"type":"label","id":"` + id + `","parentId":"` + parent + `","timestamp":"2025-01-01T00:00:02.000Z","targetId":"` + target + `","label":"x"}`
+	}
 	h := sessiontest.HeaderLine
 	cases := map[string][]string{
-		"garbage before the header": {"garbage", "{not json", h, user("a", "", "one")},
-		"a line that is not JSON":   {h, user("a", "", "one"), "}{", user("b", "a", "two")},
-		"no parentId":               {h, user("a", "", "one"), `{"type":"message","id":"b","timestamp":"t","message":{"role":"user","content":"rootless","timestamp":2}}`},
-		"a parent in no line":       {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("c", "b", "its child")},
-		"an orphan, then the main":  {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("d", "a", "two")},
-		"an id used twice":          {h, user("a", "", "one"), user("b", "a", "first b"), user("b", "a", "second b")},
+		"garbage before the header":  {"garbage", "{not json", h, user("a", "", "one")},
+		"a line that is not JSON":    {h, user("a", "", "one"), "}{", user("b", "a", "two")},
+		"no parentId":                {h, user("a", "", "one"), `{"type":"message","id":"b","timestamp":"t","message":{"role":"user","content":"rootless","timestamp":2}}`},
+		"a parent in no line":        {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("c", "b", "its child")},
+		"an orphan, then the main":   {h, user("a", "", "one"), user("b", "ghost", "orphan"), user("d", "a", "two")},
+		"an id used twice":           {h, user("a", "", "one"), user("b", "a", "first b"), user("b", "a", "second b")},
+		"a label of a missing entry": {h, user("a", "", "one"), label("l", "a", "ghost"), user("b", "l", "after it")},
+		// The last line is pi's leaf: the context is a's branch, not b's.
+		"a label of a missing entry, last": {h, user("a", "", "one"), user("b", "a", "two"), label("l", "a", "ghost")},
 	}
 	dir := t.TempDir()
 	var names []string

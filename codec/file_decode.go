@@ -292,6 +292,15 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 	if last != "" {
 		_ = tree.SetLeaf(last) // last exists: it was applied
 	}
+	if asPi {
+		// Kept in both modes (the label is inert, and pi keeps it), but
+		// worth saying when reading a file that may be damaged.
+		for _, id := range tree.DanglingLabels() {
+			e, _ := tree.Get(id)
+			issues = append(issues, &LineError{File: name, Line: seen[id], ID: id,
+				Err: fmt.Errorf("%w: label of %q, which is in no line: kept, as pi's loader does", ErrMalformedLine, e.TargetID)})
+		}
+	}
 	sortIssues(issues)
 	return issues
 }

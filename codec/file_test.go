@@ -135,9 +135,26 @@ func TestLoadBadInput(t *testing.T) {
 		{
 			name:       "label of a missing entry",
 			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}`, sessiontest.UserLine("b", "l")),
-			wantIssues: []issue{{3, session.ErrEntryNotFound}, {4, session.ErrParentNotFound}},
-			wantIDs:    []string{"a"},
-			wantLeaf:   "a",
+			wantIssues: []issue{{3, codec.ErrMalformedLine}},
+			wantIDs:    []string{"a", "b", "l"},
+			wantLeaf:   "b",
+			strictOK:   true, // kept by both modes, as pi keeps it; said in lenient
+		},
+		{
+			// As the last line it is the leaf, as in pi.
+			name:       "label of a missing entry, last",
+			data:       sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}`),
+			wantIssues: []issue{{3, codec.ErrMalformedLine}},
+			wantIDs:    []string{"a", "l"},
+			wantLeaf:   "l",
+			strictOK:   true,
+		},
+		{
+			name:     "label of an entry on a later line",
+			data:     sessiontest.Lines(sessiontest.HeaderLine, sessiontest.UserLine("a", ""), `{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"b","label":"x"}`, sessiontest.UserLine("b", "l")),
+			wantIDs:  []string{"a", "b", "l"},
+			wantLeaf: "b",
+			strictOK: true,
 		},
 		{
 			name:       "message entry without a message",

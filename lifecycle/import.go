@@ -14,6 +14,7 @@ const importBatch = 1000
 // Import creates session h in repo with the entries of t, in atomic
 // batches, and its leaf; a failure leaves no half-imported session.
 func Import(ctx context.Context, repo session.Repo, h session.Header, t *session.Tree) error {
+	ctx = session.ForImport(ctx) // what loaded may be written: pi's labels of missing entries
 	st, err := repo.Create(ctx, h)
 	if err != nil {
 		return err

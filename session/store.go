@@ -229,7 +229,7 @@ func (s *TreeStore) Append(ctx context.Context, e *Entry) error {
 // AppendBatch implements BatchAppender.
 func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
 	return s.write(ctx, func(t *Tree, commit Commit) error {
-		if err := t.CheckBatch(entries); err != nil {
+		if err := t.CheckBatch(ctx, entries); err != nil {
 			return err
 		}
 		if s.wal != nil {

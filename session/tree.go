@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -102,6 +103,9 @@ func (t *Tree) Name() string { return t.name }
 // Label returns the label on entry id, if any.
 func (t *Tree) Label(id string) (string, bool) {
 	l, ok := t.labels[id]
+	if ok && !t.Has(id) {
+		return "", false // a label of a missing entry (see check)
+	}
 	return l.label, ok
 }
 
@@ -117,7 +121,9 @@ type LabelInfo struct {
 func (t *Tree) Labels() []LabelInfo {
 	out := make([]LabelInfo, 0, len(t.labels))
 	for id, l := range t.labels {
-		out = append(out, LabelInfo{ID: id, Label: l.label, Timestamp: l.at})
+		if t.Has(id) {
+			out = append(out, LabelInfo{ID: id, Label: l.label, Timestamp: l.at})
+		}
 	}
 	orderOf := func(li LabelInfo) int { return t.labels[li.ID].order }
 	slices.SortFunc(out, func(a, b LabelInfo) int { return orderOf(a) - orderOf(b) })
@@ -176,11 +182,14 @@ func (t *Tree) Branch(id string) ([]*Entry, error) {
 func (t *Tree) Stats() Stats { return t.stats.clone() }
 
 // Check reports whether e could be applied, without applying it.
-func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateEntry) }
+func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateEntry, false) }
 
 // check validates e against the tree plus the ids in added (entries of the
-// same batch that come before e).
-func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) error) error {
+// same batch that come before e). A label of a missing entry is refused
+// only when strictTargets: loading keeps it, as pi's loader does (it is
+// inert until an entry of that id exists, see Labels), and writes refuse
+// it unless they import (ForImport).
+func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) error, strictTargets bool) error {
 	if err := validate(e); err != nil {
 		return err
 	}
@@ -194,7 +203,7 @@ func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) erro
 	if e.ParentID != "" && !has(e.ParentID) {
 		return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
 	}
-	if e.Type == TypeLabel && !has(e.TargetID) {
+	if strictTargets && e.Type == TypeLabel && !has(e.TargetID) {
 		return &TargetError{Op: "label", ID: e.TargetID, Reason: reasonMissing}
 	}
 	return nil
@@ -342,7 +351,7 @@ func (t *Tree) ApplyValidated(v Validated) error {
 	if v.e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
-	if err := t.check(v.e, nil, func(*Entry) error { return nil }); err != nil {
+	if err := t.check(v.e, nil, func(*Entry) error { return nil }, false); err != nil {
 		return err
 	}
 	t.apply(v.e)
@@ -432,14 +441,16 @@ func reverse[T any](s []T) {
 
 // CheckBatch reports whether entries could be written in order, without
 // applying any. It is the check of every write: each entry must pass
-// ValidateFields, not only ValidateEntry as loaded ones do.
-func (t *Tree) CheckBatch(entries []*Entry) error {
+// ValidateFields, not only ValidateEntry as loaded ones do, and a label
+// must name an entry that exists, unless ctx is ForImport.
+func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
+	strict := !importing(ctx)
 	var added map[string]bool
 	if len(entries) > 1 {
 		added = make(map[string]bool, len(entries))
 	}
 	for _, e := range entries {
-		if err := t.check(e, added, ValidateFields); err != nil {
+		if err := t.check(e, added, ValidateFields, strict); err != nil {
 			return err
 		}
 		if added != nil {
@@ -447,4 +458,32 @@ func (t *Tree) CheckBatch(entries []*Entry) error {
 		}
 	}
 	return nil
+}
+
+// DanglingLabels returns the ids of label entries whose target is in no
+// entry of the tree: what a strict reader refuses and pi's loader keeps.
+func (t *Tree) DanglingLabels() []string {
+	var out []string
+	for i := range t.entries {
+		e := t.entries[i]
+		if e != nil && e.Type == TypeLabel && !t.Has(e.TargetID) {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+type importKey struct{}
+
+// ForImport returns a ctx under which writes accept what a loader accepts
+// but a writer refuses: a label of a missing entry, as in pi files read
+// leniently and sessions restored from them. It exists only in-process:
+// nothing a remote client sends sets it.
+func ForImport(ctx context.Context) context.Context {
+	return context.WithValue(ctx, importKey{}, true)
+}
+
+func importing(ctx context.Context) bool {
+	v, _ := ctx.Value(importKey{}).(bool)
+	return v
 }

@@ -153,7 +153,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				*outcome = "conflict"
 				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 			}
-			if err := t.CheckBatch(entries); err != nil {
+			if err := t.CheckBatch(ctx, entries); err != nil {
 				return err
 			}
 			// A wait for the writer's turn, or a conflict, may have

@@ -35,6 +35,55 @@ func Run(t *testing.T, b Backend) {
 	t.Run("scenarios", func(t *testing.T) { runScenarios(t, b) })
 	t.Run("pi-samples", func(t *testing.T) { runPiSamples(t, b) })
 	t.Run("append-validation", func(t *testing.T) { runAppendValidation(t, b) })
+	t.Run("imported-dangling-label", func(t *testing.T) { runImportedDanglingLabel(t, b) })
+}
+
+// runImportedDanglingLabel: a label of a missing entry, refused from a
+// writer, is what pi's loader keeps from a damaged file; an import
+// (session.ForImport) stores it, and the session stays readable, with the
+// label inert and the tree's path going through it, after a reopen too.
+func runImportedDanglingLabel(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := b.New(t, TestHeader("dangling"))
+	defer func() { s.Close(ctx) }()
+	root := &session.Entry{Type: session.TypeMessage, ID: "d1", Timestamp: "2025-01-01T00:00:01.000Z",
+		Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("hi"), Timestamp: 1}}
+	label := &session.Entry{Type: session.TypeLabel, ID: "d2", ParentID: "d1", Timestamp: "2025-01-01T00:00:02.000Z", TargetID: "gone", Label: "x"}
+	if err := s.Append(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, label); !errorsIs(err, session.ErrEntryNotFound) {
+		t.Fatalf("a writer's label of a missing entry: %v, want ErrEntryNotFound", err)
+	}
+	if err := s.Append(session.ForImport(ctx), label); err != nil {
+		t.Fatalf("an import's label of a missing entry: %v", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		sess, err := session.New(s, TestConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaf, err := s.Leaf(ctx); err != nil || leaf != "d2" {
+			t.Fatalf("%s: leaf %q (%v), want d2", when, leaf, err)
+		}
+		c, err := sess.BuildContext(ctx)
+		if err != nil {
+			t.Fatalf("%s: context: %v", when, err)
+		}
+		if len(c.Messages) != 1 {
+			t.Fatalf("%s: %d messages in the context, want 1", when, len(c.Messages))
+		}
+		ls, err := sess.Labels(ctx)
+		if err != nil || len(ls) != 0 {
+			t.Errorf("%s: labels %v (%v), want none (the label's target is missing)", when, ls, err)
+		}
+	}
+	check("after the import")
+	if b.Reopen != nil {
+		s = b.Reopen(t, s)
+		check("after a reopen")
+	}
 }
 
 // SteppingClock starts at a fixed instant and moves one second per call.
