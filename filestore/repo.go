@@ -235,6 +235,8 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	var h *session.Header
 	var in session.SessionInfo
 	var last []byte
+	var labels session.ListedLabels
+	labelOf := map[string]string{}
 	bad := false
 	err = scanLines(f, maxLineBytes, func(no int, line []byte, size int) {
 		switch {
@@ -249,9 +251,20 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 			if line == nil {
 				last = nil
 			}
-			if bytes.Contains(line, []byte(`"session_info"`)) {
+			switch {
+			case bytes.Contains(line, []byte(`"session_info"`)):
 				if e, err := codec.DecodeEntry(line); err == nil && e.Type == session.TypeSessionInfo {
 					in.Name = strings.TrimSpace(e.Name)
+				}
+			case bytes.Contains(line, []byte(`"label"`)):
+				if e, err := codec.DecodeEntry(line); err == nil && e.Type == session.TypeLabel {
+					label := e.Label
+					labels.Change(labelOf[e.TargetID], label)
+					if label == "" {
+						delete(labelOf, e.TargetID)
+					} else {
+						labelOf[e.TargetID] = label
+					}
 				}
 			}
 		}
@@ -261,6 +274,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	}
 	// Updated is the last entry's time (files keep no clock of their own).
 	in.ID, in.Cwd, in.ParentSession, in.Created, in.Updated = h.ID, h.Cwd, h.ParentSession, h.Timestamp, h.Timestamp
+	in.Labels, in.Metadata = labels.List(), h.Metadata
 	if last != nil {
 		if e, err := codec.DecodeEntry(last); err == nil {
 			in.Leaf = e.ID

@@ -28,7 +28,7 @@ func (g *Gateway) routes() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern, op string, build builder) { mux.Handle(pattern, g.op(op, build)) }
 	handle("POST /v1/sessions", service.OpCreate, body)
-	handle("GET /v1/sessions", service.OpList, query(map[string]bool{"limit": true, "cursor": false}))
+	handle("GET /v1/sessions", service.OpList, listQuery)
 	handle("GET /v1/sessions/{id}", service.OpOpen, pathOnly)
 	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
 	handle("POST /v1/sessions/{id}/entries", service.OpAppend, g.appendBody)
@@ -98,6 +98,50 @@ func withPath(r *http.Request, b []byte) ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
+}
+
+// listQuery is a listing's request: limit, cursor and the filters of
+// service.ListRequest, label and meta (k=v) as often as wanted.
+func listQuery(r *http.Request, _ int64) ([]byte, error) {
+	req := map[string]any{}
+	bad := func(k, format string, args ...any) error {
+		return &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf(format, args...)}
+	}
+	for k, vs := range r.URL.Query() {
+		switch k {
+		case "label":
+			req["labels"] = vs
+		case "meta":
+			m := map[string]string{}
+			for _, v := range vs {
+				key, val, ok := strings.Cut(v, "=")
+				if !ok {
+					return nil, bad(k, "meta %q is not key=value", v)
+				}
+				if _, dup := m[key]; dup {
+					return nil, bad(k, "meta %q given twice", key)
+				}
+				m[key] = val
+			}
+			req["meta"] = m
+		case "limit", "cursor", "name", "cwd", "since", "until":
+			if len(vs) != 1 {
+				return nil, bad(k, "query parameter %q given %d times", k, len(vs))
+			}
+			if k != "limit" {
+				req[k] = vs[0]
+				continue
+			}
+			n, err := strconv.ParseInt(vs[0], 10, 64)
+			if err != nil {
+				return nil, bad(k, "query parameter %q must be an integer, not %q", k, vs[0])
+			}
+			req[k] = n
+		default:
+			return nil, bad(k, "unknown query parameter %q", k)
+		}
+	}
+	return json.Marshal(req)
 }
 
 func pathOnly(r *http.Request, _ int64) ([]byte, error) {

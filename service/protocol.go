@@ -1,6 +1,9 @@
 package service
 
 import (
+	"errors"
+	"time"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/session"
@@ -185,9 +188,55 @@ type ForkRequest struct {
 }
 
 // ListRequest pages a listing, most recently updated first.
+//
+// The filters keep only the sessions that match all that are given (see
+// session.Filter): a name containing Name (any case), a working directory
+// at or under Cwd, every one of Labels, metadata members equal to Meta's,
+// and updated at or after Since and before Until (RFC 3339). A filtered
+// page may hold fewer than Limit sessions, none even, and still have a
+// Next: follow it until it is empty.
 type ListRequest struct {
-	Limit  int    `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
+	Limit  int               `json:"limit,omitempty"`
+	Cursor string            `json:"cursor,omitempty"`
+	Name   string            `json:"name,omitempty"`
+	Cwd    string            `json:"cwd,omitempty"`
+	Labels []string          `json:"labels,omitempty"`
+	Meta   map[string]string `json:"meta,omitempty"`
+	Since  string            `json:"since,omitempty"`
+	Until  string            `json:"until,omitempty"`
+}
+
+// Filter is the session.Filter of the request; a field that cannot be
+// used is a bad_request naming it.
+func (r ListRequest) Filter() (*session.Filter, error) {
+	f := &session.Filter{Name: r.Name, Cwd: r.Cwd, Labels: r.Labels, Meta: r.Meta}
+	for _, t := range []struct {
+		field, v string
+		to       *time.Time
+	}{{"/since", r.Since, &f.Since}, {"/until", r.Until, &f.Until}} {
+		if t.v == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.v)
+		if err != nil {
+			return nil, badRequest(t.field, "%q is not an RFC 3339 time (2025-01-31T12:00:00Z)", t.v)
+		}
+		*t.to = at
+	}
+	var fe *session.FilterError
+	if err := f.Validate(); errors.As(err, &fe) {
+		field := map[string]string{"label": "/labels", "since": "/since"}[fe.Field]
+		if field == "" {
+			field = "/" + fe.Field
+		}
+		return nil, badRequest(field, "%s %s", fe.Field, fe.Reason)
+	} else if err != nil {
+		return nil, err
+	}
+	if f.IsZero() {
+		return nil, nil
+	}
+	return f, nil
 }
 
 // WaitRequest waits until the session reflects every message up to stream

@@ -340,14 +340,21 @@ func (s *Service) list(ctx context.Context, data []byte) (any, error) {
 			return nil, badRequest("/cursor", "cursor is not one a listing returned")
 		}
 	}
-	page, err := s.b.List(ctx, session.ListOptions{Limit: limit, Cursor: req.Cursor})
+	filter, err := req.Filter()
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.b.List(ctx, session.ListOptions{Limit: limit, Cursor: req.Cursor, Filter: filter})
 	if err != nil {
 		return nil, err
 	}
 	r := ListReply{Sessions: []session.SessionInfo{}, Next: page.Next}
 	p := pager{left: s.budget()}
 	for i, in := range page.Sessions {
-		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf))
+		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf)+len(in.Metadata))
+		for _, l := range in.Labels {
+			size += 8 + 2*len(l)
+		}
 		ok, err := p.fits(size, func() string { return "the listing of session " + in.ID })
 		if err != nil {
 			return nil, err

@@ -165,6 +165,9 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	for _, l := range s.Labels {
 		t.labels[l.Target] = labelState{label: l.Label, at: l.At, order: l.Order}
 	}
+	for _, l := range t.Labels() { // in the order set
+		t.listed.Change("", l.Label)
+	}
 	t.stats = s.Stats.clone()
 	if t.stats.ByType == nil {
 		t.stats.ByType = map[EntryType]int{}

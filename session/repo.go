@@ -39,6 +39,11 @@ type SessionInfo struct {
 	Updated string `json:"updated"`
 	Entries int    `json:"entries"`
 	Leaf    string `json:"leaf,omitempty"`
+	// Labels are the session's labels in force, the MaxListedLabels most
+	// recently set, distinct, in the order set.
+	Labels []string `json:"labels,omitempty"`
+	// Metadata is the header's metadata object.
+	Metadata Raw `json:"metadata,omitempty"`
 }
 
 // ListOptions pages a listing.
@@ -47,7 +52,16 @@ type ListOptions struct {
 	Limit int
 	// Cursor is ListPage.Next of the previous page ("" for the first).
 	Cursor string
+	// Filter keeps only the sessions it matches. A filtered page may
+	// hold fewer than Limit sessions, none even, and still have a Next:
+	// a listing reads a bounded number of records per page (see
+	// MaxScanned), and the caller follows Next until it is "".
+	Filter *Filter
 }
+
+// MaxScanned bounds the listing records a filtered page reads, for
+// repositories whose listing is not in memory.
+const MaxScanned = 10000
 
 // Page sizes.
 const (
@@ -79,6 +93,12 @@ func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
 	limit, err := opts.PageLimit()
 	if err != nil {
 		return ListPage{}, err
+	}
+	if err := opts.Filter.Validate(); err != nil {
+		return ListPage{}, err
+	}
+	if !opts.Filter.IsZero() {
+		infos = slices.DeleteFunc(slices.Clone(infos), func(in SessionInfo) bool { return !opts.Filter.Match(in) })
 	}
 	sortBy(infos)
 	start := 0
@@ -145,7 +165,8 @@ func cutLast(s string, sep byte) (string, string, bool) {
 func (t *Tree) Info() SessionInfo {
 	h := t.Header()
 	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
-		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf()}
+		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf(),
+		Labels: t.listed.List(), Metadata: h.Metadata}
 	last := ""
 	if n := len(t.entries); n > 0 && t.entries[n-1] != nil {
 		last = t.entries[n-1].Timestamp

@@ -41,6 +41,10 @@ type Tree struct {
 	// entries, in order: a context looks for the last ones on its branch
 	// without walking a long branch entry by entry.
 	settings []int32
+
+	// listed are the labels a listing shows, kept as labels change: Info
+	// runs on every write, and under read locks.
+	listed ListedLabels
 }
 
 type labelState struct {
@@ -400,6 +404,7 @@ func (t *Tree) apply(e *Entry) {
 	}
 	switch e.Type {
 	case TypeLabel:
+		t.listed.Change(t.labels[e.TargetID].label, e.Label)
 		if e.Label == "" {
 			delete(t.labels, e.TargetID)
 		} else if l, ok := t.labels[e.TargetID]; ok {

@@ -68,3 +68,11 @@ func BlobFetches(b *Backend) int64 { return b.blobs.fetches.Load() }
 // WithoutIndex makes snap a snapshot of the format before bodies were
 // indexed (its body is then put by the object store's client).
 func WithoutIndex(snap *Snapshot) { snap.doc = nil }
+
+// SetMaxScanned lowers the records a filtered listing page reads, until
+// the returned function restores it.
+func SetMaxScanned(n int) (restore func()) {
+	old := maxScanned
+	maxScanned = n
+	return func() { maxScanned = old }
+}

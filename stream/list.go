@@ -28,6 +28,9 @@ import (
 // the session was written or deleted since, and in the other partitions,
 // below the cursor's time.
 
+// maxScanned is session.MaxScanned, lowered by tests.
+var maxScanned = session.MaxScanned
+
 // listRequests bounds the direct gets a listing has in flight at once.
 const listRequests = 1024
 
@@ -53,13 +56,17 @@ func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.L
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
+	if err := opts.Filter.Validate(); err != nil {
+		return session.ListPage{}, err
+	}
 	pages := make([]session.ListPage, len(b.parts))
+	stops := make([]*listed, len(b.parts))
 	var owner *Backend
 	if after != nil {
 		owner = b.partOf(after.id)
 	}
 	err = b.eachPart(func(i int, p *Backend) (err error) {
-		pages[i], err = p.listPart(ctx, limit, after, p == owner)
+		pages[i], stops[i], err = p.listPart(ctx, limit, after, p == owner, opts.Filter)
 		return err
 	})
 	if err != nil {
@@ -68,20 +75,46 @@ func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.L
 	if len(pages) == 1 {
 		return pages[0], nil
 	}
+	// A partition that stopped reading for its budget (a filtered page)
+	// knows nothing listed after where it stopped: the page ends at the
+	// first such place in listing order, and the next starts there.
+	var bound *listed
+	for _, st := range stops {
+		if st != nil && (bound == nil || st.before(*bound)) {
+			bound = st
+		}
+	}
 	// The page is the first limit of the partitions' pages, and more
 	// follow if any partition has more or the union does.
 	var all []session.SessionInfo
 	more := false
 	for _, pg := range pages {
-		all = append(all, pg.Sessions...)
+		for _, in := range pg.Sessions {
+			if bound == nil || !bound.before(listedOf(in)) {
+				all = append(all, in)
+			}
+		}
 		more = more || pg.Next != ""
 	}
 	page, err := session.Page(all, session.ListOptions{Limit: limit})
-	if err == nil && page.Next == "" && more && len(page.Sessions) > 0 {
+	switch {
+	case err != nil || page.Next != "":
+	case bound != nil:
+		page.Next = bound.cursor()
+	case more && len(page.Sessions) > 0:
 		page.Next = session.CursorOf(page.Sessions[len(page.Sessions)-1])
 	}
 	return page, err
 }
+
+// listedOf is where a listed session is in its listing.
+func listedOf(in session.SessionInfo) listed {
+	at, _ := time.Parse(time.RFC3339Nano, in.Updated)
+	return listed{at: at, id: in.ID}
+}
+
+// cursor is the cursor of a page ending at x.
+func (x listed) cursor() string { return x.at.UTC().Format(listTime) + "|" + x.id }
 
 // listed is a position in a listing: a record's index time and session.
 type listed struct {
@@ -110,23 +143,28 @@ func parseCursor(c string) (*listed, error) {
 }
 
 // listPart is one partition's page after the cursor (from the start when
-// after is nil); owner says the cursor's session lives here.
-func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner bool) (session.ListPage, error) {
+// after is nil); owner says the cursor's session lives here. With a
+// filter it reads at most about session.MaxScanned records: stop is
+// where it stopped short of the partition's end, if it did.
+func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner bool, f *session.Filter) (_ session.ListPage, stop *listed, _ error) {
 	st, err := b.kv.Status(ctx)
 	if err != nil {
-		return session.ListPage{}, fmt.Errorf("stream: list: %w", err)
+		return session.ListPage{}, nil, fmt.Errorf("stream: list: %w", err)
 	}
 	bs, ok := st.(*jetstream.KeyValueBucketStatus)
 	if !ok {
-		return session.ListPage{}, fmt.Errorf("stream: list: index status of type %T", st)
+		return session.ListPage{}, nil, fmt.Errorf("stream: list: index status of type %T", st)
 	}
 	first, last := bs.StreamInfo().State.FirstSeq, bs.StreamInfo().State.LastSeq
 	r := tailReader{b: b, seen: map[string]bool{}}
+	if !f.IsZero() {
+		r.filter = f
+	}
 	hi := last
 	if after != nil && hi >= first {
 		exact := false
 		if hi, exact, err = b.resumeAt(ctx, after, owner, hi); err != nil {
-			return session.ListPage{}, err
+			return session.ListPage{}, nil, err
 		}
 		if !exact {
 			r.after = after
@@ -139,7 +177,7 @@ func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner 
 	// step, through gaps.
 	density, prev := 1.0, uint64(0)
 	var read, found uint64
-	for hi >= first && hi > 0 && len(r.got) <= limit {
+	for hi >= first && hi > 0 && len(r.got) <= limit && r.examined < maxScanned {
 		need := float64(limit + 1 - len(r.got))
 		window := uint64(max(need/density*1.25, need))
 		if prev > 0 {
@@ -151,18 +189,21 @@ func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner 
 		}
 		n, err := r.read(ctx, lo, hi, hi == last, density >= sparse)
 		if err != nil {
-			return session.ListPage{}, err
+			return session.ListPage{}, nil, err
 		}
 		read, found, prev = read+hi-lo+1, found+uint64(n), hi-lo+1
 		density = max(float64(found), 0.5) / float64(read)
 		hi = lo - 1
 	}
 	page := session.ListPage{Sessions: r.got}
-	if len(r.got) > limit {
+	switch {
+	case len(r.got) > limit:
 		page.Sessions = r.got[:limit:limit]
 		page.Next = session.CursorOf(page.Sessions[limit-1])
+	case hi >= first && hi > 0 && r.examined >= maxScanned:
+		page.Next, stop = r.last.cursor(), &r.last
 	}
-	return page, nil
+	return page, stop, nil
 }
 
 // resumeAt is the index sequence a page after the cursor reads down
@@ -189,10 +230,14 @@ func (b *Backend) resumeAt(ctx context.Context, after *listed, owner bool, last 
 // start of the bucket's stream. With after set (a cursor placed by time),
 // it keeps only records listed after it.
 type tailReader struct {
-	b     *Backend
-	after *listed
-	seen  map[string]bool       // sessions whose latest record was read
-	got   []session.SessionInfo // newest first
+	b      *Backend
+	after  *listed
+	filter *session.Filter      // nil: keep all
+	seen   map[string]bool       // sessions whose latest record was read
+	got    []session.SessionInfo // newest first
+	// With a filter: how many listed records were read, and the last.
+	examined int
+	last     listed
 }
 
 // sparse is the density of records under which a window is read by
@@ -255,6 +300,13 @@ func (r *tailReader) take(m *jetstream.RawStreamMsg) {
 	}
 	in := rec.SessionInfo
 	in.Updated = at.UTC().Format(listTime)
+	if r.filter != nil {
+		r.examined++
+		r.last = listed{at: at, id: id}
+		if !r.filter.Match(in) {
+			return
+		}
+	}
 	r.got = append(r.got, in)
 }
 

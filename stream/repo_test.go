@@ -316,3 +316,18 @@ func TestRepoConformance(t *testing.T) {
 		New:  func(t *testing.T) session.Repo { return newBackendWith(t, partitioned) },
 	})
 }
+
+// A filtered page reads a bounded number of records: with a budget of one
+// record, pages end early (empty ones too) and still, followed to the end,
+// list exactly the matching sessions once each, in order, over one
+// partition and over four.
+func TestFilteredListingWithinABudget(t *testing.T) {
+	defer stream.SetMaxScanned(1)()
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprintf("P=%d", parts), func(t *testing.T) {
+			cfg := stream.DefaultConfig()
+			cfg.Partitions = parts
+			sessiontest.RepoListFilter(t, newBackendWith(t, cfg), 1)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -196,5 +197,66 @@ func TestImportOffloadsInlineImages(t *testing.T) {
 	t.Logf("two imports of a 1 MiB image: %d KiB inline, %d KiB offloaded", inline>>10, apart>>10)
 	if apart > inline*7/10 {
 		t.Fatalf("offloaded imports grew the data dir by %d KiB, inline ones by %d KiB: the image is not stored once", apart>>10, inline>>10)
+	}
+}
+
+// ls filters by name, working directory, label, metadata and time, on the
+// embedded node and on files alike, and says what is wrong with a filter.
+func TestListFilters(t *testing.T) {
+	for _, backend := range []string{"data", "files"} {
+		t.Run(backend, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(args ...string) string {
+				t.Helper()
+				if backend == "files" {
+					return mustRun(t, "", "", append(args, "-files", dir)...)
+				}
+				return mustRun(t, dir, "", args...)
+			}
+			run("new", "-id", "a", "-name", "Parser fixes", "-cwd", "/w/app")
+			run("new", "-id", "b", "-name", "docs", "-cwd", "/w/app/docs")
+			run("new", "-id", "c", "-name", "parser speed", "-cwd", "/w/other")
+			e := run("append", "b", "-text", "keep this")
+			run("label", "b", e, "keep")
+			ids := func(args ...string) string {
+				t.Helper()
+				var got []string
+				for _, line := range strings.Split(run(append([]string{"ls", "-json"}, args...)...), "\n") {
+					if i := strings.Index(line, `"id":"`); i >= 0 {
+						got = append(got, strings.SplitN(line[i+6:], `"`, 2)[0])
+					}
+				}
+				slices.Sort(got)
+				return strings.Join(got, ",")
+			}
+			for _, tt := range []struct {
+				args []string
+				want string
+			}{
+				{nil, "a,b,c"},
+				{[]string{"-name", "PARSER"}, "a,c"},
+				{[]string{"-cwd", "/w/app"}, "a,b"},
+				{[]string{"-label", "keep"}, "b"},
+				{[]string{"-label", "keep", "-name", "parser"}, ""},
+				{[]string{"-since", "2000-01-01", "-until", "1h"}, ""},
+				{[]string{"-since", "2000-01-01"}, "a,b,c"},
+			} {
+				if got := ids(tt.args...); got != tt.want {
+					t.Errorf("ls %v: %q, want %q", tt.args, got, tt.want)
+				}
+			}
+			for _, bad := range [][]string{{"-since", "yesterday"}, {"-meta", "novalue"}, {"-since", "2025-01-02", "-until", "2025-01-01"}} {
+				args := append([]string{"ls"}, bad...)
+				if backend == "files" {
+					args = append(args, "-files", dir)
+				} else {
+					args = append(args, "-data", dir)
+				}
+				code, _, stderr := runIn(t, "", "", args...)
+				if code != 2 || !strings.Contains(stderr, bad[0]) && !strings.Contains(stderr, strings.TrimPrefix(bad[0], "-")) {
+					t.Errorf("ls %v: exit %d, %q; want 2 naming %s", bad, code, stderr, bad[0])
+				}
+			}
+		})
 	}
 }

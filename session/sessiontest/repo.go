@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,156 @@ func RunRepo(t *testing.T, b RepoBackend) {
 	t.Run("create-open-delete", func(t *testing.T) { repoLifecycle(t, b.New(t)) })
 	t.Run("list", func(t *testing.T) { repoList(t, b.New(t)) })
 	t.Run("fork", func(t *testing.T) { repoFork(t, b.New(t)) })
+	t.Run("list-filter", func(t *testing.T) { RepoListFilter(t, b.New(t), 2) })
+}
+
+// RepoListFilter lists sessions of varied names, working directories,
+// labels and metadata through filters, limit sessions a page, and checks
+// each listing holds exactly the sessions that match, each once, most
+// recently updated first, whatever the pages hold.
+func RepoListFilter(t *testing.T, r session.Repo, limit int) {
+	ctx := context.Background()
+	type spec struct {
+		id, cwd, name, meta string
+		labels              []string
+	}
+	specs := []spec{
+		{"f0", "/work/app", "Fix the parser", `{"team":"core","n":3}`, []string{"bug"}},
+		{"f1", "/work/app/sub", "parser speed", `{"team":"web"}`, []string{"bug", "perf"}},
+		{"f2", "/work/application", "", `{"team":"core"}`, nil},
+		{"f3", "/home/x", "notes", ``, []string{"perf"}},
+		{"f4", "/work/app", "PARSER docs", `{"team":"core","n":"3"}`, nil},
+		{"f5", "/tmp", "", `{"other":{"team":"core"}}`, []string{"bug"}},
+	}
+	for _, sp := range specs {
+		h := headerAt(sp.id, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+		h.Cwd = sp.cwd
+		if sp.meta != "" {
+			h.Metadata = session.Raw(sp.meta)
+		}
+		st, err := r.Create(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := session.New(st, TestConfig())
+		if _, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("hi")}); err != nil {
+			t.Fatal(err)
+		}
+		if sp.name != "" {
+			if _, err := s.SetName(ctx, sp.name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range sp.labels { // an entry has one label: one each
+			e, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(l)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SetLabel(ctx, e.ID, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(f *session.Filter) []session.SessionInfo {
+		t.Helper()
+		var got []session.SessionInfo
+		cursor := ""
+		for range 100 {
+			page, err := r.List(ctx, session.ListOptions{Limit: limit, Cursor: cursor, Filter: f})
+			if err != nil {
+				t.Fatalf("list %+v: %v", f, err)
+			}
+			if len(page.Sessions) > limit {
+				t.Fatalf("page of %d sessions, limit %d", len(page.Sessions), limit)
+			}
+			got = append(got, page.Sessions...)
+			if page.Next == "" {
+				return got
+			}
+			cursor = page.Next
+		}
+		t.Fatalf("list %+v: no last page after 100", f)
+		return nil
+	}
+	ids := func(infos []session.SessionInfo) []string {
+		var out []string
+		for i, in := range infos {
+			out = append(out, in.ID)
+			if i > 0 && listedAfter(infos[i-1], in) {
+				t.Fatalf("listing not most recently updated first: %v then %v", infos[i-1], in)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := list(nil)
+	if got := ids(all); !slices.Equal(got, []string{"f0", "f1", "f2", "f3", "f4", "f5"}) {
+		t.Fatalf("unfiltered: %v", got)
+	}
+	for _, in := range all {
+		if in.ID == "f1" && (!slices.Equal(in.Labels, []string{"bug", "perf"}) || string(in.Metadata) != `{"team":"web"}`) {
+			t.Fatalf("f1 listed with labels %v and metadata %s", in.Labels, in.Metadata)
+		}
+	}
+	// The middle of the listing by time: Since keeps it and those after.
+	byTime := slices.Clone(all)
+	slices.SortFunc(byTime, func(a, b session.SessionInfo) int { return strings.Compare(a.Updated, b.Updated) })
+	mid, err := session.ParseUpdated(byTime[3].Updated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var since, until []string
+	for _, in := range byTime {
+		at, _ := session.ParseUpdated(in.Updated)
+		if at.Before(mid) {
+			until = append(until, in.ID)
+		} else {
+			since = append(since, in.ID)
+		}
+	}
+	slices.Sort(since)
+	slices.Sort(until)
+	tests := []struct {
+		name string
+		f    session.Filter
+		want []string
+	}{
+		{"name, any case", session.Filter{Name: "parser"}, []string{"f0", "f1", "f4"}},
+		{"cwd and below, not siblings", session.Filter{Cwd: "/work/app"}, []string{"f0", "f1", "f4"}},
+		{"cwd with a slash", session.Filter{Cwd: "/work/app/"}, []string{"f0", "f1", "f4"}},
+		{"one label", session.Filter{Labels: []string{"bug"}}, []string{"f0", "f1", "f5"}},
+		{"two labels", session.Filter{Labels: []string{"bug", "perf"}}, []string{"f1"}},
+		{"metadata string", session.Filter{Meta: map[string]string{"team": "core"}}, []string{"f0", "f2", "f4"}},
+		{"metadata number", session.Filter{Meta: map[string]string{"n": "3"}}, []string{"f0", "f4"}},
+		{"metadata and name", session.Filter{Meta: map[string]string{"team": "core"}, Name: "docs"}, []string{"f4"}},
+		{"nothing matches", session.Filter{Labels: []string{"nope"}}, nil},
+		{"since", session.Filter{Since: mid}, since},
+		{"until", session.Filter{Until: mid}, until},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ids(list(&tt.f)); !slices.Equal(got, tt.want) {
+				t.Fatalf("listed %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if _, err := r.List(ctx, session.ListOptions{Filter: &session.Filter{Since: mid, Until: mid}}); !errors.Is(err, session.ErrInvalidConfig) {
+		t.Fatalf("since not before until: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// listedAfter reports whether a is listed after b (a listing is most
+// recently updated first, ties by id).
+func listedAfter(a, b session.SessionInfo) bool {
+	at, _ := session.ParseUpdated(a.Updated)
+	bt, _ := session.ParseUpdated(b.Updated)
+	if !at.Equal(bt) {
+		return at.Before(bt)
+	}
+	return a.ID > b.ID
 }
 
 func headerAt(id string, ts time.Time) session.Header {

@@ -1,0 +1,91 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// GET /v1/sessions takes the listing's filters as query parameters, label
+// and meta as often as wanted, and names the parameter a bad one is.
+func TestListFilters(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/sessions"
+	for _, body := range []string{
+		`{"id":"p1","name":"Parser work","cwd":"/w/app","metadata":{"team":"core"}}`,
+		`{"id":"p2","name":"docs","cwd":"/w/app/docs","metadata":{"team":"web"}}`,
+		`{"id":"p3","name":"parser speed","cwd":"/elsewhere"}`,
+	} {
+		if r := do(t, "POST", u, body); r.status != 200 {
+			t.Fatalf("create: %d %v", r.status, r.body)
+		}
+	}
+	r := do(t, "POST", u+"/p2/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"hi"}}]}`)
+	leaf, _ := r.body["leaf"].(string)
+	if r := do(t, "POST", u+"/p2/label", `{"target":"`+leaf+`","label":"keep"}`); r.status != 200 {
+		t.Fatalf("label: %d %v", r.status, r.body)
+	}
+	listed := func(q url.Values) []string {
+		t.Helper()
+		var ids []string
+		for cursor := ""; ; {
+			q.Set("limit", "1")
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			r := do(t, "GET", u+"?"+q.Encode(), "")
+			if r.status != 200 {
+				t.Fatalf("list %v: %d %v", q, r.status, r.body)
+			}
+			for _, s := range r.body["sessions"].([]any) {
+				ids = append(ids, s.(map[string]any)["id"].(string))
+			}
+			next, _ := r.body["next"].(string)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	// The listing's records follow writes within a second.
+	sessiontest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if got := listed(url.Values{"label": {"keep"}}); len(got) != 1 {
+			return fmt.Errorf("listed by label: %v", got)
+		}
+		return nil
+	})
+	for _, tt := range []struct {
+		q    url.Values
+		want []string
+	}{
+		{url.Values{"name": {"PARSER"}}, []string{"p1", "p3"}},
+		{url.Values{"cwd": {"/w/app"}}, []string{"p1", "p2"}},
+		{url.Values{"label": {"keep"}}, []string{"p2"}},
+		{url.Values{"meta": {"team=core"}}, []string{"p1"}},
+		{url.Values{"meta": {"team=core"}, "name": {"docs"}}, nil},
+		{url.Values{"since": {"2000-01-01T00:00:00Z"}}, []string{"p1", "p2", "p3"}},
+	} {
+		if got := listed(tt.q); !slices.Equal(got, tt.want) {
+			t.Errorf("list %v: %v, want %v", tt.q, got, tt.want)
+		}
+	}
+	for q, field := range map[string]string{
+		"since=yesterday": "/since",
+		"meta=novalue":    "?meta",
+		"label=":          "/labels",
+		"name=a&name=b":   "?name",
+		"sort=name":       "?sort",
+		"until=2000-01-01T00:00:00Z&since=2001-01-01T00:00:00Z": "/since",
+	} {
+		r := do(t, "GET", u+"?"+q, "")
+		if r.status != 400 || errField(r) != field {
+			t.Errorf("list ?%s: %d %v, want 400 naming %s", q, r.status, r.body, field)
+		}
+	}
+}
