@@ -232,7 +232,7 @@ func (b *Backend) resumeAt(ctx context.Context, after *listed, owner bool, last 
 type tailReader struct {
 	b      *Backend
 	after  *listed
-	filter *session.Filter      // nil: keep all
+	filter *session.Filter       // nil: keep all
 	seen   map[string]bool       // sessions whose latest record was read
 	got    []session.SessionInfo // newest first
 	// With a filter: how many listed records were read, and the last.
