@@ -124,3 +124,21 @@ func (x *indexer) close(ctx context.Context) error {
 	x.job.close()
 	return x.flush(ctx)
 }
+
+// Exists reports whether session id exists, from its index record (one
+// read, never the session's messages).
+func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return false, err
+	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	_, err := b.partOf(id).kv.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		return false, nil
+	}
+	return false, fmt.Errorf("stream: exists %s: %w", id, err)
+}

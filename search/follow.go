@@ -1,0 +1,323 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// Indexer keeps an index current from a backend's stream: an ordered
+// consumer on each partition, from the sequence the index last took in
+// (kept in the index, written with the entries in one batch, so a crash
+// repeats a batch at most, which indexing twice leaves unchanged), and a
+// watch of the partition's session index that forgets deleted sessions.
+type Indexer struct {
+	x      *Index
+	b      *stream.Backend
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	pos     map[int]uint64    // partition -> last sequence indexed
+	caught  map[int]time.Time // partition -> when last found with nothing pending
+	lags    []time.Duration
+	lagNext int
+	indexed uint64
+	lastErr error
+	closed  bool
+}
+
+// maxLags is how many recent index lags Status keeps.
+const maxLags = 10000
+
+// Follow starts indexing b's entries into x. It returns once every
+// partition's consumer is made; Close stops it.
+func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) {
+	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, caught: map[int]time.Time{}}
+	fctx, cancel := context.WithCancel(context.Background())
+	ix.cancel = cancel
+	for _, p := range b.Partitions() {
+		from, err := ix.position(p)
+		if err != nil {
+			cancel()
+			ix.wg.Wait()
+			return nil, err
+		}
+		filters, typed := p.TypeSubjects(indexedTypes...)
+		cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: filters,
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    from + 1,
+		})
+		if err != nil {
+			cancel()
+			ix.wg.Wait()
+			return nil, fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			cancel()
+			ix.wg.Wait()
+			return nil, fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
+		}
+		w, err := p.WatchIndex(ctx)
+		if err != nil {
+			it.Stop()
+			cancel()
+			ix.wg.Wait()
+			return nil, err
+		}
+		ix.mu.Lock()
+		ix.pos[p.Index()] = from
+		ix.mu.Unlock()
+		ix.wg.Add(2)
+		go ix.follow(fctx, p, it, typed)
+		go ix.forget(fctx, w)
+	}
+	return ix, nil
+}
+
+// posKey is where the index keeps a partition's position.
+func posKey(p stream.Partition) []byte {
+	return []byte("pos/" + p.Stream().CachedInfo().Config.Name)
+}
+
+// position is the last sequence of p the index holds; 0 when none, or
+// when the stream no longer reaches it (made again): then from the start.
+func (ix *Indexer) position(p stream.Partition) (uint64, error) {
+	var pos uint64
+	err := ix.x.read(func() error {
+		v, err := ix.x.idx.GetInternal(posKey(p))
+		if err == nil && len(v) == 8 {
+			pos = binary.BigEndian.Uint64(v)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("search: %w", err)
+	}
+	if last := p.Stream().CachedInfo().State.LastSeq; pos > last {
+		return 0, nil
+	}
+	return pos, nil
+}
+
+func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.MessagesContext, typed bool) {
+	defer ix.wg.Done()
+	defer it.Stop()
+	cfg := ix.x.cfg
+	var (
+		batch   = ix.x.idx.NewBatch()
+		last    uint64
+		pending bool
+		stamps  []time.Time
+	)
+	flush := func() {
+		if !pending {
+			return
+		}
+		v := binary.BigEndian.AppendUint64(nil, last)
+		batch.SetInternal(posKey(p), v)
+		err := ix.x.read(func() error { return ix.x.idx.Batch(batch) })
+		now := time.Now()
+		ix.mu.Lock()
+		if err != nil {
+			ix.lastErr = fmt.Errorf("search: index partition %d: %w", p.Index(), err)
+		} else {
+			ix.pos[p.Index()] = last
+			ix.indexed += uint64(len(stamps))
+			for _, at := range stamps {
+				ix.addLag(now.Sub(at))
+			}
+		}
+		ix.mu.Unlock()
+		batch.Reset()
+		pending, stamps = false, stamps[:0]
+	}
+	for {
+		if ctx.Err() != nil {
+			flush()
+			return
+		}
+		msg, err := it.Next(jetstream.NextMaxWait(cfg.FlushEvery))
+		if err != nil {
+			if errors.Is(err, nats.ErrTimeout) {
+				flush()
+				ix.caughtUp(p)
+				continue
+			}
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				flush()
+				return
+			}
+			ix.note(err)
+			continue
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			ix.note(err)
+			continue
+		}
+		last, pending = meta.Sequence.Stream, true
+		if !typed {
+			if typ, err := ix.b.TypeOf(msg.Subject(), msg.Data()); err != nil || !slices.Contains(indexedTypes, typ) {
+				continue
+			}
+		}
+		m, err := ix.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+		if err == nil && m.Entry != nil {
+			err = ix.x.add(batch, m.Session, m.Entry)
+			stamps = append(stamps, meta.Timestamp)
+		}
+		if err != nil && !errors.Is(err, stream.ErrNotSession) {
+			ix.note(err) // left out; the rest goes on
+		}
+		if batch.Size() >= cfg.Batch || meta.NumPending == 0 {
+			flush()
+			if meta.NumPending == 0 {
+				ix.caughtUp(p)
+			}
+		}
+	}
+}
+
+func (ix *Indexer) caughtUp(p stream.Partition) {
+	ix.mu.Lock()
+	ix.caught[p.Index()] = time.Now()
+	ix.mu.Unlock()
+}
+
+// forget drops the entries of sessions deleted while it watches.
+func (ix *Indexer) forget(ctx context.Context, w jetstream.KeyWatcher) {
+	defer ix.wg.Done()
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || (e.Operation() != jetstream.KeyValueDelete && e.Operation() != jetstream.KeyValuePurge) {
+				continue
+			}
+			if session.ValidateSessionID(e.Key()) != nil {
+				continue
+			}
+			if err := ix.x.Forget(ctx, e.Key()); err != nil && ctx.Err() == nil {
+				ix.note(err)
+			}
+		}
+	}
+}
+
+func (ix *Indexer) addLag(d time.Duration) {
+	if len(ix.lags) < maxLags {
+		ix.lags = append(ix.lags, d)
+		return
+	}
+	ix.lags[ix.lagNext] = d
+	ix.lagNext = (ix.lagNext + 1) % maxLags
+}
+
+func (ix *Indexer) note(err error) {
+	ix.mu.Lock()
+	ix.lastErr = err
+	ix.mu.Unlock()
+}
+
+// Status is what an indexer has done.
+type Status struct {
+	// Indexed counts the entries taken in since Follow.
+	Indexed uint64
+	// Positions are the last sequences indexed, per partition.
+	Positions map[int]uint64
+	// LagP50 and LagP99 are how long after being stored the last (up to
+	// 10,000) entries were searchable.
+	LagP50, LagP99 time.Duration
+	LastError      error
+}
+
+// Status reports progress and lag.
+func (ix *Indexer) Status() Status {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	st := Status{Indexed: ix.indexed, Positions: map[int]uint64{}, LastError: ix.lastErr}
+	for k, v := range ix.pos {
+		st.Positions[k] = v
+	}
+	if n := len(ix.lags); n > 0 {
+		l := slices.Clone(ix.lags)
+		slices.Sort(l)
+		st.LagP50, st.LagP99 = l[n/2], l[min(n-1, n*99/100)]
+	}
+	return st
+}
+
+// CaughtUp waits until every entry stored before the call is
+// searchable: each partition indexed up to its stream's last sequence, or
+// found with nothing left to deliver (its last messages may be of types
+// not indexed) after the call.
+func (ix *Indexer) CaughtUp(ctx context.Context) error {
+	start := time.Now()
+	want := map[int]uint64{}
+	for _, p := range ix.b.Partitions() {
+		info, err := p.Stream().Info(ctx)
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		want[p.Index()] = info.State.LastSeq
+	}
+	t := time.NewTicker(ix.x.cfg.FlushEvery / 2)
+	defer t.Stop()
+	for {
+		ix.mu.Lock()
+		done := true
+		for i, seq := range want {
+			if ix.pos[i] < seq && !ix.caught[i].After(start) {
+				done = false
+			}
+		}
+		ix.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops following and waits for the goroutines. It is idempotent;
+// the index stays open (its owner closes it).
+func (ix *Indexer) Close(ctx context.Context) error {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return nil
+	}
+	ix.closed = true
+	ix.mu.Unlock()
+	ix.cancel()
+	done := make(chan struct{})
+	go func() { ix.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

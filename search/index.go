@@ -1,0 +1,318 @@
+// Package search is full-text search over message text across one
+// deployment's (one tenant's) sessions: a bleve index kept current from
+// the stream by an Indexer on each node (see Follow), rebuilt from the
+// stream when it is missing, and queried with Index.Search.
+//
+// What is indexed, per entry: the text blocks of user, assistant and tool
+// result messages, custom messages' text, and compaction and branch
+// summaries, at most Config.MaxTextBytes of each. Thinking, tool-call
+// arguments, images and content stored apart (blobs) are not.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+var (
+	// ErrInvalidConfig is returned by Config.Validate.
+	ErrInvalidConfig = errors.New("search: invalid config")
+	// ErrInvalidQuery is returned by Search for a query it will not run;
+	// a *QueryError says which part and why.
+	ErrInvalidQuery = errors.New("search: invalid query")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("search: index closed")
+)
+
+// QueryError says what is wrong with a query.
+type QueryError struct {
+	Field  string // "query", "limit", "offset", "session"
+	Reason string
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrInvalidQuery, e.Field, e.Reason)
+}
+
+func (e *QueryError) Unwrap() error { return ErrInvalidQuery }
+
+// Config configures an index.
+type Config struct {
+	// Dir holds the index; "" keeps it in memory only (deployments that
+	// encrypt their data at rest: an index on disk would hold its text in
+	// the clear). A missing or unreadable index is rebuilt from the
+	// stream.
+	Dir string
+	// MaxTextBytes bounds the text indexed of one entry.
+	MaxTextBytes int
+	// MaxQueryBytes and MaxQueryTerms bound a query; MaxResults bounds
+	// offset+limit.
+	MaxQueryBytes, MaxQueryTerms, MaxResults int
+	// Batch is how many entries an indexer writes at once; FlushEvery how
+	// long one waits for more before writing fewer.
+	Batch      int
+	FlushEvery time.Duration
+}
+
+// DefaultConfig keeps the index in dir.
+func DefaultConfig(dir string) Config {
+	return Config{Dir: dir, MaxTextBytes: 32 << 10, MaxQueryBytes: 1024, MaxQueryTerms: 32, MaxResults: 1000,
+		Batch: 1000, FlushEvery: 50 * time.Millisecond}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxTextBytes < 1:
+		return fmt.Errorf("%w: MaxTextBytes must be positive", ErrInvalidConfig)
+	case c.MaxQueryBytes < 1 || c.MaxQueryTerms < 1 || c.MaxResults < 1:
+		return fmt.Errorf("%w: MaxQueryBytes, MaxQueryTerms and MaxResults must be positive", ErrInvalidConfig)
+	case c.Batch < 1 || c.FlushEvery <= 0:
+		return fmt.Errorf("%w: Batch and FlushEvery must be positive", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// Index is a search index. It is safe for concurrent use.
+type Index struct {
+	cfg Config
+	idx bleve.Index
+
+	mu     sync.RWMutex // closed
+	closed bool
+}
+
+// doc is what the index holds of one entry.
+type doc struct {
+	Session   string `json:"session"`
+	Entry     string `json:"entry"`
+	Type      string `json:"type"`
+	Role      string `json:"role"`
+	Timestamp string `json:"ts"`
+	Text      string `json:"text"`
+}
+
+// docID names an entry's document: session ids hold no '/'.
+func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }
+
+func indexMapping() mapping.IndexMapping {
+	m := bleve.NewIndexMapping()
+	dm := bleve.NewDocumentStaticMapping()
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.DocValues = true, false, false
+		return f
+	}
+	dm.AddFieldMappingsAt("session", kw())
+	dm.AddFieldMappingsAt("entry", kw())
+	dm.AddFieldMappingsAt("type", kw())
+	dm.AddFieldMappingsAt("role", kw())
+	dm.AddFieldMappingsAt("ts", kw())
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = "standard" // lower-cased Unicode words, no stemming: exact words
+	text.Store, text.IncludeTermVectors, text.IncludeInAll = true, true, false
+	dm.AddFieldMappingsAt("text", text)
+	m.DefaultMapping = dm
+	m.DefaultAnalyzer = "standard"
+	return m
+}
+
+// Open opens the index in cfg.Dir, creating it when missing. An index
+// that cannot be opened (damaged, or of another version) is set aside
+// (renamed with a .broken suffix) and a new one made: the stream rebuilds
+// it. rebuilt says the index starts empty.
+func Open(cfg Config) (x *Index, rebuilt bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, false, err
+	}
+	var idx bleve.Index
+	if cfg.Dir == "" {
+		idx, err = bleve.NewMemOnly(indexMapping())
+		rebuilt = true
+	} else {
+		if err := os.MkdirAll(filepath.Dir(cfg.Dir), 0o700); err != nil {
+			return nil, false, fmt.Errorf("search: %w", err)
+		}
+		idx, err = bleve.OpenUsing(cfg.Dir, map[string]any{"bolt_timeout": "2s"})
+		switch {
+		case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
+			idx, err = bleve.New(cfg.Dir, indexMapping())
+			rebuilt = true
+		case err != nil && strings.Contains(err.Error(), "timeout"):
+			return nil, false, fmt.Errorf("search: index %s is in use by another process", cfg.Dir)
+		case err != nil:
+			aside := fmt.Sprintf("%s.broken-%d", cfg.Dir, time.Now().UnixNano())
+			if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
+				return nil, false, fmt.Errorf("search: index %s cannot be opened (%v) nor set aside: %w", cfg.Dir, err, rerr)
+			}
+			idx, err = bleve.New(cfg.Dir, indexMapping())
+			rebuilt = true
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	return &Index{cfg: cfg, idx: idx}, rebuilt, nil
+}
+
+// Close closes the index. It is idempotent.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	return x.idx.Close()
+}
+
+// read runs fn unless the index is closed.
+func (x *Index) read(fn func() error) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	return fn()
+}
+
+// Count is the number of entries indexed.
+func (x *Index) Count() (n uint64, err error) {
+	err = x.read(func() (err error) { n, err = x.idx.DocCount(); return err })
+	return n, err
+}
+
+// textOf is the text indexed of an entry ("" for none), at most max bytes.
+func textOf(e *session.Entry, max int) (role, text string) {
+	var b strings.Builder
+	add := func(s string) {
+		if s == "" || b.Len() >= max {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	switch e.Type {
+	case session.TypeMessage:
+		if e.Message == nil {
+			return "", ""
+		}
+		role = e.Message.Role
+		switch role {
+		case session.RoleUser, session.RoleAssistant, session.RoleToolResult:
+			for _, bl := range e.Message.Content.Blocks {
+				if bl.Type == session.BlockText {
+					add(bl.Text)
+				}
+			}
+		}
+	case session.TypeCustomMessage:
+		for _, bl := range e.Content.Blocks {
+			if bl.Type == session.BlockText {
+				add(bl.Text)
+			}
+		}
+	case session.TypeCompaction, session.TypeBranchSummary:
+		add(e.Summary)
+	}
+	return role, truncate(b.String(), max)
+}
+
+// truncate cuts s to at most max bytes, at a rune boundary.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
+}
+
+// indexedTypes are the entry types whose text is indexed.
+var indexedTypes = []session.EntryType{session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction, session.TypeBranchSummary}
+
+// add puts an entry of session into batch b, if it has text.
+func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry) error {
+	role, text := textOf(e, x.cfg.MaxTextBytes)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	return b.Index(docID(sessionID, e.ID), doc{Session: sessionID, Entry: e.ID, Type: string(e.Type), Role: role, Timestamp: e.Timestamp, Text: text})
+}
+
+// Forget removes every entry of session from the index (it was deleted).
+func (x *Index) Forget(ctx context.Context, sessionID string) error {
+	return x.read(func() error {
+		for {
+			q := bleve.NewTermQuery(sessionID)
+			q.SetField("session")
+			req := bleve.NewSearchRequestOptions(q, 1000, 0, false)
+			res, err := x.idx.SearchInContext(ctx, req)
+			if err != nil {
+				return fmt.Errorf("search: forget %s: %w", sessionID, err)
+			}
+			if len(res.Hits) == 0 {
+				return nil
+			}
+			b := x.idx.NewBatch()
+			for _, h := range res.Hits {
+				b.Delete(h.ID)
+			}
+			if err := x.idx.Batch(b); err != nil {
+				return fmt.Errorf("search: forget %s: %w", sessionID, err)
+			}
+		}
+	})
+}
+
+// compile turns a query's text into a bleve query: every word must
+// appear (any case); a text in double quotes is a phrase.
+func (x *Index) compile(q Query) (query.Query, error) {
+	text := strings.TrimSpace(q.Text)
+	switch {
+	case text == "":
+		return nil, &QueryError{"query", "is empty"}
+	case len(text) > x.cfg.MaxQueryBytes:
+		return nil, &QueryError{"query", fmt.Sprintf("is %d bytes (max %d)", len(text), x.cfg.MaxQueryBytes)}
+	case !utf8.ValidString(text):
+		return nil, &QueryError{"query", "is not valid UTF-8"}
+	case len(strings.Fields(text)) > x.cfg.MaxQueryTerms:
+		return nil, &QueryError{"query", fmt.Sprintf("has %d words (max %d)", len(strings.Fields(text)), x.cfg.MaxQueryTerms)}
+	}
+	var tq query.Query
+	if len(text) >= 2 && strings.HasPrefix(text, `"`) && strings.HasSuffix(text, `"`) {
+		p := bleve.NewMatchPhraseQuery(strings.Trim(text, `"`))
+		p.SetField("text")
+		tq = p
+	} else {
+		m := bleve.NewMatchQuery(text)
+		m.SetField("text")
+		m.SetOperator(query.MatchQueryOperatorAnd)
+		tq = m
+	}
+	if q.Session == "" {
+		return tq, nil
+	}
+	if err := session.ValidateSessionID(q.Session); err != nil {
+		return nil, &QueryError{"session", err.Error()}
+	}
+	s := bleve.NewTermQuery(q.Session)
+	s.SetField("session")
+	return bleve.NewConjunctionQuery(tq, s), nil
+}

@@ -1,0 +1,166 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+)
+
+// Query is a search.
+type Query struct {
+	// Text: every word must appear in an entry's text, in any case; in
+	// double quotes, the words in that order.
+	Text string
+	// Session, when set, searches that session only.
+	Session string
+	// Limit (default 20) and Offset page the hits, best first;
+	// Offset+Limit is at most Config.MaxResults.
+	Limit, Offset int
+}
+
+// Hit is one entry found.
+type Hit struct {
+	Session   string  `json:"session"`
+	Entry     string  `json:"entry"`
+	Type      string  `json:"type"`
+	Role      string  `json:"role,omitempty"`
+	Timestamp string  `json:"timestamp"`
+	Score     float64 `json:"score"`
+	// Snippet is text around the first matches, and Matches the byte
+	// ranges [start, end) of matched words in it.
+	Snippet string   `json:"snippet"`
+	Matches [][2]int `json:"matches"`
+}
+
+// Result is a page of hits, best first.
+type Result struct {
+	Hits []Hit `json:"hits"`
+	// Total is how many entries match (sessions since deleted included
+	// until the index learns of it).
+	Total uint64 `json:"total"`
+}
+
+// Exists tells whether a session still exists; hits of the others are
+// left out of a result (and forgotten).
+type Exists func(ctx context.Context, sessionID string) (bool, error)
+
+// DefaultLimit is a page of hits when Query.Limit is 0.
+const DefaultLimit = 20
+
+// snippetBytes is about how much text a snippet shows.
+const snippetBytes = 240
+
+// Search runs q. exists, when not nil, drops hits of sessions deleted
+// since they were indexed.
+func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, error) {
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultLimit
+	case limit < 0:
+		return Result{}, &QueryError{"limit", fmt.Sprintf("%d is negative", limit)}
+	}
+	if q.Offset < 0 {
+		return Result{}, &QueryError{"offset", fmt.Sprintf("%d is negative", q.Offset)}
+	}
+	if q.Offset+limit > x.cfg.MaxResults {
+		return Result{}, &QueryError{"limit", fmt.Sprintf("offset+limit %d is over %d", q.Offset+limit, x.cfg.MaxResults)}
+	}
+	bq, err := x.compile(q)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	res.Hits = []Hit{}
+	// Hits of deleted sessions are dropped and forgotten: a page is read
+	// again, a little longer, until it is full of live ones.
+	gone := map[string]bool{}
+	err = x.read(func() error {
+		for {
+			req := bleve.NewSearchRequestOptions(bq, limit+len(gone)*4, q.Offset, false)
+			req.Fields = []string{"session", "entry", "type", "role", "ts", "text"}
+			req.IncludeLocations = true
+			sr, err := x.idx.SearchInContext(ctx, req)
+			if err != nil {
+				return fmt.Errorf("search: %w", err)
+			}
+			res.Total, res.Hits = sr.Total, res.Hits[:0]
+			more := false
+			for _, h := range sr.Hits {
+				hit := hitOf(h)
+				if exists != nil && !gone[hit.Session] {
+					ok, err := exists(ctx, hit.Session)
+					if err != nil {
+						return fmt.Errorf("search: %w", err)
+					}
+					if !ok {
+						gone[hit.Session], more = true, true
+					}
+				}
+				if gone[hit.Session] {
+					continue
+				}
+				if len(res.Hits) < limit {
+					res.Hits = append(res.Hits, hit)
+				}
+			}
+			if !more || len(sr.Hits) < req.Size {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	for id := range gone {
+		if err := x.Forget(ctx, id); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func hitOf(h *bsearch.DocumentMatch) Hit {
+	str := func(k string) string { s, _ := h.Fields[k].(string); return s }
+	hit := Hit{Session: str("session"), Entry: str("entry"), Type: str("type"), Role: str("role"), Timestamp: str("ts"), Score: h.Score}
+	var spans [][2]int
+	for _, terms := range h.Locations {
+		for _, locs := range terms {
+			for _, l := range locs {
+				spans = append(spans, [2]int{int(l.Start), int(l.End)})
+			}
+		}
+	}
+	hit.Snippet, hit.Matches = snippet(str("text"), spans)
+	return hit
+}
+
+// snippet cuts text around the first match to about snippetBytes,
+// returning the matches that fall in it, relative to it.
+func snippet(text string, spans [][2]int) (string, [][2]int) {
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	start := 0
+	if len(spans) > 0 && spans[0][0] > snippetBytes/3 {
+		start = spans[0][0] - snippetBytes/3
+	}
+	end := min(len(text), start+snippetBytes)
+	for start > 0 && start < len(text) && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	for end < len(text) && end > start && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	out := text[start:end]
+	matches := [][2]int{}
+	for _, s := range spans {
+		if s[0] >= start && s[1] <= end {
+			matches = append(matches, [2]int{s[0] - start, s[1] - start})
+		}
+	}
+	return out, matches
+}
