@@ -89,3 +89,23 @@ func TestListFilters(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/search names a bad parameter, and says so when the node keeps
+// no index (the test's service has none).
+func TestSearchRoute(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/search?"
+	for q, want := range map[string]string{
+		"q=a&q=b":        "?q",
+		"query=x":        "?query",
+		"q=x&limit=many": "?limit",
+		"q=x&sort=score": "?sort",
+	} {
+		if r := do(t, "GET", u+q, ""); r.status != 400 || errField(r) != want {
+			t.Errorf("search ?%s: %d %v, want 400 naming %s", q, r.status, r.body, want)
+		}
+	}
+	if r := do(t, "GET", u+"q=x", ""); r.status != 503 || errCode(r) != "unavailable" {
+		t.Errorf("search without an index: %d %v", r.status, r.body)
+	}
+}

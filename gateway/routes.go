@@ -42,6 +42,7 @@ func (g *Gateway) routes() http.Handler {
 	mux.HandleFunc("GET /v1/blobs/{sha256}", g.getBlob)
 	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(map[string]bool{"offset": true}))
 	handle("GET /v1/sessions/{id}/stats", service.OpStats, pathOnly)
+	handle("GET /v1/search", service.OpSearch, searchQuery)
 	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
 	// Any operation by name, body as on NATS.
@@ -142,6 +143,23 @@ func listQuery(r *http.Request, _ int64) ([]byte, error) {
 		}
 	}
 	return json.Marshal(req)
+}
+
+// searchQuery is a search's request: q, and session, limit, offset.
+func searchQuery(r *http.Request, maxBody int64) ([]byte, error) {
+	q := r.URL.Query()
+	if vs, ok := q["q"]; ok {
+		if len(vs) != 1 {
+			return nil, &service.Error{Code: service.CodeBadRequest, Field: "?q", Message: fmt.Sprintf(`query parameter "q" given %d times`, len(vs))}
+		}
+		q["query"] = vs
+		delete(q, "q")
+	} else if _, ok := q["query"]; ok {
+		return nil, &service.Error{Code: service.CodeBadRequest, Field: "?query", Message: `the query parameter is "q"`}
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	return query(map[string]bool{"query": false, "session": false, "limit": true, "offset": true})(r2, maxBody)
 }
 
 func pathOnly(r *http.Request, _ int64) ([]byte, error) {

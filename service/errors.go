@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -151,6 +152,10 @@ func errorOf(err error) *Error {
 	var ce *session.ConflictError
 	if errors.As(err, &ce) {
 		return &Error{Code: CodeConflict, Message: err.Error(), Leaf: ce.Leaf, Sequence: ce.Sequence}
+	}
+	var qe *search.QueryError
+	if errors.As(err, &qe) {
+		return badRequest("/"+qe.Field, "%s %s", qe.Field, qe.Reason)
 	}
 	var me *codec.MemberError
 	if errors.As(err, &me) {

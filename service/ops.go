@@ -12,7 +12,7 @@ func (s *Service) ops() map[string]opFunc {
 	return map[string]opFunc{
 		OpCreate: s.create, OpOpen: s.open, OpAppend: s.append, OpMove: s.move, OpLabel: s.label,
 		OpName: s.name, OpContext: s.context, OpTree: s.tree, OpEntries: s.entries, OpStats: s.stats,
-		OpFork: s.fork, OpList: s.list, OpDelete: s.delete, OpWait: s.wait,
+		OpFork: s.fork, OpList: s.list, OpDelete: s.delete, OpWait: s.wait, OpSearch: s.search,
 		OpUpload: s.upload, OpPutBlob: s.putBlob, OpBlob: s.blob,
 	}
 }

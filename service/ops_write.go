@@ -371,6 +371,10 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.cfg.Search != nil {
+		// This node's index at once; the others through their watch.
+		_ = s.cfg.Search.Forget(ctx, req.Session)
+	}
 	return SessionReply{Session: session.SessionInfo{ID: req.Session}, Deleted: &DeletedReply{
 		Messages: rep.Messages, Snapshots: rep.Snapshots, BlobsDeleted: rep.BlobsDeleted, BlobsShared: rep.BlobsShared, BlobsYoung: rep.BlobsYoung,
 	}}, nil

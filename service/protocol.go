@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -25,6 +26,7 @@ const (
 	OpList    = "list"
 	OpDelete  = "delete"
 	OpWait    = "wait"
+	OpSearch  = "search"
 	// Blobs: content stored apart from entries (see session.BlobRef).
 	OpUpload  = "upload"
 	OpPutBlob = "putblob"
@@ -33,7 +35,23 @@ const (
 
 // Ops lists every operation.
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpStats, OpFork, OpList, OpDelete, OpWait,
-	OpUpload, OpPutBlob, OpBlob}
+	OpSearch, OpUpload, OpPutBlob, OpBlob}
+
+// SearchRequest searches the text of messages across the tenant's
+// sessions (see package search): every word of Query in an entry, any
+// case; in double quotes, a phrase. Session narrows it to one session;
+// Limit (default 20) and Offset page the hits, best first.
+type SearchRequest struct {
+	Query   string `json:"query"`
+	Session string `json:"session,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Offset  int    `json:"offset,omitempty"`
+}
+
+// SearchReply is a page of hits (search.Result): each names its session
+// and entry, with a snippet and the byte ranges of the matched words in
+// it.
+type SearchReply = search.Result
 
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -108,6 +109,17 @@ type Config struct {
 	// completes; SessionIDs draws the ids of sessions created without one.
 	Session    session.Config
 	SessionIDs session.IDSource
+	// Search answers the search operation from this node's index of the
+	// tenant's sessions; nil answers it unavailable.
+	Search Searcher
+}
+
+// Searcher is the full-text index the search operation asks (a
+// *search.Index kept current by a search.Indexer). Forget drops a deleted
+// session at once; Search drops hits of sessions exists says are gone.
+type Searcher interface {
+	Search(ctx context.Context, q search.Query, exists search.Exists) (search.Result, error)
+	Forget(ctx context.Context, session string) error
 }
 
 // DefaultConfig serves sessionlog.v1.

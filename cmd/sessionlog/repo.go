@@ -115,6 +115,11 @@ func serveURLFile(data string) string { return filepath.Join(data, "serve.url") 
 type openedRepo struct {
 	session.Repo
 	close func(ctx context.Context) error
+	// With JetStream: the connection, and whether the node is this
+	// process's own (embedded, no serve running) rather than a serve's.
+	nc       *nats.Conn
+	embedded bool
+	node     cluster.Config
 }
 
 func (r *repoFlags) streamConfig() stream.Config {
@@ -215,7 +220,11 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	for _, w := range b.Warnings() {
 		fmt.Fprintln(r.warn, "sessionlog: warning:", w)
 	}
-	return &openedRepo{Repo: b, close: closeAll}, nil
+	or := &openedRepo{Repo: b, close: closeAll, nc: nc, embedded: node != nil}
+	if node != nil {
+		or.node, _ = r.nodeConfig()
+	}
+	return or, nil
 }
 
 // withRepo opens the repository, runs fn, and closes it.

@@ -18,6 +18,7 @@ import (
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/replica"
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -42,6 +43,7 @@ type apiFlags struct {
 	retentionFile  string
 	retentionEvery time.Duration
 	retention      *lifecycle.Policy
+	search         bool
 }
 
 func addAPIFlags(fs *flag.FlagSet) *apiFlags {
@@ -58,6 +60,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names are collected (past their grace period; 0: never)")
 	fs.StringVar(&a.retentionFile, "retention", "", `retention policy (JSON: {"maxIdle":"720h","maxAge":"","maxSessions":0,"archive":true}) run by one node at a time; archives go to the object store `+lifecycle.ArchiveBucket)
 	fs.DurationVar(&a.retentionEvery, "retention-every", time.Hour, "how often the retention policy runs")
+	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
 
@@ -95,6 +98,8 @@ type api struct {
 	backends []*stream.Backend
 	conns    []*nats.Conn
 	gw       *gateway.Gateway
+	indexes  []*search.Index
+	indexers []*search.Indexer
 	// policies are the backends' retention policies (nil: none).
 	policies []*lifecycle.Policy
 	// stops end the periodic jobs and wait for them.
@@ -251,6 +256,14 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		}
 		sCfg := svcCfg
 		sCfg.Tenant = c.tenant
+		if a.search {
+			x, ix, err := openSearch(ctx, cfg, c.tenant, b)
+			if err != nil {
+				return nil, errors.Join(err, out.close(ctx))
+			}
+			out.indexes, out.indexers = append(out.indexes, x), append(out.indexers, ix)
+			sCfg.Search = x
+		}
 		if c.tenant != "" {
 			sCfg.Owners = node.TenantOwners(c.tenant)
 		}
@@ -330,6 +343,7 @@ func (a *api) close(ctx context.Context) error {
 	for _, s := range a.services {
 		errs = append(errs, s.Close(ctx))
 	}
+	errs = append(errs, a.closeSearch(ctx))
 	for _, b := range a.backends {
 		errs = append(errs, b.Close(ctx))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -92,6 +93,27 @@ func TestServeWithTenantsAndTLS(t *testing.T) {
 	}
 	if code, _ := get("/v1/sessions", "bob", "alice-pw"); code != 401 {
 		t.Fatalf("bob with alice's password: %d", code)
+	}
+	// Search: each tenant's index holds its own sessions only. bob finds
+	// his word (once his node has indexed it); alice, asking the same,
+	// never does, and each node keeps one index per tenant.
+	if err := bc.Call(ctx, service.OpAppend, map[string]any{"session": "bobs", "entries": []any{map[string]any{
+		"type": "message", "message": map[string]any{"role": "user", "content": "xylophone secrets"}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if code, body := get("/v1/search?q=xylophone", "bob", "bob-pw"); code != 200 || !strings.Contains(body, `"session":"bobs"`) {
+			return fmt.Errorf("bob's search: %d %s", code, body)
+		}
+		return nil
+	})
+	if code, body := get("/v1/search?q=xylophone", "alice", "alice-pw"); code != 200 || !strings.Contains(body, `"total":0`) {
+		t.Fatalf("alice's search: %d %s", code, body)
+	}
+	for _, tenant := range []string{"acme", "globex"} {
+		if _, err := os.Stat(searchDir(data, tenant)); err != nil {
+			t.Fatalf("index of %s: %v", tenant, err)
+		}
 	}
 	// Plain TCP to the NATS port is refused.
 	if nc, err := nats.Connect(strings.TrimSpace(string(natsURL)), nats.UserInfo("bob", "bob-pw")); err == nil {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+func runSearch(ctx context.Context, e env) error {
+	fs := newFlags("search", e)
+	rf := addRepoFlags(fs)
+	sessionID := fs.String("session", "", "search this session only")
+	limit := fs.Int("limit", search.DefaultLimit, "hits to print")
+	offset := fs.Int("offset", 0, "hits to skip (the next page: -offset 20)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	args, err := parseArgs(fs, e.args, -1, `the words to find (a phrase: '"exact words"')`)
+	if err != nil {
+		return err
+	}
+	if rf.files != "" {
+		return usageError("search reads the index of a JetStream store, not -files (grep serves files)")
+	}
+	q := search.Query{Text: strings.Join(args, " "), Session: *sessionID, Limit: *limit, Offset: *offset}
+	repo, err := rf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer repo.close(context.WithoutCancel(ctx))
+	var res search.Result
+	if repo.embedded {
+		res, err = searchHere(ctx, repo, q)
+	} else {
+		// A serve holds the index: ask its service.
+		req := service.SearchRequest{Query: q.Text, Session: q.Session, Limit: q.Limit, Offset: q.Offset}
+		err = service.NewClient(repo.nc, service.DefaultConfig(sysConfig()).Subject).Call(ctx, service.OpSearch, req, &res)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tENTRY\tROLE\tSNIPPET")
+	for _, h := range res.Hits {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Session, h.Entry, strings.TrimPrefix(h.Role+" "+h.Type, " message"), marked(h))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stderr, "%d of %d hit(s)\n", len(res.Hits), res.Total)
+	return nil
+}
+
+// searchHere brings the data dir's index up to date with the stream and
+// searches it (no serve runs to keep it current).
+func searchHere(ctx context.Context, repo *openedRepo, q search.Query) (search.Result, error) {
+	b, ok := repo.Repo.(*stream.Backend)
+	if !ok {
+		return search.Result{}, errors.New("search needs a JetStream store")
+	}
+	x, ix, err := openSearch(ctx, repo.node, "", b)
+	if err != nil {
+		return search.Result{}, err
+	}
+	defer x.Close()
+	defer ix.Close(context.WithoutCancel(ctx))
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := ix.CaughtUp(cctx); err != nil {
+		return search.Result{}, fmt.Errorf("search: bringing the index up to date: %w", err)
+	}
+	return x.Search(ctx, q, b.Exists)
+}
+
+// marked is a hit's snippet on one line with its matches in [brackets].
+func marked(h search.Hit) string {
+	var b strings.Builder
+	at := 0
+	for _, m := range h.Matches {
+		if m[0] < at || m[1] > len(h.Snippet) {
+			continue
+		}
+		b.WriteString(h.Snippet[at:m[0]])
+		b.WriteString("[" + h.Snippet[m[0]:m[1]] + "]")
+		at = m[1]
+	}
+	b.WriteString(h.Snippet[at:])
+	return strings.Join(strings.Fields(b.String()), " ")
+}

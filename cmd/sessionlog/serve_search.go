@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// searchDir is where a node keeps the search index of one account's
+// sessions ("" for the node's own, without tenants).
+func searchDir(dataDir, tenant string) string {
+	if tenant == "" {
+		tenant = "_node"
+	}
+	return filepath.Join(dataDir, "search", tenant)
+}
+
+// openSearch opens (or makes) the index of b's sessions and follows the
+// stream into it. A node that encrypts its data keeps the index in
+// memory only, rebuilt from the stream at each start: on disk it would
+// hold the text in the clear.
+func openSearch(ctx context.Context, cfg cluster.Config, tenant string, b *stream.Backend) (*search.Index, *search.Indexer, error) {
+	dir := searchDir(cfg.DataDir, tenant)
+	if cfg.Encryption != nil {
+		dir = ""
+	}
+	x, _, err := search.Open(search.DefaultConfig(dir))
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := search.Follow(ctx, x, b)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("search index of %s: %w", b.Config().Stream, err), x.Close())
+	}
+	return x, ix, nil
+}
+
+// closeSearch stops the indexers, then closes their indexes.
+func (a *api) closeSearch(ctx context.Context) error {
+	var errs []error
+	for _, ix := range a.indexers {
+		errs = append(errs, ix.Close(ctx))
+	}
+	for _, x := range a.indexes {
+		errs = append(errs, x.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,26 @@
+package service
+
+import (
+	"context"
+
+	"github.com/agentcore/sessionlog/search"
+)
+
+// search answers from the node's index; hits of sessions deleted since
+// they were indexed are left out.
+func (s *Service) search(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[SearchRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if req.Session != "" {
+		if err := checkSessionID(req.Session, "/session"); err != nil {
+			return nil, err
+		}
+	}
+	if s.cfg.Search == nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "search is not enabled on this node (sessionlog serve keeps an index unless -search=false)"}
+	}
+	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
+	return s.cfg.Search.Search(ctx, q, s.b.Exists)
+}
