@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentcore/sessionlog/console"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -52,6 +53,12 @@ func (g *Gateway) routes() http.Handler {
 		io.WriteString(w, `{"status":"ok"}`)
 	})
 	mux.HandleFunc("GET /readyz", g.readyz)
+	// The console: its page behind the same credentials as the API (the
+	// browser asks once, then sends them with the page's API calls).
+	mux.Handle("GET "+console.Prefix, g.authenticated(console.Handler()))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, console.Prefix, http.StatusFound)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see the README's HTTP section)", r.Method, r.URL.Path)}, http.StatusNotFound)
 	})
@@ -271,6 +278,19 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
+	})
+}
+
+// authenticated serves h to callers the gateway admits (credentials
+// checked, rate limited), like an operation.
+func (g *Gateway) authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, release, ok := g.admit(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		h.ServeHTTP(w, r)
 	})
 }
 

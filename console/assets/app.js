@@ -1,0 +1,457 @@
+// sessionlog console: a single page over the gateway's own API (same
+// origin, same credentials). Everything a session holds is shown through
+// textContent and DOM nodes, never as HTML.
+"use strict";
+
+const ROW = 24; // px per tree row
+const PAGE = 50; // sessions per list page
+const BLOCK = 200; // entries fetched at once for the tree's text
+
+// h makes an element: h("td", {class: "x", onclick: f}, "text", child…).
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const kid of kids.flat()) {
+    if (kid === null || kid === undefined || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
+}
+
+// ApiError carries the protocol's error object (code, message, leaf,
+// sequence, field).
+class ApiError extends Error {
+  constructor(e, status) {
+    super(e.message || String(status));
+    Object.assign(this, e);
+    this.status = status;
+  }
+}
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: body ? { "Content-Type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  let data = {};
+  try { data = await res.json(); } catch (_) { /* not JSON: the status says it */ }
+  if (!res.ok) throw new ApiError(data.error || { code: String(res.status), message: res.statusText }, res.status);
+  return data;
+}
+
+function banner(text, ok) {
+  const b = document.getElementById("banner");
+  b.hidden = !text;
+  b.className = ok ? "ok" : "";
+  b.textContent = text || "";
+}
+
+function explain(e) {
+  if (e.code === "conflict") {
+    return `Conflict: the session changed before this action was written (it is now at sequence ${e.sequence}` +
+      (e.leaf ? `, leaf ${e.leaf}` : "") + "). Nothing was written. The view shows the session as it is now: look, then try again.";
+  }
+  return `${e.code || "error"}: ${e.message}` + (e.field ? ` (${e.field})` : "");
+}
+
+function qs(params) {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    for (const x of [].concat(v)) if (x !== undefined && x !== null && x !== "") u.append(k, x);
+  }
+  return u.toString();
+}
+
+function hashParams() {
+  const [path, query] = location.hash.slice(1).split("?");
+  return { path: path || "/", params: new URLSearchParams(query || "") };
+}
+
+let current = null; // the view shown: its close() is called on leaving
+
+async function route() {
+  if (current && current.close) current.close();
+  current = null;
+  banner("");
+  const { path, params } = hashParams();
+  const main = document.getElementById("main");
+  main.replaceChildren();
+  try {
+    if (path.startsWith("/s/")) current = await sessionView(main, decodeURIComponent(path.slice(3)), params.get("entry"));
+    else if (path === "/search") current = await searchView(main, params.get("q") || "", params.get("session"));
+    else current = await listView(main, params);
+  } catch (e) {
+    banner(explain(e));
+  }
+}
+
+// ---- sessions ----
+
+const FILTERS = [["name", "name contains"], ["cwd", "working dir"], ["label", "label(s), a,b"], ["meta", "meta k=v, …"], ["since", "since (RFC 3339)"], ["until", "until (RFC 3339)"]];
+
+async function listView(main, params) {
+  const form = h("form", { class: "filters", id: "filters" });
+  for (const [k, ph] of FILTERS) form.append(h("input", { name: k, placeholder: ph, value: params.get(k) || "", "aria-label": k }));
+  form.append(h("button", { type: "submit" }, "Filter"), h("a", { href: "#/" }, "clear"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = {};
+    for (const [k] of FILTERS) p[k] = form.elements[k].value.trim();
+    location.hash = "#/?" + qs(p);
+  });
+  const split = (v) => (v || "").split(",").map((s) => s.trim()).filter(Boolean);
+  const query = { name: params.get("name"), cwd: params.get("cwd"), label: split(params.get("label")), meta: split(params.get("meta")), since: params.get("since"), until: params.get("until") };
+  // A filtered page may come back short: read on until it is full.
+  let sessions = [], next = params.get("cursor") || "";
+  for (let i = 0; i < 20; i++) {
+    const page = await api("GET", "/v1/sessions?" + qs({ ...query, limit: PAGE - sessions.length, cursor: next }));
+    sessions = sessions.concat(page.sessions);
+    next = page.next || "";
+    if (!next || sessions.length >= PAGE) break;
+  }
+  const table = h("table", { id: "sessions" });
+  let sortKey = "updated", asc = false;
+  const cols = [["id", "id"], ["name", "name"], ["cwd", "cwd"], ["updated", "updated"], ["entries", "entries"], ["labels", "labels"]];
+  const render = () => {
+    const rows = [...sessions].sort((a, b) => {
+      const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
+      return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+    });
+    table.replaceChildren(
+      h("thead", {}, h("tr", {}, cols.map(([k, t]) => h("th", { onclick: () => { asc = sortKey === k ? !asc : true; sortKey = k; render(); } }, t + (sortKey === k ? (asc ? " ▲" : " ▼") : ""))))),
+      h("tbody", {}, rows.map((s) => h("tr", {},
+        h("td", {}, h("a", { href: "#/s/" + encodeURIComponent(s.id), class: "session-link" }, s.id)),
+        h("td", {}, s.name || ""), h("td", { class: "muted" }, s.cwd || ""), h("td", { class: "muted" }, s.updated),
+        h("td", {}, String(s.entries)), h("td", {}, (s.labels || []).map((l) => h("span", { class: "tag" }, l)))))));
+  };
+  render();
+  const more = next ? h("a", { href: "#/?" + qs({ ...Object.fromEntries(params), cursor: next }), id: "next-page" }, "next page →") : null;
+  main.append(...[form, table, sessions.length ? null : h("p", { class: "muted" }, "No sessions match."), more].filter(Boolean));
+  return {};
+}
+
+async function searchView(main, q, sessionID) {
+  document.getElementById("search-q").value = q;
+  if (!q.trim()) return {};
+  const res = await api("GET", "/v1/search?" + qs({ q, session: sessionID, limit: 50 }));
+  main.append(h("p", { class: "muted" }, `${res.total} hit(s) for “${q}”`));
+  const list = h("div", { id: "hits" });
+  for (const hit of res.hits) {
+    const snip = h("div", { class: "snippet" });
+    let at = 0;
+    for (const [s, e] of hit.matches) {
+      if (s < at) continue;
+      snip.append(hit.snippet.slice(at, s), h("mark", {}, hit.snippet.slice(s, e)));
+      at = e;
+    }
+    snip.append(hit.snippet.slice(at));
+    list.append(h("div", { class: "hit", onclick: () => { location.hash = "#/s/" + encodeURIComponent(hit.session) + "?entry=" + encodeURIComponent(hit.entry); } },
+      h("div", {}, h("strong", {}, hit.session), " ", h("span", { class: "muted" }, `${hit.role || hit.type} · ${hit.entry} · ${hit.timestamp}`)), snip));
+  }
+  main.append(list);
+  return {};
+}
+
+// ---- one session ----
+
+async function sessionView(main, id, wantEntry) {
+  const path = "/v1/sessions/" + encodeURIComponent(id);
+  const [opened, tree] = await Promise.all([api("GET", path), api("GET", path + "/tree")]);
+  const st = {
+    id, path, name: opened.session.name || "", nodes: [], byId: new Map(), kids: new Map(), leaf: tree.leaf, seq: tree.sequence,
+    collapsed: new Set(), selected: -1, texts: new Map(), blocks: new Set(), rows: [], onBranch: new Set(), tab: "context",
+  };
+  for (const n of tree.nodes) addNode(st, n);
+
+  const title = h("h2", { id: "session-title" }, st.name || id);
+  const live = h("span", { class: "live off", id: "live" }, "live");
+  const act = (label, fn, idAttr) => h("button", { id: idAttr, onclick: () => fn().catch(async (e) => { banner(explain(e)); if (e.code === "conflict") await reload(); }) }, label);
+  const toolbar = h("div", { class: "toolbar" },
+    act("Rename", async () => {
+      const name = prompt("Session name", st.name);
+      if (name === null) return;
+      await api("POST", path + "/name", { name, ifSequence: st.seq });
+      banner("Renamed.", true);
+    }, "act-name"),
+    act("Label entry", async () => {
+      const n = need(st);
+      const label = prompt(`Label for ${n.id} (empty clears it)`, n.label || "");
+      if (label === null) return;
+      await api("POST", path + "/label", { target: n.id, label, ifSequence: st.seq });
+      banner(`Labelled ${n.id}.`, true);
+    }, "act-label"),
+    act("Move leaf here", async () => {
+      const n = need(st);
+      await api("POST", path + "/move", { target: n.id, ifSequence: st.seq });
+      banner(`Leaf moved to ${n.id}.`, true);
+    }, "act-move"),
+    act("Fork here", async () => {
+      const n = need(st);
+      const r = await api("POST", path + "/fork", { at: n.id });
+      location.hash = "#/s/" + encodeURIComponent(r.session.id);
+    }, "act-fork"),
+    h("button", { onclick: () => { st.collapsed.clear(); relayout(); } }, "Expand all"),
+    h("button", { onclick: () => { for (const [pid, k] of st.kids) if (k.length > 1) st.collapsed.add(pid); relayout(); } }, "Collapse branches"),
+    live);
+
+  const treeBox = h("div", { class: "tree", id: "tree", tabindex: "0" });
+  const spacer = h("div", { class: "spacer" });
+  treeBox.append(spacer);
+  const panel = h("div", { class: "panel", id: "panel" });
+  const tabs = h("div", { class: "tabs" });
+  for (const t of ["context", "entry", "stats"]) {
+    tabs.append(h("button", { id: "tab-" + t, onclick: () => { st.tab = t; showTab(); } }, t));
+  }
+  const right = h("div", {}, tabs, panel);
+  right.style.display = "flex"; right.style.flexDirection = "column";
+  panel.style.flex = "1";
+  main.append(h("div", {}, title, h("div", { class: "muted" }, `${id} · ${opened.session.cwd || ""} · ${st.nodes.length} entries`), toolbar),
+    h("div", { class: "session" }, treeBox, right));
+
+  const relayout = () => { layout(st); spacer.style.height = st.rows.length * ROW + "px"; renderRows(); };
+  let pendingFetch = null;
+  function renderRows() {
+    const first = Math.max(0, Math.floor(treeBox.scrollTop / ROW) - 10);
+    const last = Math.min(st.rows.length, first + Math.ceil(treeBox.clientHeight / ROW) + 20);
+    const out = [];
+    const missing = [];
+    for (let r = first; r < last; r++) {
+      const row = st.rows[r], n = st.nodes[row.i];
+      const text = st.texts.get(row.i);
+      if (text === undefined) missing.push(row.i);
+      const kind = n.type === "message" ? n.role : n.type;
+      const el = h("div", {
+        class: "row" + (row.i === st.selected ? " selected" : "") + (st.onBranch.has(row.i) ? " onbranch" : ""),
+        "data-id": n.id, onclick: () => select(row.i),
+      },
+        h("span", { class: "toggle", onclick: (ev) => { ev.stopPropagation(); if (!row.kids) return; st.collapsed.has(n.id) ? st.collapsed.delete(n.id) : st.collapsed.add(n.id); relayout(); } },
+          row.kids ? (st.collapsed.has(n.id) ? "▸" : "▾") : ""),
+        h("span", { class: "kind " + kind }, kind),
+        n.label ? h("span", { class: "tag" }, n.label) : null,
+        n.type === "label" ? `${n.label ? "label" : ""} → ${n.target}` : n.type === "leaf" ? `leaf moved to ${n.target}` : (text || ""),
+        n.id === st.leaf ? h("span", { class: "leafmark" }, "← leaf") : null);
+      el.style.top = r * ROW + "px";
+      el.style.paddingLeft = 4 + Math.min(row.indent, 40) * 14 + "px";
+      out.push(el);
+    }
+    spacer.replaceChildren(...out);
+    if (missing.length && !pendingFetch) pendingFetch = fetchTexts(st, missing).then(() => { pendingFetch = null; renderRows(); }).catch((e) => { pendingFetch = null; banner(explain(e)); });
+  }
+  treeBox.addEventListener("scroll", () => requestAnimationFrame(renderRows));
+
+  async function select(i) {
+    st.selected = i;
+    renderRows();
+    showTab();
+  }
+  async function showTab() {
+    for (const b of tabs.children) b.classList.toggle("active", b.id === "tab-" + st.tab);
+    panel.replaceChildren(h("p", { class: "muted" }, "loading…"));
+    try {
+      if (st.tab === "context") await showContext(st, panel);
+      else if (st.tab === "entry") await showEntry(st, panel);
+      else await showStats(st, panel);
+    } catch (e) { panel.replaceChildren(h("p", {}, explain(e))); }
+  }
+  async function reload() {
+    const t = await api("GET", path + "/tree");
+    st.nodes = []; st.byId.clear(); st.kids.clear(); st.leaf = t.leaf; st.seq = t.sequence;
+    for (const n of t.nodes) addNode(st, n);
+    relayout();
+  }
+
+  relayout();
+  performance.mark("tree-rendered");
+  if (wantEntry && st.byId.has(wantEntry)) {
+    const i = st.byId.get(wantEntry);
+    const r = st.rows.findIndex((row) => row.i === i);
+    if (r >= 0) treeBox.scrollTop = Math.max(0, r * ROW - treeBox.clientHeight / 2);
+    st.tab = "context";
+    await select(i);
+  } else {
+    showTab();
+  }
+
+  // Live: entries appended after the tree's sequence, as they come.
+  const es = new EventSource(path + "/events?" + qs({ after: st.seq }));
+  let dirty = false;
+  es.addEventListener("open", () => { live.className = "live on"; live.textContent = "live"; });
+  es.addEventListener("error", () => { live.className = "live off"; live.textContent = "reconnecting"; });
+  es.addEventListener("entry", (ev) => {
+    const e = JSON.parse(ev.data);
+    st.seq = Math.max(st.seq, Number(ev.lastEventId) || 0);
+    const n = { id: e.id, parentId: e.parentId || "", type: e.type, timestamp: e.timestamp, role: e.message ? e.message.role : "" };
+    if (e.type === "label") { n.target = e.targetId; const t = st.byId.get(e.targetId); if (t !== undefined) st.nodes[t].label = e.label || ""; }
+    if (e.type === "leaf") n.target = e.parentId || "";
+    if (e.type === "session_info") { st.name = e.name || ""; title.textContent = st.name || id; }
+    if (st.byId.has(n.id)) return;
+    const i = addNode(st, n);
+    st.texts.set(i, textOf(e));
+    st.leaf = e.type === "leaf" ? n.target : n.id;
+    if (!dirty) { dirty = true; setTimeout(() => { dirty = false; relayout(); if (st.tab === "context" && st.selected < 0) showTab(); }, 100); }
+  });
+  return { close: () => es.close() };
+}
+
+function need(st) {
+  if (st.selected < 0) throw new ApiError({ code: "no_selection", message: "select an entry in the tree first" }, 0);
+  return st.nodes[st.selected];
+}
+
+function addNode(st, n) {
+  const i = st.nodes.length;
+  st.nodes.push(n);
+  st.byId.set(n.id, i);
+  const p = n.parentId || "";
+  if (!st.kids.has(p)) st.kids.set(p, []);
+  st.kids.get(p).push(i);
+  return i;
+}
+
+// layout flattens the tree into rows: children in append order, indented
+// only where a node has more than one child (a chain stays flat), the
+// descendants of collapsed nodes left out. Iterative: a chain may be
+// 100,000 long.
+function layout(st) {
+  const rows = [];
+  const roots = [];
+  for (let i = 0; i < st.nodes.length; i++) {
+    const p = st.nodes[i].parentId;
+    if (!p || !st.byId.has(p)) roots.push(i);
+  }
+  const stack = [];
+  for (let r = roots.length - 1; r >= 0; r--) stack.push([roots[r], roots.length > 1 ? 1 : 0]);
+  while (stack.length) {
+    const [i, indent] = stack.pop();
+    const kids = st.kids.get(st.nodes[i].id) || [];
+    rows.push({ i, indent, kids: kids.length });
+    if (st.collapsed.has(st.nodes[i].id)) continue;
+    const next = kids.length > 1 ? indent + 1 : indent;
+    for (let k = kids.length - 1; k >= 0; k--) stack.push([kids[k], next]);
+  }
+  st.rows = rows;
+  st.onBranch = new Set();
+  for (let i = st.byId.get(st.leaf); i !== undefined;) {
+    st.onBranch.add(i);
+    const p = st.nodes[i].parentId;
+    i = p ? st.byId.get(p) : undefined;
+  }
+}
+
+function textOf(e) {
+  const parts = [];
+  const add = (c) => {
+    if (typeof c === "string") parts.push(c);
+    else if (Array.isArray(c)) for (const b of c) { if (b.type === "text") parts.push(b.text); else if (b.type === "toolCall") parts.push(`${b.name}(…)`); else if (b.type === "image") parts.push("[image]"); }
+  };
+  if (e.message) add(e.message.content);
+  if (e.content) add(e.content);
+  if (e.summary) parts.push(e.summary);
+  if (e.type === "model_change") parts.push(`${e.provider}/${e.modelId}`);
+  if (e.type === "thinking_level_change") parts.push(e.thinkingLevel);
+  if (e.type === "session_info") parts.push(e.name || "");
+  if (e.type === "custom") parts.push(e.customType);
+  return parts.join(" ").replace(/\s+/g, " ").slice(0, 200);
+}
+
+// fetchTexts loads the entries of the blocks holding the given positions.
+async function fetchTexts(st, positions) {
+  const blocks = [...new Set(positions.map((i) => Math.floor(i / BLOCK)))].filter((b) => !st.blocks.has(b));
+  for (const b of blocks) {
+    st.blocks.add(b);
+    const page = await api("GET", st.path + "/entries?" + qs({ offset: b * BLOCK, limit: BLOCK }));
+    page.entries.forEach((e, k) => {
+      const i = st.byId.get(e.id);
+      st.texts.set(i === undefined ? b * BLOCK + k : i, textOf(e));
+    });
+  }
+}
+
+function renderContent(c) {
+  if (typeof c === "string") return [h("pre", {}, c)];
+  const out = [];
+  for (const b of c || []) {
+    if (b.type === "text") out.push(h("pre", {}, b.text));
+    else if (b.type === "thinking") out.push(h("pre", { class: "muted" }, b.thinking || "(thinking)"));
+    else if (b.type === "toolCall") out.push(h("pre", {}, `${b.name}(${JSON.stringify(b.arguments)})`));
+    else if (b.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(b.mimeType || "") && typeof b.data === "string") {
+      out.push(h("img", { class: "content", alt: "image", src: `data:${b.mimeType};base64,${b.data}` }));
+    } else out.push(h("pre", { class: "muted" }, `[${b.type}]`));
+  }
+  return out;
+}
+
+async function showContext(st, panel) {
+  const at = st.selected >= 0 ? st.nodes[st.selected].id : "";
+  const ctx = await api("GET", st.path + "/context?" + qs({ at }));
+  const head = h("p", { class: "muted" }, `Context ${at ? "at " + at : "of the leaf"}: ${ctx.messages.length} message(s)` +
+    (ctx.thinkingLevel ? ` · thinking ${ctx.thinkingLevel}` : "") + (ctx.model ? ` · ${ctx.model.provider}/${ctx.model.modelId}` : ""));
+  const list = h("div", { id: "context" });
+  ctx.messages.forEach((m, k) => {
+    list.append(h("div", { class: "msg", "data-source": (ctx.sources || [])[k] || "" },
+      h("span", { class: "role" }, m.role), " ", h("span", { class: "muted" }, m.model || ""),
+      ...renderContent(m.content !== undefined ? m.content : m.summary)));
+  });
+  panel.replaceChildren(head, list);
+}
+
+async function showEntry(st, panel) {
+  if (st.selected < 0) { panel.replaceChildren(h("p", { class: "muted" }, "Select an entry in the tree.")); return; }
+  const page = await api("GET", st.path + "/entries?" + qs({ offset: st.selected, limit: 1 }));
+  const e = page.entries[0];
+  const body = [h("p", {}, h("strong", {}, e.type), " ", h("span", { class: "muted" }, `${e.id} · parent ${e.parentId || "none"} · ${e.timestamp}`))];
+  if (e.message) body.push(...renderContent(e.message.content));
+  body.push(h("pre", { id: "entry-json" }, JSON.stringify(e, null, 2)));
+  panel.replaceChildren(...body);
+}
+
+// showStats: the totals, and tokens and cost per model and day from the
+// assistant messages (read in pages; up to 20,000 entries).
+async function showStats(st, panel) {
+  const s = await api("GET", st.path + "/stats");
+  const u = s.usage || {};
+  const rows = [["entries", s.entries], ["messages", s.messages], ["tool calls", s.toolCalls], ["compactions", s.compactions], ["branch summaries", s.branchSummaries],
+    ["input tokens", u.input], ["output tokens", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["cost", u.cost && u.cost.total]];
+  const out = [h("table", { id: "stats" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v === undefined ? "" : String(v))))))];
+  if (s.entries <= 20000) {
+    const per = new Map();
+    for (let off = 0; off < s.entries; off += 1000) {
+      const page = await api("GET", st.path + "/entries?" + qs({ offset: off, limit: 1000 }));
+      for (const e of page.entries) {
+        const m = e.message;
+        if (!m || m.role !== "assistant" || !m.usage) continue;
+        const key = `${(e.timestamp || "").slice(0, 10)}\t${m.provider || "?"}/${m.model || "?"}`;
+        const a = per.get(key) || { tokens: 0, cost: 0, n: 0 };
+        a.tokens += (m.usage.input || 0) + (m.usage.output || 0);
+        a.cost += (m.usage.cost && m.usage.cost.total) || 0;
+        a.n++;
+        per.set(key, a);
+      }
+      if (!page.next) break;
+    }
+    const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "tokens", "cost"].map((c) => h("th", {}, c)))));
+    const body = h("tbody");
+    for (const [key, a] of [...per].sort()) {
+      const [day, model] = key.split("\t");
+      body.append(h("tr", {}, h("td", {}, day), h("td", {}, model), h("td", {}, String(a.n)), h("td", {}, String(a.tokens)), h("td", {}, a.cost.toFixed(4))));
+    }
+    t.append(body);
+    out.push(h("h3", {}, "Tokens and cost by day and model"), per.size ? t : h("p", { class: "muted" }, "No assistant messages with usage."));
+  }
+  panel.replaceChildren(...out);
+}
+
+document.getElementById("search-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  location.hash = "#/search?" + qs({ q: document.getElementById("search-q").value });
+});
+window.addEventListener("hashchange", route);
+route();

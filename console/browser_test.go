@@ -1,0 +1,299 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+var (
+	node *cluster.Node
+	nc   *nats.Conn
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(clustertest.RunWithNode("sessionlog-console-test-", nil, func(n *cluster.Node, c *nats.Conn) int {
+		node, nc = n, c
+		return m.Run()
+	}))
+}
+
+// stack is a service with a search index and a gateway in front of it.
+type stack struct {
+	url    string
+	b      *stream.Backend
+	client *service.Client
+	ix     *search.Indexer
+}
+
+func startStack(t testing.TB) *stack {
+	t.Helper()
+	b := servicetest.Partitioned(t, nc, 1)
+	x, _, err := search.Open(search.DefaultConfig(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.Follow(context.Background(), x, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close(context.Background()); x.Close() })
+	_, svcCfg := servicetest.Start(t, nc, b, func(c *service.Config) { c.Search = x })
+	cfg := gateway.DefaultConfig("127.0.0.1:0", node.ClientURL())
+	cfg.Subject, cfg.Stream = svcCfg.Subject, b.Config()
+	g, err := gateway.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close(context.Background()) })
+	return &stack{url: g.URL(), b: b, client: service.NewClient(nc, svcCfg.Subject), ix: ix}
+}
+
+func (s *stack) append(t testing.TB, id string, entries ...map[string]any) service.AppendReply {
+	t.Helper()
+	var r service.AppendReply
+	var list []any
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	if err := s.client.Call(context.Background(), service.OpAppend, map[string]any{"session": id, "entries": list}, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func user(text string) map[string]any {
+	return map[string]any{"type": "message", "message": map[string]any{"role": "user", "content": text}}
+}
+
+// A 1x1 PNG.
+const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+// chrome finds a Chromium to drive, or skips saying how to get one.
+func chrome(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium installed: the console's browser test needs one (apt-get install chromium; .ci/run installs it)")
+	return ""
+}
+
+// artifacts is where screenshots are kept: $SESSIONLOG_ARTIFACTS, or a
+// directory under the system's temp dir, logged.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("SESSIONLOG_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sessionlog-artifacts")
+	}
+	dir = filepath.Join(dir, "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome(t)),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	// The first run starts the browser, and lives as long as it: no
+	// timeout on it. The steps after it have one.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	tctx, cancel3 := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(cancel3)
+	return tctx
+}
+
+func shot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Void{}, os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+	}
+}
+
+// poll waits until the JavaScript expression is true.
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second))
+}
+
+func text(ctx context.Context, t *testing.T, css string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", css, err)
+	}
+	return s
+}
+
+// page is what the page shows, for a failure's message.
+func page(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 2000)`))
+	if err != nil {
+		return "(the page cannot be read: " + err.Error() + ")"
+	}
+	return s
+}
+
+// The console, in a real browser: find a session by search, open its
+// tree, click an entry and see it (its image too) and the context, watch
+// an entry appended by another client appear, and label it.
+func TestConsoleInBrowser(t *testing.T) {
+	s := startStack(t)
+	ctx := browser(t)
+	dir := artifacts(t)
+	for _, id := range []string{"alpha", "beta"} {
+		if err := s.client.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: id, Cwd: "/work/" + id}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.append(t, "alpha", user("plan the heliotrope garden"),
+		map[string]any{"type": "message", "message": map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "text", "text": "Here is the plan, drawn:"},
+			map[string]any{"type": "image", "data": pixel, "mimeType": "image/png"}},
+			"provider": "anthropic", "model": "claude", "usage": map[string]any{"input": 10, "output": 20, "cost": map[string]any{"total": 0.01}}}})
+	s.append(t, "beta", user("nothing about flowers"))
+	if err := s.ix.CaughtUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var tree service.TreeReply
+	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+		t.Fatal(err)
+	}
+	imageEntry := tree.Nodes[1].ID
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#sessions .session-link`)),
+		poll(`document.querySelectorAll('#sessions .session-link').length === 2`),
+		shot(t, dir, "1-list"),
+		chromedp.SendKeys(chromedp.CSS(`#search-q`), "heliotrope"),
+		chromedp.Click(chromedp.CSS(`#search-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#hits .hit`)),
+		shot(t, dir, "2-search"),
+	)
+	if err != nil {
+		t.Fatalf("list and search: %v\n%s", err, page(ctx))
+	}
+	if got := text(ctx, t, "#hits"); !strings.Contains(got, "alpha") || strings.Contains(got, "beta") || !strings.Contains(got, "heliotrope") {
+		t.Fatalf("search hits: %q", got)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#hits .hit`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tree .row`)),
+		chromedp.WaitVisible(chromedp.CSS(`#context .msg`)),
+	)
+	if err != nil {
+		t.Fatalf("open the session from a hit: %v", err)
+	}
+	if got := text(ctx, t, "#context"); !strings.Contains(got, "heliotrope") {
+		t.Fatalf("context: %q", got)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, imageEntry))),
+		chromedp.Click(chromedp.CSS(`#tab-entry`)),
+		chromedp.WaitVisible(chromedp.CSS(`#entry-json`)),
+		poll(`document.querySelectorAll('#panel img.content').length === 1 && document.querySelector('#panel img.content').naturalWidth === 1`),
+		shot(t, dir, "3-entry"),
+	)
+	if err != nil {
+		t.Fatalf("entry detail with its image: %v", err)
+	}
+
+	// Another client appends: the tree shows it, live.
+	r := s.append(t, "alpha", user("the zeppelin arrives"))
+	err = chromedp.Do(ctx,
+		poll(`[...document.querySelectorAll('#tree .row')].some(r => r.textContent.includes('zeppelin'))`),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf))),
+		poll(`(window.prompt = () => "landmark") && true`),
+		chromedp.Click(chromedp.CSS(`#act-label`)),
+		poll(`document.getElementById('banner').textContent.startsWith('Labelled')`),
+		poll(`[...document.querySelectorAll('#tree .row .tag')].some(t => t.textContent === 'landmark')`),
+		shot(t, dir, "4-labelled"),
+	)
+	if err != nil {
+		t.Fatalf("live entry and label: %v", err)
+	}
+	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+		t.Fatal(err)
+	}
+	labelled := false
+	for _, n := range tree.Nodes {
+		labelled = labelled || (n.ID == r.Leaf && n.Label == "landmark")
+	}
+	if !labelled {
+		t.Fatalf("the label set in the console is not in the session: %+v", tree.Nodes)
+	}
+	// Stats of the session, from the same page.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tab-stats`)),
+		chromedp.WaitVisible(chromedp.CSS(`#stats-by-model`)),
+	)
+	if got := text(ctx, t, "#stats-by-model"); err != nil || !strings.Contains(got, "anthropic/claude") {
+		t.Fatalf("stats: %v %q", err, got)
+	}
+}
+
+// The console's files are served with a policy that keeps the page to
+// its own scripts, and / leads to it.
+func TestConsoleFiles(t *testing.T) {
+	s := startStack(t)
+	res, err := http.Get(s.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Request.URL.Path != "/console/" || res.StatusCode != 200 {
+		t.Fatalf("GET / ended at %s: %d", res.Request.URL, res.StatusCode)
+	}
+	csp := res.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+		t.Fatalf("policy %q", csp)
+	}
+	for path, want := range map[string]int{"/console/app.js": 200, "/console/app.css": 200, "/console/nope.js": 404, "/console/../go.mod": 404} {
+		res, err := http.Get(s.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+}
