@@ -297,3 +297,8 @@ func TestConsoleFiles(t *testing.T) {
 		}
 	}
 }
+
+// chromedpOpen navigates to url and waits until the expression is true.
+func chromedpOpen(ctx context.Context, url, until string) error {
+	return chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("body")), poll(until))
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/console"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -12,6 +14,7 @@ func runExport(ctx context.Context, e env) error {
 	fs := newFlags("export", e)
 	rf := addRepoFlags(fs)
 	out := fs.String("o", "", "write to this file (atomically) instead of stdout")
+	asHTML := fs.Bool("html", false, "a self-contained HTML page (context, tree, images), readable offline, instead of a pi file")
 	args, err := parseArgs(fs, e.args, 1, "one session id")
 	if err != nil {
 		return err
@@ -25,7 +28,12 @@ func runExport(ctx context.Context, e env) error {
 		if err != nil {
 			return err
 		}
-		data, err := codec.EncodeFile(&h, entries)
+		var data []byte
+		if *asHTML {
+			data, err = exportHTML(ctx, s, h, entries)
+		} else {
+			data, err = codec.EncodeFile(&h, entries)
+		}
 		if err != nil {
 			return err
 		}
@@ -35,4 +43,28 @@ func runExport(ctx context.Context, e env) error {
 		}
 		return filestore.WriteAtomic(*out, data, 0o644)
 	})
+}
+
+// exportHTML renders the session's tree, rebuilt from its entries (any
+// store), with its leaf.
+func exportHTML(ctx context.Context, s *session.Session, h session.Header, entries []*session.Entry) ([]byte, error) {
+	t := session.NewTree(h)
+	t.Grow(len(entries))
+	for _, e := range entries {
+		if err := t.Apply(e); err != nil {
+			return nil, err
+		}
+	}
+	leaf, err := s.Leaf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.SetLeaf(leaf); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := console.ExportHTML(&buf, h, t); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -260,3 +260,19 @@ func TestListFilters(t *testing.T) {
 		})
 	}
 }
+
+// export -html writes a page with the session's messages, escaped.
+func TestExportHTMLVerb(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, data, "", "new", "-id", "h1", "-name", "html please")
+	mustRun(t, data, "", "append", "h1", "-text", "<b>not bold</b>")
+	out := filepath.Join(t.TempDir(), "h1.html")
+	mustRun(t, data, "", "export", "-html", "h1", "-o", out)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := string(b); !strings.Contains(page, "<title>html please") || !strings.Contains(page, "&lt;b&gt;not bold&lt;/b&gt;") {
+		t.Fatalf("export -html:\n%s", page)
+	}
+}
