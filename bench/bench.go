@@ -65,6 +65,9 @@ type Config struct {
 	// ClientsDir is where the clients are (clients/, from the repository).
 	ClientOps  int
 	ClientsDir string
+	// SearchSessions sessions of SearchEntries messages each are indexed
+	// and searched (the search part).
+	SearchSessions, SearchEntries int
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
 	// HeavyEntries, HeavyImages and ImageBytes shape the heavy session:
@@ -82,7 +85,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -93,6 +96,7 @@ func DefaultConfig() Config {
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
+		SearchSessions: 10000, SearchEntries: 100,
 		HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
@@ -103,6 +107,7 @@ func QuickConfig() Config {
 		Ops: 50, PayloadBytes: 1024, Writers: 4, Sessions: []int{1, 4}, Duration: 300 * time.Millisecond,
 		PartitionWriters: 8, PartitionSessions: 16,
 		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000, ClientOps: 20, ClientsDir: "clients",
+		SearchSessions: 100, SearchEntries: 20,
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
 	}
 }
@@ -112,6 +117,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.does("heavy") && (c.HeavyEntries < 1 || c.HeavyImages < 1 || c.HeavyImages > c.HeavyEntries || c.ImageBytes < 1024):
 		return fmt.Errorf("%w: the heavy session needs entries, at most as many images, of at least 1 KiB", ErrInvalidConfig)
+	case c.does("search") && (c.SearchSessions < 1 || c.SearchEntries < 1):
+		return fmt.Errorf("%w: search needs sessions and entries", ErrInvalidConfig)
 	case c.does("retention") && c.RetentionSessions < 2:
 		return fmt.Errorf("%w: retention needs at least 2 sessions", ErrInvalidConfig)
 	case c.Ops < 1 || c.PayloadBytes < 64 || c.Writers < 1 || c.Duration <= 0 || c.PartitionWriters < 1 || c.PartitionSessions < 1 || c.ManySessions < 0 || c.Settle < 0:
@@ -184,6 +191,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				if cfg.does("retention") {
 					if err := retention(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("search") {
+					if err := searchPart(ctx, cfg, n, dir, r, p); err != nil {
 						return err
 					}
 				}

@@ -31,6 +31,7 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 		"throughput, one node", "throughput, three-node cluster (R3)", "against a checked loop",
 		"member stored apart", "members apart (cold)", "append p50 of an entry with a new image", "bytes stored (entries + blobs)",
 		"context by reference", "resolve the context's", "compacted (keeps 200)", "(new backend), median", "dry run:", "run: archive to the object store", "full backup", "restore into an empty deployment",
+		"search p50", "search p99", "index lag p50", "index lag p99",
 	} {
 		found := false
 		for _, row := range r.Rows {

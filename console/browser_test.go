@@ -87,7 +87,7 @@ func user(text string) map[string]any {
 const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 // chrome finds a Chromium to drive, or skips saying how to get one.
-func chrome(t *testing.T) string {
+func chrome(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -113,7 +113,10 @@ func artifacts(t *testing.T) string {
 	return dir
 }
 
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T) context.Context { return browserB(t) }
+
+// browserB starts a headless Chromium for t (a test or a benchmark).
+func browserB(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome(t)),

@@ -271,7 +271,10 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 		}
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
 		if resolve {
-			if err := g.writeResolved(w, ctx, u, name, reply); err != nil {
+			// Once the reply has begun (a client gone mid-reply), an
+			// error can no longer be answered: the connection is cut.
+			ww := &wroteWriter{ResponseWriter: w}
+			if err := g.writeResolved(ww, ctx, u, name, reply); err != nil && !ww.wrote {
 				writeError(w, err, 0)
 			}
 			return
@@ -358,6 +361,19 @@ func (s *statusWriter) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// wroteWriter remembers whether anything was written.
+type wroteWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *wroteWriter) WriteHeader(code int) { w.wrote = true; w.ResponseWriter.WriteHeader(code) }
+
+func (w *wroteWriter) Write(b []byte) (int, error) { w.wrote = true; return w.ResponseWriter.Write(b) }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *wroteWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush lets event streams flush through the wrapper.
 func (s *statusWriter) Flush() {

@@ -183,7 +183,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				s.idx.touch(t.Info(), seq)
 				return nil
 			}
-			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) {
+			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) && !isBatchSeen(err) {
 				*outcome = "error"
 				return fmt.Errorf("stream: append to %s: %w", s.id, err)
 			}
@@ -193,7 +193,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 			}
 			oldLeaf, sent := t.Leaf(), s.lastSeq
-			if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err)); cerr != nil {
+			if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
 				*outcome = "error"
 				return errors.Join(err, cerr)
 			}
@@ -315,16 +315,26 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 		}
 		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
 		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
-		// No flow-control ack on the first message: a batch is at most
-		// MaxBatch entries the server takes whole, and the ack costs a
-		// round trip.
-		ack, err := jetstreamext.PublishMsgBatch(ctx, s.b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
-		if err == nil {
-			seq = ack.Sequence
-		}
+		seq, err = s.b.publishBatch(ctx, msgs)
 		return err
 	}, onResend)
 	return seq, dup, err
+}
+
+// publishBatch publishes msgs as one atomic batch and returns the last
+// one's sequence.
+func (b *Backend) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+	if b.batchHook != nil {
+		return b.batchHook(ctx, msgs)
+	}
+	// No flow-control ack on the first message: a batch is at most
+	// MaxBatch entries the server takes whole, and the ack costs a round
+	// trip.
+	ack, err := jetstreamext.PublishMsgBatch(ctx, b.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
 }
 
 // redact returns entries with their secrets replaced (the same slice when

@@ -48,6 +48,9 @@ type Backend struct {
 	balanceEvery time.Duration
 	// publishHook, set by tests only, replaces publishMsg's publish.
 	publishHook func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+	// batchHook, set by tests only, replaces the publish of an atomic
+	// batch.
+	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 

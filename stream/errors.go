@@ -61,6 +61,14 @@ func transient(err error) bool {
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable)
 }
 
+// errBatchSeen refuses an atomic batch holding a message id the stream
+// has stored (10201): a batch resent after its first copy was stored and
+// its acknowledgement lost. Whether all of ours is stored is read from the
+// stream, never resent (it would be refused again).
+var errBatchSeen = &jetstream.APIError{ErrorCode: 10201}
+
+func isBatchSeen(err error) bool { return errors.Is(err, errBatchSeen) }
+
 // ambiguous errors leave it unknown whether the server stored a message.
 func ambiguous(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||

@@ -76,3 +76,18 @@ func SetMaxScanned(n int) (restore func()) {
 	maxScanned = n
 	return func() { maxScanned = old }
 }
+
+// LoseFirstBatchAck makes the first atomic batch of every partition be
+// stored and then reported as timed out, as a lost acknowledgement would.
+func LoseFirstBatchAck(b *Backend) {
+	for _, p := range b.parts {
+		p.batchHook = func(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+			p.batchHook = nil // the resend goes out as it is
+			seq, err := p.publishBatch(ctx, msgs)
+			if err == nil {
+				return 0, nats.ErrTimeout
+			}
+			return seq, err
+		}
+	}
+}

@@ -328,3 +328,38 @@ func TestCreateWhoseAckIsLost(t *testing.T) {
 		t.Fatalf("a second create of the id: %v", err)
 	}
 }
+
+// A batch stored whose acknowledgement is lost is sent again, and the
+// server refuses the copy for its message ids (10201): the append reads
+// the stream, finds its entries stored once, and succeeds. (Under load,
+// the bench's 32 writers met this as an error.)
+func TestBatchWhoseAckIsLost(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	defer b.Close(ctx)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("lost-batch-ack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	stream.LoseFirstBatchAck(b)
+	var batch []*session.Entry
+	parent := ""
+	for i := range 3 {
+		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("b%d", i), ParentID: parent, Timestamp: "2025-01-01T00:00:01.000Z",
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("x"), Timestamp: 1}}
+		batch, parent = append(batch, e), e.ID
+	}
+	if err := st.AppendBatch(ctx, batch); err != nil {
+		t.Fatalf("a batch whose ack was lost: %v", err)
+	}
+	re, err := b.OpenStore(ctx, "lost-batch-ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close(ctx)
+	entries, err := re.Entries(ctx)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("stored %d entries (%v), want the 3 once", len(entries), err)
+	}
+}

@@ -165,6 +165,7 @@ async function searchView(main, q, sessionID) {
 async function sessionView(main, id, wantEntry) {
   const path = "/v1/sessions/" + encodeURIComponent(id);
   const [opened, tree] = await Promise.all([api("GET", path), api("GET", path + "/tree")]);
+  performance.mark("tree-fetched");
   const st = {
     id, path, name: opened.session.name || "", nodes: [], byId: new Map(), kids: new Map(), leaf: tree.leaf, seq: tree.sequence,
     collapsed: new Set(), selected: -1, texts: new Map(), blocks: new Set(), rows: [], onBranch: new Set(), tab: "context",

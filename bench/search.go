@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	bquery "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// searchQueries is how many queries the search latency is taken over.
+const searchQueries = 300
+
+// vocabulary is the words the bench's messages are made of: pseudo-words,
+// drawn with a skew (a few common, most rare), as a language's are.
+func vocabulary(n int) []string {
+	syl := []string{"ka", "lo", "mi", "ren", "to", "sa", "vi", "dor", "pe", "nu", "qua", "zel", "fi", "gor", "ha", "jin"}
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for k, x := 0, i+1; k < 3 || x > 0; k++ {
+			b.WriteString(syl[x%len(syl)])
+			x /= len(syl)
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// searchPart measures full-text search over many sessions: the index
+// built from the stream (entries a second), query latency against the
+// same queries run on the bleve index alone (no snippets, no stored
+// fields, no check that sessions still exist), and how long after being
+// stored an entry is searchable against how long after being stored a
+// plain consumer of the stream receives it.
+func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report, p progress) error {
+	sessions, per := cfg.SearchSessions, cfg.SearchEntries
+	b, err := n.backend(ctx, nil)
+	if err != nil {
+		return err
+	}
+	words := vocabulary(20000)
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, uint64(len(words)-1))
+	text := func(rng *rand.Rand) string {
+		k := 8 + rng.IntN(24)
+		var s []string
+		for range k {
+			s = append(s, words[int(zipf.Uint64())%len(words)])
+		}
+		return strings.Join(s, " ")
+	}
+	p.say("search: writing %d sessions of %d messages", sessions, per)
+	err = createWith(ctx, b, "srch", 0, sessions, func(st *stream.Store, i int) error {
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		var batch []*session.Entry
+		parent := ""
+		for k := range per {
+			m := session.Message{Role: session.RoleUser, Content: session.TextContent(text(rng)), Timestamp: 1735689600000}
+			e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", k+1), ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Message: &m}
+			batch, parent = append(batch, e), e.ID
+			if len(batch) == 100 {
+				if err := st.AppendBatch(ctx, batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			return st.AppendBatch(ctx, batch)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	indexDir := filepath.Join(dir, "search-index")
+	x, _, err := search.Open(search.DefaultConfig(indexDir))
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	p.say("search: indexing %d entries from the stream", sessions*per)
+	start := time.Now()
+	ix, err := search.Follow(ctx, x, b)
+	if err != nil {
+		return err
+	}
+	defer ix.Close(context.WithoutCancel(ctx))
+	if err := ix.CaughtUp(ctx); err != nil {
+		return err
+	}
+	built := time.Since(start)
+	total := sessions * per
+	group := fmt.Sprintf("Search over %d sessions, %d messages (index on disk)", sessions, total)
+	r.note("search: the index of %d entries was built from the stream in %.1f s (%.0f entries/s)", total, built.Seconds(), float64(total)/built.Seconds())
+
+	// Queries: one common word, one rare word, two words, a phrase.
+	qrng := rand.New(rand.NewPCG(3, 4))
+	queries := make([]string, searchQueries)
+	for i := range queries {
+		w := func() string { return words[int(zipf.Uint64())%len(words)] }
+		switch i % 4 {
+		case 0:
+			queries[i] = words[qrng.IntN(20)]
+		case 1:
+			queries[i] = words[100+qrng.IntN(5000)]
+		case 2:
+			queries[i] = w() + " " + w()
+		default:
+			t := strings.Fields(text(qrng))
+			queries[i] = `"` + t[0] + " " + t[1] + `"`
+		}
+	}
+	ours := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		t0 := time.Now()
+		if _, err := x.Search(ctx, search.Query{Text: q}, b.Exists); err != nil {
+			return err
+		}
+		ours = append(ours, time.Since(t0))
+	}
+	// The baseline reads the same index with bleve alone, once ours is
+	// closed (an index on disk has one owner).
+	ix.Close(ctx)
+	x.Close()
+	raw, err := bleve.Open(indexDir)
+	if err != nil {
+		return err
+	}
+	base := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		var bq bquery.Query
+		if strings.HasPrefix(q, `"`) {
+			pq := bleve.NewMatchPhraseQuery(strings.Trim(q, `"`))
+			pq.SetField("text")
+			bq = pq
+		} else {
+			mq := bleve.NewMatchQuery(q)
+			mq.SetField("text")
+			mq.SetOperator(bquery.MatchQueryOperatorAnd)
+			bq = mq
+		}
+		t0 := time.Now()
+		if _, err := raw.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, search.DefaultLimit, 0, false)); err != nil {
+			raw.Close()
+			return err
+		}
+		base = append(base, time.Since(t0))
+	}
+	raw.Close()
+	op, bp := latencies(ours), latencies(base)
+	r.add(Row{Group: group, Name: "search p50 (20 hits: snippets, fields, sessions checked)", Ours: millis(op.pct(50)), Base: millis(bp.pct(50)), Unit: "ms", BaseName: "the bleve index alone, same queries"})
+	r.add(Row{Group: group, Name: "search p99", Ours: millis(op.pct(99)), Base: millis(bp.pct(99)), Unit: "ms", BaseName: "the bleve index alone, same queries"})
+
+	// Lag: entries appended at a steady pace while an indexer follows,
+	// against a plain ordered consumer of the same stream.
+	x2, _, err := search.Open(search.DefaultConfig(indexDir))
+	if err != nil {
+		return err
+	}
+	defer x2.Close()
+	ix2, err := search.Follow(ctx, x2, b)
+	if err != nil {
+		return err
+	}
+	defer ix2.Close(context.WithoutCancel(ctx))
+	if err := ix2.CaughtUp(ctx); err != nil {
+		return err
+	}
+	plain, err := plainLag(ctx, b, func() error { return appendSteadily(ctx, b, text) })
+	if err != nil {
+		return err
+	}
+	if err := ix2.CaughtUp(ctx); err != nil {
+		return err
+	}
+	st := ix2.Status()
+	r.add(Row{Group: group, Name: "index lag p50 (stored → searchable), 100 appends/s", Ours: millis(st.LagP50), Base: millis(plain.pct(50)), Unit: "ms", BaseName: "stored → delivered to a plain consumer"})
+	r.add(Row{Group: group, Name: "index lag p99", Ours: millis(st.LagP99), Base: millis(plain.pct(99)), Unit: "ms", BaseName: "stored → delivered to a plain consumer"})
+	return nil
+}
+
+// steadyAppends is how many messages appendSteadily writes.
+const steadyAppends = 500
+
+// appendSteadily appends steadyAppends messages to one session, 100 a
+// second.
+func appendSteadily(ctx context.Context, b *stream.Backend, text func(*rand.Rand) string) error {
+	st, err := b.CreateStore(ctx, header("srch-live"))
+	if err != nil {
+		return err
+	}
+	defer st.Close(ctx)
+	rng := rand.New(rand.NewPCG(9, 9))
+	parent := ""
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for k := range steadyAppends {
+		<-tick.C
+		m := session.Message{Role: session.RoleUser, Content: session.TextContent(text(rng)), Timestamp: 1735689600000}
+		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", k+1), ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Message: &m}
+		if err := st.AppendBatch(ctx, []*session.Entry{e}); err != nil {
+			return err
+		}
+		parent = e.ID
+	}
+	return nil
+}
+
+// plainLag runs write while an ordered consumer of the first partition
+// takes in what it stores, and returns each message's delay from stored
+// to delivered (every message write stores, header included).
+func plainLag(ctx context.Context, b *stream.Backend, write func() error) (latencies, error) {
+	part := b.Partitions()[0]
+	cons, err := part.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan time.Duration, 4*steadyAppends)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if meta, err := m.Metadata(); err == nil {
+			select {
+			case got <- time.Since(meta.Timestamp):
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cc.Stop()
+	if err := write(); err != nil {
+		return nil, err
+	}
+	var lags latencies
+	timeout := time.After(30 * time.Second)
+	for len(lags) < steadyAppends {
+		select {
+		case d := <-got:
+			lags = append(lags, d)
+		case <-timeout:
+			return nil, fmt.Errorf("bench: a plain consumer received %d of %d messages", len(lags), steadyAppends)
+		}
+	}
+	return lags, nil
+}
