@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -65,6 +66,25 @@ func TestGatewayTenants(t *testing.T) {
 	}
 	if r := do(t, "GET", u, "", alice...); r.status != 200 || len(r.body["sessions"].([]any)) != 0 {
 		t.Fatalf("alice's list: %d %v", r.status, r.body)
+	}
+	// The console's page is behind the same credentials (the browser asks
+	// for them once, then its API calls carry them).
+	for _, c := range []struct {
+		auth []string
+		want int
+	}{{nil, 401}, {[]string{"alice", "bob-pw"}, 401}, {alice, 200}} {
+		req, _ := http.NewRequest("GET", g.URL()+"/console/", nil)
+		if c.auth != nil {
+			req.SetBasicAuth(c.auth[0], c.auth[1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Fatalf("console page with %v: %d, want %d", c.auth, res.StatusCode, c.want)
+		}
 	}
 	res := openEvents(t, ctx, u+"/plan/events?after=0", "", alice...)
 	res.Body.Close()
