@@ -134,7 +134,7 @@ func browserB(t testing.TB) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
-	tctx, cancel3 := context.WithTimeout(ctx, 30*time.Second)
+	tctx, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(cancel3)
 	return tctx
 }
@@ -262,6 +262,33 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if !labelled {
 		t.Fatalf("the label set in the console is not in the session: %+v", tree.Nodes)
+	}
+	// A write that lost a race is said plainly, and nothing is written:
+	// with the live view stopped, another client appends, then a label
+	// set here is refused (the session moved on) and the view reloads.
+	step := func(what string, a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, a); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, page(ctx))
+		}
+	}
+	step("stop the live view", poll(`(current.close(), true)`))
+	other := s.append(t, "alpha", user("written elsewhere meanwhile"))
+	step("select", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf))))
+	step("answer the prompt", poll(`(window.prompt = () => "too late") && true`))
+	step("label", chromedp.Click(chromedp.CSS(`#act-label`)))
+	step("the conflict said", poll(`document.getElementById('banner').textContent.startsWith('Conflict')`))
+	step("the view reloaded", poll(`!!document.querySelector('#tree .row[data-id="`+other.Leaf+`"]')`))
+	step("screenshot", shot(t, dir, "5-conflict"))
+	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range tree.Nodes {
+		if n.Label == "too late" {
+			t.Fatal("a refused label was written")
+		}
 	}
 	// Stats of the session, from the same page.
 	err = chromedp.Do(ctx,

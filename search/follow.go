@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -28,8 +29,8 @@ type Indexer struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	pos     map[int]uint64    // partition -> last sequence indexed
-	caught  map[int]time.Time // partition -> when last found with nothing pending
+	pos     map[int]uint64 // partition -> last sequence indexed
+	cons    map[int]jetstream.Consumer
 	lags    []time.Duration
 	lagNext int
 	indexed uint64
@@ -43,11 +44,11 @@ const maxLags = 10000
 // Follow starts indexing b's entries into x. It returns once every
 // partition's consumer is made; Close stops it.
 func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) {
-	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, caught: map[int]time.Time{}}
+	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, cons: map[int]jetstream.Consumer{}}
 	fctx, cancel := context.WithCancel(context.Background())
 	ix.cancel = cancel
 	for _, p := range b.Partitions() {
-		from, err := ix.position(p)
+		from, err := ix.position(ctx, p)
 		if err != nil {
 			cancel()
 			ix.wg.Wait()
@@ -78,7 +79,7 @@ func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) 
 			return nil, err
 		}
 		ix.mu.Lock()
-		ix.pos[p.Index()] = from
+		ix.pos[p.Index()], ix.cons[p.Index()] = from, cons
 		ix.mu.Unlock()
 		ix.wg.Add(2)
 		go ix.follow(fctx, p, it, typed)
@@ -94,7 +95,7 @@ func posKey(p stream.Partition) []byte {
 
 // position is the last sequence of p the index holds; 0 when none, or
 // when the stream no longer reaches it (made again): then from the start.
-func (ix *Indexer) position(p stream.Partition) (uint64, error) {
+func (ix *Indexer) position(ctx context.Context, p stream.Partition) (uint64, error) {
 	var pos uint64
 	err := ix.x.read(func() error {
 		v, err := ix.x.idx.GetInternal(posKey(p))
@@ -106,7 +107,11 @@ func (ix *Indexer) position(p stream.Partition) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("search: %w", err)
 	}
-	if last := p.Stream().CachedInfo().State.LastSeq; pos > last {
+	info, err := p.Stream().Info(ctx) // not the cached one: it may predate every write
+	if err != nil {
+		return 0, fmt.Errorf("search: %w", err)
+	}
+	if pos > info.State.LastSeq {
 		return 0, nil
 	}
 	return pos, nil
@@ -153,7 +158,6 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		if err != nil {
 			if errors.Is(err, nats.ErrTimeout) {
 				flush()
-				ix.caughtUp(p)
 				continue
 			}
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
@@ -184,17 +188,8 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		}
 		if batch.Size() >= cfg.Batch || meta.NumPending == 0 {
 			flush()
-			if meta.NumPending == 0 {
-				ix.caughtUp(p)
-			}
 		}
 	}
-}
-
-func (ix *Indexer) caughtUp(p stream.Partition) {
-	ix.mu.Lock()
-	ix.caught[p.Index()] = time.Now()
-	ix.mu.Unlock()
 }
 
 // forget drops the entries of sessions deleted while it watches.
@@ -266,31 +261,32 @@ func (ix *Indexer) Status() Status {
 }
 
 // CaughtUp waits until every entry stored before the call is
-// searchable: each partition indexed up to its stream's last sequence, or
-// found with nothing left to deliver (its last messages may be of types
-// not indexed) after the call.
+// searchable: each partition's consumer has nothing left to deliver of
+// what its filter takes (its last messages may be of types not indexed),
+// and the index holds everything it delivered.
 func (ix *Indexer) CaughtUp(ctx context.Context) error {
-	start := time.Now()
-	want := map[int]uint64{}
-	for _, p := range ix.b.Partitions() {
-		info, err := p.Stream().Info(ctx)
-		if err != nil {
-			return fmt.Errorf("search: %w", err)
-		}
-		want[p.Index()] = info.State.LastSeq
-	}
 	t := time.NewTicker(ix.x.cfg.FlushEvery / 2)
 	defer t.Stop()
+	done := map[int]bool{}
 	for {
 		ix.mu.Lock()
-		done := true
-		for i, seq := range want {
-			if ix.pos[i] < seq && !ix.caught[i].After(start) {
-				done = false
-			}
-		}
+		cons := maps.Clone(ix.cons)
 		ix.mu.Unlock()
-		if done {
+		for i, c := range cons {
+			if done[i] {
+				continue
+			}
+			// Asked after the call began: what it counts as pending
+			// includes every entry stored before.
+			info, err := c.Info(ctx)
+			if err != nil {
+				continue // an ordered consumer being made again: ask later
+			}
+			ix.mu.Lock()
+			done[i] = info.NumPending == 0 && ix.pos[i] >= info.Delivered.Stream
+			ix.mu.Unlock()
+		}
+		if len(done) == len(cons) && !slices.Contains(slices.Collect(maps.Values(done)), false) {
 			return nil
 		}
 		select {

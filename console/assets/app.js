@@ -244,7 +244,12 @@ async function sessionView(main, id, wantEntry) {
       out.push(el);
     }
     spacer.replaceChildren(...out);
-    if (missing.length && !pendingFetch) pendingFetch = fetchTexts(st, missing).then(() => { pendingFetch = null; renderRows(); }).catch((e) => { pendingFetch = null; banner(explain(e)); });
+    // Only blocks never asked for are fetched, and only a fetch redraws:
+    // a row whose text no block holds stays without it, never a loop.
+    if (missing.length && !pendingFetch) {
+      pendingFetch = fetchTexts(st, missing).then((fetched) => { pendingFetch = null; if (fetched) renderRows(); })
+        .catch((e) => { pendingFetch = null; banner(explain(e)); });
+    }
   }
   treeBox.addEventListener("scroll", () => requestAnimationFrame(renderRows));
 
@@ -264,7 +269,7 @@ async function sessionView(main, id, wantEntry) {
   }
   async function reload() {
     const t = await api("GET", path + "/tree");
-    st.nodes = []; st.byId.clear(); st.kids.clear(); st.leaf = t.leaf; st.seq = t.sequence;
+    st.nodes = []; st.byId.clear(); st.kids.clear(); st.texts.clear(); st.blocks.clear(); st.leaf = t.leaf; st.seq = t.sequence;
     for (const n of t.nodes) addNode(st, n);
     relayout();
   }
@@ -363,9 +368,11 @@ function textOf(e) {
   return parts.join(" ").replace(/\s+/g, " ").slice(0, 200);
 }
 
-// fetchTexts loads the entries of the blocks holding the given positions.
+// fetchTexts loads the entries of the blocks holding the given positions
+// that were never asked for, and says whether there were any.
 async function fetchTexts(st, positions) {
   const blocks = [...new Set(positions.map((i) => Math.floor(i / BLOCK)))].filter((b) => !st.blocks.has(b));
+  if (!blocks.length) return false;
   for (const b of blocks) {
     st.blocks.add(b);
     const page = await api("GET", st.path + "/entries?" + qs({ offset: b * BLOCK, limit: BLOCK }));
@@ -374,6 +381,7 @@ async function fetchTexts(st, positions) {
       st.texts.set(i === undefined ? b * BLOCK + k : i, textOf(e));
     });
   }
+  return true;
 }
 
 function renderContent(c) {
