@@ -3,6 +3,7 @@ package filestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -274,7 +275,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	}
 	// Updated is the last entry's time (files keep no clock of their own).
 	in.ID, in.Cwd, in.ParentSession, in.Created, in.Updated = h.ID, h.Cwd, h.ParentSession, h.Timestamp, h.Timestamp
-	in.Labels, in.Metadata = labels.List(), h.Metadata
+	in.Labels, in.Metadata = labels.List(), json.RawMessage(h.Metadata)
 	if last != nil {
 		if e, err := codec.DecodeEntry(last); err == nil {
 			in.Leaf = e.ID

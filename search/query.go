@@ -129,11 +129,11 @@ func hitOf(h *bsearch.DocumentMatch) Hit {
 	str := func(k string) string { s, _ := h.Fields[k].(string); return s }
 	hit := Hit{Session: str("session"), Entry: str("entry"), Type: str("type"), Role: str("role"), Timestamp: str("ts"), Score: h.Score}
 	var spans [][2]int
-	for _, terms := range h.Locations {
-		for _, locs := range terms {
-			for _, l := range locs {
-				spans = append(spans, [2]int{int(l.Start), int(l.End)})
-			}
+	// The text's matches only: a search within a session matches its
+	// session field too, at offsets of that field.
+	for _, locs := range h.Locations["text"] {
+		for _, l := range locs {
+			spans = append(spans, [2]int{int(l.Start), int(l.End)})
 		}
 	}
 	hit.Snippet, hit.Matches = snippet(str("text"), spans)

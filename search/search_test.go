@@ -164,8 +164,13 @@ func TestSearchFindsRankedWithSnippets(t *testing.T) {
 			if res := find(t, x, b, search.Query{Text: `"flux capacitor needs"`}); res.Total != 1 || res.Hits[0].Entry != a[0] {
 				t.Fatalf("phrase: %+v", res.Hits)
 			}
-			if res := find(t, x, b, search.Query{Text: "capacitor", Session: "beta"}); res.Total != 1 || res.Hits[0].Session != "beta" {
+			res = find(t, x, b, search.Query{Text: "capacitor", Session: "beta"})
+			if res.Total != 1 || res.Hits[0].Session != "beta" {
 				t.Fatalf("in beta: %+v", res)
+			}
+			// Within a session, the matches are still the text's.
+			if m := res.Hits[0].Matches; len(m) != 1 || res.Hits[0].Snippet[m[0][0]:m[0][1]] != "capacitor" {
+				t.Fatalf("matches within a session: %q %v", res.Hits[0].Snippet, m)
 			}
 		})
 	}

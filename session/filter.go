@@ -99,7 +99,7 @@ func (f *Filter) Match(in SessionInfo) bool {
 		}
 	}
 	for k, v := range f.Meta {
-		if !metaHas(in.Metadata, k, v) {
+		if !metaHas(Raw(in.Metadata), k, v) {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,8 +43,9 @@ type SessionInfo struct {
 	// Labels are the session's labels in force, the MaxListedLabels most
 	// recently set, distinct, in the order set.
 	Labels []string `json:"labels,omitempty"`
-	// Metadata is the header's metadata object.
-	Metadata Raw `json:"metadata,omitempty"`
+	// Metadata is the header's metadata object (a RawMessage: written as
+	// the JSON it is, by either JSON package).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // ListOptions pages a listing.
@@ -166,7 +168,7 @@ func (t *Tree) Info() SessionInfo {
 	h := t.Header()
 	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
 		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf(),
-		Labels: t.listed.List(), Metadata: h.Metadata}
+		Labels: t.listed.List(), Metadata: json.RawMessage(h.Metadata)}
 	last := ""
 	if n := len(t.entries); n > 0 && t.entries[n-1] != nil {
 		last = t.entries[n-1].Timestamp

@@ -145,14 +145,17 @@ async function searchView(main, q, sessionID) {
   main.append(h("p", { class: "muted" }, `${res.total} hit(s) for “${q}”`));
   const list = h("div", { id: "hits" });
   for (const hit of res.hits) {
+    // Matches are byte ranges of the snippet's UTF-8.
+    const bytes = new TextEncoder().encode(hit.snippet), dec = new TextDecoder();
+    const part = (a, b) => dec.decode(bytes.subarray(a, b));
     const snip = h("div", { class: "snippet" });
     let at = 0;
     for (const [s, e] of hit.matches) {
       if (s < at) continue;
-      snip.append(hit.snippet.slice(at, s), h("mark", {}, hit.snippet.slice(s, e)));
+      snip.append(part(at, s), h("mark", {}, part(s, e)));
       at = e;
     }
-    snip.append(hit.snippet.slice(at));
+    snip.append(part(at, bytes.length));
     list.append(h("div", { class: "hit", onclick: () => { location.hash = "#/s/" + encodeURIComponent(hit.session) + "?entry=" + encodeURIComponent(hit.entry); } },
       h("div", {}, h("strong", {}, hit.session), " ", h("span", { class: "muted" }, `${hit.role || hit.type} · ${hit.entry} · ${hit.timestamp}`)), snip));
   }

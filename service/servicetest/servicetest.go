@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/replica"
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -71,6 +72,17 @@ func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenan
 		}
 		sc := service.DefaultConfig(sessiontest.TestConfig())
 		sc.Tenant, sc.Owners = tn.Name, n.TenantOwners(tn.Name)
+		// Each tenant's own index, in memory, as serve keeps one.
+		x, _, err := search.Open(search.DefaultConfig(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := search.Follow(ctx, x, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close(context.Background()); x.Close() })
+		sc.Search = x
 		svc, err := service.Start(ctx, rc, b, sc)
 		if err != nil {
 			t.Fatal(err)

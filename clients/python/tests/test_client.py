@@ -145,3 +145,34 @@ def test_large_content(client, sid):
     assert ctx["messages"][0]["content"][1]["data"] == data
     ref = client.put_blob(img)["blob"]
     assert client.get_blob(ref["$blob"]) == img
+
+
+def test_search_and_filters(client, connect, sid):
+    client.create(id=sid, cwd="/work/py-search", metadata={"team": "py"})
+    a = client.append(sid, [user("the périgourdine xylograph"), assistant("noted")])
+    client.label(sid, a["entries"][0]["id"], "found")
+    # The index follows the stream: within moments.
+    for _ in range(200):
+        r = client.search("xylograph")
+        if r["total"]:
+            break
+        threading.Event().wait(0.05)
+    hit = r["hits"][0]
+    assert hit["session"] == sid and hit["entry"] == a["entries"][0]["id"]
+    start, end = hit["matches"][0]
+    assert hit["snippet"].encode()[start:end].decode() == "xylograph"  # byte ranges, past a non-ASCII letter
+    with pytest.raises(sessionlog.BadRequestError):
+        client.search("  ")
+    # The listing's record follows the label within a second or so.
+    for _ in range(100):
+        listed = list(client.sessions(page=1, labels=["found"], meta={"team": "py"}, cwd="/work"))
+        if listed:
+            break
+        threading.Event().wait(0.05)
+    assert [s["id"] for s in listed] == [sid]
+    assert listed[0]["labels"] == ["found"] and listed[0]["metadata"] == {"team": "py"}
+
+    async def main():
+        async with connect(sessionlog.AsyncClient) as c:
+            return (await c.search("xylograph", session=sid))["total"]
+    assert asyncio.run(main()) == 1

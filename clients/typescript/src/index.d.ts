@@ -57,8 +57,9 @@ export class Client {
   delete(session: string): Promise<SessionReply>;
   stats(session: string): Promise<Record<string, Json>>;
   fork(session: string, opts?: { id?: string; at?: string; before?: string }): Promise<SessionReply>;
-  list(opts?: { limit?: number; cursor?: string }): Promise<ListReply>;
-  sessions(page?: number): AsyncGenerator<SessionInfo>;
+  list(opts?: ListOptions): Promise<ListReply>;
+  search(query: string, opts?: { session?: string; limit?: number; offset?: number }): Promise<SearchReply>;
+  sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<SessionInfo>;
   append(session: string, entries: Entry[], opts?: { parent?: string; ifSequence?: number }): Promise<AppendReply>;
   move(session: string, target: string, opts?: { summary?: string; details?: Json; ifSequence?: number }): Promise<AppendReply>;
   label(session: string, target: string, label: string, opts?: { ifSequence?: number }): Promise<AppendReply>;
@@ -90,3 +91,32 @@ export class PiSession {
 }
 /** The installed pi module (@earendil-works/pi-coding-agent, or @mariozechner/pi-coding-agent). */
 export function importPi(): Promise<any>;
+
+export interface ListOptions {
+  limit?: number;
+  cursor?: string;
+  name?: string;
+  cwd?: string;
+  labels?: string[];
+  meta?: Record<string, string>;
+  since?: string;
+  until?: string;
+}
+
+export interface SearchHit {
+  session: string;
+  entry: string;
+  type: string;
+  role?: string;
+  timestamp: string;
+  score: number;
+  snippet: string;
+  /** Ranges [start, end) of the matched words in snippet, in bytes of its
+   * UTF-8 (new TextEncoder().encode(snippet).subarray(start, end)). */
+  matches: [number, number][];
+}
+
+export interface SearchReply {
+  hits: SearchHit[];
+  total: number;
+}

@@ -119,13 +119,23 @@ export class Client {
   delete(session) { return this.call("delete", { session }); }
   stats(session) { return this.call("stats", { session }); }
   fork(session, { id, at, before } = {}) { return this.call("fork", drop({ session, id, at, before })); }
-  list({ limit, cursor } = {}) { return this.call("list", drop({ limit, cursor })); }
+  /** A page of sessions, most recently updated first, filtered by name
+   * (a part, any case), cwd (that directory or below), labels (all),
+   * meta ({k: "v"}), since and until (RFC 3339). A filtered page may be
+   * short, even empty, with a next: follow it (sessions() does). */
+  list({ limit, cursor, name, cwd, labels, meta, since, until } = {}) {
+    return this.call("list", drop({ limit, cursor, name, cwd, labels, meta, since, until }));
+  }
+
+  /** Messages whose text has every word of query (in double quotes: the
+   * phrase), best first: {hits: [{session, entry, snippet, matches, …}], total}. */
+  search(query, { session, limit, offset } = {}) { return this.call("search", drop({ query, session, limit, offset })); }
 
   /** Every session, most recently updated first. */
-  async *sessions(page = 100) {
+  async *sessions(page = 100, filters = {}) {
     let cursor;
     do {
-      const r = await this.list({ limit: page, cursor });
+      const r = await this.list({ ...filters, limit: page, cursor });
       yield* r.sessions ?? [];
       cursor = r.next;
     } while (cursor);

@@ -119,3 +119,29 @@ test("PiSession refuses a pi whose SessionManager cannot be given a history (pi 
   await c.append(id, [user("hello")]);
   await assert.rejects(sl.PiSession.open(c, id, { pi: pi073 }), /cannot be given a session's history/);
 });
+
+test("search and listing filters", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id, cwd: "/work/ts-search", metadata: { team: "ts" } });
+  const a = await c.append(id, [user("a naïve quixotic plan"), assistant("noted")]);
+  await c.label(id, a.entries[0].id, "found");
+  let r;
+  for (let i = 0; i < 200; i++) { // the index follows the stream: within moments
+    r = await c.search("quixotic", { session: id });
+    if (r.total) break;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.equal(r.hits[0].entry, a.entries[0].id);
+  const [s, e] = r.hits[0].matches[0];
+  assert.equal(new TextDecoder().decode(new TextEncoder().encode(r.hits[0].snippet).subarray(s, e)), "quixotic"); // bytes, past "ï"
+  await assert.rejects(c.search("  "), sl.BadRequestError);
+  // The listing's record follows the label within a second or so.
+  let listed = [];
+  for (let i = 0; i < 100 && listed.length === 0; i++) {
+    listed = [];
+    for await (const x of c.sessions(1, { labels: ["found"], meta: { team: "ts" } })) listed.push(x);
+    if (!listed.length) await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.deepEqual(listed.map((x) => x.id), [id]);
+  assert.deepEqual(listed[0].metadata, { team: "ts" });
+});

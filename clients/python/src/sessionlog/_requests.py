@@ -66,8 +66,22 @@ def fork(session_id: str, id: Optional[str] = None, at: Optional[str] = None, be
     return "fork", _body(session=session_id, id=id, at=at, before=before)
 
 
-def list_sessions(limit: Optional[int] = None, cursor: Optional[str] = None) -> Request:
-    return "list", _body(limit=limit, cursor=cursor)
+def list_sessions(limit: Optional[int] = None, cursor: Optional[str] = None, name: Optional[str] = None,
+                  cwd: Optional[str] = None, labels: Optional[List[str]] = None, meta: Optional[Dict[str, str]] = None,
+                  since: Optional[str] = None, until: Optional[str] = None) -> Request:
+    """A page of sessions, filtered by name (a part, any case), cwd (that
+    directory or below), labels (all of them), meta (top-level metadata
+    members), since and until (RFC 3339, on the last update). A filtered
+    page may be short, even empty, with a "next": follow it."""
+    return "list", _body(limit=limit, cursor=cursor, name=name, cwd=cwd, labels=labels, meta=meta, since=since, until=until)
+
+
+def search(query: str, session_id: Optional[str] = None, limit: Optional[int] = None,
+           offset: Optional[int] = None) -> Request:
+    """Messages whose text has every word of query (in double quotes: the
+    phrase), best first. Each hit's "matches" are byte ranges of the UTF-8
+    of its "snippet": snippet.encode()[start:end].decode()."""
+    return "search", _body(query=query, session=session_id, limit=limit, offset=offset)
 
 
 def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Request:

@@ -69,8 +69,14 @@ class AsyncClient:
     async def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
         return await self.call(*req.fork(session, id, at, before))
 
-    async def list(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
-        return await self.call(*req.list_sessions(limit, cursor))
+    async def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Dict[str, Any]:
+        """A page of sessions; filters: name, cwd, labels, meta, since, until."""
+        return await self.call(*req.list_sessions(limit, cursor, **filters))
+
+    async def search(self, query: str, session: Optional[str] = None, limit: Optional[int] = None,
+               offset: Optional[int] = None) -> Dict[str, Any]:
+        """Messages by their words across sessions, best first: {"hits": [...], "total": n}."""
+        return await self.call(*req.search(query, session, limit, offset))
 
     async def append(self, session: str, entries: Entries, parent: Optional[str] = None,
                      if_sequence: Optional[int] = None) -> Dict[str, Any]:

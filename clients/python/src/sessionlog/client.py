@@ -106,14 +106,20 @@ class Client:
     def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
         return self.call(*req.fork(session, id, at, before))
 
-    def list(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
-        return self.call(*req.list_sessions(limit, cursor))
+    def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Dict[str, Any]:
+        """A page of sessions; filters: name, cwd, labels, meta, since, until."""
+        return self.call(*req.list_sessions(limit, cursor, **filters))
 
-    def sessions(self, page: int = 100) -> Iterator[Dict[str, Any]]:
-        """Every session, most recently updated first, page by page."""
+    def search(self, query: str, session: Optional[str] = None, limit: Optional[int] = None,
+               offset: Optional[int] = None) -> Dict[str, Any]:
+        """Messages by their words across sessions, best first: {"hits": [...], "total": n}."""
+        return self.call(*req.search(query, session, limit, offset))
+
+    def sessions(self, page: int = 100, **filters: Any) -> Iterator[Dict[str, Any]]:
+        """Every session (that the filters keep), most recently updated first, page by page."""
         cursor: Optional[str] = None
         while True:
-            r = self.list(page, cursor)
+            r = self.list(page, cursor, **filters)
             yield from r.get("sessions", [])
             cursor = r.get("next")
             if not cursor:
