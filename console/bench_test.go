@@ -16,7 +16,7 @@ import (
 // was first drawn, by the browser's own clock (the "tree-rendered" mark,
 // in ms from the navigation's start).
 func firstRender(ctx context.Context, url string) (rendered, fetched float64, err error) {
-	err = chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url),
+	err = chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("#main")),
 		chromedp.Poll[chromedp.Void](`performance.getEntriesByName('tree-rendered').length > 0`, chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil {
 		return 0, 0, err
