@@ -276,3 +276,59 @@ func TestExportHTMLVerb(t *testing.T) {
 		t.Fatalf("export -html:\n%s", page)
 	}
 }
+
+// append -entry takes pi entries of any type on stdin, completed and
+// checked as the service does; append with nothing to append is refused.
+func TestAppendEntries(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, data, "", "new", "-id", "a1")
+	u := mustRun(t, data, "", "append", "a1", "-text", "hello")
+	lines := strings.Join([]string{
+		`{"type":"model_change","provider":"anthropic","modelId":"claude-x"}`,
+		`{"type":"thinking_level_change","thinkingLevel":"high"}`,
+		`{"type":"custom","customType":"my-ext","data":{"k":1}}`,
+		`{"type":"custom_message","customType":"note","content":"shown to the model","display":true}`,
+		`{"type":"compaction","summary":"we said hello","firstKeptEntryId":"` + u + `","tokensBefore":10}`,
+	}, "\n")
+	ids := strings.Fields(mustRun(t, data, lines, "append", "a1", "-entry"))
+	if len(ids) != 5 {
+		t.Fatalf("append -entry printed %q", ids)
+	}
+	mustRun(t, data, `{"type":"branch_summary","summary":"left it","fromId":"`+ids[4]+`"}`, "append", "a1", "-entry")
+	tree := mustRun(t, data, "", "tree", "a1")
+	for _, want := range []string{"model → anthropic/claude-x", "thinking → high", "custom my-ext", "custom message note", "compaction (10 tokens)", "branch summary: left it"} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("tree lacks %s:\n%s", want, tree)
+		}
+	}
+	if c := mustRun(t, data, "", "context", "a1"); !strings.Contains(c, "we said hello") || !strings.Contains(c, "shown to the model") {
+		t.Errorf("context:\n%s", c)
+	}
+	for _, tt := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		want        string
+	}{
+		{"no text", "", []string{"append", "a1"}, 2, "nothing to append"},
+		{"empty text", "", []string{"append", "a1", "-text", ""}, 2, "nothing to append"},
+		{"both stdin modes", "{}", []string{"append", "a1", "-json", "-entry"}, 2, "give one"},
+		{"no entries", "  \n", []string{"append", "a1", "-entry"}, 2, "no entries"},
+		{"unknown type", `{"type":"telepathy"}`, []string{"append", "a1", "-entry"}, 1, "unknown entry type"},
+		{"a header", `{"type":"session","version":3,"id":"x"}`, []string{"append", "a1", "-entry"}, 1, "not an entry"},
+		{"member twice", `{"type":"custom","customType":"a","customType":"b"}`, []string{"append", "a1", "-entry"}, 1, "line 1"},
+		{"bad field", `{"type":"thinking_level_change","thinkingLevel":"max"}`, []string{"append", "a1", "-entry"}, 1, "thinkingLevel"},
+		{"second line bad", "{\"type\":\"custom\",\"customType\":\"a\"}\n{oops", []string{"append", "a1", "-entry"}, 1, "line 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := mustRun(t, data, "", "stats", "a1")
+			code, _, stderr := runIn(t, data, tt.stdin, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+			if after := mustRun(t, data, "", "stats", "a1"); after != before {
+				t.Fatalf("a refused append changed the session:\n%s\n%s", before, after)
+			}
+		})
+	}
+}
