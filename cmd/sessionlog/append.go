@@ -25,7 +25,7 @@ func runAppend(ctx context.Context, e env) error {
 	toolCallID := fs.String("tool-call-id", "", "toolResult: id of the tool call answered")
 	toolName := fs.String("tool-name", "", "toolResult: name of the tool")
 	isError := fs.Bool("error", false, "toolResult: the tool failed")
-	withSeq := fs.Bool("seq", false, "also print the stream sequence (for `sessionlog wait`)")
+	withSeq := fs.Bool("seq", false, "also print the stream sequence (for the wait verb)")
 	args, err := parseArgs(fs, e.args, 1, "one session id")
 	if err != nil {
 		return err
@@ -56,6 +56,11 @@ func runAppend(ctx context.Context, e env) error {
 		}
 		m = *dm
 	} else {
+		switch *role {
+		case session.RoleUser, session.RoleAssistant, session.RoleToolResult:
+		default:
+			return usageError("unknown role %q (user, assistant, toolResult; other roles via -json)", *role)
+		}
 		// A log refuses deletes: an empty message would stay for good.
 		if *text == "" && *role != session.RoleToolResult {
 			return usageError("nothing to append: give -text, -json (a pi message on stdin) or -entry (pi entries on stdin)")

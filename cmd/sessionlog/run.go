@@ -16,6 +16,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// onFlags, when set, is given each flag set a verb makes (completion
+	// and tests read a verb's flags through it: see verbFlags).
+	onFlags func(*flag.FlagSet)
 }
 
 type verb struct {
@@ -27,34 +30,36 @@ var verbs map[string]verb
 
 func init() {
 	verbs = map[string]verb{
-		"demo":      {"play a session on the embedded node; print its tree, context and stats", runDemo},
-		"serve":     {"run the embedded node with a client listener for other processes", runServe},
-		"new":       {"create a session and print its id", runNew},
-		"append":    {"append a message (flags, or JSON on stdin) and print its id", runAppend},
-		"ls":        {"list sessions, most recently updated first (filters: -name -cwd -label -meta -since -until)", runList},
-		"search":    {"find messages by their words across sessions, best first, with snippets", runSearch},
-		"tree":      {"print a session's tree with labels and the leaf marked", runTree},
-		"show":      {"same as tree", runTree},
-		"context":   {"print the context of a session's leaf as JSON", runContext},
-		"stats":     {"print message, token and cost totals of a session", runStats},
-		"move":      {"move a session's leaf (optionally with a branch summary)", runMove},
-		"label":     {"label an entry (an empty label clears it)", runLabel},
-		"name":      {"name a session", runName},
-		"fork":      {"copy a branch into a new session", runFork},
-		"rm":        {"delete a session", runRemove},
-		"import":    {"import a pi JSONL session file", runImport},
-		"export":    {"export a session as a pi JSONL file", runExport},
-		"gc":        {"delete the blobs no entry names, past their grace period (serve does it hourly)", runGC},
-		"archive":   {"archive sessions (a compressed pi file and a manifest of digests); -delete removes them once archived", runArchive},
-		"unarchive": {"bring an archived session back, checked against its digests", runUnarchive},
-		"backup":    {"copy every session, each at a recorded cut, while writers go on (-base: incremental)", runBackup},
-		"restore":   {"load a backup into a deployment that holds none of its sessions, checked against its digests", runRestore},
-		"retention": {"archive or delete the sessions past a policy (-dry-run: say which and why)", runRetention},
-		"check":     {"load a session file and report every bad line", runCheck},
-		"watch":     {"print entries of some types from every session as JSON lines (durable)", runWatch},
-		"wait":      {"wait until a session has applied a sequence (read-your-writes); print its leaf", runWait},
-		"probe":     {"ask a node's /readyz or /healthz; exit 0 only when it answers 200 (container healthchecks)", runProbe},
-		"bench":     {"measure appends, opens, contexts and listing against raw JetStream; print ratios", runBench},
+		"demo":       {"play a session on the embedded node; print its tree, context and stats", runDemo},
+		"serve":      {"run the embedded node with a client listener for other processes", runServe},
+		"new":        {"create a session and print its id", runNew},
+		"append":     {"append a message (flags, or JSON on stdin) and print its id", runAppend},
+		"ls":         {"list sessions, most recently updated first (filters: -name -cwd -label -meta -since -until)", runList},
+		"search":     {"find messages by their words across sessions, best first, with snippets", runSearch},
+		"tree":       {"print a session's tree with labels and the leaf marked", runTree},
+		"show":       {"same as tree", runTree},
+		"context":    {"print the context of a session's leaf as JSON", runContext},
+		"stats":      {"print message, token and cost totals of a session", runStats},
+		"move":       {"move a session's leaf (optionally with a branch summary)", runMove},
+		"label":      {"label an entry (an empty label clears it)", runLabel},
+		"name":       {"name a session", runName},
+		"fork":       {"copy a branch into a new session", runFork},
+		"rm":         {"delete a session", runRemove},
+		"import":     {"import pi session files, or directories of them (a whole pi sessions tree)", runImport},
+		"export":     {"export a session as a pi JSONL file (-html: one self-contained page)", runExport},
+		"gc":         {"delete the blobs no entry names, past their grace period (serve does it hourly)", runGC},
+		"archive":    {"archive sessions (a compressed pi file and a manifest of digests); -delete removes them once archived", runArchive},
+		"unarchive":  {"bring an archived session back, checked against its digests", runUnarchive},
+		"backup":     {"copy every session, each at a recorded cut, while writers go on (-base: incremental)", runBackup},
+		"restore":    {"load a backup into a deployment that holds none of its sessions, checked against its digests", runRestore},
+		"retention":  {"archive or delete the sessions past a policy (-dry-run: say which and why)", runRetention},
+		"check":      {"load a session file and report every bad line", runCheck},
+		"watch":      {"print entries of some types from every session as JSON lines (durable)", runWatch},
+		"wait":       {"wait until a session has applied a sequence (read-your-writes); print its leaf", runWait},
+		"probe":      {"ask a node's /readyz or /healthz; exit 0 only when it answers 200 (container healthchecks)", runProbe},
+		"bench":      {"measure appends, opens, contexts and listing against raw JetStream; print ratios", runBench},
+		"version":    {"print the version and the commit it was built from (also --version)", runVersion},
+		"completion": {"print a shell completion script: bash, zsh or fish (source <(sessionlog completion bash))", runCompletion},
 	}
 }
 
@@ -64,9 +69,17 @@ var errUsage = errors.New("usage")
 // Run executes one command line and returns the process exit code: 0 on
 // success, 1 on failure, 2 on bad usage. Errors are one line on stderr.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	switch {
+	case len(args) == 0:
+		usage(stderr)
+		return 2
+	case args[0] == "help" && len(args) > 1:
+		args = []string{args[1], "-h"} // help VERB is VERB -h
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		usage(stdout)
 		return 0
+	case args[0] == "--version" || args[0] == "-version":
+		args = []string{"version"}
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
@@ -88,7 +101,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: sessionlog <verb> [flags] [args]")
+	fmt.Fprintln(w, "usage: sessionlog <verb> [flags] [args]   (sessionlog help VERB, or VERB -h: that verb's flags)")
 	fmt.Fprintln(w)
 	names := make([]string, 0, len(verbs))
 	for n := range verbs {
@@ -96,13 +109,30 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, verbs[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, verbs[n].summary)
 	}
 }
 
 func newFlags(name string, e env) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	// Help asked for goes to stdout (and exits 0); help after a mistake
+	// goes to stderr with it.
+	for _, a := range e.args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(e.stdout)
+		}
+		if a == "--" {
+			break
+		}
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sessionlog %s [flags] [args]\n  %s\n\nflags:\n", name, verbs[name].summary)
+		fs.PrintDefaults()
+	}
+	if e.onFlags != nil {
+		e.onFlags(fs) // read once the verb returns, its flags all defined: see verbFlags
+	}
 	return fs
 }
 
