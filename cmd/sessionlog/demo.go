@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, e env) error {
 			return err
 		}
 		fmt.Fprintf(w, "── sessionlog tree %s\n", h.ID)
-		if err := printSession(ctx, e, sess, 72); err != nil {
+		if err := printSession(ctx, e.stdout, sess, treeOptions{width: 72}); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "\n── sessionlog context %s\n", h.ID)

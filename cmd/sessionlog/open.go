@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
@@ -53,6 +54,10 @@ func sessionVerb(ctx context.Context, e env, name string, addFlags func(fs *flag
 		return err
 	}
 	defer s.Close(ctx)
+	// What a lenient read left out, in line order, before the output.
+	for _, is := range byLine(s.Issues()) {
+		fmt.Fprintf(e.stderr, "skipped %v\n", is)
+	}
 	return fn(sess)
 }
 

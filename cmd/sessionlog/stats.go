@@ -2,14 +2,45 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/agentcore/sessionlog/session"
 )
 
 func runStats(ctx context.Context, e env) error {
-	return sessionVerb(ctx, e, "stats", nil, func(sess *session.Session) error { return printStats(ctx, e, sess) })
+	var asJSON *bool
+	flags := func(fs *flag.FlagSet) { asJSON = fs.Bool("json", false, "print the statistics as JSON") }
+	return sessionVerb(ctx, e, "stats", flags, func(sess *session.Session) error {
+		if *asJSON {
+			st, err := sess.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			return printStatsJSON(e.stdout, st)
+		}
+		return printStats(ctx, e, sess)
+	})
+}
+
+// printStatsJSON writes the statistics with the keys the service's stats
+// operation uses.
+func printStatsJSON(w io.Writer, st session.Stats) error {
+	byType := map[string]int{}
+	for t, n := range st.ByType {
+		byType[string(t)] = n
+	}
+	u := st.Usage
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{
+		"entries": st.Entries, "byType": byType, "messages": st.Messages, "byRole": st.ByRole, "toolCalls": st.ToolCalls,
+		"compactions": st.Compactions, "branchSummaries": st.BranchSummaries, "redactions": st.Redactions,
+		"usage": map[string]any{"input": u.Input, "output": u.Output, "cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite, "totalTokens": u.TotalTokens, "cost": u.Cost.Total},
+	})
 }
 
 func printStats(ctx context.Context, e env, sess *session.Session) error {

@@ -12,12 +12,29 @@ import (
 )
 
 func runTree(ctx context.Context, e env) error {
-	var width *int
-	flags := func(fs *flag.FlagSet) { width = fs.Int("width", 72, "characters of each entry's text to show") }
-	return sessionVerb(ctx, e, "tree", flags, func(sess *session.Session) error { return printSession(ctx, e, sess, *width) })
+	var o treeOptions
+	flags := func(fs *flag.FlagSet) {
+		fs.IntVar(&o.width, "width", 72, "characters of each entry's text to show")
+		fs.IntVar(&o.depth, "depth", 0, "show entries at most this many steps from their root (0: all)")
+		fs.BoolVar(&o.branch, "branch", false, "show only the current branch: the path from the root to the leaf")
+		fs.BoolVar(&o.json, "json", false, "print the tree as JSON: the header, the leaf and every node shown, flat with its parentId")
+		fs.BoolVar(&o.noPager, "no-pager", false, "never page the output (on a terminal it goes through $PAGER, or less)")
+	}
+	return sessionVerb(ctx, e, "tree", flags, func(sess *session.Session) error {
+		if o.depth < 0 {
+			return usageError("-depth must not be negative")
+		}
+		return paged(e, o.noPager || o.json, func(w io.Writer) error { return printSession(ctx, w, sess, o) })
+	})
 }
 
-func printSession(ctx context.Context, e env, sess *session.Session, width int) error {
+// treeOptions are the tree verb's.
+type treeOptions struct {
+	width, depth          int
+	branch, json, noPager bool
+}
+
+func printSession(ctx context.Context, w io.Writer, sess *session.Session, o treeOptions) error {
 	v, err := sess.Tree(ctx)
 	if err != nil {
 		return err
@@ -27,8 +44,18 @@ func printSession(ctx context.Context, e env, sess *session.Session, width int) 
 		return err
 	}
 	name, _ := sess.Name(ctx)
-	fmt.Fprintf(e.stdout, "session %s %s\n", h.ID, quoteIf(name))
-	printTree(e.stdout, v, width)
+	if o.branch {
+		v = branchOnly(v)
+	}
+	if o.json {
+		return printTreeJSON(w, h, name, v, o.depth)
+	}
+	fmt.Fprintf(w, "session %s %s\n", h.ID, quoteIf(name))
+	if v.Leaf == "" && len(v.Roots) > 0 {
+		// After move -root no entry carries the marker: say where it is.
+		fmt.Fprintln(w, "← leaf: before the first entry (the next append starts a new root)")
+	}
+	printTree(w, v, o.width, o.depth)
 	return nil
 }
 
@@ -42,32 +69,37 @@ func quoteIf(s string) string {
 // printTree draws the tree: a chain of only children stays at one indent,
 // and siblings branch with ├─ and └─. It walks with an explicit stack so a
 // 100,000-entry chain cannot overflow.
-func printTree(w io.Writer, v session.TreeView, width int) {
+// depth > 0 leaves out entries more than depth steps from their root.
+func printTree(w io.Writer, v session.TreeView, width, depth int) {
 	type item struct {
 		n      *session.Node
 		prefix string // drawn before the node
 		indent string // continues below it
+		depth  int    // steps from its root
 	}
 	var stack []item
-	push := func(nodes []*session.Node, indent string) {
+	push := func(nodes []*session.Node, indent string, d int) {
+		if depth > 0 && d > depth {
+			return
+		}
 		if len(nodes) == 1 {
-			stack = append(stack, item{nodes[0], indent, indent})
+			stack = append(stack, item{nodes[0], indent, indent, d})
 			return
 		}
 		for i := len(nodes) - 1; i >= 0; i-- {
 			if i == len(nodes)-1 {
-				stack = append(stack, item{nodes[i], indent + "└─ ", indent + "   "})
+				stack = append(stack, item{nodes[i], indent + "└─ ", indent + "   ", d})
 			} else {
-				stack = append(stack, item{nodes[i], indent + "├─ ", indent + "│  "})
+				stack = append(stack, item{nodes[i], indent + "├─ ", indent + "│  ", d})
 			}
 		}
 	}
-	push(v.Roots, "")
+	push(v.Roots, "", 1)
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		fmt.Fprintf(w, "%s%s\n", it.prefix, describeNode(it.n, v.Leaf, width))
-		push(it.n.Children, it.indent)
+		push(it.n.Children, it.indent, it.depth+1)
 	}
 }
 
