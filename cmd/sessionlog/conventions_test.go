@@ -17,8 +17,8 @@ import (
 // build this is.
 func TestConventions(t *testing.T) {
 	for _, tt := range []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{nil, 2, "", "usage: sessionlog <verb>"},
