@@ -292,7 +292,10 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 	tel.EventsHandled.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome), semconv.MessagingConsumerGroupName(s.cfg.Durable)))
 	span.SetAttributes(telemetry.OutcomeKey.String(outcome), attribute.Float64("sessionlog.handler.seconds", telemetry.Seconds(start)))
 	if ctx.Err() != nil {
-		return // closing: leave it unacknowledged for redelivery
+		// Closing: given back at once for the next consumer of the
+		// durable, rather than after AckWait.
+		_ = msg.Nak()
+		return
 	}
 	if err == nil {
 		if aerr := msg.DoubleAck(ctx); aerr != nil {

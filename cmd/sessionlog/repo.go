@@ -41,6 +41,11 @@ type repoFlags struct {
 	redact bool
 	rules  rulesFlag
 	warn   io.Writer // where New's warnings go (the verb's stderr)
+	// share makes an embedded node (no serve running) listen on a free
+	// loopback port and say so in the data dir's serve.url while it runs,
+	// so that other invocations on the same data dir use it (a long watch
+	// must not lock the others out).
+	share bool
 }
 
 // rulesFlag reads redaction rules from a JSON file when the flag is set:
@@ -110,6 +115,16 @@ func defaultDataDir() string {
 // other invocations on the same data dir connect to it instead of starting
 // a node of their own.
 func serveURLFile(data string) string { return filepath.Join(data, "serve.url") }
+
+// writeURLFile says where the data dir's node listens: written whole, then
+// renamed into place, so that a reader never sees half a URL.
+func writeURLFile(data, url string) error {
+	f := serveURLFile(data)
+	if err := os.WriteFile(f+".tmp", []byte(url+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(f+".tmp", f)
+}
 
 // openedRepo is a repository with what must be closed after it.
 type openedRepo struct {
@@ -190,6 +205,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.share {
+			cfg.Listen = "127.0.0.1:0"
+		}
 		node, err = cluster.Start(ctx, cfg)
 		if errors.Is(err, cluster.ErrDataDirInUse) {
 			return nil, fmt.Errorf("%w (a `sessionlog serve` may be starting; pass -url to reach it)", err)
@@ -201,6 +219,13 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 			node.Close(ctx)
 			return nil, err
 		}
+		if r.share {
+			if err := writeURLFile(r.data, node.ClientURL()); err != nil {
+				nc.Close()
+				node.Close(ctx)
+				return nil, err
+			}
+		}
 	}
 	b, err := stream.New(ctx, nc, r.streamConfig(), stream.WithConflictPolicy(stream.Rebase))
 	closeAll := func(ctx context.Context) error {
@@ -209,6 +234,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 		}
 		nc.Close()
 		if node != nil {
+			if r.share {
+				os.Remove(serveURLFile(r.data))
+			}
 			return node.Close(ctx)
 		}
 		return nil

@@ -54,7 +54,7 @@ func init() {
 		"restore":    {"load a backup into a deployment that holds none of its sessions, checked against its digests", runRestore},
 		"retention":  {"archive or delete the sessions past a policy (-dry-run: say which and why)", runRetention},
 		"check":      {"load a session file and report every bad line", runCheck},
-		"watch":      {"print entries of some types from every session as JSON lines (durable)", runWatch},
+		"watch":      {"print entries of some types from every session as JSON lines, from now (-from) or through a durable consumer (-durable)", runWatch},
 		"wait":       {"wait until a session has applied a sequence (read-your-writes); print its leaf", runWait},
 		"probe":      {"ask a node's /readyz or /healthz; exit 0 only when it answers 200 (container healthchecks)", runProbe},
 		"bench":      {"measure appends, opens, contexts and listing against raw JetStream; print ratios", runBench},

@@ -100,15 +100,10 @@ func runServe(ctx context.Context, e env) error {
 	}
 	// Written whole, then renamed into place: a reader (the CLI, a test)
 	// that sees the file sees the URL, never an empty file being written.
-	urlFile := serveURLFile(rf.data)
-	tmp := urlFile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(node.ClientURL()+"\n"), 0o600); err != nil {
+	if err := writeURLFile(rf.data, node.ClientURL()); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, urlFile); err != nil {
-		return err
-	}
-	defer os.Remove(urlFile)
+	defer os.Remove(serveURLFile(rf.data))
 	<-ctx.Done()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/replica"
@@ -27,20 +28,36 @@ func (l *typeList) Set(v string) error {
 }
 
 // runWatch prints entries of the given types from every session as JSON
-// lines, through a durable consumer: each is printed at least once, and a
-// restarted watch with the same -durable goes on where it stopped.
+// lines: from now on by default (an ephemeral consumer each watch has to
+// itself), or through a durable consumer (-durable) whose position
+// survives restarts and which watches of the same name share.
 func runWatch(ctx context.Context, e env) error {
 	fs := newFlags("watch", e)
 	rf := addRepoFlags(fs)
 	var types typeList
 	fs.Var(&types, "type", "entry type to print (repeat, or comma-separate)")
-	durable := fs.String("durable", "", "consumer name: its position survives restarts (default watch-<types>)")
+	durable := fs.String("durable", "", "a durable consumer of this name: its position survives restarts, and watches of the same name share the entries")
+	from := fs.String("from", "now", "where a watch without -durable starts: now, start, a stream sequence, or an RFC 3339 time")
+	rmDurable := fs.String("rm-durable", "", "remove the durable consumer of this name, and exit")
 	limit := fs.Int("n", 0, "exit after this many entries (0: until interrupted)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
 	}
+	if rf.files != "" {
+		return usageError("watch needs JetStream, not -files")
+	}
+	if *rmDurable != "" {
+		return withRepo(ctx, rf, func(repo session.Repo) error { return removeDurable(ctx, e, repo, *rmDurable) })
+	}
 	if len(types) == 0 {
 		return usageError("give at least one -type")
+	}
+	if *durable != "" && flagSet(fs, "from") {
+		return usageError("-from is for a watch of its own; a durable (-durable) goes on from where it stopped")
+	}
+	start, err := parseFrom(*from)
+	if err != nil {
+		return err
 	}
 	// An event consumer continues the writers' traces: exported when the
 	// OTEL_* environment asks, as serve's are.
@@ -49,17 +66,9 @@ func runWatch(ctx context.Context, e env) error {
 		return err
 	}
 	defer tel.Close(context.WithoutCancel(ctx))
-	if *durable == "" {
-		names := make([]string, len(types))
-		for i, t := range types {
-			names[i] = string(t)
-		}
-		*durable = "watch-" + strings.Join(names, "-")
-	}
-	if rf.files != "" {
-		return usageError("watch needs JetStream, not -files")
-	}
-	cfg := replica.DefaultEventConfig(*durable, types...)
+	// Without a serve, this process runs the node: it listens, so that
+	// other invocations on the data dir can still append while it watches.
+	rf.share = true
 	return withRepo(ctx, rf, func(repo session.Repo) error {
 		b, ok := repo.(*stream.Backend)
 		if !ok {
@@ -67,36 +76,63 @@ func runWatch(ctx context.Context, e env) error {
 		}
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		var mu sync.Mutex
-		printed := 0
-		enc := json.NewEncoder(e.stdout)
-		sub, err := replica.Subscribe(wctx, b, cfg, func(ctx context.Context, ev replica.Event) error {
-			line, err := codec.EncodeEntry(ev.Entry)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			if *limit > 0 && printed >= *limit {
-				mu.Unlock()
-				// Not printed: hold it unacknowledged until the
-				// subscription closes, so the next watch gets it.
-				<-ctx.Done()
-				return ctx.Err()
-			}
-			defer mu.Unlock()
-			if err := enc.Encode(map[string]any{"session": ev.Session, "seq": ev.Seq, "delivery": ev.Delivery, "entry": json.RawMessage(line)}); err != nil {
-				return err
-			}
-			printed++
-			if *limit > 0 && printed >= *limit {
-				stop()
-			}
-			return nil
-		})
+		p := &printer{enc: json.NewEncoder(e.stdout), limit: *limit, stop: stop}
+		if *durable == "" {
+			return watchFrom(wctx, b, types, start, p)
+		}
+		cfg := replica.DefaultEventConfig(*durable, types...)
+		// Printing takes no time: entries a stopped watch had fetched but
+		// not printed go back to the durable within this.
+		cfg.AckWait = durableAckWait
+		sub, err := replica.Subscribe(wctx, b, cfg, p.event)
 		if err != nil {
 			return err
 		}
 		<-wctx.Done()
 		return sub.Close(context.WithoutCancel(ctx))
 	})
+}
+
+// durableAckWait is how long a durable watch's entries wait for an
+// acknowledgement before another watch of the durable gets them.
+const durableAckWait = 2 * time.Second
+
+// printer prints entries as JSON lines, at most limit (0: no limit).
+type printer struct {
+	mu      sync.Mutex
+	enc     *json.Encoder
+	limit   int
+	printed int
+	stop    func()
+}
+
+// event prints a durable consumer's event. Past the limit it holds the
+// entry unacknowledged until the subscription closes, so the next watch
+// of the durable gets it.
+func (p *printer) event(ctx context.Context, ev replica.Event) error {
+	p.mu.Lock()
+	if p.limit > 0 && p.printed >= p.limit {
+		p.mu.Unlock()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	defer p.mu.Unlock()
+	return p.print(map[string]any{"session": ev.Session, "seq": ev.Seq, "delivery": ev.Delivery}, ev.Entry)
+}
+
+// print writes one line; the caller holds mu.
+func (p *printer) print(fields map[string]any, e *session.Entry) error {
+	line, err := codec.EncodeEntry(e)
+	if err != nil {
+		return err
+	}
+	fields["entry"] = json.RawMessage(line)
+	if err := p.enc.Encode(fields); err != nil {
+		return err
+	}
+	p.printed++
+	if p.limit > 0 && p.printed >= p.limit {
+		p.stop()
+	}
+	return nil
 }
