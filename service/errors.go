@@ -75,9 +75,9 @@ type Error struct {
 	Field string `json:"field,omitempty"`
 	// Leaf and Sequence are where the session is now, for conflict.
 	Leaf     string `json:"leaf,omitempty"`
-	Sequence uint64 `json:"sequence,omitempty"`
+	Sequence uint64 `json:"sequence,omitzero"`
 	// RetryAfterMs is when to try again, for rate_limited.
-	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+	RetryAfterMs int64 `json:"retryAfterMs,omitzero"`
 }
 
 func (e *Error) Error() string {

@@ -44,8 +44,8 @@ var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContex
 type SearchRequest struct {
 	Query   string `json:"query"`
 	Session string `json:"session,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
-	Offset  int    `json:"offset,omitempty"`
+	Limit   int    `json:"limit,omitzero"`
+	Offset  int    `json:"offset,omitzero"`
 }
 
 // SearchReply is a page of hits (search.Result): each names its session
@@ -82,7 +82,7 @@ type AppendRequest struct {
 	Session    string           `json:"session"`
 	Entries    []jsontext.Value `json:"entries"`
 	Parent     *string          `json:"parent,omitempty"`
-	IfSequence uint64           `json:"ifSequence,omitempty"`
+	IfSequence uint64           `json:"ifSequence,omitzero"`
 	// Upload, instead of the other members, names an upload (see
 	// UploadRequest) holding this request's JSON: an append larger than
 	// a request, up to Limits.MaxUploadBytes.
@@ -126,8 +126,8 @@ type BlobReply struct {
 // cheaply.
 type BlobRequest struct {
 	SHA256 string `json:"sha256"`
-	Offset int64  `json:"offset,omitempty"`
-	Cursor uint64 `json:"cursor,omitempty"`
+	Offset int64  `json:"offset,omitzero"`
+	Cursor uint64 `json:"cursor,omitzero"`
 }
 
 // BlobDataReply is a piece of a blob. Next is the offset of the following
@@ -137,8 +137,8 @@ type BlobDataReply struct {
 	Size   int64  `json:"size"`
 	Offset int64  `json:"offset"`
 	Data   []byte `json:"data"`
-	Next   int64  `json:"next,omitempty"`
-	Cursor uint64 `json:"cursor,omitempty"`
+	Next   int64  `json:"next,omitzero"`
+	Cursor uint64 `json:"cursor,omitzero"`
 }
 
 // MoveRequest moves the leaf to Target ("" to before the first entry),
@@ -148,8 +148,8 @@ type MoveRequest struct {
 	Target     string         `json:"target"`
 	Summary    string         `json:"summary,omitempty"`
 	Details    jsontext.Value `json:"details,omitempty"`
-	FromHook   bool           `json:"fromHook,omitempty"`
-	IfSequence uint64         `json:"ifSequence,omitempty"`
+	FromHook   bool           `json:"fromHook,omitzero"`
+	IfSequence uint64         `json:"ifSequence,omitzero"`
 }
 
 // LabelRequest sets (or with "" clears) the label of an entry.
@@ -157,14 +157,14 @@ type LabelRequest struct {
 	Session    string `json:"session"`
 	Target     string `json:"target"`
 	Label      string `json:"label"`
-	IfSequence uint64 `json:"ifSequence,omitempty"`
+	IfSequence uint64 `json:"ifSequence,omitzero"`
 }
 
 // NameRequest names a session.
 type NameRequest struct {
 	Session    string `json:"session"`
 	Name       string `json:"name"`
-	IfSequence uint64 `json:"ifSequence,omitempty"`
+	IfSequence uint64 `json:"ifSequence,omitzero"`
 }
 
 // ContextRequest builds the context of the leaf, or of the branch ending
@@ -174,25 +174,25 @@ type ContextRequest struct {
 	At      string `json:"at,omitempty"`
 	// Offset is the first message to return: a context larger than one
 	// reply comes in pages (ContextReply.Next).
-	Offset int `json:"offset,omitempty"`
+	Offset int `json:"offset,omitzero"`
 	// Refs keeps references to content stored apart (see
 	// session.BlobRef) instead of the content.
-	Refs bool `json:"refs,omitempty"`
+	Refs bool `json:"refs,omitzero"`
 }
 
 // TreeRequest asks for a session's tree, from node Offset on.
 type TreeRequest struct {
 	Session string `json:"session"`
-	Offset  int    `json:"offset,omitempty"`
+	Offset  int    `json:"offset,omitzero"`
 }
 
 // EntriesRequest pages through a session's entries in append order.
 type EntriesRequest struct {
 	Session string `json:"session"`
-	Offset  int    `json:"offset,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
+	Offset  int    `json:"offset,omitzero"`
+	Limit   int    `json:"limit,omitzero"`
 	// Refs: as in ContextRequest.
-	Refs bool `json:"refs,omitempty"`
+	Refs bool `json:"refs,omitzero"`
 }
 
 // ForkRequest copies a branch of Session into a new session (ID, or a
@@ -214,7 +214,7 @@ type ForkRequest struct {
 // page may hold fewer than Limit sessions, none even, and still have a
 // Next: follow it until it is empty.
 type ListRequest struct {
-	Limit  int               `json:"limit,omitempty"`
+	Limit  int               `json:"limit,omitzero"`
 	Cursor string            `json:"cursor,omitempty"`
 	Name   string            `json:"name,omitempty"`
 	Cwd    string            `json:"cwd,omitempty"`
@@ -263,7 +263,7 @@ func (r ListRequest) Filter() (*session.Filter, error) {
 type WaitRequest struct {
 	Session   string `json:"session"`
 	Sequence  uint64 `json:"sequence"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitzero"`
 }
 
 // SessionReply describes a session (create, open, fork, delete).
@@ -271,8 +271,8 @@ type SessionReply struct {
 	Session  session.SessionInfo `json:"session"`
 	Header   jsontext.Value      `json:"header,omitempty"`
 	Labels   []LabelReply        `json:"labels,omitempty"`
-	Sequence uint64              `json:"sequence,omitempty"`
-	Copied   int                 `json:"copied,omitempty"` // fork
+	Sequence uint64              `json:"sequence,omitzero"`
+	Copied   int                 `json:"copied,omitzero"` // fork
 	// Deleted is what a delete removed.
 	Deleted *DeletedReply `json:"deleted,omitempty"`
 }
@@ -326,8 +326,8 @@ type ContextReply struct {
 	// this is the last page). Pages of one context belong together only
 	// if their Sequence is the same.
 	Total  int `json:"total"`
-	Offset int `json:"offset,omitempty"`
-	Next   int `json:"next,omitempty"`
+	Offset int `json:"offset,omitzero"`
+	Next   int `json:"next,omitzero"`
 }
 
 // ModelReply is the model in force.
@@ -344,7 +344,7 @@ type TreeReply struct {
 	// Total is the number of nodes; Next, when not 0, the offset of the
 	// next page (a tree larger than one reply).
 	Total int `json:"total"`
-	Next  int `json:"next,omitempty"`
+	Next  int `json:"next,omitzero"`
 }
 
 // TreeNode is one entry of the tree.
@@ -363,7 +363,7 @@ type TreeNode struct {
 type EntriesReply struct {
 	Entries  []jsontext.Value `json:"entries"`
 	Total    int              `json:"total"`
-	Next     int              `json:"next,omitempty"`
+	Next     int              `json:"next,omitzero"`
 	Sequence uint64           `json:"sequence"`
 }
 

@@ -198,6 +198,7 @@ type Service struct {
 	// refusedReplies counts requests whose reply subject was refused.
 	refusedReplies atomic.Int64
 	quota          *consumerQuota
+	answered       opStats
 	// staleReads, set only by tests (export_test.go), skips the freshness
 	// check of reads: the stale path the linearizability test must catch.
 	staleReads atomic.Bool
@@ -243,7 +244,8 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: cfg.Name, Version: cfg.Version, QueueGroup: cfg.QueueGroup, Metadata: meta,
-		Description: "sessionlog: LLM-agent sessions as trees of entries in JetStream",
+		Description:  "sessionlog: LLM-agent sessions as trees of entries in JetStream",
+		StatsHandler: s.answered.of,
 	})
 	if err != nil {
 		cancel()
@@ -371,10 +373,12 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			if err != nil {
 				pe := errorOf(err)
 				finish(pe)
+				s.answered.note(op, pe)
 				s.replyAsync(req, errorBody(pe), errorHeaders(pe))
 				return
 			}
 			finish(nil)
+			s.answered.note(op, nil)
 			s.replyAsync(req, body, nil)
 		}()
 	})

@@ -91,7 +91,18 @@ func runDemo(ctx context.Context, e env) error {
 			return err
 		}
 		fmt.Fprintf(w, "\n── sessionlog export %s -o %s\n", h.ID, path)
-		return runCheck(ctx, env{args: []string{path}, stdout: w, stderr: e.stderr})
+		if err := runCheck(ctx, env{args: []string{path}, stdout: w, stderr: e.stderr}); err != nil {
+			return err
+		}
+		if rf.files == "" && rf.url == "" {
+			// The data stays: say how to look at it again.
+			fmt.Fprintf(w, "\nThe data stays in %s. Explore it:\n", rf.data)
+			fmt.Fprintf(w, "  go run ./cmd/sessionlog ls -data %s\n", rf.data)
+			fmt.Fprintf(w, "  go run ./cmd/sessionlog tree %s -data %s\n", h.ID, rf.data)
+			fmt.Fprintf(w, "  go run ./cmd/sessionlog serve -data %s      # then open http://127.0.0.1:8080/\n", rf.data)
+			fmt.Fprintf(w, "  rm -r %s                                   # when done\n", rf.data)
+		}
+		return nil
 	})
 }
 
