@@ -207,7 +207,7 @@ func (o *slotObj) resolve(get BlobFetch) error {
 			continue
 		}
 		if ref.Encoding != BlobJSON {
-			return fmt.Errorf("%w: a %s reference stands for a JSON value", ErrInvalidEntry, ref.Encoding)
+			return fmt.Errorf("%w: %s %s reference stands for a JSON value", ErrInvalidEntry, article(ref.Encoding), ref.Encoding)
 		}
 		b, err := get(ref)
 		if err != nil {

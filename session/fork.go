@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ForkPoint says where a fork takes its branch from. The zero value is
@@ -81,7 +82,7 @@ func SelectFork(t *Tree, p ForkPoint) (ForkSelection, error) {
 			if e.Message != nil {
 				what = e.Message.Role + " message"
 			}
-			return sel, &TargetError{Op: "fork before", ID: p.id, Reason: fmt.Sprintf("is a %s, not a user message", what)}
+			return sel, &TargetError{Op: "fork before", ID: p.id, Reason: fmt.Sprintf("is %s %s, not a user message", article(what), what)}
 		}
 		sel.Before = e
 		end = e.ParentID
@@ -116,4 +117,13 @@ func copyBranch(branch []*Entry) []*Entry {
 		parent = c.ID
 	}
 	return out
+}
+
+// article is "an" before a vowel sound ("an assistant message"), "a"
+// otherwise.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentcore/sessionlog/session"
@@ -288,5 +289,20 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Message.Usage.Input = 2
 	if e.ActiveTools[0] != "x" || e.Details[2] != 'a' || e.Message.Content.Blocks[0].Arguments[0] != '{' || e.Message.Usage.Input != 1 {
 		t.Fatal("Clone shares memory with the original")
+	}
+}
+
+// A fork before an assistant message says so in English.
+func TestForkBeforeNamesWhatItIs(t *testing.T) {
+	ctx := context.Background()
+	st := session.NewMemoryStore(sessiontest.TestHeader("g"))
+	s, _ := session.New(st, sessiontest.TestConfig())
+	a, err := s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Provider: "p", Model: "m", StopReason: "stop",
+		Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SelectFork(ctx, session.Before(a.ID)); err == nil || !strings.Contains(err.Error(), "is an assistant message, not a user message") {
+		t.Fatalf("fork before an assistant message: %v", err)
 	}
 }

@@ -1,0 +1,95 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// A session on the embedded node: messages, a label, a branch with its
+// summary, a compaction, the context the model sees, and a fork. (The
+// README's library example, compiled and run.)
+func Example() {
+	ctx := context.Background()
+	dataDir, err := os.MkdirTemp("", "sessionlog-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dataDir)
+
+	node, err := cluster.Start(ctx, cluster.DefaultConfig(dataDir)) // or cluster.Dial(ctx, url)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer node.Close(ctx)
+	nc, err := node.Connect()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	repo, err := stream.New(ctx, nc, stream.DefaultConfig()) // or filestore.NewRepo(dir, filestore.DefaultConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer repo.Close(ctx)
+
+	h := session.Header{Version: session.CurrentVersion, ID: system.SessionID(),
+		Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: "/repo"}
+	store, err := repo.Create(ctx, h)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close(ctx)
+	s, err := session.New(store, system.Config()) // wall clock, random ids
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	must := func(_ *session.Entry, err error) {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	u, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("add retries")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// An assistant message says who answered: a zero one is refused.
+	must(s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Provider: "anthropic", Model: "claude-x", StopReason: "stop",
+		Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "Done: 3 retries with backoff."})}))
+	must(s.SetLabel(ctx, u.ID, "start"))
+	must(s.MoveTo(ctx, u.ID, session.WithBranchSummary("tried backoff; the user wants a circuit breaker", nil, false)))
+	kept, err := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("use a circuit breaker")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	must(s.AppendCompaction(ctx, session.Compaction{Summary: "retries were asked for; a breaker is wanted", FirstKeptEntryID: kept.ID, TokensBefore: 12000}))
+
+	c, err := s.BuildContext(ctx) // c.Messages are shared with the entries: read-only
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range c.Messages {
+		fmt.Printf("%s: %s%s\n", m.Role, m.Summary, m.Text())
+	}
+
+	// A fork copies a branch into a new session: SelectFork only says
+	// which entries; Repo.Fork copies them.
+	fh := session.Header{Version: session.CurrentVersion, ID: system.SessionID(), Timestamp: session.FormatTime(system.Clock{}.Now()), Cwd: "/repo"}
+	forked, sel, err := repo.Fork(ctx, h.ID, session.Before(kept.ID), fh)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer forked.Close(ctx)
+	fmt.Printf("forked %d entries before %q\n", len(sel.Entries), sel.Before.Message.Text())
+	// Output:
+	// compactionSummary: retries were asked for; a breaker is wanted
+	// user: use a circuit breaker
+	// forked 2 entries before "use a circuit breaker"
+}
