@@ -1,0 +1,143 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeCommands are the `./sessionlog …` lines of the README's block
+// under "The binary", comments and optional [parts] taken off.
+func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## The binary")
+	j := strings.Index(s[i:], "\n```\n")
+	if i < 0 || j < 0 {
+		t.Fatal("no block under ## The binary")
+	}
+	optional := regexp.MustCompile(`\s*\[[^\]]*\]`)
+	var out []string
+	for _, line := range strings.Split(s[i:i+j], "\n") {
+		if !strings.HasPrefix(line, "./sessionlog ") {
+			continue
+		}
+		if k := strings.Index(line, "  #"); k >= 0 {
+			line = line[:k]
+		}
+		line = optional.ReplaceAllString(strings.TrimSpace(line), "")
+		out = append(out, strings.ReplaceAll(line, "…", ""))
+	}
+	return out
+}
+
+// words splits a command line as a shell would: blanks, and "quoted
+// strings" kept whole.
+func words(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, any = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if any {
+				out = append(out, cur.String())
+				cur.Reset()
+				any = false
+			}
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// Every command of the README's block runs as written, on one data dir
+// and in order, with its placeholders (ID, ENTRY, SEQ, files and dirs)
+// filled in; only those that run until interrupted (serve, watch) or for
+// minutes (bench) are left out.
+func TestREADMECommands(t *testing.T) {
+	cmds := readmeCommands(t)
+	if len(cmds) < 25 {
+		t.Fatalf("only %d commands found in the README", len(cmds))
+	}
+	data, tmp := t.TempDir(), t.TempDir()
+	vars := map[string]string{
+		"DIR": filepath.Join(tmp, "backup"), "PREVDIR": "", "NEWID": "imported", "NEW": "unarchived",
+		"s.jsonl": filepath.Join(tmp, "s.jsonl"), "s.html": filepath.Join(tmp, "s.html"),
+	}
+	os.WriteFile(filepath.Join(tmp, "entries.jsonl"), []byte(`{"type":"custom","customType":"readme","data":{"ok":true}}`+"\n"), 0o600)
+	ran := 0
+	for _, c := range cmds {
+		args := words(strings.TrimPrefix(c, "./sessionlog "))
+		verb := args[0]
+		if verb == "serve" || verb == "watch" || verb == "bench" {
+			continue
+		}
+		stdin := ""
+		var filled []string
+		for k := 0; k < len(args); k++ {
+			a := args[k]
+			switch {
+			case a == "<":
+				b, _ := os.ReadFile(filepath.Join(tmp, args[k+1]))
+				stdin, k = string(b), k+1
+				continue
+			case verb == "rm" && a == "ID":
+				a = vars["NEWID"] // the imported copy: the rest still use ID
+			case verb == "archive" && a == "-delete", verb == "backup" && a == "-base":
+				continue
+			case verb == "restore" && a == "DIR":
+				a = vars["DIR"]
+			case vars[a] != "":
+				a = vars[a]
+			}
+			filled = append(filled, a)
+		}
+		dir := data
+		switch verb {
+		case "restore":
+			dir = t.TempDir() // a deployment holding none of the backup's sessions
+		case "check":
+			dir = "" // a file, not the data dir
+		}
+		switch verb {
+		case "archive", "unarchive":
+			filled = append(filled, "-dir", filepath.Join(tmp, "archive"))
+		case "import":
+			filled = append(filled, "-id", vars["NEWID"]) // the session itself is still here
+		}
+		if verb == "unarchive" {
+			filled = append(filled, "-id", vars["NEW"])
+		}
+		code, out, stderr := runIn(t, dir, stdin, filled...)
+		if code != 0 {
+			t.Fatalf("README: %s\nran: sessionlog %s\nexit %d: %s", c, strings.Join(filled, " "), code, stderr)
+		}
+		out = strings.TrimSpace(out)
+		switch {
+		case verb == "new":
+			vars["ID"] = out
+		case verb == "append" && vars["ENTRY"] == "" && strings.Contains(c, "-text"):
+			vars["ENTRY"] = out
+		case verb == "append" && strings.Contains(c, "-seq"):
+			vars["SEQ"] = strings.Fields(out)[1]
+		}
+		ran++
+	}
+	if ran < 25 {
+		t.Fatalf("ran %d of the README's commands", ran)
+	}
+}
