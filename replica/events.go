@@ -44,6 +44,13 @@ type EventConfig struct {
 	// session.BlobRef) stays a reference, for the handler to fetch if it
 	// needs it (Backend.Blobs). By default the content is in place.
 	Refs bool
+	// Start is where a new durable begins: every entry stored
+	// (DeliverAllPolicy, the zero value), only those stored from now on
+	// (DeliverNewPolicy), from a stream sequence (StartSeq) or a time
+	// (StartTime). A durable that exists goes on where it stopped.
+	Start     jetstream.DeliverPolicy
+	StartSeq  uint64
+	StartTime time.Time
 }
 
 // DefaultEventConfig delivers entries of the given types to durable.
@@ -189,7 +196,7 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 	}
 	for _, p := range b.Partitions() {
 		filters, _ := p.TypeSubjects(cfg.Types...)
-		cons, err := p.Stream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		cc := jetstream.ConsumerConfig{
 			Durable:        cfg.Durable,
 			Description:    "sessionlog event consumer",
 			FilterSubjects: filters,
@@ -197,7 +204,23 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 			AckWait:        cfg.AckWait,
 			MaxDeliver:     -1, // dead letters are ours to route, not the server's to drop
 			MaxAckPending:  1000,
-		})
+		}
+		// Where it starts is the durable's own once it exists: the
+		// server refuses to change it, and its position is what counts.
+		if old, err := p.Stream().Consumer(ctx, cfg.Durable); err == nil {
+			oc := old.CachedInfo().Config
+			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = oc.DeliverPolicy, oc.OptStartSeq, oc.OptStartTime
+		} else {
+			cc.DeliverPolicy = cfg.Start
+			switch cfg.Start {
+			case jetstream.DeliverByStartSequencePolicy:
+				cc.OptStartSeq = cfg.StartSeq
+			case jetstream.DeliverByStartTimePolicy:
+				t := cfg.StartTime
+				cc.OptStartTime = &t
+			}
+		}
+		cons, err := p.Stream().CreateOrUpdateConsumer(ctx, cc)
 		if err != nil {
 			stop()
 			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)

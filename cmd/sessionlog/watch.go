@@ -37,7 +37,7 @@ func runWatch(ctx context.Context, e env) error {
 	var types typeList
 	fs.Var(&types, "type", "entry type to print (repeat, or comma-separate)")
 	durable := fs.String("durable", "", "a durable consumer of this name: its position survives restarts, and watches of the same name share the entries")
-	from := fs.String("from", "now", "where a watch without -durable starts: now, start, a stream sequence, or an RFC 3339 time")
+	from := fs.String("from", "now", "where the watch starts: now, start, a stream sequence, or an RFC 3339 time (a durable: where it starts when new; default start)")
 	rmDurable := fs.String("rm-durable", "", "remove the durable consumer of this name, and exit")
 	limit := fs.Int("n", 0, "exit after this many entries (0: until interrupted)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
@@ -52,8 +52,8 @@ func runWatch(ctx context.Context, e env) error {
 	if len(types) == 0 {
 		return usageError("give at least one -type")
 	}
-	if *durable != "" && flagSet(fs, "from") {
-		return usageError("-from is for a watch of its own; a durable (-durable) goes on from where it stopped")
+	if *durable != "" && !flagSet(fs, "from") {
+		*from = "start" // a new durable sees every entry unless told otherwise
 	}
 	start, err := parseFrom(*from)
 	if err != nil {
@@ -81,6 +81,7 @@ func runWatch(ctx context.Context, e env) error {
 			return watchFrom(wctx, b, types, start, p)
 		}
 		cfg := replica.DefaultEventConfig(*durable, types...)
+		cfg.Start, cfg.StartSeq, cfg.StartTime = start.policy, start.seq, start.at
 		// Printing takes no time: entries a stopped watch had fetched but
 		// not printed go back to the durable within this.
 		cfg.AckWait = durableAckWait

@@ -89,8 +89,8 @@ func TestWatchBesideOtherInvocations(t *testing.T) {
 	}
 }
 
-// -from start replays history; a durable is shared and resumable, and
-// removed with -rm-durable; -from does not go with -durable.
+// -from start replays history; a durable is resumable, removed with
+// -rm-durable, and starts where -from says when new.
 func TestWatchFromAndDurables(t *testing.T) {
 	data := t.TempDir()
 	mustRun(t, data, "", "new", "-id", "w2")
@@ -115,8 +115,25 @@ func TestWatchFromAndDurables(t *testing.T) {
 	if code, _, stderr := runIn(t, data, "", "watch", "-rm-durable", "d1"); code != 1 || !strings.Contains(stderr, "no durable") {
 		t.Fatalf("rm-durable again: %d %q", code, stderr)
 	}
-	if code, _, stderr := runIn(t, data, "", "watch", "-type", "message", "-durable", "d2", "-from", "start"); code != 2 || !strings.Contains(stderr, "-from") {
-		t.Fatalf("-from with -durable: %d %q", code, stderr)
+	// A new durable from now sees only what comes after it.
+	wait := watchIn(t, data, "-type", "message", "-durable", "d2", "-from", "now", "-n", "1")
+	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		_, err := os.Stat(serveURLFile(data))
+		return err
+	})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < 50; i++ {
+			if _, err := os.Stat(serveURLFile(data)); err != nil {
+				return // the watch is done
+			}
+			runIn(t, data, "", "append", "w2", "-text", "d")
+			<-tick.C
+		}
+	}()
+	if code, out := wait(); code != 0 || strings.Join(entriesOf(t, out), "") != "d" {
+		t.Fatalf("a new durable from now: %d %q", code, entriesOf(t, out))
 	}
 	if code, _, stderr := runIn(t, data, "", "watch", "-type", "message", "-from", "yesterday"); code != 2 || !strings.Contains(stderr, "yesterday") {
 		t.Fatalf("-from yesterday: %d %q", code, stderr)
