@@ -80,25 +80,12 @@ func (r *Replica) pump(ctx context.Context, part int, it jetstream.MessagesConte
 // the owner.
 func (r *Replica) watchDeletes(ctx context.Context, w jetstream.KeyWatcher) {
 	defer r.wg.Done()
-	defer w.Stop()
-	for {
+	stream.Deletions(ctx, w, func(id string) {
 		select {
+		case r.deleted <- id:
 		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return // the watcher ended
-			}
-			if e == nil || e.Operation() == jetstream.KeyValuePut {
-				continue
-			}
-			select {
-			case r.deleted <- e.Key():
-			case <-ctx.Done():
-				return
-			}
 		}
-	}
+	})
 }
 
 // own is the goroutine that changes trees: it applies delivered messages,

@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -195,26 +194,11 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 // forget drops the entries of sessions deleted while it watches.
 func (ix *Indexer) forget(ctx context.Context, w jetstream.KeyWatcher) {
 	defer ix.wg.Done()
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil || (e.Operation() != jetstream.KeyValueDelete && e.Operation() != jetstream.KeyValuePurge) {
-				continue
-			}
-			if session.ValidateSessionID(e.Key()) != nil {
-				continue
-			}
-			if err := ix.x.Forget(ctx, e.Key()); err != nil && ctx.Err() == nil {
-				ix.note(err)
-			}
+	stream.Deletions(ctx, w, func(id string) {
+		if err := ix.x.Forget(ctx, id); err != nil && ctx.Err() == nil {
+			ix.note(err)
 		}
-	}
+	})
 }
 
 func (ix *Indexer) addLag(d time.Duration) {

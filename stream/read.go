@@ -285,3 +285,25 @@ func (p Partition) WatchIndex(ctx context.Context) (jetstream.KeyWatcher, error)
 	}
 	return w, nil
 }
+
+// Deletions calls deleted with the id of each session removed from the
+// index w watches (WatchIndex), until ctx ends or the watcher does; it
+// stops the watcher. Replicas and search indexes follow deletions with
+// it: a deletion leaves no message in the stream to see.
+func Deletions(ctx context.Context, w jetstream.KeyWatcher, deleted func(id string)) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return // the watcher ended
+			}
+			if e == nil || e.Operation() == jetstream.KeyValuePut || ValidateSessionID(e.Key()) != nil {
+				continue
+			}
+			deleted(e.Key())
+		}
+	}
+}

@@ -63,23 +63,9 @@ func TestWatchBesideOtherInvocations(t *testing.T) {
 	mustRun(t, data, "", "new", "-id", "w1")
 	mustRun(t, data, "", "append", "w1", "-text", "history")
 	wait := watchIn(t, data, "-type", "message", "-n", "2")
-	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		_, err := os.Stat(serveURLFile(data))
-		return err
-	})
 	// The watch's consumer may come a moment after its node: append until
 	// two arrive after it started.
-	go func() {
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < 50; i++ {
-			if _, err := os.Stat(serveURLFile(data)); err != nil {
-				return // the watch is done
-			}
-			runIn(t, data, "", "append", "w1", "-text", "live")
-			<-tick.C
-		}
-	}()
+	appendWhileWatching(t, data, "w1", "live")
 	code, out := wait()
 	if texts := entriesOf(t, out); code != 0 || len(texts) != 2 || texts[0] != "live" || texts[1] != "live" {
 		t.Fatalf("watch (exit %d) printed %q", code, texts)
@@ -117,6 +103,19 @@ func TestWatchFromAndDurables(t *testing.T) {
 	}
 	// A new durable from now sees only what comes after it.
 	wait := watchIn(t, data, "-type", "message", "-durable", "d2", "-from", "now", "-n", "1")
+	appendWhileWatching(t, data, "w2", "d")
+	if code, out := wait(); code != 0 || strings.Join(entriesOf(t, out), "") != "d" {
+		t.Fatalf("a new durable from now: %d %q", code, entriesOf(t, out))
+	}
+	if code, _, stderr := runIn(t, data, "", "watch", "-type", "message", "-from", "yesterday"); code != 2 || !strings.Contains(stderr, "yesterday") {
+		t.Fatalf("-from yesterday: %d %q", code, stderr)
+	}
+}
+
+// appendWhileWatching waits for the watch's node (its serve.url), then
+// appends text to id every 100 ms until the watch is done.
+func appendWhileWatching(t *testing.T, data, id, text string) {
+	t.Helper()
 	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 		_, err := os.Stat(serveURLFile(data))
 		return err
@@ -124,18 +123,12 @@ func TestWatchFromAndDurables(t *testing.T) {
 	go func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		for i := 0; i < 50; i++ {
+		for range 50 {
 			if _, err := os.Stat(serveURLFile(data)); err != nil {
 				return // the watch is done
 			}
-			runIn(t, data, "", "append", "w2", "-text", "d")
+			runIn(t, data, "", "append", id, "-text", text)
 			<-tick.C
 		}
 	}()
-	if code, out := wait(); code != 0 || strings.Join(entriesOf(t, out), "") != "d" {
-		t.Fatalf("a new durable from now: %d %q", code, entriesOf(t, out))
-	}
-	if code, _, stderr := runIn(t, data, "", "watch", "-type", "message", "-from", "yesterday"); code != 2 || !strings.Contains(stderr, "yesterday") {
-		t.Fatalf("-from yesterday: %d %q", code, stderr)
-	}
 }
