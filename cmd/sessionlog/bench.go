@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentcore/sessionlog/bench"
@@ -19,7 +20,7 @@ func runBench(ctx context.Context, e env) error {
 	ops := fs.Int("ops", 0, "appends per latency measurement (default 2000; 50 with -quick)")
 	only := fs.String("only", "", "measure only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
 	many := fs.Int("sessions", 0, "also generate this many sessions (20 entries each) and measure what they cost: server memory and disk per session, listing, opening (the 'sessions' part; a million takes minutes)")
-	searchSessions := fs.Int("search-sessions", 0, "sessions indexed and searched in the 'search' part, of -search-entries messages each (default 10,000 of 100: a million entries, minutes)")
+	searchSessions := fs.Int("search-sessions", 0, "also index and search this many sessions of -search-entries messages (the 'search' part; -only search alone: 10,000, a million entries, minutes)")
 	searchEntries := fs.Int("search-entries", 0, "messages per session in the 'search' part (default 100)")
 	backups := fs.Int("backup-sessions", 0, "also back up and restore this many sessions of 100 KB (the 'backup' part; 10,000 is 1 GB, minutes)")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
@@ -39,6 +40,8 @@ func runBench(ctx context.Context, e env) error {
 	cfg.Dir, cfg.Progress, cfg.PiModules, cfg.ManySessions = *dir, e.stderr, *pi, *many
 	if *searchSessions > 0 {
 		cfg.SearchSessions = *searchSessions
+	} else if !*quick && slices.Contains(cfg.Only, "search") {
+		cfg.SearchSessions = 10000
 	}
 	if *searchEntries > 0 {
 		cfg.SearchEntries = *searchEntries
