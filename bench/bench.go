@@ -98,7 +98,7 @@ func DefaultConfig() Config {
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
 		SearchEntries: 100, // SearchSessions: set to run the search part (minutes at 10,000)
-		HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
+		HeavyEntries:  2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
 
