@@ -97,8 +97,8 @@ func DefaultConfig() Config {
 		Ops: 2000, PayloadBytes: 1024, Writers: 16, Sessions: []int{1, 16, 256}, Duration: 5 * time.Second,
 		PartitionWriters: 64, PartitionSessions: 256, Settle: 12 * time.Second,
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
-		SearchEntries: 100, // SearchSessions: set to run the search part (minutes at 10,000)
-		HeavyEntries:  2000, HeavyImages: 500, ImageBytes: 1 << 20,
+		// SearchSessions is left 0: set, it runs the search part (minutes at 10,000).
+		SearchEntries: 100, HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
 	}
 }
 
