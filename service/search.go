@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentcore/sessionlog/search"
 )
@@ -20,6 +21,12 @@ func (s *Service) search(ctx context.Context, data []byte) (any, error) {
 	}
 	if s.cfg.Search == nil {
 		return nil, &Error{Code: CodeUnavailable, Message: "search is not enabled on this node (sessionlog serve keeps an index unless -search=false)"}
+	}
+	select {
+	case s.searches <- struct{}{}:
+		defer func() { <-s.searches }()
+	default:
+		return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d searches running on this node: the limit", cap(s.searches)), RetryAfterMs: 500}
 	}
 	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
 	return s.cfg.Search.Search(ctx, q, s.b.Exists)

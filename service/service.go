@@ -110,8 +110,11 @@ type Config struct {
 	Session    session.Config
 	SessionIDs session.IDSource
 	// Search answers the search operation from this node's index of the
-	// tenant's sessions; nil answers it unavailable.
-	Search Searcher
+	// tenant's sessions; nil answers it unavailable. MaxSearches bounds
+	// the searches run at once (one over a large index can take a core for
+	// a second): more are refused, rate_limited, rather than queued.
+	Search      Searcher
+	MaxSearches int
 }
 
 // Searcher is the full-text index the search operation asks (a
@@ -132,7 +135,7 @@ func DefaultConfig(sc session.Config) Config {
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxSearches: 4,
 		RequestTimeout: 20 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -158,6 +161,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
 	case c.MaxConsumersPerUser < 0:
 		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
+	case c.Search != nil && c.MaxSearches < 1:
+		return fmt.Errorf("%w: MaxSearches must be positive with a Search index", ErrInvalidConfig)
 	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1 || c.MaxWaitsPerClient < 1:
 		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight, MaxWaits and MaxWaitsPerClient must be positive", ErrInvalidConfig)
 	case c.RequestTimeout <= 0 || c.MaxWait <= 0 || c.CacheIdle <= 0:
@@ -206,7 +211,9 @@ type Service struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed by Close: waits give up at once
-	mu       sync.Mutex    // guards closed and wg.Add against Close
+	// searches holds a token per search running (Config.MaxSearches).
+	searches chan struct{}
+	mu       sync.Mutex // guards closed and wg.Add against Close
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -226,8 +233,9 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
 		waits: make(chan struct{}, cfg.MaxWaits), waitsBy: map[string]int{},
-		tel: b.Telemetry(),
-		ctx: sctx, cancel: cancel, stopping: make(chan struct{}),
+		searches: make(chan struct{}, max(1, cfg.MaxSearches)),
+		tel:      b.Telemetry(),
+		ctx:      sctx, cancel: cancel, stopping: make(chan struct{}),
 	}
 	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
 	if cfg.Tenant != "" {

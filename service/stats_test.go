@@ -3,12 +3,14 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 )
 
@@ -53,4 +55,40 @@ func TestStatsCountErrors(t *testing.T) {
 		return
 	}
 	t.Fatalf("no open endpoint in %+v", got)
+}
+
+// slowSearcher holds every search until released.
+type slowSearcher struct {
+	running chan struct{}
+	release chan struct{}
+}
+
+func (s slowSearcher) Search(ctx context.Context, q search.Query, _ search.Exists) (search.Result, error) {
+	s.running <- struct{}{}
+	<-s.release
+	return search.Result{Hits: []search.Hit{}}, nil
+}
+
+func (slowSearcher) Forget(context.Context, string) error { return nil }
+
+// Searches run at once are bounded: one past MaxSearches is refused,
+// rate_limited with when to come back, rather than queued behind them.
+func TestSearchesAreBounded(t *testing.T) {
+	ss := slowSearcher{running: make(chan struct{}, 2), release: make(chan struct{})}
+	f := start(t, func(c *service.Config) { c.Search, c.MaxSearches = ss, 1 })
+	done := make(chan error, 1)
+	go func() { done <- f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "x"}, nil) }()
+	<-ss.running // the first holds the only slot
+	err := f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "y"}, nil)
+	var pe *service.Error
+	if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 {
+		t.Fatalf("a second search at once: %v", err)
+	}
+	close(ss.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the first search: %v", err)
+	}
+	if err := f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "z"}, nil); err != nil {
+		t.Fatalf("a search once the slot is free: %v", err)
+	}
 }
