@@ -28,10 +28,13 @@ import (
 
 // refsParam reads ?refs=: whether the caller wants references to content
 // stored apart rather than the content.
-func refsParam(v string) (bool, error) {
+func refsParam(v string) (bool, error) { return boolParam("refs", v) }
+
+// boolParam reads a query parameter that is true or false.
+func boolParam(name, v string) (bool, error) {
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, &service.Error{Code: service.CodeBadRequest, Field: "?refs", Message: fmt.Sprintf("query parameter refs must be true or false, not %q", v)}
+		return false, &service.Error{Code: service.CodeBadRequest, Field: "?" + name, Message: fmt.Sprintf("query parameter %s must be true or false, not %q", name, v)}
 	}
 	return b, nil
 }

@@ -42,7 +42,7 @@ func (g *Gateway) routes() http.Handler {
 	handle("POST /v1/blobs", service.OpPutBlob, g.blobBody)
 	mux.HandleFunc("GET /v1/blobs/{sha256}", g.getBlob)
 	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(map[string]bool{"offset": true}))
-	handle("GET /v1/sessions/{id}/stats", service.OpStats, pathOnly)
+	handle("GET /v1/sessions/{id}/stats", service.OpStats, query(map[string]bool{"timeline": false}))
 	handle("GET /v1/search", service.OpSearch, searchQuery)
 	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
@@ -193,8 +193,8 @@ func query(params map[string]bool) builder {
 				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 			case len(vs) != 1:
 				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
-			case k == "refs":
-				b, err := refsParam(vs[0])
+			case k == "refs" || k == "timeline":
+				b, err := boolParam(k, vs[0])
 				if err != nil {
 					return nil, err
 				}

@@ -1,7 +1,10 @@
 package service
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -40,7 +43,7 @@ func (s *Service) open(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *StatsRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,49 @@ func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 		for t, n := range x.ByType {
 			r.ByType[string(t)] = n
 		}
+		if req.Timeline {
+			entries, err := st.Entries(ctx)
+			if err != nil {
+				return nil, err
+			}
+			r.Timeline, r.TimelineCut = timeline(entries)
+		}
 		r.Sequence, err = st.Sequence(ctx)
 		return r, err
 	})
+}
+
+// timeline sums the usage of assistant replies by day and model.
+func timeline(entries []*session.Entry) ([]UsageDay, bool) {
+	type key struct{ day, model string }
+	rows := map[key]*UsageDay{}
+	cut := false
+	for _, e := range entries {
+		m := e.Message
+		if m == nil || m.Role != session.RoleAssistant || m.Usage == nil {
+			continue
+		}
+		k := key{e.Timestamp[:min(10, len(e.Timestamp))], m.Provider + "/" + m.Model}
+		d := rows[k]
+		if d == nil {
+			if len(rows) == MaxTimeline {
+				cut = true
+				continue
+			}
+			d = &UsageDay{Day: k.day, Model: k.model}
+			rows[k] = d
+		}
+		d.Replies++
+		d.Input += m.Usage.Input
+		d.Output += m.Usage.Output
+		d.Cost += m.Usage.Cost.Total
+	}
+	out := make([]UsageDay, 0, len(rows))
+	for _, d := range rows {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b UsageDay) int {
+		return cmp.Or(strings.Compare(a.Day, b.Day), strings.Compare(a.Model, b.Model))
+	})
+	return out, cut
 }

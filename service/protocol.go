@@ -367,6 +367,27 @@ type EntriesReply struct {
 	Sequence uint64           `json:"sequence"`
 }
 
+// StatsRequest asks for a session's statistics; Timeline adds its tokens
+// and cost by day and model (it reads every entry: a large session's
+// timeline costs what reading it does).
+type StatsRequest struct {
+	Session  string `json:"session"`
+	Timeline bool   `json:"timeline,omitzero"`
+}
+
+// UsageDay is what one model's replies cost on one day (UTC).
+type UsageDay struct {
+	Day     string  `json:"day"`
+	Model   string  `json:"model"` // provider/model
+	Replies int     `json:"replies"`
+	Input   int64   `json:"input"`
+	Output  int64   `json:"output"`
+	Cost    float64 `json:"cost"`
+}
+
+// MaxTimeline bounds the rows of a timeline.
+const MaxTimeline = 1000
+
 // StatsReply counts a session's messages, tokens and cost.
 type StatsReply struct {
 	Entries         int            `json:"entries"`
@@ -380,6 +401,10 @@ type StatsReply struct {
 	Redactions int        `json:"redactions"`
 	Usage      UsageReply `json:"usage"`
 	Sequence   uint64     `json:"sequence"`
+	// Timeline, when asked for: by day, then model; at most MaxTimeline
+	// rows, TimelineCut saying more were left out.
+	Timeline    []UsageDay `json:"timeline,omitempty"`
+	TimelineCut bool       `json:"timelineCut,omitzero"`
 }
 
 // UsageReply sums tokens and cost.

@@ -92,3 +92,38 @@ func TestSearchesAreBounded(t *testing.T) {
 		t.Fatalf("a search once the slot is free: %v", err)
 	}
 }
+
+// stats with timeline sums assistant replies' usage by day and model.
+func TestStatsTimeline(t *testing.T) {
+	f := start(t, nil)
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "tl"}, nil)
+	reply := func(ts, model string, in, out int, cost float64) map[string]any {
+		return map[string]any{"type": "message", "timestamp": ts, "message": map[string]any{"role": "assistant", "provider": "p", "model": model, "stopReason": "stop",
+			"content": []any{map[string]any{"type": "text", "text": "ok"}},
+			"usage": map[string]any{"input": in, "output": out, "cost": map[string]any{"total": cost}}}}
+	}
+	f.call(t, service.OpAppend, map[string]any{"session": "tl", "entries": []any{
+		reply("2025-01-01T10:00:00.000Z", "a", 10, 1, 0.5), reply("2025-01-01T11:00:00.000Z", "a", 20, 2, 0.25),
+		reply("2025-01-01T12:00:00.000Z", "b", 5, 5, 1), reply("2025-01-02T10:00:00.000Z", "a", 1, 1, 0),
+	}}, nil)
+	var r service.StatsReply
+	f.call(t, service.OpStats, service.StatsRequest{Session: "tl", Timeline: true}, &r)
+	want := []service.UsageDay{
+		{Day: "2025-01-01", Model: "p/a", Replies: 2, Input: 30, Output: 3, Cost: 0.75},
+		{Day: "2025-01-01", Model: "p/b", Replies: 1, Input: 5, Output: 5, Cost: 1},
+		{Day: "2025-01-02", Model: "p/a", Replies: 1, Input: 1, Output: 1, Cost: 0},
+	}
+	if len(r.Timeline) != len(want) || r.TimelineCut {
+		t.Fatalf("timeline %+v", r.Timeline)
+	}
+	for i := range want {
+		if r.Timeline[i] != want[i] {
+			t.Fatalf("row %d: %+v, want %+v", i, r.Timeline[i], want[i])
+		}
+	}
+	var plain service.StatsReply
+	f.call(t, service.OpStats, service.StatsRequest{Session: "tl"}, &plain)
+	if plain.Timeline != nil || plain.Messages != 4 {
+		t.Fatalf("stats without a timeline: %+v", plain)
+	}
+}

@@ -452,39 +452,20 @@ async function showEntry(st, panel) {
   panel.replaceChildren(...body);
 }
 
-// showStats: the totals, and tokens and cost per model and day from the
-// assistant messages (read in pages; up to 20,000 entries).
+// showStats: the totals, and tokens and cost by day and model (the
+// service's timeline).
 async function showStats(st, panel) {
-  const s = await api("GET", st.path + "/stats");
+  const s = await api("GET", st.path + "/stats?timeline=true");
   const u = s.usage || {};
   const rows = [["entries", s.entries], ["messages", s.messages], ["tool calls", s.toolCalls], ["compactions", s.compactions], ["branch summaries", s.branchSummaries],
-    ["input tokens", u.input], ["output tokens", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["cost", u.cost && u.cost.total]];
+    ["input tokens", u.input], ["output tokens", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["cost", u.cost]];
   const out = [h("table", { id: "stats" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v === undefined ? "" : String(v))))))];
-  if (s.entries <= 20000) {
-    const per = new Map();
-    for (let off = 0; off < s.entries; off += 1000) {
-      const page = await api("GET", st.path + "/entries?" + qs({ offset: off, limit: 1000 }));
-      for (const e of page.entries) {
-        const m = e.message;
-        if (!m || m.role !== "assistant" || !m.usage) continue;
-        const key = `${(e.timestamp || "").slice(0, 10)}\t${m.provider || "?"}/${m.model || "?"}`;
-        const a = per.get(key) || { tokens: 0, cost: 0, n: 0 };
-        a.tokens += (m.usage.input || 0) + (m.usage.output || 0);
-        a.cost += (m.usage.cost && m.usage.cost.total) || 0;
-        a.n++;
-        per.set(key, a);
-      }
-      if (!page.next) break;
-    }
-    const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "tokens", "cost"].map((c) => h("th", {}, c)))));
-    const body = h("tbody");
-    for (const [key, a] of [...per].sort()) {
-      const [day, model] = key.split("\t");
-      body.append(h("tr", {}, h("td", {}, day), h("td", {}, model), h("td", {}, String(a.n)), h("td", {}, String(a.tokens)), h("td", {}, a.cost.toFixed(4))));
-    }
-    t.append(body);
-    out.push(h("h3", {}, "Tokens and cost by day and model"), per.size ? t : h("p", { class: "muted" }, "No assistant messages with usage."));
-  }
+  const days = s.timeline || [];
+  const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "input", "output", "cost"].map((c) => h("th", {}, c)))));
+  t.append(h("tbody", {}, days.map((d) => h("tr", {}, h("td", {}, d.day), h("td", {}, d.model), h("td", {}, String(d.replies)),
+    h("td", {}, String(d.input)), h("td", {}, String(d.output)), h("td", {}, d.cost.toFixed(4))))));
+  out.push(h("h3", {}, "Tokens and cost by day and model"), days.length ? t : h("p", { class: "muted" }, "No assistant replies with usage."));
+  if (s.timelineCut) out.push(h("p", { class: "muted" }, "More days and models than shown (the first 1,000)."));
   panel.replaceChildren(...out);
 }
 
