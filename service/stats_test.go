@@ -77,7 +77,9 @@ func TestSearchesAreBounded(t *testing.T) {
 	ss := slowSearcher{running: make(chan struct{}, 2), release: make(chan struct{})}
 	f := start(t, func(c *service.Config) { c.Search, c.MaxSearches = ss, 1 })
 	done := make(chan error, 1)
-	go func() { done <- f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "x"}, nil) }()
+	go func() {
+		done <- f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "x"}, nil)
+	}()
 	<-ss.running // the first holds the only slot
 	err := f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "y"}, nil)
 	var pe *service.Error
@@ -100,7 +102,7 @@ func TestStatsTimeline(t *testing.T) {
 	reply := func(ts, model string, in, out int, cost float64) map[string]any {
 		return map[string]any{"type": "message", "timestamp": ts, "message": map[string]any{"role": "assistant", "provider": "p", "model": model, "stopReason": "stop",
 			"content": []any{map[string]any{"type": "text", "text": "ok"}},
-			"usage": map[string]any{"input": in, "output": out, "cost": map[string]any{"total": cost}}}}
+			"usage":   map[string]any{"input": in, "output": out, "cost": map[string]any{"total": cost}}}}
 	}
 	f.call(t, service.OpAppend, map[string]any{"session": "tl", "entries": []any{
 		reply("2025-01-01T10:00:00.000Z", "a", 10, 1, 0.5), reply("2025-01-01T11:00:00.000Z", "a", 20, 2, 0.25),
