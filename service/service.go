@@ -274,6 +274,14 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		cancel()
 		return nil, err
 	}
+	// The server has the endpoints' subscriptions once this returns: a
+	// client asking right after Start is answered, not told that no
+	// service is there.
+	if err := nc.FlushTimeout(cfg.RequestTimeout); err != nil {
+		svc.Stop()
+		cancel()
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	s.wg.Add(1)
 	go s.expireIdle()
 	return s, nil

@@ -105,7 +105,17 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream: provision blobs %s: %w", cfg.BlobBucket(), err)
 	}
-	stream, err := b.js.Stream(ctx, objStream(cfg.BlobBucket()))
+	// The store exists (found or made just now), but in a cluster still
+	// settling this node may not see its stream yet: ask again a little
+	// later rather than fail the start (a three-node start met this).
+	var stream jetstream.Stream
+	err = Provisioning(ctx, func(ctx context.Context) (err error) {
+		stream, err = b.js.Stream(ctx, objStream(cfg.BlobBucket()))
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return errors.Join(err, errUnavailable) // transient here
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("stream: blobs %s: %w", cfg.BlobBucket(), err)
 	}
