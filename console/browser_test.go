@@ -243,6 +243,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	r := s.append(t, "alpha", user("the zeppelin arrives"))
 	err = chromedp.Do(ctx,
 		poll(`[...document.querySelectorAll('#tree .row')].some(r => r.textContent.includes('zeppelin'))`),
+		poll(`document.getElementById('entry-count').textContent === '3'`),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf))),
 		poll(`(window.prompt = () => "landmark") && true`),
 		chromedp.Click(chromedp.CSS(`#act-label`)),

@@ -217,10 +217,11 @@ async function sessionView(main, id, wantEntry) {
   const right = h("div", {}, tabs, panel);
   right.style.display = "flex"; right.style.flexDirection = "column";
   panel.style.flex = "1";
-  main.append(h("div", {}, title, h("div", { class: "muted" }, `${id} · ${opened.session.cwd || ""} · ${st.nodes.length} entries`), toolbar),
+  const count = h("span", { id: "entry-count" }, String(st.nodes.length));
+  main.append(h("div", {}, title, h("div", { class: "muted" }, `${id} · ${opened.session.cwd || ""} · `, count, " entries"), toolbar),
     h("div", { class: "session" }, treeBox, right));
 
-  const relayout = () => { layout(st); spacer.style.height = st.rows.length * ROW + "px"; renderRows(); };
+  const relayout = () => { layout(st); spacer.style.height = st.rows.length * ROW + "px"; count.textContent = String(st.nodes.length); renderRows(); };
   let pendingFetch = null;
   function renderRows() {
     const first = Math.max(0, Math.floor(treeBox.scrollTop / ROW) - 10);
