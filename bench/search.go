@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	bquery "github.com/blevesearch/bleve/v2/search/query"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/search"
@@ -138,19 +137,8 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 	}
 	base := make([]time.Duration, 0, len(queries))
 	for _, q := range queries {
-		var bq bquery.Query
-		if strings.HasPrefix(q, `"`) {
-			pq := bleve.NewMatchPhraseQuery(strings.Trim(q, `"`))
-			pq.SetField("text")
-			bq = pq
-		} else {
-			mq := bleve.NewMatchQuery(q)
-			mq.SetField("text")
-			mq.SetOperator(bquery.MatchQueryOperatorAnd)
-			bq = mq
-		}
 		t0 := time.Now()
-		if _, err := raw.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, search.DefaultLimit, 0, false)); err != nil {
+		if _, err := raw.SearchInContext(ctx, bleve.NewSearchRequestOptions(search.TextQuery(q), search.DefaultLimit, 0, false)); err != nil {
 			raw.Close()
 			return err
 		}

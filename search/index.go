@@ -281,6 +281,21 @@ func (x *Index) Forget(ctx context.Context, sessionID string) error {
 	})
 }
 
+// TextQuery is the bleve query of a search's text, unchecked (Search
+// checks it first): every word in the text field, or in double quotes,
+// the phrase. The bench runs it on bleve alone as its baseline.
+func TextQuery(text string) query.Query {
+	if len(text) >= 2 && strings.HasPrefix(text, `"`) && strings.HasSuffix(text, `"`) {
+		p := bleve.NewMatchPhraseQuery(strings.Trim(text, `"`))
+		p.SetField("text")
+		return p
+	}
+	m := bleve.NewMatchQuery(text)
+	m.SetField("text")
+	m.SetOperator(query.MatchQueryOperatorAnd)
+	return m
+}
+
 // compile turns a query's text into a bleve query: every word must
 // appear (any case); a text in double quotes is a phrase.
 func (x *Index) compile(q Query) (query.Query, error) {
@@ -295,17 +310,7 @@ func (x *Index) compile(q Query) (query.Query, error) {
 	case len(strings.Fields(text)) > x.cfg.MaxQueryTerms:
 		return nil, &QueryError{"query", fmt.Sprintf("has %d words (max %d)", len(strings.Fields(text)), x.cfg.MaxQueryTerms)}
 	}
-	var tq query.Query
-	if len(text) >= 2 && strings.HasPrefix(text, `"`) && strings.HasSuffix(text, `"`) {
-		p := bleve.NewMatchPhraseQuery(strings.Trim(text, `"`))
-		p.SetField("text")
-		tq = p
-	} else {
-		m := bleve.NewMatchQuery(text)
-		m.SetField("text")
-		m.SetOperator(query.MatchQueryOperatorAnd)
-		tq = m
-	}
+	tq := TextQuery(text)
 	if q.Session == "" {
 		return tq, nil
 	}
