@@ -47,44 +47,47 @@ func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) 
 	fctx, cancel := context.WithCancel(context.Background())
 	ix.cancel = cancel
 	for _, p := range b.Partitions() {
-		from, err := ix.position(ctx, p)
-		if err != nil {
-			cancel()
+		if err := ix.start(ctx, fctx, p); err != nil {
+			cancel() // the partitions started before this one
 			ix.wg.Wait()
 			return nil, err
 		}
-		filters, typed := p.TypeSubjects(indexedTypes...)
-		cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: filters,
-			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-			OptStartSeq:    from + 1,
-		})
-		if err != nil {
-			cancel()
-			ix.wg.Wait()
-			return nil, fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
-		}
-		it, err := cons.Messages()
-		if err != nil {
-			cancel()
-			ix.wg.Wait()
-			return nil, fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
-		}
-		w, err := p.WatchIndex(ctx)
-		if err != nil {
-			it.Stop()
-			cancel()
-			ix.wg.Wait()
-			return nil, err
-		}
-		ix.mu.Lock()
-		ix.pos[p.Index()], ix.cons[p.Index()] = from, cons
-		ix.mu.Unlock()
-		ix.wg.Add(2)
-		go ix.follow(fctx, p, it, typed)
-		go ix.forget(fctx, w)
 	}
 	return ix, nil
+}
+
+// start follows partition p: its consumer from where the index stopped,
+// and its index watch, both running under fctx.
+func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
+	from, err := ix.position(ctx, p)
+	if err != nil {
+		return err
+	}
+	filters, typed := p.TypeSubjects(indexedTypes...)
+	cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: filters,
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    from + 1,
+	})
+	if err != nil {
+		return fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
+	}
+	w, err := p.WatchIndex(ctx)
+	if err != nil {
+		it.Stop()
+		return err
+	}
+	ix.mu.Lock()
+	ix.pos[p.Index()], ix.cons[p.Index()] = from, cons
+	ix.mu.Unlock()
+	ix.wg.Add(2)
+	go ix.follow(fctx, p, it, typed)
+	go ix.forget(fctx, w)
+	return nil
 }
 
 // posKey is where the index keeps a partition's position.
