@@ -111,29 +111,33 @@ type printer struct {
 // entry unacknowledged until the subscription closes, so the next watch
 // of the durable gets it.
 func (p *printer) event(ctx context.Context, ev replica.Event) error {
-	p.mu.Lock()
-	if p.limit > 0 && p.printed >= p.limit {
-		p.mu.Unlock()
+	ok, err := p.take(map[string]any{"session": ev.Session, "seq": ev.Seq, "delivery": ev.Delivery}, ev.Entry)
+	if err == nil && !ok {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	defer p.mu.Unlock()
-	return p.print(map[string]any{"session": ev.Session, "seq": ev.Seq, "delivery": ev.Delivery}, ev.Entry)
+	return err
 }
 
-// print writes one line; the caller holds mu.
-func (p *printer) print(fields map[string]any, e *session.Entry) error {
+// take prints one line unless the limit is reached (ok false); the last
+// one it prints stops the watch.
+func (p *printer) take(fields map[string]any, e *session.Entry) (ok bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limit > 0 && p.printed >= p.limit {
+		return false, nil
+	}
 	line, err := codec.EncodeEntry(e)
 	if err != nil {
-		return err
+		return false, err
 	}
 	fields["entry"] = json.RawMessage(line)
 	if err := p.enc.Encode(fields); err != nil {
-		return err
+		return false, err
 	}
 	p.printed++
 	if p.limit > 0 && p.printed >= p.limit {
 		p.stop()
 	}
-	return nil
+	return true, nil
 }

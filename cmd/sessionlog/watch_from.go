@@ -106,14 +106,7 @@ func watchPartition(ctx context.Context, b *stream.Backend, it jetstream.Message
 		if err != nil {
 			return err
 		}
-		p.mu.Lock()
-		if p.limit > 0 && p.printed >= p.limit {
-			p.mu.Unlock()
-			return nil
-		}
-		err = p.print(map[string]any{"session": m.Session, "seq": m.Seq}, e)
-		p.mu.Unlock()
-		if err != nil {
+		if ok, err := p.take(map[string]any{"session": m.Session, "seq": m.Seq}, e); err != nil || !ok {
 			return err
 		}
 	}
