@@ -109,3 +109,18 @@ func TestSearchRoute(t *testing.T) {
 		t.Errorf("search without an index: %d %v", r.status, r.body)
 	}
 }
+
+// GET …/stats takes ?timeline=true|false and names anything else.
+func TestStatsTimelineParam(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"st"}`); r.status != 200 {
+		t.Fatalf("create: %d %v", r.status, r.body)
+	}
+	if r := do(t, "GET", u+"/st/stats?timeline=maybe", ""); r.status != 400 || errField(r) != "?timeline" {
+		t.Fatalf("?timeline=maybe: %d %v", r.status, r.body)
+	}
+	if r := do(t, "GET", u+"/st/stats?timeline=true", ""); r.status != 200 || r.body["entries"] == nil {
+		t.Fatalf("?timeline=true: %d %v", r.status, r.body)
+	}
+}

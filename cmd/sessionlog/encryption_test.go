@@ -40,3 +40,36 @@ func TestVerbsOnAnEncryptedDataDir(t *testing.T) {
 		t.Fatalf("context with the key from the environment:\n%s", c)
 	}
 }
+
+// Search on an encrypted data dir finds what it holds, and keeps its index
+// in memory: no file under the data dir holds the words in the clear.
+func TestSearchWritesNoPlaintextWhenEncrypted(t *testing.T) {
+	data := t.TempDir()
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef-test-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SESSIONLOG_ENCRYPTION_KEY_FILE", key)
+	const word = "quetzalcoatlplaintextcanary"
+	mustRun(t, data, "", "new", "-id", "e2")
+	mustRun(t, data, "", "append", "e2", "-text", "a "+word+" here")
+	if out := mustRun(t, data, "", "search", word); !strings.Contains(out, "e2") {
+		t.Fatalf("search on an encrypted data dir:\n%s", out)
+	}
+	err := filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), word) {
+			t.Errorf("%s holds the text in the clear", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
