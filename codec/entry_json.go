@@ -20,8 +20,12 @@ func entryRequires(t session.EntryType, key string) bool {
 		return t == session.TypeMessage
 	case "thinkingLevel":
 		return t == session.TypeThinkingLevelChange
-	case "provider", "modelId":
+	case "provider":
+		return t == session.TypeModelChange || t == session.TypeUsage
+	case "modelId":
 		return t == session.TypeModelChange
+	case "kind", "model", "usage":
+		return t == session.TypeUsage
 	case "activeTools":
 		return t == session.TypeActiveToolsChange
 	case "summary":
@@ -35,7 +39,7 @@ func entryRequires(t session.EntryType, key string) bool {
 	case "content", "display":
 		return t == session.TypeCustomMessage
 	case "targetId":
-		return t == session.TypeLabel
+		return t == session.TypeLabel || t == session.TypeContextEdit
 	}
 	return false
 }
@@ -50,7 +54,7 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	}
 	t := e.Type
 	req := func(k string) bool { return entryRequires(t, k) }
-	w := newObj(b, e.Extra)
+	w := newObjIn(b, e.Extra, e.Layout)
 	w.str("type", string(t), true)
 	// pi spreads custom fields before the envelope for these two types;
 	// writing the same order keeps its files byte-identical on round trip.
@@ -68,19 +72,12 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	if !customFirst {
 		writeCustom(&w, e, req)
 	}
-	if w.want("message", e.Message != nil, req("message")) {
-		w.key("message")
-		m := e.Message
-		if m == nil {
-			m = &session.Message{}
-		}
-		var err error
-		w.b, err = appendMessage(w.b, m)
-		w.fail(err)
-	}
+	w.message("message", e.Message, req("message"))
 	w.str("thinkingLevel", e.ThinkingLevel, req("thinkingLevel"))
+	w.str("kind", e.Kind, req("kind"))
 	w.str("provider", e.Provider, req("provider"))
 	w.str("modelId", e.ModelID, req("modelId"))
+	w.str("model", e.Model, req("model"))
 	if w.want("activeTools", e.ActiveTools != nil, req("activeTools")) {
 		w.key("activeTools")
 		w.b = append(w.b, '[')
@@ -109,17 +106,57 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 		}
 		w.b = append(w.b, ']')
 	}
-	if w.want("usage", e.Usage != nil, false) {
-		w.key("usage")
-		w.b, w.err = appendUsage(w.b, e.Usage, w.err)
-	}
 	if !customFirst {
 		w.raw("details", e.Details, false, "")
 	}
+	if w.want("usage", e.Usage != nil, req("usage")) {
+		u := e.Usage
+		if u == nil {
+			u = &session.Usage{}
+		}
+		w.key("usage")
+		w.b, w.err = appendUsage(w.b, u, w.err)
+	}
+	w.str("note", e.Note, false)
 	w.bool("fromHook", e.FromHook, false)
+	w.message("systemMessage", e.SystemMessage, false)
 	w.str("targetId", e.TargetID, req("targetId"))
+	if e.Edit != nil {
+		w.key("replacement")
+		var err error
+		w.b, err = appendEdit(w.b, e.Edit)
+		w.fail(err)
+	}
 	w.str("label", e.Label, false)
 	w.str("name", e.Name, false)
+	return w.close()
+}
+
+// message writes a message member: m, or an empty message where one is
+// required and none is set.
+func (w *objWriter) message(key string, m *session.Message, required bool) {
+	if !w.want(key, m != nil, required) {
+		return
+	}
+	w.key(key)
+	if m == nil {
+		m = &session.Message{}
+	}
+	var err error
+	w.b, err = appendMessage(w.b, m)
+	w.fail(err)
+}
+
+// appendEdit writes a context_edit's replacement: null, or {content}.
+func appendEdit(b []byte, c *session.ContextEdit) ([]byte, error) {
+	if c.Remove {
+		return append(b, "null"...), nil
+	}
+	w := newObjIn(b, c.Extra, c.Layout)
+	if w.want("content", !c.Content.IsZero(), true) {
+		w.key("content")
+		w.b, w.err = appendContent(w.b, c.Content, w.err)
+	}
 	return w.close()
 }
 
@@ -146,10 +183,12 @@ func DecodeEntry(line []byte) (*session.Entry, error) {
 }
 
 // DecodeEntryStrict is DecodeEntry for input from clients rather than
-// files: a member DecodeEntry would keep verbatim — one it does not know,
-// or a known one holding the wrong kind of value — is refused with a
-// *MemberError naming it. id and parentId may be absent (the caller
-// assigns them); null and absent parentIds both decode as "".
+// files: a known member holding the wrong kind of value, which
+// DecodeEntry would keep verbatim, is refused with a *MemberError naming
+// it. Unknown members, and every member of an entry of an unknown type,
+// are kept verbatim as DecodeEntry keeps them: pi adds members and types
+// from one release to the next. id and parentId may be absent (the
+// caller assigns them); null and absent parentIds both decode as "".
 func DecodeEntryStrict(line []byte) (*session.Entry, error) {
 	return decodeEntry(getReader(line), true, true)
 }
@@ -165,7 +204,19 @@ func decodeEntry(r *reader, strict, legacy bool) (*session.Entry, error) {
 	defer putReader(r)
 	r.strict = strict
 	e := &session.Entry{}
-	if err := r.entry(e, legacy); err != nil {
+	retry, err := r.entry(e, legacy, false)
+	if retry {
+		// A member the decoder knows came before a type it does not:
+		// read the line again keeping every member verbatim.
+		r.sc.Reset(r.data)
+		r.br.Reset(r.data)
+		if r.jd != nil && r.d == r.jd {
+			r.jd.Reset(&r.br, decoderOpts...)
+		}
+		e = &session.Entry{}
+		_, err = r.entry(e, legacy, true)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := r.end(); err != nil {
@@ -182,10 +233,19 @@ func (r *reader) end() error {
 	return nil
 }
 
-func (r *reader) entry(e *session.Entry, legacy bool) error {
+// entry decodes an entry into e. An entry of a type the decoder does not
+// know keeps every member but the envelope verbatim, in order, so that it
+// round-trips byte for byte; opaque says the type is such a one before it
+// is read. retry reports a known member decoded before the type turned
+// out unknown: the caller reads the line again, opaque.
+func (r *reader) entry(e *session.Entry, legacy, opaque bool) (retry bool, err error) {
 	var fs fieldSet
-	var hasType, hasID, hasParent bool
-	err := r.object("line", func(key string) error {
+	var hasType, hasID, hasParent, decodedKnown bool
+	err = r.objectIn("line", &e.Layout, func() (*order, *[]session.Field) {
+		t := e.Type
+		e.Extra = fs.finish(func(k string) bool { return entryRequires(t, k) })
+		return entryOrder(t), &e.Extra
+	}, func(key string) error {
 		switch key {
 		case "type":
 			hasType = true
@@ -198,76 +258,127 @@ func (r *reader) entry(e *session.Entry, legacy bool) error {
 			return r.structural(key, &e.ParentID, true, r.readString)
 		case "timestamp":
 			return r.str(key, &e.Timestamp, &fs)
-		case "message":
-			if r.d.PeekKind() != '{' {
-				return r.keep(key, &fs)
-			}
-			e.Message = &session.Message{}
-			return r.message(e.Message)
-		case "thinkingLevel":
-			return r.sym(key, &e.ThinkingLevel, &fs)
-		case "provider":
-			return r.sym(key, &e.Provider, &fs)
-		case "modelId":
-			return r.sym(key, &e.ModelID, &fs)
-		case "activeTools":
-			return r.strings(key, &e.ActiveTools, &fs)
-		case "summary":
-			return r.str(key, &e.Summary, &fs)
-		case "firstKeptEntryId":
-			return r.str(key, &e.FirstKeptEntryID, &fs)
-		case "tokensBefore":
-			return r.integer(key, &e.TokensBefore, &fs)
-		case "retainedTail":
-			return r.messages(key, &e.RetainedTail, &fs)
-		case "usage":
-			if r.d.PeekKind() != '{' {
-				return r.keep(key, &fs)
-			}
-			e.Usage = &session.Usage{}
-			return r.usage(e.Usage)
-		case "details":
-			return r.raw(&e.Details)
-		case "data":
-			return r.raw(&e.Data)
-		case "fromHook":
-			return r.boolean(key, &e.FromHook, &fs)
-		case "fromId":
-			return r.str(key, &e.FromID, &fs)
-		case "customType":
-			return r.sym(key, &e.CustomType, &fs)
-		case "content":
-			return r.content(key, &e.Content, &fs)
-		case "display":
-			return r.boolean(key, &e.Display, &fs)
-		case "targetId":
-			return r.str(key, &e.TargetID, &fs)
-		case "label":
-			return r.str(key, &e.Label, &fs)
-		case "name":
-			return r.str(key, &e.Name, &fs)
 		}
-		return r.keep(key, &fs)
+		if opaque || (hasType && !e.Type.Known()) {
+			return r.keepUnknown(key, &fs)
+		}
+		decodedKnown = true
+		return r.entryMember(key, e, &fs)
 	})
 	if err != nil {
-		return malformed(err)
+		return false, malformed(err)
 	}
 	switch {
 	case !hasType || e.Type == "":
-		return fmt.Errorf("%w: no type", ErrMalformed)
+		return false, fmt.Errorf("%w: no type", ErrMalformed)
 	case e.Type == session.TypeSession:
-		return fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
+		return false, fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
+	case !opaque && decodedKnown && !e.Type.Known():
+		return true, nil
 	case legacy:
 	case !hasID || e.ID == "":
-		return fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
+		return false, fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
 	case !hasParent:
-		return fmt.Errorf("%w: entry %s has %w", ErrMalformed, e.ID, errNoParent)
+		return false, fmt.Errorf("%w: entry %s has %w", ErrMalformed, e.ID, errNoParent)
 	case e.ParentID == e.ID && e.ID != "":
-		return fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
+		return false, fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
 	}
-	t := e.Type
-	e.Extra = fs.finish(func(k string) bool { return entryRequires(t, k) })
-	return nil
+	return false, nil
+}
+
+// entryMember decodes one member of an entry of a known type.
+func (r *reader) entryMember(key string, e *session.Entry, fs *fieldSet) error {
+	switch key {
+	case "message":
+		return r.messageMember(key, &e.Message, fs)
+	case "thinkingLevel":
+		return r.sym(key, &e.ThinkingLevel, fs)
+	case "kind":
+		return r.sym(key, &e.Kind, fs)
+	case "provider":
+		return r.sym(key, &e.Provider, fs)
+	case "modelId":
+		return r.sym(key, &e.ModelID, fs)
+	case "model":
+		return r.sym(key, &e.Model, fs)
+	case "note":
+		return r.str(key, &e.Note, fs)
+	case "activeTools":
+		return r.strings(key, &e.ActiveTools, fs)
+	case "summary":
+		return r.str(key, &e.Summary, fs)
+	case "firstKeptEntryId":
+		return r.str(key, &e.FirstKeptEntryID, fs)
+	case "tokensBefore":
+		return r.integer(key, &e.TokensBefore, fs)
+	case "retainedTail":
+		return r.messages(key, &e.RetainedTail, fs)
+	case "systemMessage":
+		return r.messageMember(key, &e.SystemMessage, fs)
+	case "usage":
+		if r.d.PeekKind() != '{' {
+			return r.keep(key, fs)
+		}
+		e.Usage = &session.Usage{}
+		return r.usage(e.Usage)
+	case "details":
+		return r.raw(&e.Details)
+	case "data":
+		return r.raw(&e.Data)
+	case "fromHook":
+		return r.boolean(key, &e.FromHook, fs)
+	case "fromId":
+		return r.str(key, &e.FromID, fs)
+	case "customType":
+		return r.sym(key, &e.CustomType, fs)
+	case "content":
+		return r.content(key, &e.Content, fs)
+	case "display":
+		return r.boolean(key, &e.Display, fs)
+	case "targetId":
+		return r.str(key, &e.TargetID, fs)
+	case "replacement":
+		return r.replacement(key, &e.Edit, fs)
+	case "label":
+		return r.str(key, &e.Label, fs)
+	case "name":
+		return r.str(key, &e.Name, fs)
+	}
+	return r.keepUnknown(key, fs)
+}
+
+// messageMember reads a member holding a message.
+func (r *reader) messageMember(key string, dst **session.Message, fs *fieldSet) error {
+	if r.d.PeekKind() != '{' {
+		return r.keep(key, fs)
+	}
+	*dst = &session.Message{}
+	return r.message(*dst)
+}
+
+// replacement reads a context_edit's replacement: null, or {content}.
+func (r *reader) replacement(key string, dst **session.ContextEdit, fs *fieldSet) error {
+	switch r.d.PeekKind() {
+	case 'n':
+		*dst = &session.ContextEdit{Remove: true}
+		_, err := r.d.ReadToken()
+		return err
+	case '{':
+	default:
+		return r.keep(key, fs)
+	}
+	c := &session.ContextEdit{}
+	*dst = c
+	var cfs fieldSet
+	return r.objectIn("replacement", &c.Layout, func() (*order, *[]session.Field) {
+		c.Extra = cfs.finish(func(k string) bool { return k == "content" })
+		return orders().edit, &c.Extra
+	}, func(key string) error {
+		if key == "content" {
+			return r.content(key, &c.Content, &cfs)
+		}
+		return r.keepUnknown(key, &cfs)
+	})
 }
 
 // errNoParent marks an entry without a parentId member (pi's loader keeps

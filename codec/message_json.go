@@ -15,7 +15,7 @@ func messageRequires(role, key string) bool {
 		return true
 	case "content":
 		return role == session.RoleUser || role == session.RoleAssistant ||
-			role == session.RoleToolResult || role == session.RoleCustom
+			role == session.RoleToolResult || role == session.RoleCustom || role == session.RoleSystem
 	case "api", "provider", "model", "usage", "stopReason":
 		return role == session.RoleAssistant
 	case "toolCallId", "toolName", "isError":
@@ -34,7 +34,7 @@ func messageRequires(role, key string) bool {
 
 func appendMessage(b []byte, m *session.Message) ([]byte, error) {
 	req := func(k string) bool { return messageRequires(m.Role, k) }
-	w := newObj(b, m.Extra)
+	w := newObjIn(b, m.Extra, m.Layout)
 	w.str("role", m.Role, true)
 	w.str("customType", m.CustomType, req("customType"))
 	w.str("toolCallId", m.ToolCallID, req("toolCallId"))
@@ -103,7 +103,7 @@ func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
 		}
 		return append(b, c.Verbatim...), nil
 	}
-	w := newObj(b, c.Extra)
+	w := newObjIn(b, c.Extra, c.Layout)
 	w.str("type", t, false)
 	w.str("text", c.Text, t == session.BlockText)
 	w.str("textSignature", c.TextSignature, false)
@@ -120,21 +120,15 @@ func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
 }
 
 func appendUsage(b []byte, u *session.Usage, prev error) ([]byte, error) {
-	w := newObj(b, u.Extra)
+	w := newObjIn(b, u.Extra, u.Layout)
 	w.int("input", u.Input, true)
 	w.int("output", u.Output, true)
 	w.int("cacheRead", u.CacheRead, true)
 	w.int("cacheWrite", u.CacheWrite, true)
 	w.int("totalTokens", u.TotalTokens, true)
 	w.key("cost")
-	cw := newObj(w.b, u.Cost.Extra)
-	cw.float("input", u.Cost.Input, true)
-	cw.float("output", u.Cost.Output, true)
-	cw.float("cacheRead", u.Cost.CacheRead, true)
-	cw.float("cacheWrite", u.Cost.CacheWrite, true)
-	cw.float("total", u.Cost.Total, true)
 	var err error
-	w.b, err = cw.close()
+	w.b, err = appendCost(w.b, &u.Cost)
 	w.fail(err)
 	out, err := w.close()
 	if prev != nil {
@@ -143,9 +137,22 @@ func appendUsage(b []byte, u *session.Usage, prev error) ([]byte, error) {
 	return out, err
 }
 
+func appendCost(b []byte, c *session.Cost) ([]byte, error) {
+	w := newObjIn(b, c.Extra, c.Layout)
+	w.float("input", c.Input, true)
+	w.float("output", c.Output, true)
+	w.float("cacheRead", c.CacheRead, true)
+	w.float("cacheWrite", c.CacheWrite, true)
+	w.float("total", c.Total, true)
+	return w.close()
+}
+
 func (r *reader) message(m *session.Message) error {
 	var fs fieldSet
-	err := r.object("message", func(key string) error {
+	return r.objectIn("message", &m.Layout, func() (*order, *[]session.Field) {
+		m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
+		return orders().message, &m.Extra
+	}, func(key string) error {
 		switch key {
 		case "role":
 			return r.sym(key, &m.Role, &fs)
@@ -190,10 +197,8 @@ func (r *reader) message(m *session.Message) error {
 		case "fromId":
 			return r.str(key, &m.FromID, &fs)
 		}
-		return r.keep(key, &fs)
+		return r.keepUnknown(key, &fs)
 	})
-	m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
-	return err
 }
 
 func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
@@ -238,7 +243,10 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 
 func (r *reader) block(c *session.ContentBlock) error {
 	var fs fieldSet
-	err := r.object("content block", func(key string) error {
+	return r.objectIn("content block", &c.Layout, func() (*order, *[]session.Field) {
+		c.Extra = fs.finish(blockRequires(c.Type))
+		return orders().block, &c.Extra
+	}, func(key string) error {
 		switch key {
 		case "type":
 			return r.sym(key, &c.Type, &fs)
@@ -265,10 +273,13 @@ func (r *reader) block(c *session.ContentBlock) error {
 		case "thoughtSignature":
 			return r.str(key, &c.ThoughtSignature, &fs)
 		}
-		return r.keep(key, &fs)
+		return r.keepUnknown(key, &fs)
 	})
-	t := c.Type
-	c.Extra = fs.finish(func(k string) bool {
+}
+
+// blockRequires says which members are always written for a block type.
+func blockRequires(t string) func(k string) bool {
+	return func(k string) bool {
 		switch k {
 		case "text":
 			return t == session.BlockText
@@ -280,14 +291,16 @@ func (r *reader) block(c *session.ContentBlock) error {
 			return t == session.BlockToolCall
 		}
 		return false
-	})
-	return err
+	}
 }
 
 func (r *reader) usage(u *session.Usage) error {
 	// All usage members are always written, so zeros need no keeping.
 	fs := fieldSet{noZeros: true}
-	err := r.object("usage", func(key string) error {
+	return r.objectIn("usage", &u.Layout, func() (*order, *[]session.Field) {
+		u.Extra = fs.extra
+		return orders().usage, &u.Extra
+	}, func(key string) error {
 		switch key {
 		case "input":
 			return r.integer(key, &u.Input, &fs)
@@ -304,7 +317,10 @@ func (r *reader) usage(u *session.Usage) error {
 				return r.keep(key, &fs)
 			}
 			var cfs fieldSet
-			err := r.object("usage.cost", func(key string) error {
+			return r.objectIn("usage.cost", &u.Cost.Layout, func() (*order, *[]session.Field) {
+				u.Cost.Extra = cfs.extra
+				return orders().cost, &u.Cost.Extra
+			}, func(key string) error {
 				switch key {
 				case "input":
 					return r.float(key, &u.Cost.Input, &cfs)
@@ -317,15 +333,11 @@ func (r *reader) usage(u *session.Usage) error {
 				case "total":
 					return r.float(key, &u.Cost.Total, &cfs)
 				}
-				return r.keep(key, &cfs)
+				return r.keepUnknown(key, &cfs)
 			})
-			u.Cost.Extra = cfs.extra
-			return err
 		}
-		return r.keep(key, &fs)
+		return r.keepUnknown(key, &fs)
 	})
-	u.Extra = fs.extra
-	return err
 }
 
 // DecodeMessage decodes one agent message from JSON.

@@ -27,6 +27,11 @@ type reader struct {
 	syms    symbols
 	scratch []byte
 	blocks  []session.ContentBlock // content being read (message_json.go)
+	// keys are the member names of the objects being read, the
+	// innermost object's last (layout.go).
+	keys []string
+	// data is what the reader reads, to read it again (entry_json.go).
+	data []byte
 }
 
 var readerPool = sync.Pool{New: func() any { return &reader{} }}
@@ -38,12 +43,14 @@ func getReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
 	r.sc.Reset(data)
 	r.d = &r.sc
+	r.data = data
 	return r
 }
 
 // getJSONTextReader is getReader with jsontext's Decoder tokenizing.
 func getJSONTextReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
+	r.data = data
 	r.br.Reset(data)
 	if r.jd == nil {
 		r.jd = jsontext.NewDecoder(&r.br, decoderOpts...)
@@ -58,6 +65,8 @@ func putReader(r *reader) {
 	r.br.Reset(nil)
 	r.sc.Reset(nil)
 	r.d = nil
+	r.data = nil
+	r.keys = r.keys[:0]
 	r.strict = false
 	if cap(r.blocks) > 64 {
 		r.blocks = nil // a pooled reader keeps no outsized buffer
@@ -79,6 +88,29 @@ type fieldSet struct {
 }
 
 func (r *reader) object(what string, fn func(key string) error) error {
+	base := len(r.keys)
+	defer func() { r.keys = r.keys[:base] }()
+	return r.objectKeys(what, fn)
+}
+
+// objectIn reads an object as object does, then sets *l to its layout as
+// the order ord gives reads it (ord is called once the object is read:
+// the order of an entry depends on its type). extra is the object's kept
+// members then.
+func (r *reader) objectIn(what string, l *session.Layout, ord func() (*order, *[]session.Field), fn func(key string) error) error {
+	base := len(r.keys)
+	defer func() { r.keys = r.keys[:base] }()
+	if err := r.objectKeys(what, fn); err != nil {
+		return err
+	}
+	o, extra := ord()
+	*l = o.layout(r.keys[base:], *extra)
+	return nil
+}
+
+// objectKeys reads an object, calling fn for each member and noting its
+// name in r.keys.
+func (r *reader) objectKeys(what string, fn func(key string) error) error {
 	tok, err := r.d.ReadToken()
 	if err != nil {
 		return err
@@ -91,6 +123,7 @@ func (r *reader) object(what string, fn func(key string) error) error {
 		if err != nil {
 			return err
 		}
+		r.keys = append(r.keys, key)
 		if err := fn(key); err != nil {
 			return err
 		}
@@ -99,7 +132,20 @@ func (r *reader) object(what string, fn func(key string) error) error {
 	return err
 }
 
-// keep stores the next value verbatim under key.
+// keepUnknown stores the next value, a member the decoder does not know,
+// verbatim under key.
+func (r *reader) keepUnknown(key string, fs *fieldSet) error {
+	v, err := r.d.ReadValue()
+	if err != nil {
+		return err
+	}
+	fs.add(key, v)
+	return nil
+}
+
+// keep stores the next value, a known member holding a kind of value it
+// does not hold, verbatim under key; a strict reader refuses it, unless
+// it is a reference to content stored apart.
 func (r *reader) keep(key string, fs *fieldSet) error {
 	v, err := r.d.ReadValue()
 	if err != nil {

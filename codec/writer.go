@@ -21,10 +21,22 @@ type objWriter struct {
 	n       int
 	err     error
 	flushed bool
+	// layout, when set, is the member order to write back (layout.go):
+	// the object starts at start, and members locates what was written.
+	layout  session.Layout
+	start   int
+	members []writtenMember
 }
 
 func newObj(b []byte, extra []session.Field) objWriter {
-	return objWriter{b: append(b, '{'), extra: extra}
+	return objWriter{b: append(b, '{'), extra: extra, start: len(b)}
+}
+
+// newObjIn is newObj for an object read with layout l.
+func newObjIn(b []byte, extra []session.Field, l session.Layout) objWriter {
+	w := newObj(b, extra)
+	w.layout = l
+	return w
 }
 
 func (w *objWriter) hasExtra(key string) bool {
@@ -45,8 +57,14 @@ func (w *objWriter) want(key string, set, required bool) bool {
 }
 
 func (w *objWriter) key(k string) {
+	if w.layout != "" && len(w.members) > 0 {
+		w.members[len(w.members)-1].end = len(w.b)
+	}
 	if w.n > 0 {
 		w.b = append(w.b, ',')
+	}
+	if w.layout != "" {
+		w.members = append(w.members, writtenMember{key: k, start: len(w.b)})
 	}
 	w.n++
 	w.b = appendString(w.b, k)
@@ -135,6 +153,9 @@ func (w *objWriter) flushExtra(later ...string) {
 func (w *objWriter) close() ([]byte, error) {
 	if !w.flushed {
 		w.writeExtra()
+	}
+	if w.layout != "" {
+		w.reorder()
 	}
 	w.b = append(w.b, '}')
 	return w.b, w.err

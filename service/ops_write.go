@@ -148,9 +148,6 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 			pe.Field = field + pe.Field
 			return nil, pe
 		}
-		if !e.Type.Known() {
-			return nil, &Error{Code: CodeInvalidEntry, Field: field + "/type", Message: fmt.Sprintf("unknown entry type %q", e.Type)}
-		}
 		if e.ID != "" {
 			if err := session.ValidateID(e.ID); err != nil {
 				return nil, &Error{Code: CodeInvalidEntry, Field: field + "/id", Message: err.Error()}

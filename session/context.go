@@ -63,13 +63,23 @@ func (o ContextOptions) merge(call ContextOptions) ContextOptions {
 }
 
 // BuildContext builds the context of a branch given root first (as
-// Tree.Branch returns it). It is linear in the length of the branch.
+// Tree.Branch returns it), as pi 1.6's buildSessionProjection does. It is
+// linear in the length of the branch.
+//
+// The settings come from the whole branch. The entries that give messages
+// are the branch's, or after a compaction (the latest) the compaction,
+// then the entries from its first kept entry to it (system messages
+// aside: the compaction carries the system prompt in force), then those
+// after it. A context_edit among those entries replaces or removes its
+// target's content (the last edit of a target wins); an older compaction
+// among them gives nothing.
 func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	if len(opts.Transforms) > 0 {
 		branch = transformBranch(branch, opts.Transforms)
 	}
 	c := Context{ThinkingLevel: DefaultThinkingLevel}
 	compactionAt := -1
+	edits := 0
 	for i, e := range branch {
 		switch e.Type {
 		case TypeThinkingLevelChange:
@@ -84,41 +94,49 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 			c.ActiveTools = e.ActiveTools
 		case TypeCompaction:
 			compactionAt = i
+		case TypeContextEdit:
+			edits++
 		}
 	}
+	p := projection{opts: opts}
 	if compactionAt < 0 {
+		if edits > 0 {
+			p.edits = editsOf(branch)
+		}
 		c.Messages = make([]*Message, 0, len(branch))
 		c.Sources = make([]string, 0, len(branch))
 		for _, e := range branch {
-			c.emit(e, opts.Projectors)
+			p.emit(&c, e)
 		}
 		return c
 	}
 	comp := branch[compactionAt]
 	c.Compaction = comp
-	c.push(comp.ID, &Message{
-		Role:         RoleCompactionSummary,
-		Summary:      comp.Summary,
-		TokensBefore: comp.TokensBefore,
-		Timestamp:    epochMillis(comp.Timestamp),
-	})
-	if comp.RetainedTail != nil {
-		for i := range comp.RetainedTail {
-			c.push(comp.ID, &comp.RetainedTail[i])
-		}
-	} else {
-		kept := false
-		for _, e := range branch[:compactionAt] {
+	var kept []*Entry
+	if comp.RetainedTail == nil {
+		for i, e := range branch[:compactionAt] {
 			if e.ID == comp.FirstKeptEntryID {
-				kept = true
-			}
-			if kept {
-				c.emit(e, opts.Projectors)
+				kept = branch[i:compactionAt]
+				break
 			}
 		}
 	}
-	for _, e := range branch[compactionAt+1:] {
-		c.emit(e, opts.Projectors)
+	after := branch[compactionAt+1:]
+	if edits > 0 {
+		p.edits = editsOf(kept, after)
+	}
+	p.compaction(&c, comp)
+	for i := range comp.RetainedTail {
+		c.push(comp.ID, &comp.RetainedTail[i])
+	}
+	for _, e := range kept {
+		if e.Type == TypeMessage && e.Message != nil && e.Message.Role == RoleSystem {
+			continue
+		}
+		p.emit(&c, e)
+	}
+	for _, e := range after {
+		p.emit(&c, e)
 	}
 	return c
 }
@@ -126,49 +144,6 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 func (c *Context) push(id string, m *Message) {
 	c.Messages = append(c.Messages, m)
 	c.Sources = append(c.Sources, id)
-}
-
-// emit adds the messages an entry contributes, as pi's context builder does.
-func (c *Context) emit(e *Entry, projectors map[string]Projector) {
-	switch e.Type {
-	case TypeMessage:
-		if e.Message != nil {
-			c.push(e.ID, e.Message)
-		}
-	case TypeCustomMessage:
-		m := &Message{
-			Role:       RoleCustom,
-			CustomType: e.CustomType,
-			Content:    e.Content,
-			Display:    e.Display,
-			Details:    e.Details,
-			Timestamp:  epochMillis(e.Timestamp),
-		}
-		// Content stored apart goes with the message, to be resolved
-		// there (see BlobRef).
-		for _, f := range e.Extra {
-			if f.Key == "content" && HasBlobRef(e.Extra, "content") {
-				m.Extra = []Field{f}
-			}
-		}
-		c.push(e.ID, m)
-	case TypeBranchSummary:
-		if e.Summary != "" {
-			c.push(e.ID, &Message{
-				Role:      RoleBranchSummary,
-				Summary:   e.Summary,
-				FromID:    e.FromID,
-				Timestamp: epochMillis(e.Timestamp),
-			})
-		}
-	case TypeCustom:
-		if p := projectors[e.CustomType]; p != nil {
-			ms := p(e)
-			for i := range ms {
-				c.push(e.ID, &ms[i])
-			}
-		}
-	}
 }
 
 func transformBranch(branch []*Entry, ts []EntryTransform) []*Entry {

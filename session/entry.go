@@ -20,6 +20,12 @@ const (
 	TypeLabel               EntryType = "label"
 	TypeSessionInfo         EntryType = "session_info"
 	TypeLeaf                EntryType = "leaf"
+	// TypeUsage records what a model call outside the conversation cost
+	// (pi 1.6's appendUsage); it never reaches the context.
+	TypeUsage EntryType = "usage"
+	// TypeContextEdit replaces or removes an earlier entry's content in
+	// the context of the branches below it (pi 1.6's appendContextEdit).
+	TypeContextEdit EntryType = "context_edit"
 	// TypeSession is the header's type; it is never an Entry's type.
 	TypeSession EntryType = "session"
 )
@@ -30,7 +36,7 @@ const (
 var KnownTypes = []EntryType{
 	TypeMessage, TypeThinkingLevelChange, TypeModelChange, TypeActiveToolsChange,
 	TypeCompaction, TypeBranchSummary, TypeCustom, TypeCustomMessage, TypeLabel,
-	TypeSessionInfo, TypeLeaf,
+	TypeSessionInfo, TypeLeaf, TypeUsage, TypeContextEdit,
 }
 
 // Known reports whether t is one of KnownTypes.
@@ -66,6 +72,13 @@ type Field struct {
 	Key   string
 	Value Raw
 }
+
+// Layout is the order of an object's members as read, where it differs
+// from the order encoders write them in (pi adds an assistant message's
+// responseId and durationMs after its timestamp): encoders then write
+// that order back, so a line round-trips byte for byte. "" is the
+// encoders' own order. Only codecs set and read it.
+type Layout string
 
 // Header is the first line of a session: its identity and provenance.
 type Header struct {
@@ -111,12 +124,26 @@ type Entry struct {
 
 	// compaction
 	FirstKeptEntryID string
-	TokensBefore     int64
+	// SystemMessage is the prompt and tool state in force at a
+	// compaction (pi 1.6): the context starts with it.
+	SystemMessage *Message
+	TokensBefore  int64
 	// RetainedTail, when set, is the verbatim tail of messages the compactor
 	// kept; the context then uses it instead of walking from FirstKeptEntryID.
 	RetainedTail []Message
-	// Usage is what the summarising model call cost.
+	// Usage is what the summarising model call cost (compaction and
+	// branch_summary), or the usage a usage entry records.
 	Usage *Usage
+
+	// usage: what kind of use it was ("cache_warm"), by which model;
+	// Provider is the model's provider.
+	Kind  string
+	Model string
+	Note  string
+
+	// context_edit: TargetID's content in the context is replaced, or
+	// the target removed (Edit.Remove). nil only on a malformed entry.
+	Edit *ContextEdit
 
 	// branch_summary: the leaf the branch was left from.
 	FromID string
@@ -128,13 +155,15 @@ type Entry struct {
 	Display    bool // custom_message
 
 	// label: TargetID is labelled with Label; an empty Label clears it.
+	// context_edit: TargetID is the entry edited.
 	TargetID string
 	Label    string
 
 	// session_info: the session's display name; empty clears it.
 	Name string
 
-	Extra []Field
+	Extra  []Field
+	Layout Layout
 }
 
 // IsRoot reports whether the entry has no parent.
@@ -165,8 +194,30 @@ func (e *Entry) Clone() *Entry {
 		}
 	}
 	c.Usage = e.Usage.Clone()
+	if e.SystemMessage != nil {
+		m := e.SystemMessage.Clone()
+		c.SystemMessage = &m
+	}
+	c.Edit = e.Edit.Clone()
 	c.Extra = cloneFields(e.Extra)
 	return &c
+}
+
+// ContextEdit is a context_edit's replacement: null (Remove), or an
+// object whose content replaces the target's.
+type ContextEdit struct {
+	Remove  bool
+	Content Content
+	Extra   []Field
+	Layout  Layout
+}
+
+// Clone returns a deep copy of c (nil for nil).
+func (c *ContextEdit) Clone() *ContextEdit {
+	if c == nil {
+		return nil
+	}
+	return &ContextEdit{Remove: c.Remove, Content: c.Content.Clone(), Extra: cloneFields(c.Extra), Layout: c.Layout}
 }
 
 func parseTime(s string) time.Time {

@@ -10,6 +10,9 @@ const (
 	RoleCustom            = "custom"
 	RoleCompactionSummary = "compactionSummary"
 	RoleBranchSummary     = "branchSummary"
+	// RoleSystem is pi 1.6's system message: the prompt, and later
+	// changes to it and to the tools.
+	RoleSystem = "system"
 )
 
 // Content block types.
@@ -54,7 +57,8 @@ type Message struct {
 	TokensBefore int64
 	FromID       string
 
-	Extra []Field
+	Extra  []Field
+	Layout Layout
 }
 
 // Clone returns a deep copy of m.
@@ -153,7 +157,8 @@ type ContentBlock struct {
 	// as read; the other fields are then unused.
 	Verbatim Raw
 
-	Extra []Field
+	Extra  []Field
+	Layout Layout
 }
 
 // Usage is what one model call consumed.
@@ -165,6 +170,7 @@ type Usage struct {
 	TotalTokens int64
 	Cost        Cost
 	Extra       []Field
+	Layout      Layout
 }
 
 // Clone returns a deep copy of u (nil for nil).
@@ -203,4 +209,5 @@ type Cost struct {
 	CacheWrite float64
 	Total      float64
 	Extra      []Field
+	Layout     Layout
 }

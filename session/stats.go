@@ -14,7 +14,8 @@ type Stats struct {
 	// Compactions and BranchSummaries count those entries.
 	Compactions     int
 	BranchSummaries int
-	// Usage sums the usage of assistant messages and compactions.
+	// Usage sums the usage of assistant messages, compactions, branch
+	// summaries and usage entries.
 	Usage Usage
 	// Redactions counts the secrets replaced on write (CountRedactions).
 	Redactions int `json:",omitempty" msgpack:",omitempty"`
@@ -46,6 +47,9 @@ func (s *Stats) add(e *Entry) {
 		s.Usage.Add(e.Usage)
 	case TypeBranchSummary:
 		s.BranchSummaries++
+		s.Usage.Add(e.Usage)
+	case TypeUsage:
+		s.Usage.Add(e.Usage)
 	}
 }
 

@@ -193,13 +193,13 @@ func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateEntry, fal
 // only when strictTargets: loading keeps it, as pi's loader does (it is
 // inert until an entry of that id exists, see Labels), and writes refuse
 // it unless they import (ForImport).
-func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) error, strictTargets bool) error {
+func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) error, strictTargets bool) error {
 	if err := validate(e); err != nil {
 		return err
 	}
 	has := func(id string) bool {
 		_, ok := t.lookup(id)
-		return ok || added[id]
+		return ok || added[id] != nil
 	}
 	if has(e.ID) {
 		return fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
@@ -210,7 +210,84 @@ func (t *Tree) check(e *Entry, added map[string]bool, validate func(*Entry) erro
 	if strictTargets && e.Type == TypeLabel && !has(e.TargetID) {
 		return &TargetError{Op: "label", ID: e.TargetID, Reason: reasonMissing}
 	}
+	if strictTargets && e.Type == TypeContextEdit {
+		if err := t.checkEditTarget(e, added); err != nil {
+			return err
+		}
+	}
+	if strictTargets && !e.Type.Known() && t.stats.ByType[e.Type] == 0 && t.unknownTypes(added) >= MaxUnknownTypes {
+		return fmt.Errorf("%w: entry %q would be of a %dth type unknown to sessionlog in this session (at most %d)",
+			ErrInvalidEntry, e.ID, MaxUnknownTypes+1, MaxUnknownTypes)
+	}
 	return nil
+}
+
+// MaxUnknownTypes bounds the entry types of one session that sessionlog
+// does not know: what per-type counts and snapshots hold stays small.
+const MaxUnknownTypes = 32
+
+// unknownTypes counts the unknown types of the tree and of added.
+func (t *Tree) unknownTypes(added map[string]*Entry) int {
+	n := 0
+	for typ := range t.stats.ByType {
+		if !typ.Known() {
+			n++
+		}
+	}
+	seen := map[EntryType]bool{}
+	for _, e := range added {
+		if !e.Type.Known() && t.stats.ByType[e.Type] == 0 && !seen[e.Type] {
+			seen[e.Type] = true
+			n++
+		}
+	}
+	return n
+}
+
+// checkEditTarget refuses a context_edit whose target pi would refuse: one
+// that does not exist, is not on the edit's branch, or gives the model no
+// content to edit.
+func (t *Tree) checkEditTarget(e *Entry, added map[string]*Entry) error {
+	refuse := func(reason string) error { return &TargetError{Op: "context edit", ID: e.TargetID, Reason: reason} }
+	target, inTree := t.lookup(e.TargetID)
+	var te *Entry
+	switch {
+	case inTree:
+		te = t.entries[target]
+		if te == nil && t.typeAt(target) != TypeMessage && t.typeAt(target) != TypeCustomMessage {
+			// A partial tree knows the type of an entry it has not loaded.
+			return refuse(editable(&Entry{Type: t.typeAt(target)}))
+		}
+	case added[e.TargetID] != nil:
+		te = added[e.TargetID]
+	default:
+		return refuse(reasonMissing)
+	}
+	if te != nil {
+		if why := editable(te); why != "" {
+			return refuse(why)
+		}
+	}
+	// The target must be an ancestor: the edit applies on its branch.
+	for id := e.ParentID; id != ""; {
+		if id == e.TargetID {
+			return nil
+		}
+		if b := added[id]; b != nil {
+			id = b.ParentID
+			continue
+		}
+		i, ok := t.lookup(id)
+		if !ok {
+			break
+		}
+		p := t.parent[i]
+		if p < 0 {
+			break
+		}
+		id = t.idAt(p)
+	}
+	return refuse("is not on the edit's branch (an edit applies to the entries above it)")
 }
 
 // ValidateEntry checks what can be checked of an entry on its own.
@@ -450,16 +527,16 @@ func reverse[T any](s []T) {
 // must name an entry that exists, unless ctx is ForImport.
 func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
 	strict := !importing(ctx)
-	var added map[string]bool
+	var added map[string]*Entry
 	if len(entries) > 1 {
-		added = make(map[string]bool, len(entries))
+		added = make(map[string]*Entry, len(entries))
 	}
 	for _, e := range entries {
 		if err := t.check(e, added, ValidateFields, strict); err != nil {
 			return err
 		}
 		if added != nil {
-			added[e.ID] = true
+			added[e.ID] = e
 		}
 	}
 	return nil

@@ -48,77 +48,28 @@ func (e *FieldError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidEntry) hold.
 func (e *FieldError) Unwrap() error { return ErrInvalidEntry }
 
-// messageRoles are the agent message roles pi stores in message entries.
-var messageRoles = map[string]bool{
-	RoleUser: true, RoleAssistant: true, RoleToolResult: true, RoleCustom: true,
-	RoleCompactionSummary: true, RoleBranchSummary: true, "bashExecution": true,
-}
-
-// thinkingLevels are pi's ThinkingLevel values.
-var thinkingLevels = map[string]bool{"off": true, "minimal": true, "low": true, "medium": true, "high": true, "xhigh": true}
-
-// stopReasons are pi's StopReason values.
-var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true, "error": true, "aborted": true}
-
-// entryMembers are the members each known entry type defines (besides
-// type, id, parentId and timestamp), with the kind of JSON value each
-// holds ('"' string, 'b' boolean, '0' integer, '{', '[', '*' any). An
-// Extra field of one of these names is that member holding another kind
-// of value — or its zero, which decoders keep so that an explicit ""
-// or false survives a round trip.
-var entryMembers = map[EntryType]map[string]byte{
-	TypeMessage:             {"message": '{'},
-	TypeThinkingLevelChange: {"thinkingLevel": '"'},
-	TypeModelChange:         {"provider": '"', "modelId": '"'},
-	TypeActiveToolsChange:   {"activeTools": '['},
-	TypeCompaction: {"summary": '"', "firstKeptEntryId": '"', "tokensBefore": '0', "details": '*', "fromHook": 'b',
-		"retainedTail": '[', "usage": '{'},
-	TypeBranchSummary: {"fromId": '"', "summary": '"', "details": '*', "fromHook": 'b'},
-	TypeCustom:        {"customType": '"', "data": '*'},
-	TypeCustomMessage: {"customType": '"', "content": '"', "display": 'b', "details": '*'},
-	TypeLabel:         {"targetId": '"', "label": '"'},
-	TypeSessionInfo:   {"name": '"'},
-	TypeLeaf:          {},
-}
-
-// messageMembers are the members of a message of any role; bashMembers
-// are the members of pi's bashExecution messages, which the model keeps in
-// Extra.
-var messageMembers = map[string]byte{
-	"role": '"', "content": '"', "timestamp": '0', "api": '"', "provider": '"', "model": '"', "responseId": '"',
-	"usage": '{', "stopReason": '"', "errorMessage": '"', "toolCallId": '"', "toolName": '"', "isError": 'b',
-	"details": '*', "customType": '"', "display": 'b', "summary": '"', "tokensBefore": '0', "fromId": '"',
-}
-
-var bashMembers = map[string]string{
-	"command": `"`, "output": `"`, "exitCode": `0n`, "cancelled": `tf`, "truncated": `tf`,
-	"fullOutputPath": `"`, "excludeFromContext": `tf`,
-}
-
-var blockMembers = map[string]byte{
-	"type": '"', "text": '"', "textSignature": '"', "thinking": '"', "thinkingSignature": '"', "redacted": 'b',
-	"data": '"', "mimeType": '"', "id": '"', "name": '"', "thoughtSignature": '"', "arguments": '*',
-}
-
-var usageMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "totalTokens": '0', "cost": '{'}
-
-var costMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "total": '0'}
-
 // extra checks the Extra fields of an object whose known members are
-// members: each must be an unknown member, or a known one's kept zero.
-// refKind says which references the object's members may be (see
-// stringSlot); "-": none, a reference there is ordinary data.
-func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]byte, refKind string) {
+// members: each must be an unknown member, or a known one's kept zero; a
+// member of verbatim must hold one of its kinds. refKind says which
+// references the object's members may be (see stringSlot); "-": none, a
+// reference there is ordinary data.
+func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]byte, verbatim map[string]string, refKind string) {
+	if what == "" {
+		what = "an entry of its type"
+	}
 	for _, f := range fs {
 		kind, ok := members[f.Key]
 		if refKind != "-" && v.ref(at.at(f.Key), f.Value, ok && kind == '"' && stringSlot(refKind, f.Key), !ok || kind == '*') {
 			continue
 		}
-		if !ok || keptZero(kind, f.Value) {
+		if !ok {
+			if kinds, pi := verbatim[f.Key]; pi && !strings.ContainsRune(kinds, rune(kindByte(f.Value))) {
+				v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
+			}
 			continue
 		}
-		if what == "" {
-			what = "an entry of its type"
+		if keptZero(kind, f.Value) {
+			continue
 		}
 		v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
 	}
@@ -173,6 +124,9 @@ func ValidateFields(e *Entry) error {
 		v.fail(root.at("timestamp"), fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(e.Timestamp)))
 	}
 	v.raws(e)
+	if !typeName(string(e.Type)) {
+		v.fail(root.at("type"), fmt.Sprintf("%q is not a type name: 1 to %d letters, digits, '_' or '-'", clip(string(e.Type)), MaxTypeLen))
+	}
 	members, known := entryMembers[e.Type]
 	if !known {
 		return v.err
@@ -187,7 +141,7 @@ func ValidateFields(e *Entry) error {
 	if e.Type != TypeCustomMessage {
 		refKind = ""
 	}
-	v.extra(root, "", e.Extra, members, refKind)
+	v.extra(root, "", e.Extra, members, nil, refKind)
 	switch e.Type {
 	case TypeMessage:
 		v.message(root.at("message"), e.Message)
@@ -213,12 +167,32 @@ func ValidateFields(e *Entry) error {
 			v.message(root.at("retainedTail").item(i), &e.RetainedTail[i])
 		}
 		v.usage(root.at("usage"), e.Usage)
+		if m := e.SystemMessage; m != nil {
+			v.message(root.at("systemMessage"), m)
+			if m.Role != RoleSystem {
+				v.fail(root.at("systemMessage").at("role"), fmt.Sprintf("is %q: a compaction's systemMessage is a system message", clip(m.Role)))
+			}
+		}
 	case TypeBranchSummary:
 		if e.FromID == "" {
 			v.fail(root.at("fromId"), "is required: the leaf the branch was left from")
 		} else if len(e.FromID) > MaxIDLen {
 			v.fail(root.at("fromId"), fmt.Sprintf("is %d bytes (max %d)", len(e.FromID), MaxIDLen))
 		}
+		v.usage(root.at("usage"), e.Usage)
+	case TypeUsage:
+		v.name(root.at("kind"), e.Kind)
+		v.name(root.at("provider"), e.Provider)
+		v.name(root.at("model"), e.Model)
+		if e.Usage == nil {
+			v.fail(root.at("usage"), "is required: the tokens and cost used")
+		}
+		v.usage(root.at("usage"), e.Usage)
+		if len(e.Note) > MaxNameLen {
+			v.fail(root.at("note"), fmt.Sprintf("is %d bytes (max %d)", len(e.Note), MaxNameLen))
+		}
+	case TypeContextEdit:
+		v.contextEdit(e)
 	case TypeCustom:
 		v.name(root.at("customType"), e.CustomType)
 	case TypeCustomMessage:
@@ -226,7 +200,7 @@ func ValidateFields(e *Entry) error {
 		if e.Content.IsZero() && !HasBlobRef(e.Extra, "content") {
 			v.fail(root.at("content"), "is required (a string or content blocks)")
 		}
-		v.content(root.at("content"), e.Content, false)
+		v.content(root.at("content"), e.Content, blocksUser)
 	case TypeLabel:
 		if len(e.Label) > MaxNameLen {
 			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(e.Label), MaxNameLen))
@@ -260,6 +234,16 @@ func (v *fieldCheck) raws(e *Entry) {
 			v.verbatim(root.at("usage").at(f.Key), f.Value)
 		}
 	}
+	if e.SystemMessage != nil {
+		v.rawsOf(root.at("systemMessage"), e.SystemMessage)
+	}
+	if e.Edit != nil {
+		at := root.at("replacement")
+		for _, f := range e.Edit.Extra {
+			v.verbatim(at.at(f.Key), f.Value)
+		}
+		v.rawsOfContent(at.at("content"), e.Edit.Content)
+	}
 }
 
 func (v *fieldCheck) rawsOf(at path, m *Message) {
@@ -267,9 +251,13 @@ func (v *fieldCheck) rawsOf(at path, m *Message) {
 	for _, f := range m.Extra {
 		v.verbatim(at.at(f.Key), f.Value)
 	}
-	for i := range m.Content.Blocks {
-		b := &m.Content.Blocks[i]
-		bp := at.at("content").item(i)
+	v.rawsOfContent(at.at("content"), m.Content)
+}
+
+func (v *fieldCheck) rawsOfContent(at path, c Content) {
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		bp := at.item(i)
 		v.raw(bp.at("arguments"), b.Arguments)
 		v.raw(bp, b.Verbatim)
 		for _, f := range b.Extra {
@@ -369,36 +357,22 @@ func (v *fieldCheck) message(at path, m *Message) {
 		return
 	}
 	if !messageRoles[m.Role] {
-		v.fail(at.at("role"), fmt.Sprintf("%q is not a message role (user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary)", clip(m.Role)))
+		v.fail(at.at("role"), fmt.Sprintf("%q is not a message role (user, assistant, toolResult, system, bashExecution, custom, branchSummary, compactionSummary)", clip(m.Role)))
 		return
 	}
 	if m.Timestamp < 0 || m.Timestamp > MaxEpochMillis {
 		v.fail(at.at("timestamp"), fmt.Sprintf("is %d: epoch milliseconds must be 0..%d", m.Timestamp, int64(MaxEpochMillis)))
 	}
-	extra := m.Extra
-	if m.Role == "bashExecution" {
-		extra = nil
-		for _, f := range m.Extra {
-			kinds, ok := bashMembers[f.Key]
-			if !ok {
-				extra = append(extra, f)
-			} else if ref, isRef := blobRef(f.Value); isRef && ref.Encoding == BlobJSON {
-				// pi's bash output, offloaded: a JSON value.
-			} else if !strings.ContainsRune(kinds, rune(kindByte(f.Value))) {
-				v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value a bashExecution message has there", kindOf(f.Value)))
-			}
-		}
-	}
-	v.extra(at, "a message", extra, messageMembers, "message")
+	v.extra(at, "a message", m.Extra, messageMembers, messageVerbatim, "message")
 	switch m.Role {
-	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
+	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleSystem:
 		if m.Content.IsZero() && !HasBlobRef(m.Extra, "content") {
 			v.fail(at.at("content"), "is required (a string or content blocks)")
 		}
 	}
-	v.content(at.at("content"), m.Content, m.Role == RoleAssistant)
+	v.content(at.at("content"), m.Content, blocksOf(m.Role))
 	if m.StopReason != "" && !stopReasons[m.StopReason] {
-		v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted", clip(m.StopReason)))
+		v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted, pending, deferred", clip(m.StopReason)))
 	}
 	for _, f := range [...]struct{ k, s string }{{"provider", m.Provider}, {"model", m.Model}, {"api", m.API},
 		{"toolName", m.ToolName}, {"toolCallId", m.ToolCallID}, {"customType", m.CustomType}} {
@@ -410,13 +384,33 @@ func (v *fieldCheck) message(at path, m *Message) {
 	v.usage(at.at("usage"), m.Usage)
 }
 
-func (v *fieldCheck) content(at path, c Content, assistant bool) {
+// Which content blocks a message may hold.
+const (
+	blocksUser      = iota // text and images
+	blocksAssistant        // text, thinking, tool calls and images
+	blocksSystem           // text
+)
+
+func blocksOf(role string) int {
+	switch role {
+	case RoleAssistant:
+		return blocksAssistant
+	case RoleSystem:
+		return blocksSystem
+	}
+	return blocksUser
+}
+
+func (v *fieldCheck) content(at path, c Content, blocks int) {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
 		bp := at.item(i)
 		if b.Verbatim != nil {
 			v.fail(bp, fmt.Sprintf("holds %s: a content block is an object", kindOf(b.Verbatim)))
 			return
+		}
+		if blocks == blocksSystem && b.Type != BlockText {
+			v.fail(bp.at("type"), fmt.Sprintf("%q: a system message holds text blocks only", clip(b.Type)))
 		}
 		switch b.Type {
 		case BlockText, BlockThinking:
@@ -428,7 +422,7 @@ func (v *fieldCheck) content(at path, c Content, assistant bool) {
 				v.fail(bp.at("mimeType"), fmt.Sprintf("%q is not an image type such as image/png", clip(b.MimeType)))
 			}
 		case BlockToolCall:
-			if !assistant {
+			if blocks != blocksAssistant {
 				v.fail(bp.at("type"), "toolCall blocks belong in assistant messages")
 			}
 			v.name(bp.at("name"), b.Name)
@@ -441,7 +435,7 @@ func (v *fieldCheck) content(at path, c Content, assistant bool) {
 		default:
 			v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
 		}
-		v.extra(bp, "a content block", b.Extra, blockMembers, b.Type)
+		v.extra(bp, "a content block", b.Extra, blockMembers, blockVerbatim, b.Type)
 	}
 }
 
@@ -463,8 +457,8 @@ func (v *fieldCheck) usage(at path, u *Usage) {
 			v.fail(at.at("cost").at(f.k), fmt.Sprintf("is %v: a cost is a finite number ≥ 0", f.x))
 		}
 	}
-	v.extra(at, "usage", u.Extra, usageMembers, "-")
-	v.extra(at.at("cost"), "a cost", u.Cost.Extra, costMembers, "-")
+	v.extra(at, "usage", u.Extra, usageMembers, usageVerbatim, "-")
+	v.extra(at.at("cost"), "a cost", u.Cost.Extra, costMembers, costVerbatim, "-")
 }
 
 // kindByte is the first significant byte of a JSON value: '"', '{', '[',

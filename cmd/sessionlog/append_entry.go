@@ -19,7 +19,8 @@ import (
 const maxEntriesAtOnce = 1000
 
 // decodeEntries reads pi entries as the service does: strictly (no member
-// twice, valid UTF-8, known types), each error naming the line and the
+// twice, valid UTF-8, known members of the kinds they hold; entries of
+// unknown types are kept as they are), each error naming the line and the
 // member. One JSON object, or one per line.
 func decodeEntries(data []byte) ([]*session.Entry, error) {
 	var entries []*session.Entry
@@ -49,9 +50,6 @@ func decodeEntries(data []byte) ([]*session.Entry, error) {
 		e, err := codec.DecodeEntryStrict(line)
 		if err != nil {
 			return nil, fmt.Errorf("entry on line %d: %w", no, err)
-		}
-		if !e.Type.Known() {
-			return nil, fmt.Errorf("entry on line %d: unknown entry type %q", no, e.Type)
 		}
 		if e.ID != "" {
 			if err := session.ValidateID(e.ID); err != nil {

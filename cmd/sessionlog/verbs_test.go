@@ -314,7 +314,10 @@ func TestAppendEntries(t *testing.T) {
 		{"empty text", "", []string{"append", "a1", "-text", ""}, 2, "nothing to append"},
 		{"both stdin modes", "{}", []string{"append", "a1", "-json", "-entry"}, 2, "give one"},
 		{"no entries", "  \n", []string{"append", "a1", "-entry"}, 2, "no entries"},
-		{"unknown type", `{"type":"telepathy"}`, []string{"append", "a1", "-entry"}, 1, "unknown entry type"},
+		{"a type that is no name", `{"type":"tele.pathy"}`, []string{"append", "a1", "-entry"}, 1, "is not a type name"},
+		{"an edit of a missing entry", `{"type":"context_edit","targetId":"nosuch","replacement":null}`, []string{"append", "a1", "-entry"}, 1, "does not exist"},
+		{"an edit without replacement", `{"type":"context_edit","targetId":"` + u + `"}`, []string{"append", "a1", "-entry"}, 1, "replacement"},
+		{"a usage entry without usage", `{"type":"usage","kind":"k","provider":"p","model":"m"}`, []string{"append", "a1", "-entry"}, 1, "usage"},
 		{"a header", `{"type":"session","version":3,"id":"x"}`, []string{"append", "a1", "-entry"}, 1, "not an entry"},
 		{"member twice", `{"type":"custom","customType":"a","customType":"b"}`, []string{"append", "a1", "-entry"}, 1, "line 1"},
 		{"bad field", `{"type":"thinking_level_change","thinkingLevel":"max"}`, []string{"append", "a1", "-entry"}, 1, "thinkingLevel"},
@@ -330,5 +333,35 @@ func TestAppendEntries(t *testing.T) {
 				t.Fatalf("a refused append changed the session:\n%s\n%s", before, after)
 			}
 		})
+	}
+}
+
+// append -entry takes pi 1.6's usage and context_edit entries and entries
+// of types sessionlog does not know: kept byte for byte (export), the
+// edit applied to the context, the unknown type leaving it alone.
+func TestAppendEntriesOfPi16(t *testing.T) {
+	data := t.TempDir()
+	mustRun(t, data, "", "new", "-id", "p1")
+	u := mustRun(t, data, "", "append", "p1", "-text", "hello")
+	lines := []string{
+		`{"type":"usage","id":"us1","parentId":"` + u + `","timestamp":"2026-01-01T00:00:00.000Z","kind":"cache_warm","provider":"anthropic","model":"claude-x","usage":{"input":5,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":5,"cost":{"input":0.01,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.01}},"note":"kept warm"}`,
+		`{"type":"some_future_type","id":"fu1","parentId":"us1","timestamp":"2026-01-01T00:00:01.000Z","zeta":{"b":1,"a":[true,null]},"alpha":"x"}`,
+		`{"type":"context_edit","id":"ed1","parentId":"fu1","timestamp":"2026-01-01T00:00:02.000Z","targetId":"` + u + `","replacement":{"content":"hello (edited)"}}`,
+	}
+	mustRun(t, data, strings.Join(lines, "\n"), "append", "p1", "-entry")
+	out := mustRun(t, data, "", "export", "p1")
+	got := strings.Split(out, "\n")
+	for _, l := range lines {
+		if !slices.Contains(got, l) {
+			t.Errorf("export lacks, byte for byte:\n%s\nin\n%s", l, out)
+		}
+	}
+	c := mustRun(t, data, "", "context", "p1")
+	if !strings.Contains(c, "hello (edited)") || strings.Contains(c, "some_future_type") {
+		t.Errorf("context after the edit:\n%s", c)
+	}
+	mustRun(t, data, `{"type":"context_edit","targetId":"`+u+`","replacement":null}`, "append", "p1", "-entry")
+	if c := mustRun(t, data, "", "context", "p1"); strings.Contains(c, "hello") {
+		t.Errorf("context after an edit that removes the message:\n%s", c)
 	}
 }

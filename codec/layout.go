@@ -1,0 +1,211 @@
+package codec
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Member order. The encoders write each kind of object's members in one
+// order, pi's. Objects read in another order (pi 1.6 adds an assistant
+// message's responseId and durationMs after its timestamp; other writers
+// order members as they like) keep theirs as a session.Layout, and the
+// encoders write it back: a line round-trips byte for byte.
+
+// layoutSep separates the member names of a Layout. A name holding it is
+// never recorded (the object is then written in the encoders' order: the
+// same JSON value).
+const layoutSep = "\x00"
+
+// order ranks the members of one kind of object as the encoder writes
+// them; unknown members, and known ones kept in Extra, rank as extra.
+type order struct {
+	rank  map[string]int
+	extra int
+}
+
+// probeKey is the Extra member a probe object carries to find where the
+// encoder writes unknown members.
+const probeKey = "\x00extra"
+
+// orderOf reads the member order of an object encoded by enc.
+func orderOf(enc func() ([]byte, error)) *order {
+	b, err := enc()
+	if err != nil {
+		panic("codec: probe object does not encode: " + err.Error())
+	}
+	d := jsontext.NewDecoder(strings.NewReader(string(b)))
+	d.ReadToken()
+	o := &order{rank: map[string]int{}}
+	for i := 0; d.PeekKind() == '"'; i++ {
+		k, _ := d.ReadToken()
+		if k.String() == probeKey {
+			o.extra = i
+		} else {
+			o.rank[k.String()] = i
+		}
+		d.SkipValue()
+	}
+	return o
+}
+
+var probeExtra = []session.Field{{Key: probeKey, Value: session.Raw("0")}}
+
+func probeUsage() *session.Usage {
+	return &session.Usage{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1, TotalTokens: 1,
+		Cost: session.Cost{Input: 1, Output: 1, CacheRead: 1, CacheWrite: 1, Total: 1, Extra: probeExtra}, Extra: probeExtra}
+}
+
+func probeMessage() *session.Message {
+	return &session.Message{Role: "r", Content: session.TextContent("c"), Timestamp: 1, API: "a", Provider: "p",
+		Model: "m", ResponseID: "i", Usage: probeUsage(), StopReason: "s", ErrorMessage: "e", ToolCallID: "t",
+		ToolName: "n", IsError: true, Details: session.Raw("0"), CustomType: "c", Display: true, Summary: "s",
+		TokensBefore: 1, FromID: "f", Extra: probeExtra}
+}
+
+func probeEntry(t session.EntryType) *session.Entry {
+	return &session.Entry{Type: t, ID: "i", ParentID: "p", Timestamp: "t", Message: probeMessage(),
+		ThinkingLevel: "l", Provider: "p", ModelID: "m", ActiveTools: []string{}, Summary: "s", Details: session.Raw("0"),
+		FromHook: true, FirstKeptEntryID: "f", SystemMessage: probeMessage(), TokensBefore: 1,
+		RetainedTail: []session.Message{}, Usage: probeUsage(), Kind: "k", Model: "m", Note: "n",
+		Edit: &session.ContextEdit{Content: session.TextContent("c")}, FromID: "f", CustomType: "c",
+		Data: session.Raw("0"), Content: session.TextContent("c"), Display: true, TargetID: "t", Label: "l", Name: "n",
+		Extra: probeExtra}
+}
+
+var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usage, cost, edit *order }) {
+	o.entry = orderOf(func() ([]byte, error) { return EncodeEntry(probeEntry(session.TypeMessage)) })
+	o.custom = orderOf(func() ([]byte, error) { return EncodeEntry(probeEntry(session.TypeCustomMessage)) })
+	o.message = orderOf(func() ([]byte, error) { return EncodeMessage(probeMessage()) })
+	o.block = orderOf(func() ([]byte, error) {
+		return appendBlock(nil, &session.ContentBlock{Type: "x", Text: "t", TextSignature: "s", Thinking: "t",
+			ThinkingSignature: "s", Redacted: true, Data: "d", MimeType: "m", ID: "i", Name: "n",
+			Arguments: session.Raw("{}"), ThoughtSignature: "s", Extra: probeExtra})
+	})
+	o.usage = orderOf(func() ([]byte, error) { return appendUsage(nil, probeUsage(), nil) })
+	o.cost = orderOf(func() ([]byte, error) {
+		u := probeUsage()
+		return appendCost(nil, &u.Cost)
+	})
+	o.edit = orderOf(func() ([]byte, error) {
+		return appendEdit(nil, &session.ContextEdit{Content: session.TextContent("c"), Extra: probeExtra})
+	})
+	return o
+})
+
+// entryOrder is the order of an entry of type t.
+func entryOrder(t session.EntryType) *order {
+	if t == session.TypeCustom || t == session.TypeCustomMessage {
+		return orders().custom
+	}
+	return orders().entry
+}
+
+// layout returns the Layout of an object whose members were read in the
+// order keys, given what was kept in extra: "" when the encoder's order
+// is theirs.
+func (o *order) layout(keys []string, extra []session.Field) session.Layout {
+	prev := -1
+	inOrder := true
+	for i, k := range keys {
+		r, known := o.rank[k]
+		if !known || hasKey(extra, k) {
+			r = o.extra
+		}
+		if r < prev {
+			inOrder = false
+		}
+		prev = r
+		if strings.Contains(k, layoutSep) {
+			return ""
+		}
+		for _, seen := range keys[:i] {
+			if seen == k {
+				return "" // JSON.parse keeps the first place: leave it to the encoder's order
+			}
+		}
+	}
+	if inOrder {
+		return ""
+	}
+	return internLayout(keys)
+}
+
+func hasKey(fs []session.Field, k string) bool {
+	for _, f := range fs {
+		if f.Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Layouts repeat across a session (every assistant message of one
+// provider has the same): they are shared, up to a bound, so hostile input
+// cannot grow the table.
+const maxLayouts = 4096
+
+var layouts struct {
+	sync.Mutex
+	m map[string]session.Layout
+}
+
+func internLayout(keys []string) session.Layout {
+	s := strings.Join(keys, layoutSep)
+	layouts.Lock()
+	defer layouts.Unlock()
+	if l, ok := layouts.m[s]; ok {
+		return l
+	}
+	if layouts.m == nil {
+		layouts.m = map[string]session.Layout{}
+	}
+	if len(layouts.m) < maxLayouts {
+		layouts.m[s] = session.Layout(s)
+	}
+	return session.Layout(s)
+}
+
+// writtenMember is one member written by an objWriter with a layout: its name
+// and where it starts (at its name) and ends (before the next comma).
+type writtenMember struct {
+	key        string
+	start, end int
+}
+
+// reorder rewrites the members of the object w is writing in the order of
+// w.layout, when they are the layout's members; otherwise it leaves the
+// encoder's order (the object changed since it was read).
+func (w *objWriter) reorder() {
+	n := strings.Count(string(w.layout), layoutSep) + 1
+	if n != len(w.members) {
+		return
+	}
+	if len(w.members) > 0 {
+		w.members[len(w.members)-1].end = len(w.b)
+	}
+	out := make([]byte, 0, len(w.b)-w.start)
+	rest := string(w.layout)
+	for i := 0; rest != "" || i == 0; i++ {
+		var k string
+		k, rest, _ = strings.Cut(rest, layoutSep)
+		found := false
+		for _, m := range w.members {
+			if m.key == k {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, w.b[m.start:m.end]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return
+		}
+	}
+	w.b = append(w.b[:w.start+1], out...)
+}

@@ -1,0 +1,105 @@
+package session
+
+// The members pi defines, by object: what ValidateFields checks and what
+// content stored apart may stand for (blob_walk.go). Read from pi 1.6.0's
+// session-manager and pi-ai types; pi 0.73's are a subset.
+
+// messageRoles are the agent message roles pi stores in message entries.
+var messageRoles = map[string]bool{
+	RoleUser: true, RoleAssistant: true, RoleToolResult: true, RoleCustom: true, RoleSystem: true,
+	RoleCompactionSummary: true, RoleBranchSummary: true, "bashExecution": true,
+}
+
+// thinkingLevels are pi's ThinkingLevel values.
+var thinkingLevels = map[string]bool{"off": true, "minimal": true, "low": true, "medium": true, "high": true, "xhigh": true}
+
+// stopReasons are pi's StopReason values ("pending" and "deferred" since
+// pi 1.6).
+var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true, "error": true, "aborted": true,
+	"pending": true, "deferred": true}
+
+// entryMembers are the members each known entry type defines (besides
+// type, id, parentId and timestamp), with the kind of JSON value each
+// holds ('"' string, 'b' boolean, '0' integer, '{', '[', '*' any). An
+// Extra field of one of these names is that member holding another kind
+// of value — or its zero, which decoders keep so that an explicit ""
+// or false survives a round trip.
+var entryMembers = map[EntryType]map[string]byte{
+	TypeMessage:             {"message": '{'},
+	TypeThinkingLevelChange: {"thinkingLevel": '"'},
+	TypeModelChange:         {"provider": '"', "modelId": '"'},
+	TypeActiveToolsChange:   {"activeTools": '['},
+	TypeCompaction: {"summary": '"', "firstKeptEntryId": '"', "tokensBefore": '0', "details": '*', "fromHook": 'b',
+		"retainedTail": '[', "usage": '{', "systemMessage": '{'},
+	TypeBranchSummary: {"fromId": '"', "summary": '"', "details": '*', "fromHook": 'b', "usage": '{'},
+	TypeCustom:        {"customType": '"', "data": '*'},
+	TypeCustomMessage: {"customType": '"', "content": '"', "display": 'b', "details": '*'},
+	TypeLabel:         {"targetId": '"', "label": '"'},
+	TypeSessionInfo:   {"name": '"'},
+	TypeLeaf:          {},
+	TypeUsage:         {"kind": '"', "provider": '"', "model": '"', "usage": '{', "note": '"'},
+	TypeContextEdit:   {"targetId": '"', "replacement": '{'},
+}
+
+// messageMembers are the members of a message of any role that the model
+// has fields for.
+var messageMembers = map[string]byte{
+	"role": '"', "content": '"', "timestamp": '0', "api": '"', "provider": '"', "model": '"', "responseId": '"',
+	"usage": '{', "stopReason": '"', "errorMessage": '"', "toolCallId": '"', "toolName": '"', "isError": 'b',
+	"details": '*', "customType": '"', "display": 'b', "summary": '"', "tokensBefore": '0', "fromId": '"',
+}
+
+// Members pi defines that the model keeps verbatim in Extra, by object,
+// with the kinds of JSON value each may hold ('"' string, '0' number, 'n'
+// null, 't' and 'f' booleans, '{', '['): a value of another kind is
+// refused on write, as a known member's would be. Members named nowhere
+// are kept verbatim, unchecked: pi adds some in every release.
+var (
+	// messageVerbatim: bashExecution's, the assistant's and tool
+	// result's additions of pi 1.6, and the system message's.
+	messageVerbatim = map[string]string{
+		// bashExecution
+		"command": `"`, "output": `"`, "exitCode": `0n`, "cancelled": `tf`, "truncated": `tf`,
+		"fullOutputPath": `"`, "excludeFromContext": `tf`,
+		// assistant
+		"responseModel": `"`, "providerThinkingLevel": `"`, "thinkingLevel": `"`, "diagnostics": `[`,
+		"deferred": `{`, "rawStopReason": `"`, "endTurn": `tf`, "durationMs": `0`,
+		// toolResult
+		"nestedCalls": `{`,
+		// system
+		"sections": `{`, "toolsAdded": `[`, "toolsRemoved": `[`,
+	}
+	blockVerbatim = map[string]string{"namespace": `"`, "argumentsError": `"`}
+	usageVerbatim = map[string]string{"cacheWrite1h": `0`, "reasoning": `0`}
+	costVerbatim  = map[string]string{"totalFromProvider": `tf`}
+)
+
+var blockMembers = map[string]byte{
+	"type": '"', "text": '"', "textSignature": '"', "thinking": '"', "thinkingSignature": '"', "redacted": 'b',
+	"data": '"', "mimeType": '"', "id": '"', "name": '"', "thoughtSignature": '"', "arguments": '*',
+}
+
+var usageMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "totalTokens": '0', "cost": '{'}
+
+var costMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "total": '0'}
+
+// replacementMembers are the members of a context_edit's replacement.
+var replacementMembers = map[string]byte{"content": '"'}
+
+// MaxTypeLen bounds an entry type's name.
+const MaxTypeLen = 64
+
+// typeName reports whether t may name an entry type: what every backend
+// can keep, a subject token among them.
+func typeName(t string) bool {
+	if t == "" || len(t) > MaxTypeLen {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
