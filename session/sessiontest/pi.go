@@ -56,20 +56,41 @@ type PiSample struct {
 	Expected PiExpected
 }
 
-// PiSamples returns the pi sample files shipped with the suite.
+// PiSamples returns the pi sample files shipped with the suite: written
+// by pi 0.73.1 (testdata/pi) and by pi 1.6.0's SessionManager through
+// every append method it has (testdata/pi16, made by pigen/generate.mjs).
 func PiSamples(t testing.TB) []PiSample {
 	t.Helper()
-	names, err := fs.Glob(testdata, "testdata/pi/*.jsonl")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no pi samples under testdata/pi: %v", err)
-	}
 	var out []PiSample
-	for _, n := range names {
-		data, err := testdata.ReadFile(n)
+	for _, dir := range []string{"testdata/pi", "testdata/pi16"} {
+		sub, err := fs.Sub(testdata, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exp, err := testdata.ReadFile(strings.TrimSuffix(n, ".jsonl") + ".expected.json")
+		samples := ReadPiSamples(t, sub)
+		if len(samples) == 0 {
+			t.Fatalf("no pi samples under %s", dir)
+		}
+		out = append(out, samples...)
+	}
+	return out
+}
+
+// ReadPiSamples reads the pi files of a directory (*.jsonl) with what pi
+// reported of each (*.expected.json).
+func ReadPiSamples(t testing.TB, dir fs.FS) []PiSample {
+	t.Helper()
+	names, err := fs.Glob(dir, "*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []PiSample
+	for _, n := range names {
+		data, err := fs.ReadFile(dir, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := fs.ReadFile(dir, strings.TrimSuffix(n, ".jsonl")+".expected.json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,24 +125,31 @@ func DecodeFile(t testing.TB, data []byte) (session.Header, []*session.Entry) {
 
 func runPiSamples(t *testing.T, b Backend) {
 	for _, sample := range PiSamples(t) {
-		t.Run(sample.Name, func(t *testing.T) {
-			ctx := context.Background()
-			h, entries := DecodeFile(t, sample.Data)
-			s := b.New(t, h)
-			defer func() { s.Close(ctx) }()
-			for _, e := range entries {
-				if err := s.Append(ctx, e); err != nil {
-					t.Fatalf("append %s: %v", e.ID, err)
-				}
-			}
-			CheckPi(t, s, sample.Expected)
-			checkLines(t, s, sample.Data)
-			if b.Reopen != nil {
-				s = b.Reopen(t, s)
-				CheckPi(t, s, sample.Expected)
-				checkLines(t, s, sample.Data)
-			}
-		})
+		t.Run(sample.Name, func(t *testing.T) { RunPiSample(t, b, sample) })
+	}
+}
+
+// RunPiSample appends a pi file's entries to a new store of b, as a
+// writer would (every write check applies), and compares the store with
+// what pi reported — leaf, branch, context, labels, name, tree — and every
+// entry with its line, byte for byte; again after a reopen.
+func RunPiSample(t *testing.T, b Backend, sample PiSample) {
+	t.Helper()
+	ctx := context.Background()
+	h, entries := DecodeFile(t, sample.Data)
+	s := b.New(t, h)
+	defer func() { s.Close(ctx) }()
+	for _, e := range entries {
+		if err := s.Append(ctx, e); err != nil {
+			t.Fatalf("append %s: %v", e.ID, err)
+		}
+	}
+	CheckPi(t, s, sample.Expected)
+	checkLines(t, s, sample.Data)
+	if b.Reopen != nil {
+		s = b.Reopen(t, s)
+		CheckPi(t, s, sample.Expected)
+		checkLines(t, s, sample.Data)
 	}
 }
 
