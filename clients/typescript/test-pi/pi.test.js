@@ -1,18 +1,14 @@
-// pi's own SessionManager (from npm) on sessionlog, through PiSession:
-// SESSIONLOG_TEST_PI_DIR is a node_modules holding pi (go test ./clients
-// installs it, with the Node pi needs, and runs this with that Node).
+// pi's own SessionManager (from npm) on sessionlog, through PiSession, in
+// an application that installed pi and @sessionlog/client as users do
+// (go test ./clients makes one, with the Node pi needs, and runs this
+// file from its directory): PiSession finds pi there by itself.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { existsSync } from "node:fs";
-import { Client, PiSession } from "../src/index.js";
+import { Client, PiSession } from "@sessionlog/client";
 
 const url = process.env.SESSIONLOG_TEST_URL;
-const dir = process.env.SESSIONLOG_TEST_PI_DIR;
-const piEntry = dir && ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"].map((n) => join(dir, n, "dist/index.js")).find(existsSync);
-const skip = !url ? "SESSIONLOG_TEST_URL is not set" : !piEntry ? "pi is not installed (SESSIONLOG_TEST_PI_DIR)" : false;
+const skip = !url ? "SESSIONLOG_TEST_URL is not set" : false;
 const creds = process.env.SESSIONLOG_TEST_USER ? { user: process.env.SESSIONLOG_TEST_USER, password: process.env.SESSIONLOG_TEST_PASSWORD } : {};
 
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -21,10 +17,9 @@ const assistant = (text) => ({ role: "assistant", content: [{ type: "text", text
   model: "claude-sonnet-4-5", usage, stopReason: "stop", timestamp: Date.now() });
 
 test("pi's SessionManager on sessionlog: context, resume, two writers", { skip }, async () => {
-  const pi = await import(pathToFileURL(piEntry).href);
   const c = new Client(url, creds);
   const id = "pi-" + randomBytes(5).toString("hex");
-  const a = await PiSession.open(c, id, { pi, cwd: "/work", create: true });
+  const a = await PiSession.open(c, id, { cwd: "/work", create: true });
   const sm = a.manager;
   const first = sm.appendMessage(user("hello"));
   sm.appendMessage(assistant("hi, what shall we do?"));
@@ -52,7 +47,7 @@ test("pi's SessionManager on sessionlog: context, resume, two writers", { skip }
   assert.deepEqual(got.model, want.model);
 
   // A second process resuming the session sees the same.
-  const b = await PiSession.open(c, id, { pi, cwd: "/work" });
+  const b = await PiSession.open(c, id, { cwd: "/work" });
   assert.deepEqual(JSON.parse(JSON.stringify(b.manager.buildSessionContext())), JSON.parse(JSON.stringify(want)));
   assert.equal(b.manager.getSessionName(), "pi on sessionlog");
   assert.equal(b.manager.getLabel(second), "checkpoint");
@@ -81,4 +76,50 @@ test("pi's SessionManager on sessionlog: context, resume, two writers", { skip }
   // After a reload, each sees both branches.
   const reloaded = await a.reload();
   assert.equal(reloaded.getEntries().length, stored.length);
+});
+
+// pi 1.6's own entries sync and give pi's context: a system message, usage
+// entries, context edits that replace and remove, a compaction carrying
+// the system prompt, an entry of a type sessionlog does not know.
+test("pi 1.6's entries on sessionlog: usage, context_edit, system messages", { skip }, async () => {
+  const c = new Client(url, creds);
+  const id = "pi16-" + randomBytes(5).toString("hex");
+  const s = await PiSession.open(c, id, { cwd: "/work", create: true });
+  const sm = s.manager;
+  sm.appendMessage({ role: "system", content: "You are pi.", sections: { rules: "<rules>be brief</rules>" }, timestamp: Date.now() });
+  const hello = sm.appendMessage(user("hello"));
+  const reply = sm.appendMessage({ ...assistant("hi"), responseId: "msg_1", durationMs: 812 });
+  sm.appendUsage("cache_warm", "anthropic", "claude-haiku", usage, "kept the cache warm");
+  sm.appendContextEdit(hello, { content: "hello (edited)" });
+  sm.appendContextEdit(reply, { content: "hi (edited)" });
+  const gone = sm.appendMessage(user("never mind"));
+  sm.appendContextEdit(gone, null);
+  await s.sync();
+  const check = async () => {
+    const want = JSON.parse(JSON.stringify(sm.buildSessionContext()));
+    const got = await c.context(id);
+    assert.deepEqual(got.messages, want.messages);
+    assert.equal(got.thinkingLevel, want.thinkingLevel);
+    assert.deepEqual(got.model, want.model);
+    return want;
+  };
+  const edited = await check();
+  assert.deepEqual(edited.messages.map((m) => m.role), ["system", "user", "assistant"]);
+  assert.equal(edited.messages[1].content, "hello (edited)");
+
+  // A compaction keeps the edits after its first kept entry and carries
+  // the system prompt in force; pi's later entries sync on top.
+  sm.appendCompaction("we said hello", reply, 4321, undefined, undefined, usage);
+  sm.appendMessage(user("after the compaction"));
+  await s.sync();
+  const compacted = await check();
+  assert.equal(compacted.messages[0].role, "system");
+  assert.equal(compacted.messages[1].role, "compactionSummary");
+
+  // The stored entries are pi's, member for member, and a new process
+  // gives pi the same.
+  const stored = (await c.entries(id, { offset: 0, limit: 1000 })).entries;
+  assert.deepEqual(stored, JSON.parse(JSON.stringify(sm.getEntries())));
+  const again = await PiSession.open(c, id, { cwd: "/work" });
+  assert.deepEqual(JSON.parse(JSON.stringify(again.manager.buildSessionContext())), compacted);
 });
