@@ -248,15 +248,23 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logs {
 		srv.ConfigureLogger()
 	}
+	// A port in use is said at once, naming it: the server would only
+	// fail to accept, and its start wait out ReadyTimeout.
+	if err := portsFree(cfg); err != nil {
+		return nil, err
+	}
 	go srv.Start()
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	if !srv.ReadyForConnections(time.Until(deadline)) {
+	if err := waitReady(ctx, srv, deadline); err != nil {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, fmt.Errorf("%w: not accepting connections after %v (is %s in use by another process?)", ErrNotReady, cfg.ReadyTimeout, cfg.DataDir)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: not accepting connections on %s after %v", ErrNotReady, cfg.Listen, cfg.ReadyTimeout)
 	}
 	n := &Node{srv: srv, cfg: cfg, keys: keys, tls: clientTLS}
 	for {

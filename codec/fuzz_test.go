@@ -3,6 +3,7 @@ package codec_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -61,6 +62,9 @@ func FuzzDecodeEntry(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s (%v)", out, out2, err)
 		}
 		mp, err := codec.EncodeEntryMsgpack(e2)
+		if errors.Is(err, codec.ErrInvalid) {
+			return // a number beyond a float64: the wire refuses it, as writes do
+		}
 		if err != nil {
 			t.Fatalf("msgpack encode: %v", err)
 		}

@@ -144,9 +144,12 @@ func hasKey(fs []session.Field, k string) bool {
 }
 
 // Layouts repeat across a session (every assistant message of one
-// provider has the same): they are shared, up to a bound, so hostile input
-// cannot grow the table.
-const maxLayouts = 4096
+// provider has the same): they are shared, up to a bound in number and
+// size, so hostile input cannot grow the table.
+const (
+	maxLayouts   = 4096
+	maxLayoutLen = 1024
+)
 
 var layouts struct {
 	sync.Mutex
@@ -155,6 +158,9 @@ var layouts struct {
 
 func internLayout(keys []string) session.Layout {
 	s := strings.Join(keys, layoutSep)
+	if len(s) > maxLayoutLen {
+		return session.Layout(s)
+	}
 	layouts.Lock()
 	defer layouts.Unlock()
 	if l, ok := layouts.m[s]; ok {

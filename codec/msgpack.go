@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -225,8 +224,10 @@ func encodeNumber(enc *msgpack.Encoder, lit string) error {
 		return enc.EncodeUint(u)
 	}
 	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil && !math.IsInf(f, 0) {
-		return err
+	if err != nil {
+		// 1e400: JSON.parse makes it Infinity, which neither JSON nor
+		// the wire's reader holds.
+		return fmt.Errorf("%w: the number %s is beyond what a float64 holds", ErrInvalid, truncate([]byte(lit)))
 	}
 	return enc.EncodeFloat64(f)
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -185,8 +186,10 @@ func (t *fastTranscoder) number(lit string) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil && !math.IsInf(f, 0) {
-		return err
+	if err != nil {
+		// 1e400: JSON.parse makes it Infinity, which neither JSON nor
+		// the wire's reader holds.
+		return fmt.Errorf("%w: the number %s is beyond what a float64 holds", ErrInvalid, truncate([]byte(lit)))
 	}
 	t.out = binary.BigEndian.AppendUint64(append(t.out, 0xcb), math.Float64bits(f))
 	return nil

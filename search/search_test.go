@@ -90,7 +90,7 @@ func write(t testing.TB, b *stream.Backend, id string, texts ...string) []string
 		if i%2 == 1 {
 			role = session.RoleAssistant
 		}
-		e, err := s.AppendMessage(ctx, session.Message{Role: role, Content: session.TextContent(text)})
+		e, err := s.AppendMessage(ctx, sessiontest.Msg(role, text))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func seedEntries(t testing.TB) []map[string]any {
 			}
 			delete(m, "id")
 			delete(m, "parentId")
-			if m["type"] == "label" || m["type"] == "compaction" {
+			if m["type"] == "label" || m["type"] == "compaction" || m["type"] == "context_edit" {
 				continue // they name other entries of their session
 			}
 			out = append(out, m)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -277,8 +278,36 @@ func (v *fieldCheck) raw(at path, r Raw) {
 // verbatim checks a member kept verbatim (references in Extra are checked
 // by extra, which knows the member).
 func (v *fieldCheck) verbatim(at path, r Raw) {
-	if r != nil && !jsontext.Value(r).IsValid() {
+	if r == nil {
+		return
+	}
+	if !jsontext.Value(r).IsValid() {
 		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
+		return
+	}
+	if n := hugeNumber(r); n != "" {
+		v.fail(at, fmt.Sprintf("holds the number %s, beyond what a float64 (JavaScript's number) holds", clip(n)))
+	}
+}
+
+// hugeNumber returns the first number of the valid JSON value r that a
+// float64 cannot hold (1e400: JSON.parse makes it Infinity, which JSON
+// cannot write back), or "".
+func hugeNumber(r Raw) string {
+	if !bytes.ContainsAny(r, "eE") && len(r) < 300 {
+		return "" // no exponent, and too short for 309 digits
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(r))
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if tok.Kind() == '0' {
+			if _, err := strconv.ParseFloat(tok.String(), 64); err != nil {
+				return tok.String()
+			}
+		}
 	}
 }
 
@@ -371,6 +400,14 @@ func (v *fieldCheck) message(at path, m *Message) {
 		}
 	}
 	v.content(at.at("content"), m.Content, blocksOf(m.Role))
+	if m.Role == RoleAssistant {
+		// Who answered, and how it ended: pi reads all three.
+		v.name(at.at("provider"), m.Provider)
+		v.name(at.at("model"), m.Model)
+		if m.StopReason == "" {
+			v.fail(at.at("stopReason"), "is required: how the answer ended (stop, length, toolUse, error, aborted, pending, deferred)")
+		}
+	}
 	if m.StopReason != "" && !stopReasons[m.StopReason] {
 		v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted, pending, deferred", clip(m.StopReason)))
 	}

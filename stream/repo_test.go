@@ -125,9 +125,9 @@ func TestFork(t *testing.T) {
 	}
 	s, _ := session.New(src, sessiontest.TestConfig())
 	u1, _ := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("one")})
-	s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Content: session.TextContent("A")})
+	s.AppendMessage(ctx, sessiontest.Msg(session.RoleAssistant, "A"))
 	u2, _ := s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("two")})
-	s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Content: session.TextContent("B")})
+	s.AppendMessage(ctx, sessiontest.Msg(session.RoleAssistant, "B"))
 	src.Close(ctx)
 
 	dst, sel, err := b.Fork(ctx, "src", session.Before(u2.ID), sessiontest.TestHeader("dst"))

@@ -69,6 +69,9 @@ func runAppend(ctx context.Context, e env) error {
 		switch *role {
 		case session.RoleUser:
 		case session.RoleAssistant:
+			if *provider == "" || *model == "" {
+				return usageError("an assistant message says who answered: give -provider and -model")
+			}
 			m.Content = session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: *text})
 			m.Provider, m.Model, m.StopReason = *provider, *model, "stop"
 		case session.RoleToolResult:

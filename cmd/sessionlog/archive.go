@@ -75,6 +75,7 @@ func runArchive(ctx context.Context, e env) error {
 func runUnarchive(ctx context.Context, e env) error {
 	fs := newFlags("unarchive", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	af := addArchiveFlags(fs)
 	newID := fs.String("id", "", "bring it back under this id (default: its own)")
 	args, err := parseArgs(fs, e.args, 1, "one session id")

@@ -42,6 +42,7 @@ func runBackup(ctx context.Context, e env) error {
 func runRestore(ctx context.Context, e env) error {
 	fs := newFlags("restore", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	args, err := parseArgs(fs, e.args, 1, "the backup directory")
 	if err != nil {
 		return err

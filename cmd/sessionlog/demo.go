@@ -20,6 +20,7 @@ import (
 func runDemo(ctx context.Context, e env) error {
 	fs := newFlags("demo", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	if err := parseFlags(fs, e.args); err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 func runImport(ctx context.Context, e env) error {
 	fs := newFlags("import", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	id := fs.String("id", "", "session id to import as (default: the file's; one file only)")
 	lenient := fs.Bool("lenient", false, "skip bad lines (listed on stderr) instead of refusing the file")
 	args, err := parseArgs(fs, e.args, -1, "pi session files or directories")

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/agentcore/sessionlog/session"
 )
@@ -47,12 +50,12 @@ func runList(ctx context.Context, e env) error {
 	if err := f.Validate(); err != nil {
 		return usageError("%s", strings.TrimPrefix(err.Error(), session.ErrInvalidConfig.Error()+": "))
 	}
-	return withRepo(ctx, rf, func(repo session.Repo) error {
+	var got []session.SessionInfo
+	next := ""
+	err = withRepo(ctx, rf, func(repo session.Repo) error {
 		// A filtered page may come back short: read on until the page is
 		// full or the listing ends.
 		opts := session.ListOptions{Limit: *limit, Cursor: *cursor, Filter: &f}
-		var got []session.SessionInfo
-		next := ""
 		for {
 			page, err := repo.List(ctx, opts)
 			if err != nil {
@@ -61,30 +64,33 @@ func runList(ctx context.Context, e env) error {
 			got = append(got, page.Sessions...)
 			next = page.Next
 			if next == "" || len(got) >= *limit {
-				break
+				return nil
 			}
 			opts.Cursor, opts.Limit = next, *limit-len(got)
 		}
-		if *asJSON {
-			enc := json.NewEncoder(e.stdout)
-			for _, in := range got {
-				if err := enc.Encode(in); err != nil {
-					return err
-				}
-			}
-		} else {
-			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tENTRIES\tNAME\tLABELS")
-			for _, in := range got {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, in.Updated, in.Entries, in.Name, strings.Join(in.Labels, ","))
-			}
-			tw.Flush()
-		}
-		if next != "" {
-			fmt.Fprintf(e.stderr, "more: sessionlog ls -cursor %q (with the same filters)\n", next)
-		}
-		return nil
 	})
+	if err != nil && !errors.Is(err, errNoStore) {
+		return err // where nothing was ever stored, the listing is empty
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		for _, in := range got {
+			if err := enc.Encode(in); err != nil {
+				return err
+			}
+		}
+	} else {
+		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUPDATED\tENTRIES\tNAME\tLABELS")
+		for _, in := range got {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, shortTime(in.Updated), in.Entries, cell(in.Name), cell(strings.Join(in.Labels, ",")))
+		}
+		tw.Flush()
+	}
+	if next != "" {
+		fmt.Fprintf(e.stderr, "more: sessionlog ls -cursor %q (with the same filters)\n", next)
+	}
+	return nil
 }
 
 // whenFlag reads a time flag: RFC 3339, a date (UTC), or a duration
@@ -103,4 +109,24 @@ func whenFlag(name, v string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, usageError("-%s %q: not an RFC 3339 time, a date (2025-01-31) or a duration ago (24h)", name, v)
+}
+
+// cell is s as one table cell: control characters (a name's newline or
+// tab would break the row) written as Go escapes.
+func cell(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// shortTime is an RFC 3339 time to the second, in UTC, as a table shows
+// it; what is not one is shown as it is.
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return cell(s)
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
 }

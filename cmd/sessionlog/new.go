@@ -12,6 +12,7 @@ import (
 func runNew(ctx context.Context, e env) error {
 	fs := newFlags("new", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	id := fs.String("id", "", "session id (default: a random one)")
 	cwd := fs.String("cwd", "", "working directory recorded in the header (default: the current one)")
 	name := fs.String("name", "", "display name")

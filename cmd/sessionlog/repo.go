@@ -46,7 +46,16 @@ type repoFlags struct {
 	// so that other invocations on the same data dir use it (a long watch
 	// must not lock the others out).
 	share bool
+	// create lets the verb make the store (a node's data, a directory of
+	// files) where there is none yet; the others, reading or changing
+	// sessions that must exist, refuse with errNoStore instead of
+	// leaving an empty store behind.
+	create bool
 }
+
+// errNoStore says there are no sessions where a verb looked: nothing was
+// ever created there.
+var errNoStore = errors.New("no sessions here yet")
 
 // rulesFlag reads redaction rules from a JSON file when the flag is set:
 // [{"name":"internal-token","pattern":"itk_[A-Za-z0-9]{32}"}, …].
@@ -172,6 +181,9 @@ func (r *repoFlags) nodeConfig() (cluster.Config, error) {
 
 func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 	if r.files != "" {
+		if _, err := os.Stat(r.files); err != nil && !r.create {
+			return nil, fmt.Errorf("%w: %s is no directory of sessions (sessionlog new or import makes the first)", errNoStore, r.files)
+		}
 		repo, err := filestore.NewRepo(r.files, filestore.DefaultConfig())
 		if err != nil {
 			return nil, err
@@ -204,6 +216,9 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 		cfg, err := r.nodeConfig()
 		if err != nil {
 			return nil, err
+		}
+		if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err != nil && !r.create {
+			return nil, fmt.Errorf("%w: the data dir %s holds no store, and this verb makes none (sessionlog new or import makes the first; -url reaches a deployment, -files a directory of files)", errNoStore, r.data)
 		}
 		if r.share {
 			cfg.Listen = "127.0.0.1:0"

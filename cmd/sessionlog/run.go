@@ -83,7 +83,16 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "sessionlog: unknown verb %q (try: sessionlog help)\n", args[0])
+		names := make([]string, 0, len(verbs))
+		for n := range verbs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if c := closest(args[0], names); c != "" {
+			fmt.Fprintf(stderr, "sessionlog: unknown verb %q: did you mean %q? (sessionlog help lists them)\n", args[0], c)
+		} else {
+			fmt.Fprintf(stderr, "sessionlog: unknown verb %q (try: sessionlog help)\n", args[0])
+		}
 		return 2
 	}
 	err := v.run(ctx, env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr})
@@ -144,7 +153,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			if errors.Is(err, flag.ErrHelp) {
 				return err
 			}
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %v%s", errUsage, err, flagHint(fs, err))
 		}
 		args = fs.Args()
 		if len(args) == 0 {

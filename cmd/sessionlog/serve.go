@@ -24,6 +24,7 @@ const stopGrace = 15 * time.Second
 func runServe(ctx context.Context, e env) error {
 	fs := newFlags("serve", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	listen := fs.String("listen", "127.0.0.1:4222", "client address (port 0: any free port)")
 	logs := fs.Bool("logs", false, "print the NATS server's log")
 	name := fs.String("name", "", "node name (required in a cluster; default sessionlog)")

@@ -34,6 +34,7 @@ func (l *typeList) Set(v string) error {
 func runWatch(ctx context.Context, e env) error {
 	fs := newFlags("watch", e)
 	rf := addRepoFlags(fs)
+	rf.create = true
 	var types typeList
 	fs.Var(&types, "type", "entry type to print (repeat, or comma-separate)")
 	durable := fs.String("durable", "", "a durable consumer of this name: its position survives restarts, and watches of the same name share the entries")

@@ -2,6 +2,7 @@ package sessiontest
 
 import (
 	"fmt"
+	"github.com/agentcore/sessionlog/session"
 	"strings"
 )
 
@@ -20,3 +21,13 @@ func UserLine(id, parent string) string {
 
 // Lines joins lines into the bytes of a file, each ending in a newline.
 func Lines(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
+
+// Msg is a message of role with text as its content, as a writer gives
+// it: an assistant's says who answered and how it ended.
+func Msg(role, text string) session.Message {
+	m := session.Message{Role: role, Content: session.TextContent(text)}
+	if role == session.RoleAssistant {
+		m.Provider, m.Model, m.StopReason = "test-provider", "test-model", "stop"
+	}
+	return m
+}

@@ -302,7 +302,7 @@ func repoFork(t *testing.T, r session.Repo) {
 	}
 	s, _ := session.New(src, TestConfig())
 	msg := func(role, text string) *session.Entry {
-		e, err := s.AppendMessage(ctx, session.Message{Role: role, Content: session.TextContent(text)})
+		e, err := s.AppendMessage(ctx, Msg(role, text))
 		if err != nil {
 			t.Fatal(err)
 		}
