@@ -1,0 +1,106 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// raws checks every verbatim value as a strict reader takes it: no
+// member name twice in an object, valid UTF-8. JSON.parse would accept
+// either, but the service's replies, and readers in other languages, are
+// strict: what is stored must read everywhere.
+func (v *fieldCheck) raws(e *Entry) {
+	v.raw(root.at("details"), e.Details)
+	v.raw(root.at("data"), e.Data)
+	for _, f := range e.Extra {
+		v.verbatim(root.at(f.Key), f.Value)
+	}
+	if e.Message != nil {
+		v.rawsOf(root.at("message"), e.Message)
+	}
+	for i := range e.RetainedTail {
+		v.rawsOf(root.at("retainedTail").item(i), &e.RetainedTail[i])
+	}
+	if e.Usage != nil {
+		for _, f := range e.Usage.Extra {
+			v.verbatim(root.at("usage").at(f.Key), f.Value)
+		}
+	}
+	if e.SystemMessage != nil {
+		v.rawsOf(root.at("systemMessage"), e.SystemMessage)
+	}
+	if e.Edit != nil {
+		at := root.at("replacement")
+		for _, f := range e.Edit.Extra {
+			v.verbatim(at.at(f.Key), f.Value)
+		}
+		v.rawsOfContent(at.at("content"), e.Edit.Content)
+	}
+}
+
+func (v *fieldCheck) rawsOf(at path, m *Message) {
+	v.raw(at.at("details"), m.Details)
+	for _, f := range m.Extra {
+		v.verbatim(at.at(f.Key), f.Value)
+	}
+	v.rawsOfContent(at.at("content"), m.Content)
+}
+
+func (v *fieldCheck) rawsOfContent(at path, c Content) {
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		bp := at.item(i)
+		v.raw(bp.at("arguments"), b.Arguments)
+		v.raw(bp, b.Verbatim)
+		for _, f := range b.Extra {
+			v.verbatim(bp.at(f.Key), f.Value)
+		}
+	}
+}
+
+// raw checks a verbatim slot, which may hold a reference to a JSON value.
+func (v *fieldCheck) raw(at path, r Raw) {
+	if v.ref(at, r, false, true) {
+		return
+	}
+	v.verbatim(at, r)
+}
+
+// verbatim checks a member kept verbatim (references in Extra are checked
+// by extra, which knows the member).
+func (v *fieldCheck) verbatim(at path, r Raw) {
+	if r == nil {
+		return
+	}
+	if !jsontext.Value(r).IsValid() {
+		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
+		return
+	}
+	if n := hugeNumber(r); n != "" {
+		v.fail(at, fmt.Sprintf("holds the number %s, beyond what a float64 (JavaScript's number) holds", clip(n)))
+	}
+}
+
+// hugeNumber returns the first number of the valid JSON value r that a
+// float64 cannot hold (1e400: JSON.parse makes it Infinity, which JSON
+// cannot write back), or "".
+func hugeNumber(r Raw) string {
+	if !bytes.ContainsAny(r, "eE") && len(r) < 300 {
+		return "" // no exponent, and too short for 309 digits
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(r))
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if tok.Kind() == '0' {
+			if _, err := strconv.ParseFloat(tok.String(), 64); err != nil {
+				return tok.String()
+			}
+		}
+	}
+}
