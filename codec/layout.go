@@ -193,7 +193,9 @@ func (w *objWriter) reorder() {
 	if len(w.members) > 0 {
 		w.members[len(w.members)-1].end = len(w.b)
 	}
-	out := make([]byte, 0, len(w.b)-w.start)
+	// The members are appended in the layout's order after the object,
+	// then moved into its place: no buffer of their own.
+	end := len(w.b)
 	rest := string(w.layout)
 	for i := 0; rest != "" || i == 0; i++ {
 		var k string
@@ -202,16 +204,18 @@ func (w *objWriter) reorder() {
 		for _, m := range w.members {
 			if m.key == k {
 				if i > 0 {
-					out = append(out, ',')
+					w.b = append(w.b, ',')
 				}
-				out = append(out, w.b[m.start:m.end]...)
+				w.b = append(w.b, w.b[m.start:m.end]...)
 				found = true
 				break
 			}
 		}
 		if !found {
+			w.b = w.b[:end]
 			return
 		}
 	}
-	w.b = append(w.b[:w.start+1], out...)
+	n = copy(w.b[w.start+1:], w.b[end:])
+	w.b = w.b[:w.start+1+n]
 }

@@ -64,6 +64,9 @@ func (w *objWriter) key(k string) {
 		w.b = append(w.b, ',')
 	}
 	if w.layout != "" {
+		if w.members == nil {
+			w.members = make([]writtenMember, 0, 16)
+		}
 		w.members = append(w.members, writtenMember{key: k, start: len(w.b)})
 	}
 	w.n++

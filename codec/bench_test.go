@@ -1,0 +1,96 @@
+package codec_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// pi16Lines are the entry lines pi 1.6.0 wrote in the suite's samples:
+// most of their assistant messages put responseId and durationMs after
+// the timestamp, so they keep a layout.
+func pi16Lines(b *testing.B) [][]byte {
+	var out [][]byte
+	for _, s := range sessiontest.PiSamples(b) {
+		if !bytes.HasPrefix([]byte(s.Name), []byte("pi1.6")) {
+			continue
+		}
+		out = append(out, bytes.Split(bytes.TrimRight(s.Data, "\n"), []byte("\n"))[1:]...)
+	}
+	return out
+}
+
+func BenchmarkDecodeEntry(b *testing.B) {
+	lines := pi16Lines(b)
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			if _, err := codec.DecodeEntry(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkEncodeEntry encodes pi 1.6's entries as read (layouts kept:
+// "as-read") and the same entries in the encoder's own order ("own-order",
+// the baseline): what writing a layout back costs.
+func BenchmarkEncodeEntry(b *testing.B) {
+	lines := pi16Lines(b)
+	var asRead, own []*session.Entry
+	for _, l := range lines {
+		e, err := codec.DecodeEntry(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		asRead = append(asRead, e)
+		own = append(own, stripLayouts(e.Clone()))
+	}
+	for _, c := range []struct {
+		name    string
+		entries []*session.Entry
+	}{{"as-read", asRead}, {"own-order", own}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				for _, e := range c.entries {
+					var err error
+					if buf, err = codec.AppendEntry(buf[:0], e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func stripLayouts(e *session.Entry) *session.Entry {
+	e.Layout = ""
+	strip := func(m *session.Message) {
+		if m == nil {
+			return
+		}
+		m.Layout = ""
+		for i := range m.Content.Blocks {
+			m.Content.Blocks[i].Layout = ""
+		}
+		if m.Usage != nil {
+			m.Usage.Layout, m.Usage.Cost.Layout = "", ""
+		}
+	}
+	strip(e.Message)
+	strip(e.SystemMessage)
+	if e.Usage != nil {
+		e.Usage.Layout, e.Usage.Cost.Layout = "", ""
+	}
+	return e
+}
