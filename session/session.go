@@ -263,7 +263,29 @@ func (s *Session) SetLabel(ctx context.Context, targetID, label string) (*Entry,
 
 // SetName names the session; an empty name clears it.
 func (s *Session) SetName(ctx context.Context, name string) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeSessionInfo, Name: strings.TrimSpace(name)}, false)
+	return s.append(ctx, &Entry{Type: TypeSessionInfo, Name: oneLineName(name)}, false)
+}
+
+// oneLineName is a name as pi 1.6's appendSessionInfo writes it: runs of
+// line breaks become one space, and the ends are trimmed.
+func oneLineName(name string) string {
+	var b strings.Builder
+	brk := false
+	for _, r := range name {
+		if r == '\r' || r == '\n' {
+			brk = true
+			continue
+		}
+		if brk {
+			b.WriteByte(' ')
+			brk = false
+		}
+		b.WriteRune(r)
+	}
+	if brk {
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // MoveOption configures MoveTo.

@@ -44,13 +44,18 @@ func TestListRowsStayRows(t *testing.T) {
 	data := t.TempDir()
 	mustRun(t, data, "", "new", "-id", "n1")
 	mustRun(t, data, "", "append", "n1", "-text", "hi")
-	mustRun(t, data, "", "name", "n1", "two\nlines\tand a tab")
+	// pi 0.73 and other writers keep a name's line breaks (name folds
+	// them, as pi 1.6 does).
+	mustRun(t, data, `{"type":"session_info","name":"two\nlines\tand a tab"}`, "append", "n1", "-entry")
+	mustRun(t, data, "", "new", "-id", "n2")
+	mustRun(t, data, "", "append", "n2", "-text", "hi")
+	mustRun(t, data, "", "name", "n2", "folded\r\n\nname ")
 	out := mustRun(t, data, "", "ls")
 	lines := strings.Split(out, "\n")
-	if len(lines) != 2 || !strings.Contains(lines[1], `two\nlines\tand a tab`) {
+	if len(lines) != 3 || !strings.Contains(out, `two\nlines\tand a tab`) || !regexp.MustCompile(`  folded name\s`).MatchString(out) {
 		t.Fatalf("ls:\n%s", out)
 	}
-	if !regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s`).MatchString(lines[1]) || regexp.MustCompile(`:\d\d\.\d`).MatchString(lines[1]) {
+	if !regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s`).MatchString(lines[1]) || regexp.MustCompile(`:\d\d\.\d`).MatchString(out) {
 		t.Fatalf("ls shows times other than to the second:\n%s", out)
 	}
 }
