@@ -155,6 +155,17 @@ func entrySummary(e *session.Entry) string {
 		return fmt.Sprintf("label %q on %s", e.Label, e.TargetID)
 	case session.TypeSessionInfo:
 		return fmt.Sprintf("name → %q", e.Name)
+	case session.TypeUsage:
+		var tokens int64
+		if e.Usage != nil {
+			tokens = e.Usage.TotalTokens
+		}
+		return fmt.Sprintf("usage %s %s/%s (%d tokens) %s", e.Kind, e.Provider, e.Model, tokens, e.Note)
+	case session.TypeContextEdit:
+		if e.Edit == nil || e.Edit.Remove {
+			return "context edit: " + e.TargetID + " left out"
+		}
+		return "context edit of " + e.TargetID + ": " + e.Edit.Content.Text()
 	}
 	return string(e.Type)
 }

@@ -356,6 +356,12 @@ func TestAppendEntriesOfPi16(t *testing.T) {
 			t.Errorf("export lacks, byte for byte:\n%s\nin\n%s", l, out)
 		}
 	}
+	tree := mustRun(t, data, "", "tree", "p1")
+	for _, want := range []string{"usage cache_warm anthropic/claude-x (5 tokens) kept warm", "context edit of " + u + ": hello (edited)", "fu1 some_future_type"} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("tree lacks %q:\n%s", want, tree)
+		}
+	}
 	c := mustRun(t, data, "", "context", "p1")
 	if !strings.Contains(c, "hello (edited)") || strings.Contains(c, "some_future_type") {
 		t.Errorf("context after the edit:\n%s", c)
