@@ -190,7 +190,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		map[string]any{"type": "message", "message": map[string]any{"role": "assistant", "content": []any{
 			map[string]any{"type": "text", "text": "Here is the plan, drawn:"},
 			map[string]any{"type": "image", "data": pixel, "mimeType": "image/png"}},
-			"provider": "anthropic", "model": "claude", "usage": map[string]any{"input": 10, "output": 20, "cost": map[string]any{"total": 0.01}}}})
+			"provider": "anthropic", "model": "claude", "stopReason": "stop", "usage": map[string]any{"input": 10, "output": 20, "cost": map[string]any{"total": 0.01}}}})
 	s.append(t, "beta", user("nothing about flowers"))
 	if err := s.ix.CaughtUp(context.Background()); err != nil {
 		t.Fatal(err)

@@ -176,3 +176,26 @@ def test_search_and_filters(client, connect, sid):
         async with connect(sessionlog.AsyncClient) as c:
             return (await c.search("xylograph", session=sid))["total"]
     assert asyncio.run(main()) == 1
+
+
+def test_pi16_and_unknown_entry_types(client, sid):
+    """pi 1.6's usage and context_edit entries, and a type sessionlog does
+    not know, are stored as sent: members and their order kept, the
+    unknown type leaving the context alone."""
+    client.create(id=sid, cwd="/work")
+    first = client.append(sid, [user("hello")])["entries"][0]["id"]
+    usage = {"type": "usage", "kind": "cache_warm", "provider": "anthropic", "model": "claude-x",
+             "usage": {"input": 5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 5,
+                       "cost": {"input": 0.01, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.01}}}
+    future = {"type": "some_future_type", "zeta": {"b": 1, "a": [True, None]}, "alpha": "x"}
+    edit = {"type": "context_edit", "targetId": first, "replacement": {"content": "hello (edited)"}}
+    client.append(sid, [usage, future, edit])
+    stored = client.entries(sid)["entries"][-3:]
+    for sent, got in zip([usage, future, edit], stored):
+        members = [k for k in got if k not in ("id", "parentId", "timestamp")]
+        assert members == list(sent), (members, list(sent))
+        assert all(got[k] == v for k, v in sent.items())
+    ctx = client.context(sid)
+    assert [m["content"] for m in ctx["messages"]] == ["hello (edited)"]
+    with pytest.raises(sessionlog.InvalidEntryError):
+        client.append(sid, [{"type": "usage", "kind": "k", "provider": "p", "model": "m"}])
