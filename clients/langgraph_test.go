@@ -1,0 +1,139 @@
+package clients
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The LangGraph packages the saver is held to, and the test runner the
+// validation suite is written for.
+var langGraphPackages = []string{
+	"@langchain/langgraph-checkpoint-validation@1.1.1", "@langchain/langgraph-checkpoint@1.2.2",
+	"@langchain/core@1.4.0", "vitest@4.1.12",
+}
+
+// langGraphApp makes an application in the build tree that installed
+// LangGraph and this client as users do (the client copied, not linked,
+// so that it resolves LangGraph from the application, as an install from
+// the registry does), and returns its directory; without npm or the
+// registry the test skips, saying so.
+func langGraphApp(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed: the LangGraph tests are not run")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the LangGraph tests are not run")
+	}
+	dir, _ := filepath.Abs(filepath.Join("typescript", ".lg-test"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"lg-test","private":true,"type":"module"}`), 0o644)
+	// The client as it is now: a copy npm would keep as "up to date".
+	os.RemoveAll(filepath.Join(dir, "node_modules", "@sessionlog"))
+	self, _ := filepath.Abs("typescript")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", self}, langGraphPackages...)...)
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("npm install of LangGraph and the client failed (%v: %s): the LangGraph tests are not run", err, lastLine(out))
+	}
+	return dir
+}
+
+// vitestResult is what vitest's JSON reporter says of one test.
+type vitestResult struct {
+	FullName string `json:"fullName"`
+	Status   string `json:"status"`
+}
+
+// LangGraph's checkpointer validation suite, unmodified, passes every
+// test for SessionlogSaver that it passes for LangGraph's own MemorySaver
+// in the same run (and the one MemorySaver skips: channel values stored
+// by version, as LangGraph's Postgres saver stores them).
+func TestLangGraphValidation(t *testing.T) {
+	app := langGraphApp(t)
+	node, _ := exec.LookPath("node")
+	script, err := os.ReadFile(filepath.Join("typescript", "test-langgraph", "validate.test.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "validate.test.js"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, user, password, _ := gatewayFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	results := filepath.Join(t.TempDir(), "results.json")
+	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "vitest", "vitest.mjs"), "run", "--globals",
+		"--reporter=default", "--reporter=json", "--outputFile.json="+results, "validate.test.js")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password, "CI=true")
+	out, runErr := cmd.CombinedOutput()
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("vitest wrote no results (%v): %v\n%s", runErr, err, out)
+	}
+	var report struct {
+		TestResults []struct {
+			AssertionResults []vitestResult `json:"assertionResults"`
+		} `json:"testResults"`
+	}
+	if err := json.Unmarshal(b, &report); err != nil {
+		t.Fatal(err)
+	}
+	// The two runs of the suite list the same tests in the same order
+	// (parametrised ones share names: they are compared by place).
+	var ours, memory []vitestResult
+	for _, f := range report.TestResults {
+		for _, r := range f.AssertionResults {
+			switch {
+			case strings.HasPrefix(r.FullName, "sessionlog "):
+				r.FullName = strings.ReplaceAll(r.FullName, "sessionlog", "X")
+				ours = append(ours, r)
+			case strings.HasPrefix(r.FullName, "MemorySaver "):
+				r.FullName = strings.ReplaceAll(r.FullName, "MemorySaver", "X")
+				memory = append(memory, r)
+			}
+		}
+	}
+	count := func(rs []vitestResult, status string) int {
+		n := 0
+		for _, r := range rs {
+			if r.Status == status {
+				n++
+			}
+		}
+		return n
+	}
+	t.Logf("LangGraph's validation suite: sessionlog %d passed, %d failed, %d skipped; MemorySaver %d passed, %d failed, %d skipped",
+		count(ours, "passed"), count(ours, "failed"), count(ours, "skipped"), count(memory, "passed"), count(memory, "failed"), count(memory, "skipped"))
+	if len(memory) < 700 || len(ours) != len(memory) {
+		t.Fatalf("the suite ran %d tests for sessionlog and %d for MemorySaver:\n%s", len(ours), len(memory), lastLines(out, 60))
+	}
+	for i, m := range memory {
+		if ours[i].FullName != m.FullName && m.Status != "skipped" { // a skipped test says why in its name
+			t.Fatalf("test %d is %q for sessionlog and %q for MemorySaver", i, ours[i].FullName, m.FullName)
+		}
+		if m.Status == "passed" && ours[i].Status != "passed" {
+			t.Errorf("%s: %s for sessionlog, passed for MemorySaver", m.FullName, ours[i].Status)
+		}
+	}
+	if n := count(ours, "failed") + count(ours, "skipped"); n > 0 {
+		t.Errorf("%d of the suite's tests did not pass for sessionlog:\n%s", n, lastLines(out, 60))
+	}
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
