@@ -3,6 +3,7 @@ package clients
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // validation suite is written for.
 var langGraphPackages = []string{
 	"@langchain/langgraph-checkpoint-validation@1.1.1", "@langchain/langgraph-checkpoint@1.2.2",
-	"@langchain/core@1.4.0", "vitest@4.1.12",
+	"@langchain/core@1.4.0", "vitest@4.1.12", "@langchain/langgraph@1.7.3",
 }
 
 // langGraphApp makes an application in the build tree that installed
@@ -136,4 +137,56 @@ func TestLangGraphValidation(t *testing.T) {
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// A real StateGraph of LangGraph on SessionlogSaver, with scripted nodes:
+// one process runs it to an interrupt, another resumes it, a third goes
+// back to an earlier state with another input and runs on — a branch in
+// the session's tree. The thread id is no session id.
+func TestLangGraphStateGraph(t *testing.T) {
+	app := langGraphApp(t)
+	node, _ := exec.LookPath("node")
+	script, err := os.ReadFile(filepath.Join("typescript", "test-langgraph", "graph.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "graph.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, user, password, _ := gatewayFor(t)
+	thread := "a thread / with spaces, ü and " + strings.Repeat("x", 200)
+	phase := func(name string) map[string]any {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, "graph.mjs", name, thread)
+		cmd.Dir = app
+		cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password, "SESSIONLOG_TEST_NAMESPACE=graph")
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("graph.mjs %s: %v\n%s%s", name, err, out, stderr)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(lastLine(out)), &v); err != nil {
+			t.Fatalf("graph.mjs %s printed %q", name, out)
+		}
+		return v
+	}
+	steps := func(v map[string]any) string {
+		b, _ := json.Marshal(v["steps"])
+		return string(b)
+	}
+	if v := phase("start"); steps(v) != `["plan add retries","review 1"]` || fmt.Sprint(v["next"]) != "[act]" {
+		t.Fatalf("start: %v", v)
+	}
+	if v := phase("resume"); steps(v) != `["plan add retries","review 1","act on add retries"]` || fmt.Sprint(v["next"]) != "[]" {
+		t.Fatalf("resume in another process: %v", v)
+	}
+	v := phase("fork")
+	if steps(v) != `["plan add retries","review 1","act on add backoff"]` || v["branches"] != float64(1) {
+		t.Fatalf("fork from after plan: %v", v)
+	}
 }
