@@ -190,3 +190,40 @@ func TestLangGraphStateGraph(t *testing.T) {
 		t.Fatalf("fork from after plan: %v", v)
 	}
 }
+
+// readmeExample returns the code block that follows the marker
+// "<!-- example: NAME -->" in the client's README.
+func readmeExample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("typescript", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "<!-- example: "+name+" -->\n```js\n")
+	code, _, closed := strings.Cut(rest, "\n```")
+	if !ok || !closed {
+		t.Fatalf("the README has no example %q", name)
+	}
+	return code
+}
+
+// The README's LangGraph example runs as written, and prints what it says.
+func TestLangGraphReadmeExample(t *testing.T) {
+	app := langGraphApp(t)
+	node, _ := exec.LookPath("node")
+	if err := os.WriteFile(filepath.Join(app, "example.mjs"), []byte(readmeExample(t, "langgraph")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, user, password, _ := gatewayFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The example names no credentials: the gateway's are passed in the URL.
+	authed := strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1)
+	cmd := exec.CommandContext(ctx, node, "example.mjs")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "SESSIONLOG_URL="+authed)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[ 'drafted', 'checked 1' ]") || !strings.Contains(string(out), "session lg-") {
+		t.Fatalf("the README's example: %v\n%s", err, out)
+	}
+}

@@ -34,10 +34,18 @@ const drop = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !==
 
 export class Client {
   /**
-   * @param {string} url the gateway, e.g. http://127.0.0.1:8080
+   * @param {string} url the gateway, e.g. http://127.0.0.1:8080; credentials
+   *   in it (http://user:password@host:8080) are used as opts.user and
+   *   opts.password are, and never sent in the URL.
    * @param {{user?: string, password?: string, retries?: number, timeoutMs?: number, fetch?: typeof fetch}} [opts]
    */
   constructor(url, opts = {}) {
+    if (/^https?:\/\/[^/]*@/.test(url)) {
+      const u = new URL(url);
+      opts = { ...opts, user: opts.user ?? decodeURIComponent(u.username), password: opts.password ?? decodeURIComponent(u.password) };
+      u.username = u.password = "";
+      url = u.toString();
+    }
     this.base = url.replace(/\/+$/, "");
     this.retries = opts.retries ?? 3;
     this.timeoutMs = opts.timeoutMs ?? 30000;

@@ -145,3 +145,19 @@ test("search and listing filters", async () => {
   assert.deepEqual(listed.map((x) => x.id), [id]);
   assert.deepEqual(listed[0].metadata, { team: "ts" });
 });
+
+test("credentials in the URL are used, and never sent in it", async () => {
+  if (!creds.user) return; // the gateway asks for none
+  const seen = [];
+  const spy = (input, init) => {
+    seen.push(String(input));
+    return fetch(input, init);
+  };
+  const withCreds = url.replace("://", `://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@`);
+  const c = new sl.Client(withCreds, { fetch: spy });
+  const id = sid();
+  await c.create({ id });
+  assert.equal((await c.open(id)).session.id, id);
+  assert.ok(seen.length > 0 && seen.every((u) => !u.includes("@")), seen.join(" "));
+  await assert.rejects(new sl.Client(url.replace("://", "://nobody:wrong@")).open(id), (e) => e.code === "unauthorized" || e.status === 401);
+});
