@@ -65,6 +65,9 @@ type Config struct {
 	// ClientsDir is where the clients are (clients/, from the repository).
 	ClientOps  int
 	ClientsDir string
+	// LangGraphOps, when set, adds the langgraph part: LangGraph's savers,
+	// ours and PostgresSaver, on threads of that many checkpoints.
+	LangGraphOps int
 	// SearchSessions, when set, adds the search part: that many sessions
 	// of SearchEntries messages indexed and searched (about 7 minutes at
 	// 10,000 of 100).
@@ -86,7 +89,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -220,6 +223,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.ClientOps > 0 && cfg.does("clients") {
 		if err := clientsPart(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.LangGraphOps > 0 && cfg.does("langgraph") {
+		if err := langGraphPart(ctx, cfg, dir, r, p); err != nil {
 			return nil, err
 		}
 	}

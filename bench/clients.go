@@ -31,30 +31,11 @@ var tsBench []byte
 // node in the same run. Each client is skipped, with a note, when its
 // toolchain or the clients directory is missing.
 func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
-	// A node with a listener: the gateway reaches it over TCP.
-	n, err := startNodeWith(ctx, filepath.Join(dir, "clients"), func(c *cluster.Config) { c.Listen = "127.0.0.1:0" })
+	n, scfg, gw, stop, err := startGateway(ctx, filepath.Join(dir, "clients"))
 	if err != nil {
 		return err
 	}
-	defer n.close()
-	b, err := n.backend(ctx, nil)
-	if err != nil {
-		return err
-	}
-	scfg := service.DefaultConfig(system.Config())
-	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
-	svc, err := service.Start(ctx, n.nc, b, scfg)
-	if err != nil {
-		return err
-	}
-	defer svc.Close(context.WithoutCancel(ctx))
-	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.n.ClientURL())
-	gcfg.Stream, gcfg.Rate, gcfg.Burst = b.Config(), 1e6, 1e6
-	gw, err := gateway.Start(ctx, gcfg)
-	if err != nil {
-		return err
-	}
-	defer gw.Close(context.WithoutCancel(ctx))
+	defer stop()
 
 	ops := cfg.ClientOps
 	p.say("clients: the Go service client, %d appends and contexts", ops)
@@ -148,4 +129,40 @@ func pythonWithHTTPX() string {
 		}
 	}
 	return ""
+}
+
+// startGateway starts a node with a listener, the service on it (no rate
+// limit) and the HTTP gateway in front: what clients of other languages
+// reach. stop closes all three.
+func startGateway(ctx context.Context, dir string) (*node, service.Config, *gateway.Gateway, func(), error) {
+	scfg := service.DefaultConfig(system.Config())
+	n, err := startNodeWith(ctx, dir, func(c *cluster.Config) { c.Listen = "127.0.0.1:0" })
+	if err != nil {
+		return nil, scfg, nil, nil, err
+	}
+	b, err := n.backend(ctx, nil)
+	if err != nil {
+		n.close()
+		return nil, scfg, nil, nil, err
+	}
+	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
+	svc, err := service.Start(ctx, n.nc, b, scfg)
+	if err != nil {
+		n.close()
+		return nil, scfg, nil, nil, err
+	}
+	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.n.ClientURL())
+	gcfg.Stream, gcfg.Rate, gcfg.Burst = b.Config(), 1e6, 1e6
+	gw, err := gateway.Start(ctx, gcfg)
+	if err != nil {
+		svc.Close(context.WithoutCancel(ctx))
+		n.close()
+		return nil, scfg, nil, nil, err
+	}
+	stop := func() {
+		gw.Close(context.WithoutCancel(ctx))
+		svc.Close(context.WithoutCancel(ctx))
+		n.close()
+	}
+	return n, scfg, gw, stop, nil
 }

@@ -33,8 +33,33 @@ import {
 const CHECKPOINT = "langgraph_checkpoint";
 const WRITES = "langgraph_writes";
 const PAGE = 1000;
+// CACHED_THREADS bounds the threads a saver keeps read (each holds its
+// checkpoints as stored).
+const CACHED_THREADS = 64;
 
 const hex = (...parts) => createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+
+/** Adds one stored entry to a thread as read: a checkpoint (the latest put
+ * of an id wins) with its channel values, or pending writes (a regular
+ * write is kept once; special ones, by their negative index, replaced). */
+function apply(thread, e) {
+  if (e.type !== "custom" || !e.data) return;
+  const d = e.data;
+  if (e.customType === CHECKPOINT) {
+    if (!thread.checkpoints.has(d.ns)) thread.checkpoints.set(d.ns, new Map());
+    thread.checkpoints.get(d.ns).set(d.id, d);
+    for (const [ch, [ver, value]] of Object.entries(d.channels ?? {})) thread.channels.set(JSON.stringify([d.ns, ch, ver]), value);
+  } else if (e.customType === WRITES) {
+    const key = JSON.stringify([d.ns, d.checkpoint]);
+    if (!thread.writes.has(key)) thread.writes.set(key, new Map());
+    const byTask = thread.writes.get(key);
+    for (const [idx, channel, value] of d.writes) {
+      const k = `${d.task},${idx}`;
+      if (idx >= 0 && byTask.has(k)) continue;
+      byTask.set(k, { task: d.task, idx, channel, value, path: d.path ?? "" });
+    }
+  }
+}
 
 export class SessionlogSaver extends BaseCheckpointSaver {
   /**
@@ -156,6 +181,7 @@ export class SessionlogSaver extends BaseCheckpointSaver {
 
   async deleteThread(threadId) {
     this.written.delete(String(threadId));
+    this.#cache.delete(this.sessionId(threadId));
     try {
       await this.client.delete(this.sessionId(threadId));
     } catch (e) {
@@ -210,44 +236,49 @@ export class SessionlogSaver extends BaseCheckpointSaver {
   }
 
   /** Reads a thread: its checkpoints by namespace and id (the latest put of
-   * each), and the writes of each, in the order they were put. */
+   * each), the writes of each, in the order they were put, and the channel
+   * values by version. A thread read before is read on from where the last
+   * read ended — its last entry read again, to see that the session is the
+   * same one (not deleted and made anew) — so a step reads what is new. */
   async #load(threadId) {
     const id = this.sessionId(threadId);
-    const entries = [];
+    let thread = this.#cache.get(id);
+    const from = thread ? thread.count - 1 : 0;
+    const fresh = [];
     try {
-      for (let offset = 0; ;) {
-        const page = await this.client.entries(id, { offset, limit: PAGE });
-        entries.push(...page.entries);
+      for (let offset = from; ;) {
+        const page = await this.client.entries(id, { offset: offset || undefined, limit: PAGE });
+        fresh.push(...page.entries);
         if (!page.next) break;
         offset = page.next;
       }
     } catch (e) {
-      if (e?.code === "not_found") return undefined;
+      if (e?.code === "not_found") {
+        this.#cache.delete(id);
+        return undefined;
+      }
       throw e;
     }
-    const checkpoints = new Map();
-    const writes = new Map();
-    const channels = new Map(); // [ns, channel, version] → stored value
-    for (const e of entries) {
-      if (e.type !== "custom" || !e.data) continue;
-      const d = e.data;
-      if (e.customType === CHECKPOINT) {
-        if (!checkpoints.has(d.ns)) checkpoints.set(d.ns, new Map());
-        checkpoints.get(d.ns).set(d.id, d);
-        for (const [ch, [ver, value]] of Object.entries(d.channels ?? {})) channels.set(JSON.stringify([d.ns, ch, ver]), value);
-      } else if (e.customType === WRITES) {
-        const key = JSON.stringify([d.ns, d.checkpoint]);
-        if (!writes.has(key)) writes.set(key, new Map());
-        const byTask = writes.get(key);
-        for (const [idx, channel, value] of d.writes) {
-          const k = `${d.task},${idx}`;
-          if (idx >= 0 && byTask.has(k)) continue; // a regular write is kept once; special ones are replaced
-          byTask.set(k, { task: d.task, idx, channel, value, path: d.path ?? "" });
-        }
-      }
-    }
-    return { checkpoints, writes, channels };
+    if (thread && fresh[0]?.id !== thread.lastId) return this.#reload(threadId);
+    if (!thread) thread = { checkpoints: new Map(), writes: new Map(), channels: new Map(), count: 0, lastId: undefined };
+    for (const e of thread.count > 0 ? fresh.slice(1) : fresh) apply(thread, e);
+    // Applying is idempotent: two reads at once count the same entries.
+    thread.count = from + fresh.length;
+    thread.lastId = fresh.length ? fresh[fresh.length - 1].id : thread.lastId;
+    this.#cache.delete(id); // most recently used last
+    this.#cache.set(id, thread);
+    while (this.#cache.size > CACHED_THREADS) this.#cache.delete(this.#cache.keys().next().value);
+    return thread;
   }
+
+  /** Reads a thread from its start. */
+  #reload(threadId) {
+    this.#cache.delete(this.sessionId(threadId));
+    return this.#load(threadId);
+  }
+
+  /** Threads read, by session id, least recently used first. */
+  #cache = new Map();
 
   /** A checkpoint tuple as MemorySaver gives it. */
   async #tuple(thread, threadId, ns, checkpointId, saved, config, metadata) {

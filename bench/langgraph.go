@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed langgraph_bench.mjs
+var langGraphBench []byte
+
+// The packages the LangGraph part installs beside the client: the saver
+// LangGraph recommends for production and its driver.
+var langGraphBenchPackages = []string{
+	"@langchain/langgraph-checkpoint@1.2.2", "@langchain/core@1.4.0",
+	"@langchain/langgraph-checkpoint-postgres@1.0.5",
+}
+
+// langGraphPart times SessionlogSaver (over the gateway, on a node that
+// fsyncs every write) against LangGraph's PostgresSaver on a PostgreSQL of
+// the run's own (its defaults: fsync and synchronous commit on), in the
+// same run: put, getTuple and list p50 on a thread that grows to
+// LangGraphOps checkpoints. Skipped, with a note, without node, npm,
+// PostgreSQL or the registry.
+func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
+	node, npm := lookPath("node"), lookPath("npm")
+	if node == "" || npm == "" {
+		r.note("langgraph: no node or npm, the LangGraph savers were not timed")
+		return nil
+	}
+	app := filepath.Join(dir, "langgraph-app")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		return err
+	}
+	os.WriteFile(filepath.Join(app, "package.json"), []byte(`{"name":"lg-bench","private":true,"type":"module"}`), 0o644)
+	script := filepath.Join(app, "langgraph_bench.mjs")
+	os.WriteFile(script, langGraphBench, 0o644)
+	client, _ := filepath.Abs(filepath.Join(cfg.ClientsDir, "typescript"))
+	p.say("langgraph: npm install of LangGraph's savers and the client")
+	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", client}, langGraphBenchPackages...)...)
+	install.Dir = app
+	if out, err := install.CombinedOutput(); err != nil {
+		r.note("langgraph: npm install failed, the LangGraph savers were not timed: %v: %s", err, lastLine(out))
+		return nil
+	}
+	pg, err := startPostgres(ctx)
+	if err != nil {
+		r.note("langgraph: %v; the LangGraph savers were not timed", err)
+		return nil
+	}
+	defer pg.stop()
+	n, _, gw, stop, err := startGateway(ctx, filepath.Join(dir, "langgraph"))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	run := func(kind, where string) (map[string][2]float64, error) {
+		p.say("langgraph: %s, %d checkpoints", kind, cfg.LangGraphOps)
+		cmd := exec.CommandContext(ctx, node, script, kind, where, fmt.Sprint(cfg.LangGraphOps))
+		cmd.Dir = app
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kind, err)
+		}
+		var res map[string][2]float64
+		return res, json.Unmarshal([]byte(lastLine(out)), &res)
+	}
+	pgRes, err := run("postgres", pg.url)
+	if err != nil {
+		return err
+	}
+	base := "PostgresSaver on PostgreSQL (loopback), same run"
+	for _, via := range []struct{ kind, name, url string }{
+		{"sessionlog-nats", "over NATS", n.n.ClientURL()},
+		{"sessionlog", "over HTTP (the gateway)", gw.URL()},
+	} {
+		ours, err := run(via.kind, via.url)
+		if err != nil {
+			return err
+		}
+		group := fmt.Sprintf("LangGraph savers, a thread of %d checkpoints, one call at a time: SessionlogSaver %s", cfg.LangGraphOps, via.name)
+		for _, op := range []string{"put", "getTuple", "list"} {
+			for i, q := range []string{"p50", "p99"} {
+				row := Row{Group: group, Name: fmt.Sprintf("%s %s", op, q), Ours: ours[op][i], Base: pgRes[op][i], Unit: "ms", BaseName: base}
+				if q == "p50" {
+					row.Goal, row.Met = "≤ 1.0x", ours[op][i] <= pgRes[op][i]
+				}
+				r.add(row)
+			}
+		}
+	}
+	return nil
+}
+
+func lookPath(name string) string {
+	p, _ := exec.LookPath(name)
+	return p
+}
+
+// lastLine is the last non-empty line of a program's output.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
