@@ -19,36 +19,41 @@ var langGraphPackages = []string{
 	"@langchain/core@1.4.0", "vitest@4.1.12", "@langchain/langgraph@1.7.3",
 }
 
-// langGraphApp makes an application in the build tree that installed
-// LangGraph and this client as users do (the client copied, not linked,
-// so that it resolves LangGraph from the application, as an install from
-// the registry does), and returns its directory; without npm or the
-// registry the test skips, saying so.
+// langGraphApp makes the application the LangGraph tests run from.
 func langGraphApp(t *testing.T) string {
+	return clientApp(t, ".lg-test", "LangGraph", langGraphPackages...)
+}
+
+// clientApp makes an application in the build tree (typescript/dir) that
+// installed packages and this client as users do — the client copied, not
+// linked, so that it resolves its peers from the application, as an
+// install from the registry does — and returns its directory; without
+// node, npm or the registry the test skips, naming what was not tested.
+func clientApp(t *testing.T, dir, what string, packages ...string) string {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: the LangGraph tests are not run")
+		t.Skipf("npm is not installed: the %s tests are not run", what)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the LangGraph tests are not run")
+		t.Skipf("node is not installed: the %s tests are not run", what)
 	}
-	dir, _ := filepath.Abs(filepath.Join("typescript", ".lg-test"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	app, _ := filepath.Abs(filepath.Join("typescript", dir))
+	if err := os.MkdirAll(app, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"lg-test","private":true,"type":"module"}`), 0o644)
+	os.WriteFile(filepath.Join(app, "package.json"), []byte(`{"name":"app","private":true,"type":"module"}`), 0o644)
 	// The client as it is now: a copy npm would keep as "up to date".
-	os.RemoveAll(filepath.Join(dir, "node_modules", "@sessionlog"))
+	os.RemoveAll(filepath.Join(app, "node_modules", "@sessionlog"))
 	self, _ := filepath.Abs("typescript")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", self}, langGraphPackages...)...)
-	install.Dir = dir
+	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", self}, packages...)...)
+	install.Dir = app
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("npm install of LangGraph and the client failed (%v: %s): the LangGraph tests are not run", err, lastLine(out))
+		t.Skipf("npm install of %s and the client failed (%v: %s): the %s tests are not run", what, err, lastLine(out), what)
 	}
-	return dir
+	return app
 }
 
 // vitestResult is what vitest's JSON reporter says of one test.

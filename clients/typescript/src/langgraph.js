@@ -19,6 +19,7 @@
 // namespace and id, so a checkpoint's parent is found without a read.
 
 import { createHash } from "node:crypto";
+import { readFrom } from "./pages.js";
 import {
   BaseCheckpointSaver,
   TASKS,
@@ -32,7 +33,6 @@ import {
 
 const CHECKPOINT = "langgraph_checkpoint";
 const WRITES = "langgraph_writes";
-const PAGE = 1000;
 // CACHED_THREADS bounds the threads a saver keeps read (each holds its
 // checkpoints as stored).
 const CACHED_THREADS = 64;
@@ -244,21 +244,12 @@ export class SessionlogSaver extends BaseCheckpointSaver {
     const id = this.sessionId(threadId);
     let thread = this.#cache.get(id);
     const from = thread ? thread.count - 1 : 0;
-    const fresh = [];
-    try {
-      for (let offset = from; ;) {
-        const page = await this.client.entries(id, { offset: offset || undefined, limit: PAGE });
-        fresh.push(...page.entries);
-        if (!page.next) break;
-        offset = page.next;
-      }
-    } catch (e) {
-      if (e?.code === "not_found") {
-        this.#cache.delete(id);
-        return undefined;
-      }
-      throw e;
+    const read = await readFrom(this.client, id, from);
+    if (!read) {
+      this.#cache.delete(id);
+      return undefined;
     }
+    const fresh = read.entries;
     if (thread && fresh[0]?.id !== thread.lastId) return this.#reload(threadId);
     if (!thread) thread = { checkpoints: new Map(), writes: new Map(), channels: new Map(), count: 0, lastId: undefined };
     for (const e of thread.count > 0 ? fresh.slice(1) : fresh) apply(thread, e);
