@@ -40,6 +40,7 @@ export class Client {
    * @param {{user?: string, password?: string, retries?: number, timeoutMs?: number, fetch?: typeof fetch}} [opts]
    */
   constructor(url, opts = {}) {
+    if (typeof url !== "string") throw new TypeError("sessionlog: a Client needs the gateway's URL, such as http://127.0.0.1:8080 (or Client.connect(natsUrl))");
     if (/^https?:\/\/[^/]*@/.test(url)) {
       const u = new URL(url);
       opts = { ...opts, user: opts.user ?? decodeURIComponent(u.username), password: opts.password ?? decodeURIComponent(u.password) };
