@@ -120,3 +120,23 @@ func TestOpenAIAgentsRunner(t *testing.T) {
 		t.Errorf("the history holds %d items, want 14 (5 turns of two, the tool's call and result, and the last turn)", len(final.Items))
 	}
 }
+
+// The README's OpenAI Agents SDK example runs as written, and prints what
+// it says.
+func TestOpenAIAgentsReadmeExample(t *testing.T) {
+	app := clientApp(t, ".oa-test", "OpenAI Agents SDK", agentsPackages...)
+	node, _ := exec.LookPath("node")
+	if err := os.WriteFile(filepath.Join(app, "example.mjs"), []byte(readmeExample(t, "openai-agents")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, user, password, _ := gatewayFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "example.mjs")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "SESSIONLOG_URL="+strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "2\nWhere is my order?\nsession oa-") {
+		t.Fatalf("the README's example: %v\n%s", err, out)
+	}
+}
