@@ -194,6 +194,11 @@ func TestLangGraphStateGraph(t *testing.T) {
 	if steps(v) != `["plan add retries","review 1","act on add backoff"]` || v["branches"] != float64(1) {
 		t.Fatalf("fork from after plan: %v", v)
 	}
+	// A large channel value goes to blob storage, as images do, and comes
+	// back whole.
+	if v := phase("big"); v["same"] != true || v["storedApart"] != true {
+		t.Fatalf("a 3 MiB channel value: %v", v)
+	}
 }
 
 // readmeExample returns the code block that follows the marker

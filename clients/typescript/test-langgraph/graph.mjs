@@ -3,6 +3,7 @@
 //   node graph.mjs start  THREAD   run until the interrupt before "act"
 //   node graph.mjs resume THREAD   another process resumes and finishes
 //   node graph.mjs fork   THREAD   time travel: update an earlier state, run on
+//   node graph.mjs big    THREAD   a 3 MiB channel value: stored apart, read whole
 // and each prints what it saw as one JSON line.
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { Client } from "@sessionlog/client";
@@ -51,5 +52,11 @@ if (phase === "start") {
     if (n.id.startsWith("cp-") && n.parentId) kids.set(n.parentId, (kids.get(n.parentId) ?? 0) + 1);
   }
   out = { steps: s.steps, history: history.length, branches: [...kids.values()].filter((k) => k > 1).length };
+} else if (phase === "big") {
+  const doc = "ü".repeat(3 << 19); // 3 MiB of UTF-8
+  await graph.updateState(config, { task: doc });
+  const state = await graph.getState(config);
+  const stored = (await client.entries(saver.sessionId(thread), { refs: true })).entries.at(-1);
+  out = { length: state.values.task.length, same: state.values.task === doc, storedApart: "$blob" in (stored.data ?? {}) };
 }
 console.log(JSON.stringify(out));
