@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 //go:embed clients_bench.py
@@ -135,34 +136,41 @@ func pythonWithHTTPX() string {
 // limit) and the HTTP gateway in front: what clients of other languages
 // reach. stop closes all three.
 func startGateway(ctx context.Context, dir string) (*node, service.Config, *gateway.Gateway, func(), error) {
-	scfg := service.DefaultConfig(system.Config())
 	n, err := startNodeWith(ctx, dir, func(c *cluster.Config) { c.Listen = "127.0.0.1:0" })
 	if err != nil {
-		return nil, scfg, nil, nil, err
+		return nil, service.Config{}, nil, nil, err
 	}
-	b, err := n.backend(ctx, nil)
+	scfg, gw, stop, err := serveOn(ctx, n, nil)
 	if err != nil {
 		n.close()
 		return nil, scfg, nil, nil, err
+	}
+	return n, scfg, gw, func() { stop(); n.close() }, nil
+}
+
+// serveOn starts the service (no rate limit) and the gateway on a node
+// that listens, on a stream of its own shaped by tweak; stop closes both.
+func serveOn(ctx context.Context, n *node, tweak func(*stream.Config)) (service.Config, *gateway.Gateway, func(), error) {
+	scfg := service.DefaultConfig(system.Config())
+	b, err := n.backend(ctx, tweak)
+	if err != nil {
+		return scfg, nil, nil, err
 	}
 	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
 	svc, err := service.Start(ctx, n.nc, b, scfg)
 	if err != nil {
-		n.close()
-		return nil, scfg, nil, nil, err
+		return scfg, nil, nil, err
 	}
 	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.n.ClientURL())
 	gcfg.Stream, gcfg.Rate, gcfg.Burst = b.Config(), 1e6, 1e6
 	gw, err := gateway.Start(ctx, gcfg)
 	if err != nil {
 		svc.Close(context.WithoutCancel(ctx))
-		n.close()
-		return nil, scfg, nil, nil, err
+		return scfg, nil, nil, err
 	}
 	stop := func() {
 		gw.Close(context.WithoutCancel(ctx))
 		svc.Close(context.WithoutCancel(ctx))
-		n.close()
 	}
-	return n, scfg, gw, stop, nil
+	return scfg, gw, stop, nil
 }

@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 //go:embed langgraph_bench.mjs
@@ -28,8 +31,8 @@ var langGraphBenchPackages = []string{
 // LangGraphOps checkpoints. Skipped, with a note, without node, npm,
 // PostgreSQL or the registry.
 func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
-	node, npm := lookPath("node"), lookPath("npm")
-	if node == "" || npm == "" {
+	nodeBin, npm := lookPath("node"), lookPath("npm")
+	if nodeBin == "" || npm == "" {
 		r.note("langgraph: no node or npm, the LangGraph savers were not timed")
 		return nil
 	}
@@ -54,14 +57,21 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 		return nil
 	}
 	defer pg.stop()
-	n, _, gw, stop, err := startGateway(ctx, filepath.Join(dir, "langgraph"))
+	n, _, gw, stopOne, err := startGateway(ctx, filepath.Join(dir, "langgraph"))
 	if err != nil {
 		return err
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopOne()
+		}
 	}
 	defer stop()
 	run := func(kind, where string) (map[string][2]float64, error) {
 		p.say("langgraph: %s, %d checkpoints", kind, cfg.LangGraphOps)
-		cmd := exec.CommandContext(ctx, node, script, kind, where, fmt.Sprint(cfg.LangGraphOps))
+		cmd := exec.CommandContext(ctx, nodeBin, script, kind, where, fmt.Sprint(cfg.LangGraphOps))
 		cmd.Dir = app
 		out, err := cmd.Output()
 		if err != nil {
@@ -75,15 +85,8 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 		return err
 	}
 	base := "PostgresSaver on PostgreSQL (loopback), same run"
-	for _, via := range []struct{ kind, name, url string }{
-		{"sessionlog-nats", "over NATS", n.n.ClientURL()},
-		{"sessionlog", "over HTTP (the gateway)", gw.URL()},
-	} {
-		ours, err := run(via.kind, via.url)
-		if err != nil {
-			return err
-		}
-		group := fmt.Sprintf("LangGraph savers, a thread of %d checkpoints, one call at a time: SessionlogSaver %s", cfg.LangGraphOps, via.name)
+	report := func(name string, ours map[string][2]float64) {
+		group := fmt.Sprintf("LangGraph savers, a thread of %d checkpoints, one call at a time: SessionlogSaver %s", cfg.LangGraphOps, name)
 		for _, op := range []string{"put", "getTuple", "list"} {
 			for i, q := range []string{"p50", "p99"} {
 				row := Row{Group: group, Name: fmt.Sprintf("%s %s", op, q), Ours: ours[op][i], Base: pgRes[op][i], Unit: "ms", BaseName: base}
@@ -94,6 +97,48 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 			}
 		}
 	}
+	for _, via := range []struct{ kind, name, url string }{
+		{"sessionlog-nats", "over NATS", n.n.ClientURL()},
+		{"sessionlog", "over HTTP (the gateway)", gw.URL()},
+	} {
+		ours, err := run(via.kind, via.url)
+		if err != nil {
+			return err
+		}
+		report(via.name, ours)
+	}
+	stop()
+	// Three nodes on loopback, the stream replicated on all three: each
+	// write waits for a quorum of two.
+	cfgs, err := cluster.LocalClusterConfigs(filepath.Join(dir, "langgraph-r3"), 3)
+	if err != nil {
+		return err
+	}
+	p.say("langgraph: a three-node cluster")
+	nodes, err := cluster.StartAll(ctx, cfgs)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, cn := range nodes {
+			cn.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	nc, err := nodes[0].Connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_, _, stopR3, err := serveOn(ctx, &node{n: nodes[0], nc: nc}, func(c *stream.Config) { c.Replicas = 3 })
+	if err != nil {
+		return err
+	}
+	defer stopR3()
+	ours, err := run("sessionlog-nats", nodes[0].ClientURL())
+	if err != nil {
+		return err
+	}
+	report("over NATS, three nodes, three replicas", ours)
 	return nil
 }
 
