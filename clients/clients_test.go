@@ -189,18 +189,8 @@ func TestPiOnSessionlog(t *testing.T) {
 	node, modules := piNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	app := filepath.Dir(modules)
-	script, err := os.ReadFile(filepath.Join("typescript", "test-pi", "pi.test.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(app, "pi.test.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
-	cmd := exec.CommandContext(ctx, node, "--test", "pi.test.mjs")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+	a := newAppTest(t, filepath.Dir(modules), node, "test-pi/pi.test.js")
+	cmd := a.cmd(ctx, "--test", "pi.test.mjs")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test pi.test.mjs: %v\n%s", err, out)
@@ -208,4 +198,43 @@ func TestPiOnSessionlog(t *testing.T) {
 	if !strings.Contains(string(out), "# pass 2") || !strings.Contains(string(out), "# skipped 0") {
 		t.Fatalf("the adapter's tests did not all run:\n%s", out)
 	}
+}
+
+// appTest is a run of the client's test scripts from an application: a
+// gateway of its own, and the scripts copied into the application.
+type appTest struct {
+	app, node string
+	env       []string
+}
+
+// newAppTest starts a gateway for scripts run from app with node, copying
+// the client's files (paths under typescript/) into app under their base
+// names (.js becoming .mjs: the application is no module package).
+func newAppTest(t *testing.T, app, node string, scripts ...string) *appTest {
+	t.Helper()
+	for _, s := range scripts {
+		b, err := os.ReadFile(filepath.Join("typescript", s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(s), ".js")
+		if !strings.HasSuffix(name, ".mjs") {
+			name += ".mjs"
+		}
+		if err := os.WriteFile(filepath.Join(app, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url, user, password, _ := gatewayFor(t)
+	return &appTest{app: app, node: node, env: []string{"SESSIONLOG_TEST_URL=" + url, "SESSIONLOG_TEST_USER=" + user, "SESSIONLOG_TEST_PASSWORD=" + password,
+		// For scripts as users write them: the gateway and its credentials in one URL.
+		"SESSIONLOG_URL=" + strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1)}}
+}
+
+// cmd is node with args, in the application, told where the gateway is.
+func (a *appTest) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, a.node, args...)
+	cmd.Dir = a.app
+	cmd.Env = append(os.Environ(), a.env...)
+	return cmd
 }

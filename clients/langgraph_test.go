@@ -67,23 +67,14 @@ type vitestResult struct {
 // in the same run (and the one MemorySaver skips: channel values stored
 // by version, as LangGraph's Postgres saver stores them).
 func TestLangGraphValidation(t *testing.T) {
-	app := langGraphApp(t)
 	node, _ := exec.LookPath("node")
-	script, err := os.ReadFile(filepath.Join("typescript", "test-langgraph", "validate.test.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(app, "validate.test.js"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
+	a := newAppTest(t, langGraphApp(t), node, "test-langgraph/validate.test.js")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	results := filepath.Join(t.TempDir(), "results.json")
-	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "vitest", "vitest.mjs"), "run", "--globals",
-		"--reporter=default", "--reporter=json", "--outputFile.json="+results, "validate.test.js")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password, "CI=true")
+	cmd := a.cmd(ctx, filepath.Join("node_modules", "vitest", "vitest.mjs"), "run", "--globals",
+		"--reporter=default", "--reporter=json", "--outputFile.json="+results, "validate.test.mjs")
+	cmd.Env = append(cmd.Env, "CI=true")
 	out, runErr := cmd.CombinedOutput()
 	b, err := os.ReadFile(results)
 	if err != nil {
@@ -149,23 +140,14 @@ func lastLines(b []byte, n int) string {
 // back to an earlier state with another input and runs on — a branch in
 // the session's tree. The thread id is no session id.
 func TestLangGraphStateGraph(t *testing.T) {
-	app := langGraphApp(t)
 	node, _ := exec.LookPath("node")
-	script, err := os.ReadFile(filepath.Join("typescript", "test-langgraph", "graph.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(app, "graph.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
+	a := newAppTest(t, langGraphApp(t), node, "test-langgraph/graph.mjs")
 	thread := "a thread / with spaces, ü and " + strings.Repeat("x", 200)
 	phase := func(name string) map[string]any {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "graph.mjs", name, thread)
-		cmd.Dir = app
-		cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password, "SESSIONLOG_TEST_NAMESPACE=graph")
+		cmd := a.cmd(ctx, "graph.mjs", name, thread)
+		cmd.Env = append(cmd.Env, "SESSIONLOG_TEST_NAMESPACE=graph")
 		out, err := cmd.Output()
 		if err != nil {
 			var stderr []byte
@@ -219,21 +201,26 @@ func readmeExample(t *testing.T, name string) string {
 
 // The README's LangGraph example runs as written, and prints what it says.
 func TestLangGraphReadmeExample(t *testing.T) {
-	app := langGraphApp(t)
+	out := runReadmeExample(t, langGraphApp(t), "langgraph")
+	if !strings.Contains(out, "[ 'drafted', 'checked 1' ]") || !strings.Contains(out, "session lg-") {
+		t.Fatalf("the README's example printed:\n%s", out)
+	}
+}
+
+// runReadmeExample runs the client README's example name from app, with
+// SESSIONLOG_URL naming a gateway, and returns what it printed.
+func runReadmeExample(t *testing.T, app, name string) string {
+	t.Helper()
 	node, _ := exec.LookPath("node")
-	if err := os.WriteFile(filepath.Join(app, "example.mjs"), []byte(readmeExample(t, "langgraph")), 0o644); err != nil {
+	a := newAppTest(t, app, node)
+	if err := os.WriteFile(filepath.Join(a.app, "example.mjs"), []byte(readmeExample(t, name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url, user, password, _ := gatewayFor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// The example names no credentials: the gateway's are passed in the URL.
-	authed := strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1)
-	cmd := exec.CommandContext(ctx, node, "example.mjs")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "SESSIONLOG_URL="+authed)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "[ 'drafted', 'checked 1' ]") || !strings.Contains(string(out), "session lg-") {
-		t.Fatalf("the README's example: %v\n%s", err, out)
+	out, err := a.cmd(ctx, "example.mjs").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's example %s: %v\n%s", name, err, out)
 	}
+	return string(out)
 }

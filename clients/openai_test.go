@@ -15,27 +15,22 @@ import (
 // The OpenAI Agents SDK the session adapter is held to.
 var agentsPackages = []string{"@openai/agents-core@0.20.0"}
 
+// agentsApp makes the application the OpenAI Agents SDK tests run from.
+func agentsApp(t *testing.T) string {
+	return clientApp(t, ".oa-test", "OpenAI Agents SDK", agentsPackages...)
+}
+
 // The SDK's own MemorySession and SessionlogSession, given the same
 // operations (adds, pops, clears, history mutations, both transaction
 // kinds with repeats and mismatches, invalid transactions), give the same
 // reads and the same failures, and another process reads the same
 // (clients/typescript/test-openai/session.test.mjs).
 func TestOpenAIAgentsSession(t *testing.T) {
-	app := clientApp(t, ".oa-test", "OpenAI Agents SDK", agentsPackages...)
 	node, _ := exec.LookPath("node")
-	script, err := os.ReadFile(filepath.Join("typescript", "test-openai", "session.test.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(app, "session.test.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
+	a := newAppTest(t, agentsApp(t), node, "test-openai/session.test.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "session.test.mjs")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+	cmd := a.cmd(ctx, "--test", "session.test.mjs")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "# pass 1") || !strings.Contains(string(out), "# skipped 0") {
 		t.Fatalf("node --test session.test.mjs: %v\n%s", err, out)
@@ -48,16 +43,8 @@ func TestOpenAIAgentsSession(t *testing.T) {
 // session lose nothing — both turns are stored, each whole, the later one
 // after the other's (clients/typescript/test-openai/runner.mjs).
 func TestOpenAIAgentsRunner(t *testing.T) {
-	app := clientApp(t, ".oa-test", "OpenAI Agents SDK", agentsPackages...)
 	node, _ := exec.LookPath("node")
-	script, err := os.ReadFile(filepath.Join("typescript", "test-openai", "runner.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(app, "runner.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
+	a := newAppTest(t, agentsApp(t), node, "test-openai/runner.mjs")
 	session := "runner session: " + t.Name()
 	type turn struct {
 		Output string           `json:"output"`
@@ -65,9 +52,7 @@ func TestOpenAIAgentsRunner(t *testing.T) {
 	}
 	start := func(say string) func() turn {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, node, "runner.mjs", session, say)
-		cmd.Dir = app
-		cmd.Env = append(os.Environ(), "SESSIONLOG_TEST_URL="+url, "SESSIONLOG_TEST_USER="+user, "SESSIONLOG_TEST_PASSWORD="+password)
+		cmd := a.cmd(ctx, "runner.mjs", session, say)
 		var out, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		if err := cmd.Start(); err != nil {
@@ -94,8 +79,8 @@ func TestOpenAIAgentsRunner(t *testing.T) {
 			t.Fatalf("turn %q: %q, want %q", tt.say, got.Output, tt.want)
 		}
 	}
-	a, b := start("from A"), start("from B")
-	ra, rb := a(), b()
+	waitA, waitB := start("from A"), start("from B")
+	ra, rb := waitA(), waitB()
 	final := start("and now?")()
 	if final.Output != "6 user messages so far; you said: and now?" {
 		t.Fatalf("after two runners at once: %q\n%v", final.Output, final.Items)
@@ -124,19 +109,7 @@ func TestOpenAIAgentsRunner(t *testing.T) {
 // The README's OpenAI Agents SDK example runs as written, and prints what
 // it says.
 func TestOpenAIAgentsReadmeExample(t *testing.T) {
-	app := clientApp(t, ".oa-test", "OpenAI Agents SDK", agentsPackages...)
-	node, _ := exec.LookPath("node")
-	if err := os.WriteFile(filepath.Join(app, "example.mjs"), []byte(readmeExample(t, "openai-agents")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url, user, password, _ := gatewayFor(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "example.mjs")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "SESSIONLOG_URL="+strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "2\nWhere is my order?\nsession oa-") {
-		t.Fatalf("the README's example: %v\n%s", err, out)
+	if out := runReadmeExample(t, agentsApp(t), "openai-agents"); !strings.HasPrefix(out, "2\nWhere is my order?\nsession oa-") {
+		t.Fatalf("the README's example printed:\n%s", out)
 	}
 }
