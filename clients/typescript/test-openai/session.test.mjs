@@ -87,4 +87,14 @@ test("SessionlogSession does what MemorySession does", { skip }, async () => {
   // The items are pi entries: the context shows the messages.
   const ctx = await ours.client.context(ours.id);
   assert.deepEqual(ctx.messages.map((m) => m.role), ["user", "user", "assistant", "toolResult"]);
+
+  // A compaction replaces what the session returns; the items it replaced
+  // stay in the tree, out of the history.
+  const before = (await ours.client.entries(ours.id)).total;
+  const compacted = [{ type: "compaction", encrypted_content: "opaque" }, user("after the clear")];
+  await ours.replaceHistoryWithCompaction(compacted);
+  assert.deepEqual(await ours.getItems(), compacted);
+  const after = await ours.client.entries(ours.id);
+  assert.equal(after.total, before + compacted.length);
+  assert.ok(after.entries.some((e) => e.message?.openaiItem?.content === "op-1 again, after the clear"), "the replaced items are still in the tree");
 });
