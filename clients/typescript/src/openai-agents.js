@@ -208,6 +208,9 @@ const text = (s) => typeof s === "string" && s !== "";
 /** The entry of an item: a pi message where it maps one to one, a custom
  * entry otherwise; the item kept whole either way. */
 function toEntry(item) {
+  if (!isPlain(item, new Set(), true)) {
+    throw new UserError("SessionlogSession: an item must be plain JSON data (objects, arrays, strings, finite numbers, booleans, null): binary values, class instances and cycles cannot be stored; encode bytes as base64");
+  }
   const message = piMessage(item);
   if (message) return { type: "message", message: { ...message, timestamp: Date.now(), openaiItem: item } };
   return { type: "custom", customType: ITEM, data: item };
@@ -296,15 +299,17 @@ function snapshotArgs(args) {
 }
 
 /** Whether v is made of what JSON keeps as it is: plain objects, arrays,
- * strings, finite numbers, booleans and null, without cycles. */
-function isPlain(v, seen = new Set()) {
+ * strings, finite numbers, booleans and null, without cycles — and, with
+ * undefinedMembers, members that are undefined (JSON leaves them out, as
+ * the SDK's items do). */
+function isPlain(v, seen = new Set(), undefinedMembers = false) {
   if (v === null || typeof v === "string" || typeof v === "boolean") return true;
   if (typeof v === "number") return Number.isFinite(v);
   if (typeof v !== "object" || seen.has(v)) return false;
   const proto = Object.getPrototypeOf(v);
   if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) return false;
   seen.add(v);
-  const ok = Object.values(v).every((x) => x !== undefined && isPlain(x, seen));
+  const ok = Object.values(v).every((x) => (x === undefined ? undefinedMembers && !Array.isArray(v) : isPlain(x, seen, undefinedMembers)));
   seen.delete(v);
   return ok;
 }

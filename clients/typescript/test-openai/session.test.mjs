@@ -97,4 +97,10 @@ test("SessionlogSession does what MemorySession does", { skip }, async () => {
   const after = await ours.client.entries(ours.id);
   assert.equal(after.total, before + compacted.length);
   assert.ok(after.entries.some((e) => e.message?.openaiItem?.content === "op-1 again, after the clear"), "the replaced items are still in the tree");
+
+  // What JSON cannot keep is refused, saying so, and nothing is stored.
+  for (const bad of [{ role: "user", content: [{ type: "input_file", file: new Uint8Array([1, 2]) }] }, { role: "user", content: "x", when: new Date() }]) {
+    await assert.rejects(ours.addItems([user("kept?"), bad]), /plain JSON data/);
+  }
+  assert.deepEqual(await ours.getItems(), compacted);
 });
