@@ -181,6 +181,11 @@ func TestLangGraphStateGraph(t *testing.T) {
 	if v := phase("big"); v["same"] != true || v["storedApart"] != true {
 		t.Fatalf("a 3 MiB channel value: %v", v)
 	}
+	// Entries of the saver's types that another client wrote in another
+	// shape are passed over: the thread still reads.
+	if v := phase("damaged"); v["same"] != true {
+		t.Fatalf("after damaged entries: %v", v)
+	}
 }
 
 // readmeExample returns the code block that follows the marker

@@ -41,19 +41,28 @@ const hex = (...parts) => createHash("sha256").update(JSON.stringify(parts)).dig
 
 /** Adds one stored entry to a thread as read: a checkpoint (the latest put
  * of an id wins) with its channel values, or pending writes (a regular
- * write is kept once; special ones, by their negative index, replaced). */
+ * write is kept once; special ones, by their negative index, replaced).
+ * Entries not of that shape — another writer's, a damaged one — are passed
+ * over rather than break the thread's reads. */
 function apply(thread, e) {
-  if (e.type !== "custom" || !e.data) return;
+  if (e.type !== "custom" || !e.data || typeof e.data !== "object" || typeof e.data.ns !== "string") return;
   const d = e.data;
+  const stored = (v) => v && typeof v === "object" && typeof v.type === "string" && (typeof v.text === "string" || typeof v.base64 === "string");
   if (e.customType === CHECKPOINT) {
+    if (typeof d.id !== "string" || !stored(d.checkpoint) || !stored(d.metadata)) return;
     if (!thread.checkpoints.has(d.ns)) thread.checkpoints.set(d.ns, new Map());
     thread.checkpoints.get(d.ns).set(d.id, d);
-    for (const [ch, [ver, value]] of Object.entries(d.channels ?? {})) thread.channels.set(JSON.stringify([d.ns, ch, ver]), value);
+    for (const [ch, cv] of Object.entries(d.channels ?? {})) {
+      if (Array.isArray(cv) && typeof cv[0] === "string" && stored(cv[1])) thread.channels.set(JSON.stringify([d.ns, ch, cv[0]]), cv[1]);
+    }
   } else if (e.customType === WRITES) {
+    if (typeof d.checkpoint !== "string" || typeof d.task !== "string" || !Array.isArray(d.writes)) return;
     const key = JSON.stringify([d.ns, d.checkpoint]);
     if (!thread.writes.has(key)) thread.writes.set(key, new Map());
     const byTask = thread.writes.get(key);
-    for (const [idx, channel, value] of d.writes) {
+    for (const w of d.writes) {
+      if (!Array.isArray(w) || !Number.isInteger(w[0]) || typeof w[1] !== "string" || !stored(w[2])) continue;
+      const [idx, channel, value] = w;
       const k = `${d.task},${idx}`;
       if (idx >= 0 && byTask.has(k)) continue;
       byTask.set(k, { task: d.task, idx, channel, value, path: d.path ?? "" });

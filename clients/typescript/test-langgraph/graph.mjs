@@ -4,6 +4,8 @@
 //   node graph.mjs resume THREAD   another process resumes and finishes
 //   node graph.mjs fork   THREAD   time travel: update an earlier state, run on
 //   node graph.mjs big    THREAD   a 3 MiB channel value: stored apart, read whole
+//   node graph.mjs damaged THREAD  entries of the saver's types but not its shape,
+//                                  written by another client: passed over
 // and each prints what it saw as one JSON line.
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { Client } from "@sessionlog/client";
@@ -58,5 +60,16 @@ if (phase === "start") {
   const state = await graph.getState(config);
   const stored = (await client.entries(saver.sessionId(thread), { refs: true })).entries.at(-1);
   out = { length: state.values.task.length, same: state.values.task === doc, storedApart: "$blob" in (stored.data ?? {}) };
+} else if (phase === "damaged") {
+  const before = (await graph.getState(config)).values;
+  await client.append(saver.sessionId(thread), [
+    { type: "custom", customType: "langgraph_writes", data: { ns: "", checkpoint: "x", task: "t", writes: "not a list" } },
+    { type: "custom", customType: "langgraph_checkpoint", data: { ns: "", id: 5 } },
+    { type: "custom", customType: "langgraph_writes", data: { ns: "", checkpoint: "x", task: "t", writes: [[0, "c", 7], "junk"] } },
+    { type: "custom", customType: "langgraph_checkpoint", data: "just a string" },
+  ]);
+  const fresh = new SessionlogSaver(client, { namespace: process.env.SESSIONLOG_TEST_NAMESPACE });
+  const after = (await graph.withConfig({ checkpointer: fresh }).getState(config)).values;
+  out = { same: JSON.stringify(after) === JSON.stringify(before) && JSON.stringify((await graph.getState(config)).values) === JSON.stringify(before) };
 }
 console.log(JSON.stringify(out));
