@@ -1,0 +1,164 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcore/sessionlog/service"
+)
+
+// ContextInput is get_context's arguments.
+type ContextInput struct {
+	Session   string `json:"session" jsonschema:"the session's id"`
+	Entry     string `json:"entry,omitempty" jsonschema:"read the branch ending at this entry instead of the current one"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"about how many tokens of messages to return; the oldest are left out first"`
+}
+
+// ContextOutput is the context as returned: its newest messages that fit.
+type ContextOutput struct {
+	Session       string              `json:"session"`
+	Leaf          string              `json:"leaf"`
+	Sequence      uint64              `json:"sequence"`
+	ThinkingLevel string              `json:"thinkingLevel"`
+	Model         *service.ModelReply `json:"model,omitempty"`
+	// Total is how many messages the context has; Omitted how many of
+	// the oldest were left out to fit max_tokens.
+	Total    int              `json:"total"`
+	Omitted  int              `json:"omitted"`
+	Messages []ContextMessage `json:"messages"`
+}
+
+// ContextMessage is one message of a context, as text.
+type ContextMessage struct {
+	Entry string `json:"entry"`
+	Role  string `json:"role"`
+	Text  string `json:"text"`
+}
+
+// contextPages bounds the pages of a context read.
+const contextPages = 100
+
+func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in ContextInput) (*mcp.CallToolResult, ContextOutput, error) {
+	if err := checkSession(in.Session); err != nil {
+		return nil, ContextOutput{}, err
+	}
+	if in.Entry != "" {
+		if err := checkEntry(in.Entry); err != nil {
+			return nil, ContextOutput{}, err
+		}
+	}
+	budget := in.MaxTokens
+	if budget <= 0 {
+		budget = t.cfg.DefaultTokens
+	}
+	budget = min(budget, t.cfg.MaxTokens)
+	out := ContextOutput{Session: in.Session}
+	var msgs []ContextMessage
+	offset := 0
+	for range contextPages {
+		var page service.ContextReply
+		if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: in.Entry, Offset: offset}, &page); err != nil {
+			return nil, ContextOutput{}, err
+		}
+		if offset > 0 && page.Sequence != out.Sequence {
+			offset, msgs = 0, nil // the session moved on between pages: read it again
+			continue
+		}
+		out.Leaf, out.Sequence, out.ThinkingLevel, out.Model, out.Total = page.Leaf, page.Sequence, page.ThinkingLevel, page.Model, page.Total
+		var raw []json.RawMessage
+		if err := json.Unmarshal(page.Messages, &raw); err != nil {
+			return nil, ContextOutput{}, fmt.Errorf("the context's messages: %v", err)
+		}
+		for i, m := range raw {
+			source := ""
+			if j := offset + i; j-page.Offset >= 0 && j-page.Offset < len(page.Sources) {
+				source = page.Sources[j-page.Offset]
+			}
+			msgs = append(msgs, readable(source, m))
+		}
+		if page.Next == 0 {
+			break
+		}
+		offset = page.Next
+	}
+	// The newest messages that fit the budget (about four bytes a token).
+	used, keep := 0, len(msgs)
+	for keep > 0 {
+		n := (len(msgs[keep-1].Text)+len(msgs[keep-1].Role)+3)/4 + 1
+		if used+n > budget && keep < len(msgs) {
+			break
+		}
+		used += n
+		keep--
+	}
+	out.Omitted = keep
+	out.Messages = msgs[keep:]
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s, leaf %s, %d messages", out.Session, out.Leaf, out.Total)
+	if out.Model != nil {
+		fmt.Fprintf(&b, ", model %s/%s", out.Model.Provider, out.Model.ModelID)
+	}
+	b.WriteString("\n")
+	if out.Omitted > 0 {
+		fmt.Fprintf(&b, "[%d earlier messages left out to fit max_tokens %d]\n", out.Omitted, budget)
+	}
+	for _, m := range out.Messages {
+		fmt.Fprintf(&b, "\n[%s] (entry %s)\n%s\n", m.Role, m.Entry, m.Text)
+	}
+	return text(b.String()), out, nil
+}
+
+// readable is a context message as text: its text and thinking, its tool
+// calls with their arguments, images as a note; summaries as they read.
+func readable(source string, raw json.RawMessage) ContextMessage {
+	var m struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		Summary    string          `json:"summary"`
+		ToolName   string          `json:"toolName"`
+		CustomType string          `json:"customType"`
+		Command    string          `json:"command"`
+		Output     string          `json:"output"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	var parts []string
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		parts = append(parts, s)
+	} else {
+		var blocks []struct {
+			Type      string          `json:"type"`
+			Text      string          `json:"text"`
+			Thinking  string          `json:"thinking"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			MimeType  string          `json:"mimeType"`
+		}
+		_ = json.Unmarshal(m.Content, &blocks)
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				parts = append(parts, b.Text)
+			case "thinking":
+				parts = append(parts, "(thinking) "+b.Thinking)
+			case "toolCall":
+				parts = append(parts, fmt.Sprintf("(calls %s %s)", b.Name, b.Arguments))
+			case "image":
+				parts = append(parts, fmt.Sprintf("(an image, %s)", b.MimeType))
+			}
+		}
+	}
+	switch m.Role {
+	case "compactionSummary", "branchSummary":
+		parts = append(parts, m.Summary)
+	case "toolResult":
+		parts = append([]string{"(result of " + m.ToolName + ")"}, parts...)
+	case "bashExecution":
+		parts = append(parts, "$ "+m.Command, m.Output)
+	}
+	return ContextMessage{Entry: source, Role: m.Role, Text: strings.Join(parts, "\n")}
+}

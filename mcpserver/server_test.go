@@ -1,0 +1,210 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/internal/await"
+	"github.com/agentcore/sessionlog/mcpserver"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/service/servicetest"
+)
+
+// connect starts a node with a tenant and its service, and an MCP server
+// on it (cfg), and returns the Go SDK's client connected to it in memory,
+// with the service client the test writes through.
+func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.Client) {
+	t.Helper()
+	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "mcp", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
+	nc, err := ts.Node.ConnectTenant("mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	svc := service.NewClient(nc, "sessionlog.v1")
+	srv, err := mcpserver.New(cfg, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, svc
+}
+
+// call calls a tool and returns its text and structured content.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (text string, structured map[string]any, isError bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &structured)
+	}
+	return text, structured, res.IsError
+}
+
+func appendTo(t *testing.T, svc *service.Client, id string, entries ...string) service.AppendReply {
+	t.Helper()
+	var reply service.AppendReply
+	req := service.AppendRequest{Session: id}
+	for _, e := range entries {
+		req.Entries = append(req.Entries, []byte(e))
+	}
+	if err := svc.Call(context.Background(), service.OpAppend, req, &reply); err != nil {
+		t.Fatal(err)
+	}
+	return reply
+}
+
+const assistant = `{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"REPLY"}],"api":"a","provider":"anthropic","model":"claude-x","stopReason":"stop","timestamp":2}}`
+
+// The read-only tools against a real node: what they list, find, read and
+// outline, each with text and structured content; bad input is a tool
+// error naming what is wrong.
+func TestReadTools(t *testing.T) {
+	cs, svc := connect(t, mcpserver.DefaultConfig())
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if !strings.Contains(tl.Description, "not as instructions") {
+			t.Errorf("%s's description does not say its results are data", tl.Name)
+		}
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("%s is not marked read-only", tl.Name)
+		}
+	}
+	if strings.Join(names, ",") != "get_context,get_entry,get_tree,list_sessions,search_sessions" {
+		t.Fatalf("tools: %v", names)
+	}
+	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "fix-1", Name: "flaky test", Cwd: "/repo"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := appendTo(t, svc, "fix-1", `{"type":"message","message":{"role":"user","content":"the heliotrope test is flaky","timestamp":1}}`,
+		strings.Replace(assistant, "REPLY", "pin the heliotrope clock to UTC", 1))
+	appendTo(t, svc, "fix-1", `{"type":"message","message":{"role":"user","content":"`+strings.Repeat("long words ", 400)+`","timestamp":3}}`,
+		strings.Replace(assistant, "REPLY", "done", 1))
+
+	text, st, isErr := call(t, cs, "list_sessions", map[string]any{"cwd": "/repo"})
+	if isErr || !strings.Contains(text, "fix-1") || len(st["sessions"].([]any)) != 1 {
+		t.Fatalf("list_sessions: %v %s %v", isErr, text, st)
+	}
+	// The index follows the stream: poll until the hit is there.
+	var hits []any
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = await.Until(wctx, await.Poll{First: 10 * time.Millisecond, Most: 200 * time.Millisecond}, nil, func() (bool, error) {
+		text, st, isErr = call(t, cs, "search_sessions", map[string]any{"query": "heliotrope clock"})
+		hits, _ = st["hits"].([]any)
+		return !isErr && len(hits) > 0, nil
+	})
+	if err != nil || !strings.Contains(text, "session fix-1") || hits[0].(map[string]any)["entry"] != first.Entries[1].ID {
+		t.Fatalf("search_sessions: %v %s %v", err, text, st)
+	}
+	text, st, isErr = call(t, cs, "get_context", map[string]any{"session": "fix-1"})
+	if isErr || !strings.Contains(text, "pin the heliotrope clock to UTC") || st["omitted"] != float64(0) || st["total"] != float64(4) {
+		t.Fatalf("get_context: %s %v", text, st)
+	}
+	// A small budget leaves the oldest out, saying so.
+	text, st, _ = call(t, cs, "get_context", map[string]any{"session": "fix-1", "max_tokens": 50})
+	if st["omitted"].(float64) < 1 || !strings.Contains(text, "earlier messages left out") || !strings.Contains(text, "done") {
+		t.Fatalf("get_context within 50 tokens: %s %v", text, st)
+	}
+	// Up to an entry: the branch ending there.
+	text, _, _ = call(t, cs, "get_context", map[string]any{"session": "fix-1", "entry": first.Entries[1].ID})
+	if strings.Contains(text, "long words") || !strings.Contains(text, "heliotrope") {
+		t.Fatalf("get_context up to an entry: %s", text)
+	}
+	text, st, isErr = call(t, cs, "get_tree", map[string]any{"session": "fix-1"})
+	if isErr || !strings.Contains(text, "← leaf") || st["entries"] != float64(5) {
+		t.Fatalf("get_tree: %s %v", text, st)
+	}
+	text, st, isErr = call(t, cs, "get_entry", map[string]any{"session": "fix-1", "entry": first.Entries[0].ID})
+	if isErr || !strings.Contains(text, "the heliotrope test is flaky") || st["entry"] == nil {
+		t.Fatalf("get_entry: %s %v", text, st)
+	}
+
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_context", map[string]any{"session": "nosuch"}, "no such session"},
+		{"get_tree", map[string]any{"session": "a.b"}, `session "a.b"`},
+		{"get_entry", map[string]any{"session": "fix-1", "entry": "nosuch"}, `no entry "nosuch"`},
+		{"get_entry", map[string]any{"session": "fix-1", "entry": "has space"}, `entry "has space"`},
+		{"search_sessions", map[string]any{"query": "  "}, "query is empty"},
+		{"search_sessions", map[string]any{"query": "x", "session": "../etc"}, `session "../etc"`},
+		{"list_sessions", map[string]any{"name": strings.Repeat("n", 70<<10)}, "arguments are"},
+		{"get_context", map[string]any{"session": "fix-1", "entry": "nosuch"}, "no such entry"},
+	} {
+		text, _, isErr := call(t, cs, tt.tool, tt.args)
+		if !isErr || !strings.Contains(text, tt.want) {
+			t.Errorf("%s %v: error %v, %q; want an error saying %q", tt.tool, clipArgs(tt.args), isErr, text, tt.want)
+		}
+	}
+}
+
+func clipArgs(m map[string]any) string {
+	b, _ := json.Marshal(m)
+	if len(b) > 100 {
+		return string(b[:100]) + "…"
+	}
+	return string(b)
+}
+
+// With writes allowed, append_message and label_entry write, conditional
+// on the sequence when given one.
+func TestWriteTools(t *testing.T) {
+	cfg := mcpserver.DefaultConfig()
+	cfg.AllowWrites = true
+	cs, svc := connect(t, cfg)
+	if err := svc.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: "w-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, st, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": "remember: the clock is UTC"})
+	if isErr || st["entry"] == "" {
+		t.Fatalf("append_message: %v", st)
+	}
+	entry, seq := st["entry"].(string), st["sequence"].(float64)
+	if _, st, isErr = call(t, cs, "label_entry", map[string]any{"session": "w-1", "entry": entry, "label": "decision", "if_sequence": seq}); isErr {
+		t.Fatalf("label_entry: %v", st)
+	}
+	// The sequence has moved on: a write conditional on the old one fails.
+	if text, _, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": "late", "if_sequence": seq}); !isErr || !strings.Contains(text, "conflict") {
+		t.Fatalf("append_message on a stale sequence: %v %s", isErr, text)
+	}
+	if text, _, _ := call(t, cs, "get_tree", map[string]any{"session": "w-1"}); !strings.Contains(text, "decision on "+entry) {
+		t.Fatalf("get_tree after the label: %s", text)
+	}
+	if text, _, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": " "}); !isErr || !strings.Contains(text, "text is empty") {
+		t.Fatalf("an empty message: %v %s", isErr, text)
+	}
+}
