@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/agentcore/sessionlog/mcpserver"
 	"net"
 	"net/http"
 	"sync"
@@ -94,6 +95,10 @@ type Config struct {
 	// Telemetry traces requests (continuing a caller's traceparent) and
 	// carries the trace on to the service; nil: the global providers.
 	Telemetry *telemetry.T
+	// MCP serves the Model Context Protocol at /mcp (streamable HTTP,
+	// stateless), each caller's tools on its own tenant's service; nil:
+	// no /mcp.
+	MCP *mcpserver.Config
 }
 
 // DefaultConfig serves on addr for the service at natsURL.
@@ -106,6 +111,7 @@ func DefaultConfig(addr, natsURL string) Config {
 		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
 		MaxHeaderBytes: 16 << 10, MaxConns: 4096,
 		LoginRate: 2, LoginBurst: 20, MaxLoginsInFlight: 8, RefusedLoginTTL: 30 * time.Second,
+		MCP: new(mcpserver.DefaultConfig()),
 	}
 }
 

@@ -56,6 +56,9 @@ func (g *Gateway) routes() http.Handler {
 	// The console: its page behind the same credentials as the API (the
 	// browser asks once, then sends them with the page's API calls).
 	mux.Handle("GET "+console.Prefix, g.authenticated(console.Handler()))
+	if g.cfg.MCP != nil {
+		mux.Handle("/mcp", g.mcpHandler(*g.cfg.MCP))
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, console.Prefix, http.StatusFound)
 	})

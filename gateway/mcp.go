@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcore/sessionlog/mcpserver"
+)
+
+// callerKey carries the admitted caller's connection to the MCP server
+// made for its request.
+type callerKey struct{}
+
+// mcpHandler serves the Model Context Protocol over streamable HTTP,
+// stateless: each request is admitted like an operation (credentials, rate)
+// and answered by a server on the caller's own connection, so a caller's
+// tools reach its tenant's sessions and no other.
+func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		u, _ := r.Context().Value(callerKey{}).(*userConn)
+		if u == nil {
+			return nil
+		}
+		s, err := mcpserver.New(cfg, u.c)
+		if err != nil {
+			return nil
+		}
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, r, end := g.trace(w, r, "mcp")
+		defer end()
+		u, release, ok := g.admit(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		r.Body = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), callerKey{}, u), g.cfg.RequestTimeout)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

@@ -1,0 +1,129 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/internal/await"
+	"github.com/agentcore/sessionlog/service/servicetest"
+)
+
+// basicAuth sends credentials with every request of an MCP client.
+type basicAuth struct{ user, password string }
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.user != "" {
+		r.SetBasicAuth(b.user, b.password)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcpClient connects the Go SDK's client to the gateway's /mcp (streamable
+// HTTP) with credentials.
+func mcpClient(t *testing.T, url, user, password string) (*mcp.ClientSession, error) {
+	t.Helper()
+	tr := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: basicAuth{user, password}}, MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// The gateway's /mcp is behind its credentials, and each caller's tools
+// reach its own tenant's sessions: neither tenant lists, finds or reads
+// the other's.
+func TestMCPOverHTTPKeepsTenantsApart(t *testing.T) {
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth = true
+	g, err := gateway.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"plan","name":"bob's plan"}`, "bob", "bob-pw"); r.status != 200 {
+		t.Fatalf("bob creates: %d %v", r.status, r.body)
+	}
+	if r := do(t, "POST", u+"/plan/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"the zeppelin launch code"}}]}`, "bob", "bob-pw"); r.status != 200 {
+		t.Fatalf("bob appends: %d %v", r.status, r.body)
+	}
+	if _, err := mcpClient(t, g.URL(), "", ""); err == nil {
+		t.Fatal("an MCP client without credentials connected")
+	}
+	if _, err := mcpClient(t, g.URL(), "alice", "bob-pw"); err == nil {
+		t.Fatal("an MCP client with a wrong password connected")
+	}
+	bob, err := mcpClient(t, g.URL(), "bob", "bob-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := mcpClient(t, g.URL(), "alice", "alice-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	callTool := func(cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return toolText(res), res.IsError
+	}
+	// Bob finds his message once the index has it.
+	err = await.Until(ctx, await.Poll{First: 20 * time.Millisecond, Most: 300 * time.Millisecond}, nil, func() (bool, error) {
+		text, isErr := callTool(bob, "search_sessions", map[string]any{"query": "zeppelin"})
+		return !isErr && strings.Contains(text, "session plan"), nil
+	})
+	if err != nil {
+		t.Fatalf("bob's search never found his message: %v", err)
+	}
+	if text, isErr := callTool(bob, "get_context", map[string]any{"session": "plan"}); isErr || !strings.Contains(text, "zeppelin") {
+		t.Fatalf("bob's context: %v %s", isErr, text)
+	}
+	// Alice sees none of it.
+	if text, _ := callTool(alice, "search_sessions", map[string]any{"query": "zeppelin"}); strings.Contains(text, "plan") {
+		t.Fatalf("alice found bob's session: %s", text)
+	}
+	if text, _ := callTool(alice, "list_sessions", nil); strings.Contains(text, "plan") {
+		t.Fatalf("alice lists bob's session: %s", text)
+	}
+	for _, tool := range []string{"get_context", "get_tree"} {
+		if text, isErr := callTool(alice, tool, map[string]any{"session": "plan"}); !isErr || strings.Contains(text, "zeppelin") || !strings.Contains(text, "no such session") {
+			t.Fatalf("alice's %s of bob's session: %v %s", tool, isErr, text)
+		}
+	}
+	// Read-only by default: no tool writes.
+	tools, err := bob.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if !tl.Annotations.ReadOnlyHint {
+			t.Errorf("/mcp offers %s, which writes", tl.Name)
+		}
+	}
+}
