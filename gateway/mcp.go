@@ -18,6 +18,7 @@ type callerKey struct{}
 // and answered by a server on the caller's own connection, so a caller's
 // tools reach its tenant's sessions and no other.
 func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
+	cfg.Subscriptions = false // a stateless server keeps none
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		u, _ := r.Context().Value(callerKey{}).(*userConn)
 		if u == nil {
@@ -27,7 +28,7 @@ func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
 		if err != nil {
 			return nil
 		}
-		return s
+		return s.Server // no subscriptions: nothing to close
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r, end := g.trace(w, r, "mcp")

@@ -20,6 +20,10 @@ import (
 // on it (cfg), and returns the Go SDK's client connected to it in memory,
 // with the service client the test writes through.
 func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.Client) {
+	return connectWith(t, cfg, nil)
+}
+
+func connectWith(t *testing.T, cfg mcpserver.Config, copts *mcp.ClientOptions) (*mcp.ClientSession, *service.Client) {
 	t.Helper()
 	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "mcp", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
 	nc, err := ts.Node.ConnectTenant("mcp")
@@ -32,6 +36,7 @@ func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.C
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -39,7 +44,7 @@ func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +211,66 @@ func TestWriteTools(t *testing.T) {
 	}
 	if text, _, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": " "}); !isErr || !strings.Contains(text, "text is empty") {
 		t.Fatalf("an empty message: %v %s", isErr, text)
+	}
+}
+
+// A session is a resource (its context as text); a client subscribed to
+// it is told when it grows, and no longer once it unsubscribes.
+func TestSessionResourceAndSubscription(t *testing.T) {
+	cfg := mcpserver.DefaultConfig()
+	cfg.Subscriptions = true
+	updated := make(chan string, 16)
+	cs, svc := connectWith(t, cfg, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- r.Params.URI
+	}})
+	ctx := context.Background()
+	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "live"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, svc, "live", `{"type":"message","message":{"role":"user","content":"first words","timestamp":1}}`)
+	templates, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "sessionlog://sessions/{id}" {
+		t.Fatalf("templates: %v %v", templates, err)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "sessionlog://sessions/live"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "first words") {
+		t.Fatalf("read: %v %v", res, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "sessionlog://sessions/nosuch"}); err == nil {
+		t.Fatal("read of a missing session succeeded")
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "sessionlog://sessions/not.an.id"}); err == nil || !strings.Contains(err.Error(), "not.an.id") {
+		t.Fatalf("read of what is no session id: %v", err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "sessionlog://sessions/live"}); err != nil {
+		t.Fatal(err)
+	}
+	// The watch starts from where the session is: append until told (a
+	// first append may land before the watch has looked).
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = await.Until(wctx, await.Poll{First: 50 * time.Millisecond, Most: 500 * time.Millisecond}, nil, func() (bool, error) {
+		appendTo(t, svc, "live", `{"type":"message","message":{"role":"user","content":"more","timestamp":2}}`)
+		select {
+		case uri := <-updated:
+			return uri == "sessionlog://sessions/live", nil
+		case <-time.After(200 * time.Millisecond):
+			return false, nil
+		}
+	})
+	if err != nil {
+		t.Fatalf("no notification of the appends: %v", err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "sessionlog://sessions/live"}); err != nil {
+		t.Fatal(err)
+	}
+	for len(updated) > 0 {
+		<-updated
+	}
+	appendTo(t, svc, "live", `{"type":"message","message":{"role":"user","content":"unwatched","timestamp":3}}`)
+	select {
+	case uri := <-updated:
+		t.Fatalf("told of %s after unsubscribing", uri)
+	case <-time.After(time.Second):
 	}
 }

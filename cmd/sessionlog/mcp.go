@@ -31,7 +31,7 @@ func runMCP(ctx context.Context, e env) error {
 		return err
 	}
 	cfg := mcpserver.DefaultConfig()
-	cfg.AllowWrites, cfg.MaxTokens = *allow, *tokens
+	cfg.AllowWrites, cfg.MaxTokens, cfg.Subscriptions = *allow, *tokens, true
 	cfg.DefaultTokens = min(cfg.DefaultTokens, cfg.MaxTokens)
 	cfg.Version = service.DefaultConfig(system.Config()).Version
 	if err := cfg.Validate(); err != nil {
@@ -60,6 +60,7 @@ func runMCP(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 	if ctx.Err() != nil {
 		return nil // stopped
