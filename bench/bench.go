@@ -65,6 +65,9 @@ type Config struct {
 	// ClientsDir is where the clients are (clients/, from the repository).
 	ClientOps  int
 	ClientsDir string
+	// MCPOps, when set, adds the mcp part: that many calls of each MCP
+	// tool timed, on MCPSessions sessions.
+	MCPOps, MCPSessions int
 	// LangGraphOps, when set, adds the langgraph part: LangGraph's savers,
 	// ours and PostgresSaver, on threads of that many checkpoints.
 	LangGraphOps int
@@ -89,7 +92,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -223,6 +226,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.ClientOps > 0 && cfg.does("clients") {
 		if err := clientsPart(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MCPOps > 0 && cfg.does("mcp") {
+		if err := mcpPart(ctx, cfg, dir, r, p); err != nil {
 			return nil, err
 		}
 	}

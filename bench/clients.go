@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -135,12 +137,12 @@ func pythonWithHTTPX() string {
 // startGateway starts a node with a listener, the service on it (no rate
 // limit) and the HTTP gateway in front: what clients of other languages
 // reach. stop closes all three.
-func startGateway(ctx context.Context, dir string) (*node, service.Config, *gateway.Gateway, func(), error) {
+func startGateway(ctx context.Context, dir string, opts ...serveOption) (*node, service.Config, *gateway.Gateway, func(), error) {
 	n, err := startNodeWith(ctx, dir, func(c *cluster.Config) { c.Listen = "127.0.0.1:0" })
 	if err != nil {
 		return nil, service.Config{}, nil, nil, err
 	}
-	scfg, gw, stop, err := serveOn(ctx, n, nil)
+	scfg, gw, stop, err := serveOn(ctx, n, nil, opts...)
 	if err != nil {
 		n.close()
 		return nil, scfg, nil, nil, err
@@ -148,17 +150,39 @@ func startGateway(ctx context.Context, dir string) (*node, service.Config, *gate
 	return n, scfg, gw, func() { stop(); n.close() }, nil
 }
 
+// serveOption adds to what serveOn starts.
+type serveOption int
+
+// withSearch keeps an index of the sessions, in memory, for the search
+// operation.
+const withSearch serveOption = 1
+
 // serveOn starts the service (no rate limit) and the gateway on a node
 // that listens, on a stream of its own shaped by tweak; stop closes both.
-func serveOn(ctx context.Context, n *node, tweak func(*stream.Config)) (service.Config, *gateway.Gateway, func(), error) {
+func serveOn(ctx context.Context, n *node, tweak func(*stream.Config), opts ...serveOption) (service.Config, *gateway.Gateway, func(), error) {
 	scfg := service.DefaultConfig(system.Config())
 	b, err := n.backend(ctx, tweak)
 	if err != nil {
 		return scfg, nil, nil, err
 	}
 	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
+	closeSearch := func() {}
+	if slices.Contains(opts, withSearch) {
+		x, _, err := search.Open(search.DefaultConfig(""))
+		if err != nil {
+			return scfg, nil, nil, err
+		}
+		ix, err := search.Follow(ctx, x, b)
+		if err != nil {
+			x.Close()
+			return scfg, nil, nil, err
+		}
+		scfg.Search = x
+		closeSearch = func() { ix.Close(context.WithoutCancel(ctx)); x.Close() }
+	}
 	svc, err := service.Start(ctx, n.nc, b, scfg)
 	if err != nil {
+		closeSearch()
 		return scfg, nil, nil, err
 	}
 	gcfg := gateway.DefaultConfig("127.0.0.1:0", n.n.ClientURL())
@@ -166,11 +190,13 @@ func serveOn(ctx context.Context, n *node, tweak func(*stream.Config)) (service.
 	gw, err := gateway.Start(ctx, gcfg)
 	if err != nil {
 		svc.Close(context.WithoutCancel(ctx))
+		closeSearch()
 		return scfg, nil, nil, err
 	}
 	stop := func() {
 		gw.Close(context.WithoutCancel(ctx))
 		svc.Close(context.WithoutCancel(ctx))
+		closeSearch()
 	}
 	return scfg, gw, stop, nil
 }

@@ -23,6 +23,7 @@ func runBench(ctx context.Context, e env) error {
 	searchSessions := fs.Int("search-sessions", 0, "also index and search this many sessions of -search-entries messages (the 'search' part; -only search alone: 10,000, a million entries, minutes)")
 	searchEntries := fs.Int("search-entries", 0, "messages per session in the 'search' part (default 100)")
 	backups := fs.Int("backup-sessions", 0, "also back up and restore this many sessions of 100 KB (the 'backup' part; 10,000 is 1 GB, minutes)")
+	mcpOps := fs.Int("mcp-ops", 0, "also time the MCP tools search_sessions and get_context over stdio and HTTP against the service's operations, this many calls each (the 'mcp' part; -only mcp alone: 500)")
 	langgraph := fs.Int("langgraph-ops", 0, "also time LangGraph's savers, ours against PostgresSaver on a PostgreSQL the run starts, on a thread of this many checkpoints (the 'langgraph' part; -only langgraph alone: 300; needs node, npm and PostgreSQL)")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
@@ -43,6 +44,17 @@ func runBench(ctx context.Context, e env) error {
 		cfg.SearchSessions = *searchSessions
 	} else if !*quick && slices.Contains(cfg.Only, "search") {
 		cfg.SearchSessions = 10000
+	}
+	if *mcpOps > 0 {
+		cfg.MCPOps = *mcpOps
+	} else if slices.Contains(cfg.Only, "mcp") {
+		cfg.MCPOps = 500
+		if *quick {
+			cfg.MCPOps = 20
+		}
+	}
+	if cfg.MCPOps > 0 {
+		cfg.MCPSessions = 50
 	}
 	if *langgraph > 0 {
 		cfg.LangGraphOps = *langgraph
