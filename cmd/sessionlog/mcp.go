@@ -88,6 +88,13 @@ func serveHere(ctx context.Context, rf *repoFlags, repo *openedRepo, subject str
 	if err != nil {
 		return nil, err
 	}
+	// A host searches at once: the index first takes in what is stored.
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = ix.CaughtUp(cctx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(rf.warn, "sessionlog mcp: the search index is still catching up (%v): searches may miss the newest messages for a while\n", err)
+	}
 	scfg := service.DefaultConfig(system.Config())
 	scfg.Subject, scfg.Search = subject, x
 	svc, err := service.Start(ctx, repo.nc, b, scfg)
