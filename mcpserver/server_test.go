@@ -23,7 +23,7 @@ func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.C
 	return connectWith(t, cfg, nil)
 }
 
-func connectWith(t *testing.T, cfg mcpserver.Config, copts *mcp.ClientOptions) (*mcp.ClientSession, *service.Client) {
+func connectWith(t testing.TB, cfg mcpserver.Config, copts *mcp.ClientOptions) (*mcp.ClientSession, *service.Client) {
 	t.Helper()
 	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "mcp", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
 	nc, err := ts.Node.ConnectTenant("mcp")
