@@ -9,10 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/internal/await"
-	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
 // basicAuth sends credentials with every request of an MCP client.
@@ -52,19 +49,9 @@ func toolText(res *mcp.CallToolResult) string {
 // reach its own tenant's sessions: neither tenant lists, finds or reads
 // the other's.
 func TestMCPOverHTTPKeepsTenantsApart(t *testing.T) {
-	ts := servicetest.StartTenants(t,
-		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
-		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
-	)
+	g := twoTenants(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
-	cfg.Auth = true
-	g, err := gateway.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close(context.Background())
 	u := g.URL() + "/v1/sessions"
 	if r := do(t, "POST", u, `{"id":"plan","name":"bob's plan"}`, "bob", "bob-pw"); r.status != 200 {
 		t.Fatalf("bob creates: %d %v", r.status, r.body)

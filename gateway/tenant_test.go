@@ -14,19 +14,9 @@ import (
 // Through the gateway, a tenant's HTTP credentials reach only that
 // tenant's sessions: the gateway connects to NATS as the caller.
 func TestGatewayTenants(t *testing.T) {
-	ts := servicetest.StartTenants(t,
-		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
-		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
-	)
+	g := twoTenants(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
-	cfg.Auth = true
-	g, err := gateway.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close(context.Background())
 	u := g.URL() + "/v1/sessions"
 	alice, bob := []string{"alice", "alice-pw"}, []string{"bob", "bob-pw"}
 
@@ -96,4 +86,24 @@ func TestGatewayTenants(t *testing.T) {
 	if evs := readEvents(t, res.Body, 2); evs[0].kind != "header" || evs[1].kind != "entry" {
 		t.Fatalf("bob's events: %+v", evs)
 	}
+}
+
+// twoTenants starts a node with tenants acme (user alice) and globex (user
+// bob), their services, and a gateway asking for credentials.
+func twoTenants(t *testing.T) *gateway.Gateway {
+	t.Helper()
+	ts := servicetest.StartTenants(t,
+		cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}},
+		cluster.Tenant{Name: "globex", Users: []cluster.User{{Name: "bob", Password: "bob-pw"}}},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
+	cfg.Auth = true
+	g, err := gateway.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close(context.Background()) })
+	return g
 }

@@ -40,29 +40,25 @@ func runBench(ctx context.Context, e env) error {
 		cfg.Only = strings.Split(*only, ",")
 	}
 	cfg.Dir, cfg.Progress, cfg.PiModules, cfg.ManySessions = *dir, e.stderr, *pi, *many
-	if *searchSessions > 0 {
-		cfg.SearchSessions = *searchSessions
-	} else if !*quick && slices.Contains(cfg.Only, "search") {
-		cfg.SearchSessions = 10000
-	}
-	if *mcpOps > 0 {
-		cfg.MCPOps = *mcpOps
-	} else if slices.Contains(cfg.Only, "mcp") {
-		cfg.MCPOps = 500
-		if *quick {
-			cfg.MCPOps = 20
+	// An opt-in part runs when its flag sizes it, or when -only names it
+	// (at its full size, or its quick one with -quick); otherwise it keeps
+	// the size the config gives it.
+	optIn := func(set int, part string, full, quickSize, current int) int {
+		switch {
+		case set > 0:
+			return set
+		case !slices.Contains(cfg.Only, part):
+			return current
+		case *quick:
+			return quickSize
 		}
+		return full
 	}
+	cfg.SearchSessions = optIn(*searchSessions, "search", 10000, cfg.SearchSessions, cfg.SearchSessions)
+	cfg.MCPOps = optIn(*mcpOps, "mcp", 500, 20, cfg.MCPOps)
+	cfg.LangGraphOps = optIn(*langgraph, "langgraph", 300, 20, cfg.LangGraphOps)
 	if cfg.MCPOps > 0 {
 		cfg.MCPSessions = 50
-	}
-	if *langgraph > 0 {
-		cfg.LangGraphOps = *langgraph
-	} else if slices.Contains(cfg.Only, "langgraph") {
-		cfg.LangGraphOps = 300
-		if *quick {
-			cfg.LangGraphOps = 20
-		}
 	}
 	if *searchEntries > 0 {
 		cfg.SearchEntries = *searchEntries
