@@ -34,6 +34,7 @@ func (g *Gateway) routes() http.Handler {
 	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
 	handle("POST /v1/sessions/{id}/entries", service.OpAppend, g.appendBody)
 	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(map[string]bool{"offset": true, "limit": true, "refs": false}))
+	handle("GET /v1/sessions/{id}/entries/{entry}", service.OpGet, query(map[string]bool{"refs": false}))
 	handle("POST /v1/sessions/{id}/move", service.OpMove, bodyWithPath)
 	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
 	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
@@ -188,6 +189,9 @@ func query(params map[string]bool) builder {
 		req := map[string]any{}
 		if id := r.PathValue("id"); id != "" {
 			req["session"] = id
+		}
+		if entry := r.PathValue("entry"); entry != "" {
+			req["entry"] = entry
 		}
 		for k, vs := range r.URL.Query() {
 			numeric, ok := params[k]

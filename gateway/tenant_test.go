@@ -23,8 +23,19 @@ func TestGatewayTenants(t *testing.T) {
 	if r := do(t, "POST", u, `{"id":"plan"}`, bob...); r.status != 200 {
 		t.Fatalf("bob creates: %d %v", r.status, r.body)
 	}
-	if r := do(t, "POST", u+"/plan/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"secret"}}]}`, bob...); r.status != 200 {
+	r := do(t, "POST", u+"/plan/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"secret"}}]}`, bob...)
+	if r.status != 200 {
 		t.Fatalf("bob appends: %d %v", r.status, r.body)
+	}
+	secret := r.body["entries"].([]any)[0].(map[string]any)["id"].(string)
+	if r := do(t, "GET", u+"/plan/entries/"+secret, "", bob...); r.status != 200 || r.body["entry"].(map[string]any)["id"] != secret {
+		t.Fatalf("bob gets his entry: %d %v", r.status, r.body)
+	}
+	if r := do(t, "GET", u+"/plan/entries/"+secret, "", alice...); r.status != 404 {
+		t.Fatalf("alice gets bob's entry: %d %v", r.status, r.body)
+	}
+	if r := do(t, "GET", u+"/plan/entries/nosuch", "", bob...); r.status != 404 || r.body["error"].(map[string]any)["code"] != "entry_not_found" {
+		t.Fatalf("a missing entry: %d %v", r.status, r.body)
 	}
 	for _, c := range []struct {
 		name   string

@@ -163,7 +163,7 @@ func TestReadTools(t *testing.T) {
 	}{
 		{"get_context", map[string]any{"session": "nosuch"}, "no such session"},
 		{"get_tree", map[string]any{"session": "a.b"}, `session "a.b"`},
-		{"get_entry", map[string]any{"session": "fix-1", "entry": "nosuch"}, `no entry "nosuch"`},
+		{"get_entry", map[string]any{"session": "fix-1", "entry": "nosuch"}, `no such entry: no entry "nosuch"`},
 		{"get_entry", map[string]any{"session": "fix-1", "entry": "has space"}, `entry "has space"`},
 		{"search_sessions", map[string]any{"query": "  "}, "query is empty"},
 		{"search_sessions", map[string]any{"query": "x", "session": "../etc"}, `session "../etc"`},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/search"
@@ -221,9 +220,6 @@ type EntryOutput struct {
 	Entry map[string]any `json:"entry"`
 }
 
-// entryPages bounds how far get_entry reads a session for an entry.
-const entryPages = 200
-
 func (t *tools) getEntry(ctx context.Context, _ *mcp.CallToolRequest, in EntryInput) (*mcp.CallToolResult, EntryOutput, error) {
 	if err := checkSession(in.Session); err != nil {
 		return nil, EntryOutput{}, err
@@ -231,30 +227,15 @@ func (t *tools) getEntry(ctx context.Context, _ *mcp.CallToolRequest, in EntryIn
 	if err := checkEntry(in.Entry); err != nil {
 		return nil, EntryOutput{}, err
 	}
-	offset := 0
-	for range entryPages {
-		var page service.EntriesReply
-		if err := t.svc.Call(ctx, service.OpEntries, service.EntriesRequest{Session: in.Session, Offset: offset, Limit: 1000}, &page); err != nil {
-			return nil, EntryOutput{}, err
-		}
-		for _, e := range page.Entries {
-			var id struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(e, &id) == nil && id.ID == in.Entry {
-				var out EntryOutput
-				if err := json.Unmarshal(e, &out.Entry); err != nil {
-					return nil, EntryOutput{}, fmt.Errorf("entry %s: %v", in.Entry, err)
-				}
-				v := jsontext.Value(e).Clone()
-				v.Indent()
-				return text(string(v)), out, nil
-			}
-		}
-		if page.Next == 0 {
-			return nil, EntryOutput{}, fmt.Errorf("no entry %q in session %s", clip(in.Entry), in.Session)
-		}
-		offset = page.Next
+	var reply service.GetReply
+	if err := t.svc.Call(ctx, service.OpGet, service.GetRequest{Session: in.Session, Entry: in.Entry}, &reply); err != nil {
+		return nil, EntryOutput{}, err
 	}
-	return nil, EntryOutput{}, fmt.Errorf("entry %q was not in the first %d pages of session %s", clip(in.Entry), entryPages, in.Session)
+	var out EntryOutput
+	if err := json.Unmarshal(reply.Entry, &out.Entry); err != nil {
+		return nil, EntryOutput{}, fmt.Errorf("entry %s: %v", in.Entry, err)
+	}
+	v := reply.Entry.Clone()
+	v.Indent()
+	return text(string(v)), out, nil
 }

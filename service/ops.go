@@ -11,7 +11,7 @@ import (
 func (s *Service) ops() map[string]opFunc {
 	return map[string]opFunc{
 		OpCreate: s.create, OpOpen: s.open, OpAppend: s.append, OpMove: s.move, OpLabel: s.label,
-		OpName: s.name, OpContext: s.context, OpTree: s.tree, OpEntries: s.entries, OpStats: s.stats,
+		OpName: s.name, OpContext: s.context, OpTree: s.tree, OpEntries: s.entries, OpGet: s.get, OpStats: s.stats,
 		OpFork: s.fork, OpList: s.list, OpDelete: s.delete, OpWait: s.wait, OpSearch: s.search,
 		OpUpload: s.upload, OpPutBlob: s.putBlob, OpBlob: s.blob,
 	}

@@ -21,6 +21,7 @@ const (
 	OpContext = "context"
 	OpTree    = "tree"
 	OpEntries = "entries"
+	OpGet     = "get"
 	OpStats   = "stats"
 	OpFork    = "fork"
 	OpList    = "list"
@@ -34,7 +35,7 @@ const (
 )
 
 // Ops lists every operation.
-var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpStats, OpFork, OpList, OpDelete, OpWait,
+var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,
 	OpSearch, OpUpload, OpPutBlob, OpBlob}
 
 // SearchRequest searches the text of messages across the tenant's
@@ -356,6 +357,20 @@ type TreeNode struct {
 	Role      string `json:"role,omitempty"`
 	Label     string `json:"label,omitempty"`
 	Target    string `json:"target,omitempty"` // leaf moves and labels
+}
+
+// GetRequest asks for one entry of a session by its id; Refs: as in
+// ContextRequest.
+type GetRequest struct {
+	Session string `json:"session"`
+	Entry   string `json:"entry"`
+	Refs    bool   `json:"refs,omitzero"`
+}
+
+// GetReply is one entry (pi v3 JSON), as of Sequence.
+type GetReply struct {
+	Entry    jsontext.Value `json:"entry"`
+	Sequence uint64         `json:"sequence"`
 }
 
 // EntriesReply is a page of entries (pi v3 JSON). Next is the offset of

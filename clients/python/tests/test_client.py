@@ -13,6 +13,8 @@ def test_every_operation(client, sid):
     a = client.append(sid, [user("hello"), assistant("hi there")])
     assert len(a["entries"]) == 2 and a["leaf"] == a["entries"][1]["id"]
     first = a["entries"][0]["id"]
+    one = client.get(sid, first)
+    assert one["entry"]["id"] == first and one["entry"]["message"]["content"] == "hello"
     ctx = client.context(sid)
     assert [m["role"] for m in ctx["messages"]] == ["user", "assistant"]
     assert ctx["model"] == {"provider": "anthropic", "modelId": "claude-x"}

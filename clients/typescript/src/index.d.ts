@@ -68,6 +68,8 @@ export class Client {
   context(session: string, opts?: { at?: string; offset?: number; refs?: boolean }): Promise<ContextReply>;
   tree(session: string, opts?: { offset?: number }): Promise<Record<string, Json>>;
   entries(session: string, opts?: { offset?: number; limit?: number; refs?: boolean }): Promise<{ entries: Entry[]; next?: number }>;
+  /** One entry of a session by its id. */
+  get(session: string, entry: string, opts?: { refs?: boolean }): Promise<{ entry: Entry; sequence: number }>;
   wait(session: string, sequence: number, opts?: { timeoutMs?: number }): Promise<{ leaf: string; sequence: number }>;
   putBlob(data: Uint8Array | string): Promise<{ blob: { $blob: string; size: number } }>;
   getBlob(sha256: string): Promise<Uint8Array>;

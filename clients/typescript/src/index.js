@@ -191,6 +191,8 @@ export class Client {
 
   context(session, { at, offset, refs } = {}) { return this.call("context", drop({ session, at, offset: offset || undefined, refs })); }
   tree(session, { offset } = {}) { return this.call("tree", drop({ session, offset: offset || undefined })); }
+  /** One entry of a session by its id: {entry, sequence}. */
+  get(session, entry, { refs } = {}) { return this.call("get", drop({ session, entry, refs })); }
   entries(session, { offset, limit, refs } = {}) { return this.call("entries", drop({ session, offset: offset || undefined, limit, refs })); }
   /** Resolves once the service reflects sequence (read-your-writes). */
   wait(session, sequence, { timeoutMs } = {}) { return this.call("wait", drop({ session, sequence, timeoutMs })); }

@@ -21,6 +21,9 @@ test("every operation", async () => {
   const a = await c.append(id, [user("hello"), assistant("hi there")]);
   assert.equal(a.entries.length, 2);
   const first = a.entries[0].id;
+  const one = await c.get(id, first);
+  assert.equal(one.entry.id, first);
+  assert.equal(one.entry.message.content, "hello");
   const ctx = await c.context(id);
   assert.deepEqual(ctx.messages.map((m) => m.role), ["user", "assistant"]);
   assert.deepEqual(ctx.model, { provider: "anthropic", modelId: "claude-x" });

@@ -62,6 +62,10 @@ def entries(session_id: str, offset: int = 0, limit: Optional[int] = None, refs:
     return "entries", _body(session=session_id, offset=offset or None, limit=limit, refs=refs)
 
 
+def get(session_id: str, entry: str, refs: bool = False) -> Request:
+    return "get", _body(session=session_id, entry=entry, refs=refs)
+
+
 def fork(session_id: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Request:
     return "fork", _body(session=session_id, id=id, at=at, before=before)
 

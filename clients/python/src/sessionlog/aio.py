@@ -115,6 +115,10 @@ class AsyncClient:
     async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
         return await self.call(*req.entries(session, offset, limit, refs))
 
+    async def get(self, session: str, entry: str, refs: bool = False) -> Dict[str, Any]:
+        """One entry of a session by its id: {"entry": …, "sequence": …}."""
+        return await self.call(*req.get(session, entry, refs))
+
     async def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
         return await self.call(*req.wait(session, sequence, timeout_ms))
 

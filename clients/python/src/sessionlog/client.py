@@ -186,6 +186,10 @@ class Client:
     def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
         return self.call(*req.entries(session, offset, limit, refs))
 
+    def get(self, session: str, entry: str, refs: bool = False) -> Dict[str, Any]:
+        """One entry of a session by its id: {"entry": …, "sequence": …}."""
+        return self.call(*req.get(session, entry, refs))
+
     def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
         """Returns once the service reflects sequence (read-your-writes)."""
         return self.call(*req.wait(session, sequence, timeout_ms))
