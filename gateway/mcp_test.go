@@ -114,3 +114,28 @@ func TestMCPOverHTTPKeepsTenantsApart(t *testing.T) {
 		}
 	}
 }
+
+// /mcp bounds what a caller sends as the other routes do: a body over
+// MaxBodyBytes is refused, and the gateway serves on.
+func TestMCPOverHTTPBoundsBodies(t *testing.T) {
+	g := twoTenants(t)
+	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{"name":"` + strings.Repeat("x", 2<<20) + `"}}}`
+	req, err := http.NewRequest("POST", g.URL()+"/mcp", strings.NewReader(huge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("alice", "alice-pw")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode < 400 {
+		t.Fatalf("a 2 MiB MCP request: %d", res.StatusCode)
+	}
+	if _, err := mcpClient(t, g.URL(), "alice", "alice-pw"); err != nil {
+		t.Fatalf("after a refused body: %v", err)
+	}
+}

@@ -70,3 +70,21 @@ func TestMCPVerbOverStdio(t *testing.T) {
 		t.Fatal("mcp did not stop when told")
 	}
 }
+
+// mcp refuses what it cannot serve, saying so, before it starts.
+func TestMCPVerbRefusesBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"mcp", "-max-tokens", "5"}, 2, "MaxTokens"},
+		{[]string{"mcp", "extra"}, 2, "no arguments"},
+		{[]string{"mcp", "-files", t.TempDir()}, 2, "not -files"},
+	} {
+		code, _, stderr := runIn(t, t.TempDir(), "", tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+}
