@@ -173,7 +173,7 @@ func TestLangGraphStateGraph(t *testing.T) {
 		t.Fatalf("resume in another process: %v", v)
 	}
 	v := phase("fork")
-	if steps(v) != `["plan add retries","review 1","act on add backoff"]` || v["branches"] != float64(1) {
+	if steps(v) != `["plan add retries","review 1","act on add backoff"]` || v["branches"] != float64(1) || v["stray"] != float64(0) {
 		t.Fatalf("fork from after plan: %v", v)
 	}
 	// A large channel value goes to blob storage, as images do, and comes

@@ -166,7 +166,16 @@ export class SessionlogSaver extends BaseCheckpointSaver {
       id: this.#entryId(ns, checkpoint.id),
       parentId: parent !== undefined ? this.#entryId(ns, parent) : null,
     };
-    await this.#append(threadId, entry);
+    // LangGraph sends a checkpoint's writes without waiting for its put:
+    // they wait for it here, so that they go under it.
+    const put = this.#append(threadId, entry);
+    const key = this.sessionId(threadId) + "/" + entry.id;
+    this.#puts.set(key, put);
+    try {
+      await put;
+    } finally {
+      if (this.#puts.get(key) === put) this.#puts.delete(key);
+    }
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -185,6 +194,7 @@ export class SessionlogSaver extends BaseCheckpointSaver {
       data: { ns, checkpoint: checkpointId, task: taskId, path: taskPath, writes: stored },
       parentId: this.#entryId(ns, checkpointId),
     };
+    await this.#puts.get(this.sessionId(threadId) + "/" + entry.parentId)?.catch(() => {}); // its checkpoint first
     await this.#append(threadId, entry);
   }
 
@@ -279,6 +289,9 @@ export class SessionlogSaver extends BaseCheckpointSaver {
 
   /** Threads read, by session id, least recently used first. */
   #cache = new Map();
+
+  /** Puts under way, by session id and entry id. */
+  #puts = new Map();
 
   /** A checkpoint tuple as MemorySaver gives it. */
   async #tuple(thread, threadId, ns, checkpointId, saved, config, metadata) {

@@ -53,7 +53,9 @@ if (phase === "start") {
   for (const n of nodes) {
     if (n.id.startsWith("cp-") && n.parentId) kids.set(n.parentId, (kids.get(n.parentId) ?? 0) + 1);
   }
-  out = { steps: s.steps, history: history.length, branches: [...kids.values()].filter((k) => k > 1).length };
+  // Every pending write hangs under a checkpoint.
+  const stray = (await client.entries(saver.sessionId(thread))).entries.filter((e) => e.customType === "langgraph_writes" && !e.parentId?.startsWith("cp-")).length;
+  out = { steps: s.steps, history: history.length, branches: [...kids.values()].filter((k) => k > 1).length, stray };
 } else if (phase === "big") {
   const doc = "ü".repeat(3 << 19); // 3 MiB of UTF-8
   await graph.updateState(config, { task: doc });
