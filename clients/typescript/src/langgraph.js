@@ -36,6 +36,9 @@ const WRITES = "langgraph_writes";
 // CACHED_THREADS bounds the threads a saver keeps read (each holds its
 // checkpoints as stored).
 const CACHED_THREADS = 64;
+// PARENT_WAIT_MS bounds how long pending writes wait for their
+// checkpoint's put to begin before they are stored where the leaf is.
+const PARENT_WAIT_MS = 2000;
 
 const hex = (...parts) => createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 
@@ -144,32 +147,34 @@ export class SessionlogSaver extends BaseCheckpointSaver {
     if (threadId === undefined) throw new Error('Failed to put checkpoint: the config has no "thread_id" in its "configurable" property');
     const ns = config.configurable?.checkpoint_ns ?? "";
     const parent = config.configurable?.checkpoint_id;
-    const copy = copyCheckpoint(checkpoint);
-    // Channel values apart, by version: only those of channels that
-    // changed are stored; a value of a channel without a version stays in
-    // the checkpoint.
-    const versions = newVersions ?? copy.channel_versions ?? {};
-    const values = {};
-    const inline = {};
-    for (const [ch, value] of Object.entries(copy.channel_values ?? {})) {
-      if (copy.channel_versions?.[ch] === undefined) inline[ch] = value;
-      else if (versions[ch] !== undefined) values[ch] = [String(versions[ch]), value];
-    }
-    copy.channel_values = inline;
-    const channels = {};
-    await Promise.all(Object.entries(values).map(async ([ch, [ver, value]]) => (channels[ch] = [ver, await this.#dumps(value)])));
-    const [cp, meta] = await Promise.all([this.#dumps(copy), this.#dumps(metadata)]);
-    const entry = {
-      type: "custom",
-      customType: CHECKPOINT,
-      data: { ns, id: checkpoint.id, parent: parent ?? null, checkpoint: cp, channels, metadata: meta },
-      id: this.#entryId(ns, checkpoint.id),
-      parentId: parent !== undefined ? this.#entryId(ns, parent) : null,
-    };
     // LangGraph sends a checkpoint's writes without waiting for its put:
-    // they wait for it here, so that they go under it.
-    const put = this.#append(threadId, entry);
-    const key = this.sessionId(threadId) + "/" + entry.id;
+    // they wait for it (putWrites), so that they go under it.
+    const key = this.sessionId(threadId) + "/" + this.#entryId(ns, checkpoint.id);
+    const put = (async () => {
+      const copy = copyCheckpoint(checkpoint);
+      // Channel values apart, by version: only those of channels that
+      // changed are stored; a value of a channel without a version stays in
+      // the checkpoint.
+      const versions = newVersions ?? copy.channel_versions ?? {};
+      const values = {};
+      const inline = {};
+      for (const [ch, value] of Object.entries(copy.channel_values ?? {})) {
+        if (copy.channel_versions?.[ch] === undefined) inline[ch] = value;
+        else if (versions[ch] !== undefined) values[ch] = [String(versions[ch]), value];
+      }
+      copy.channel_values = inline;
+      const channels = {};
+      await Promise.all(Object.entries(values).map(async ([ch, [ver, value]]) => (channels[ch] = [ver, await this.#dumps(value)])));
+      const [cp, meta] = await Promise.all([this.#dumps(copy), this.#dumps(metadata)]);
+      const entry = {
+        type: "custom",
+        customType: CHECKPOINT,
+        data: { ns, id: checkpoint.id, parent: parent ?? null, checkpoint: cp, channels, metadata: meta },
+        id: this.#entryId(ns, checkpoint.id),
+        parentId: parent !== undefined ? this.#entryId(ns, parent) : null,
+      };
+      await this.#append(threadId, entry);
+    })();
     this.#puts.set(key, put);
     try {
       await put;
@@ -194,8 +199,18 @@ export class SessionlogSaver extends BaseCheckpointSaver {
       data: { ns, checkpoint: checkpointId, task: taskId, path: taskPath, writes: stored },
       parentId: this.#entryId(ns, checkpointId),
     };
-    await this.#puts.get(this.sessionId(threadId) + "/" + entry.parentId)?.catch(() => {}); // its checkpoint first
-    await this.#append(threadId, entry);
+    // Its checkpoint first: a put under way, or one that comes in a moment
+    // (LangGraph may call putWrites first).
+    const key = this.sessionId(threadId) + "/" + entry.parentId;
+    await this.#puts.get(key)?.catch(() => {});
+    try {
+      await this.#append(threadId, entry, true);
+    } catch (e) {
+      if (e?.code !== "parent_not_found") throw e;
+      for (let waited = 0; !this.#puts.has(key) && waited < PARENT_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      await this.#puts.get(key)?.catch(() => {});
+      await this.#append(threadId, entry);
+    }
   }
 
   async deleteThread(threadId) {
@@ -215,7 +230,7 @@ export class SessionlogSaver extends BaseCheckpointSaver {
   /** Appends one entry to the thread's session, making the session on the
    * first write and putting an entry whose parent is not there (a
    * checkpoint of another saver, a re-put) where it can go. */
-  async #append(threadId, entry) {
+  async #append(threadId, entry, parentFirst = false) {
     const id = this.sessionId(threadId);
     for (let attempt = 0; ; attempt++) {
       try {
@@ -231,6 +246,7 @@ export class SessionlogSaver extends BaseCheckpointSaver {
             if (ce?.code !== "exists") throw ce;
           }
         } else if (e?.code === "parent_not_found") {
+          if (parentFirst) throw e;
           entry = { ...entry, parentId: null }; // the parent checkpoint is not in this thread: a root
         } else if (e?.code === "duplicate_id") {
           // The same checkpoint put again: a new entry, the latest read.
