@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -108,39 +109,45 @@ func entryOrder(t session.EntryType) *order {
 // order keys, given what was kept in extra: "" when the encoder's order
 // is theirs.
 func (o *order) layout(keys []string, extra []session.Field) session.Layout {
+	// Known members kept in Extra (a kept zero, a value of another kind)
+	// are written where unknown ones are; they are few (the known names
+	// are), so a slice holds them.
+	var kept []string
+	for _, f := range extra {
+		if _, known := o.rank[f.Key]; known {
+			kept = append(kept, f.Key)
+		}
+	}
 	prev := -1
 	inOrder := true
-	for i, k := range keys {
+	for _, k := range keys {
 		r, known := o.rank[k]
-		if !known || hasKey(extra, k) {
+		if !known || slices.Contains(kept, k) {
 			r = o.extra
 		}
 		if r < prev {
 			inOrder = false
+			break
 		}
 		prev = r
-		if strings.Contains(k, layoutSep) {
-			return ""
-		}
-		for _, seen := range keys[:i] {
-			if seen == k {
-				return "" // JSON.parse keeps the first place: leave it to the encoder's order
-			}
-		}
 	}
 	if inOrder {
 		return ""
 	}
-	return internLayout(keys)
-}
-
-func hasKey(fs []session.Field, k string) bool {
-	for _, f := range fs {
-		if f.Key == k {
-			return true
+	var seen keySet
+	for i, k := range keys {
+		twice := false
+		if len(keys) <= smallSet {
+			twice = slices.Contains(keys[:i], k) // no set to make for a small object
+		} else {
+			twice = seen.has(k)
+			seen.add(k)
+		}
+		if twice || strings.Contains(k, layoutSep) {
+			return "" // a name twice: JSON.parse keeps its first place; leave it to the encoder's order
 		}
 	}
-	return false
+	return internLayout(keys)
 }
 
 // Layouts repeat across a session (every assistant message of one
@@ -196,25 +203,34 @@ func (w *objWriter) reorder() {
 	// The members are appended in the layout's order after the object,
 	// then moved into its place: no buffer of their own.
 	end := len(w.b)
+	find := func(k string) (writtenMember, bool) {
+		for _, m := range w.members {
+			if m.key == k {
+				return m, true
+			}
+		}
+		return writtenMember{}, false
+	}
+	if len(w.members) > smallSet {
+		byKey := make(map[string]writtenMember, len(w.members))
+		for _, m := range w.members {
+			byKey[m.key] = m
+		}
+		find = func(k string) (writtenMember, bool) { m, ok := byKey[k]; return m, ok }
+	}
 	rest := string(w.layout)
 	for i := 0; rest != "" || i == 0; i++ {
 		var k string
 		k, rest, _ = strings.Cut(rest, layoutSep)
-		found := false
-		for _, m := range w.members {
-			if m.key == k {
-				if i > 0 {
-					w.b = append(w.b, ',')
-				}
-				w.b = append(w.b, w.b[m.start:m.end]...)
-				found = true
-				break
-			}
-		}
+		m, found := find(k)
 		if !found {
 			w.b = w.b[:end]
 			return
 		}
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = append(w.b, w.b[m.start:m.end]...)
 	}
 	n = copy(w.b[w.start+1:], w.b[end:])
 	w.b = w.b[:w.start+1+n]

@@ -2,6 +2,8 @@ package codec_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -34,5 +36,44 @@ func TestUnknownTypeIsOpaque(t *testing.T) {
 	}
 	if e.Provider != "" || e.Message != nil || len(e.Extra) != 2 || e.Extra[0].Key != "provider" || e.Extra[1].Key != "message" {
 		t.Fatalf("unknown type decoded into known fields: %+v", e)
+	}
+}
+
+// manyMembers is an entry with n unknown members (one of them twice),
+// out of the encoder's order.
+func manyMembers(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"message","message":{"role":"user","content":"x","timestamp":1}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString(`,"k1":"again","id":"a","parentId":null,"timestamp":"t"}`)
+	return b.String()
+}
+
+// An object of very many members — what a hostile client may send now
+// that unknown members are kept — decodes in time linear in its size (the
+// sets behind the decoder and encoder leave their slices for maps), and
+// keeps what JSON.parse keeps: a name given twice has its last value in
+// its first place.
+func TestManyMembers(t *testing.T) {
+	line := manyMembers(20000)
+	e, err := codec.DecodeEntryStrict([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Extra) != 20000 || e.Extra[1].Key != "k1" || string(e.Extra[1].Value) != `"again"` {
+		t.Fatalf("%d members kept; k1 = %s", len(e.Extra), e.Extra[1].Value)
+	}
+	out, err := codec.EncodeEntry(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := codec.DecodeEntry(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := codec.EncodeEntry(back); !bytes.Equal(again, out) || !strings.Contains(string(out), `"k1":"again","k2":2`) {
+		t.Fatalf("not stable, or k1 moved: %.200s", out)
 	}
 }

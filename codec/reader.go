@@ -81,6 +81,8 @@ func putReader(r *reader) {
 // kept raw (wrong JSON kind) or that were present with a zero value.
 type fieldSet struct {
 	extra []session.Field
+	// index finds a name in extra once it holds many (see keySet).
+	index map[string]int
 	zeros []session.Field
 	// noZeros drops zeros at once, for objects whose members are all
 	// always written.
@@ -161,13 +163,33 @@ func (r *reader) keep(key string, fs *fieldSet) error {
 // add keeps a member verbatim; of two members of one name the last wins,
 // as in JSON.parse.
 func (fs *fieldSet) add(key string, v []byte) {
-	for i := range fs.extra {
-		if fs.extra[i].Key == key {
-			fs.extra[i].Value = session.Raw(bytes.Clone(v))
-			return
-		}
+	if i, ok := fs.find(key); ok {
+		fs.extra[i].Value = session.Raw(bytes.Clone(v))
+		return
 	}
 	fs.extra = append(fs.extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(v))})
+	if fs.index != nil {
+		fs.index[key] = len(fs.extra) - 1
+	} else if len(fs.extra) > smallSet {
+		fs.index = make(map[string]int, 2*len(fs.extra))
+		for i, f := range fs.extra {
+			fs.index[f.Key] = i
+		}
+	}
+}
+
+// find is where key is in extra.
+func (fs *fieldSet) find(key string) (int, bool) {
+	if fs.index != nil {
+		i, ok := fs.index[key]
+		return i, ok
+	}
+	for i := range fs.extra {
+		if fs.extra[i].Key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func (r *reader) zero(key string, lit string, fs *fieldSet) {

@@ -3,6 +3,7 @@ package codec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -17,7 +18,7 @@ import (
 type objWriter struct {
 	b       []byte
 	extra   []session.Field
-	written []string
+	written keySet
 	n       int
 	err     error
 	flushed bool
@@ -73,14 +74,12 @@ func (w *objWriter) key(k string) {
 	w.b = appendString(w.b, k)
 	w.b = append(w.b, ':')
 	if len(w.extra) > 0 {
-		for _, d := range w.written {
-			if d == k {
-				// Two members of one name: JSON.parse would keep the
-				// last, strict readers refuse the object.
-				w.fail(fmt.Errorf("%w: member %q written twice", ErrInvalid, k))
-			}
+		if w.written.has(k) {
+			// Two members of one name: JSON.parse would keep the last,
+			// strict readers refuse the object.
+			w.fail(fmt.Errorf("%w: member %q written twice", ErrInvalid, k))
 		}
-		w.written = append(w.written, k)
+		w.written.add(k)
 	}
 }
 
@@ -146,10 +145,7 @@ func (w *objWriter) fail(err error) {
 // keys of known fields that will still be written (no name is written
 // twice).
 func (w *objWriter) flushExtra(later ...string) {
-	at := len(w.written)
-	w.written = append(w.written, later...)
-	w.writeExtra()
-	w.written = append(w.written[:at], w.written[at+len(later):]...)
+	w.writeExtra(later...)
 	w.flushed = true
 }
 
@@ -164,16 +160,11 @@ func (w *objWriter) close() ([]byte, error) {
 	return w.b, w.err
 }
 
-func (w *objWriter) writeExtra() {
+// writeExtra writes the Extra fields not written yet, but for the names
+// in later.
+func (w *objWriter) writeExtra(later ...string) {
 	for _, f := range w.extra {
-		dup := false
-		for _, k := range w.written {
-			if k == f.Key {
-				dup = true
-				break
-			}
-		}
-		if dup {
+		if w.written.has(f.Key) || slices.Contains(later, f.Key) {
 			continue
 		}
 		w.raw(f.Key, f.Value, true, "null")
