@@ -30,20 +30,20 @@ func (g *Gateway) routes() http.Handler {
 	handle := func(pattern, op string, build builder) { mux.Handle(pattern, g.op(op, build)) }
 	handle("POST /v1/sessions", service.OpCreate, body)
 	handle("GET /v1/sessions", service.OpList, listQuery)
-	handle("GET /v1/sessions/{id}", service.OpOpen, pathOnly)
+	handle("GET /v1/sessions/{id}", service.OpOpen, query(read(nil)))
 	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
 	handle("POST /v1/sessions/{id}/entries", service.OpAppend, g.appendBody)
-	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(map[string]bool{"offset": true, "limit": true, "refs": false}))
-	handle("GET /v1/sessions/{id}/entries/{entry}", service.OpGet, query(map[string]bool{"refs": false}))
+	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(read(map[string]bool{"offset": true, "limit": true, "refs": false})))
+	handle("GET /v1/sessions/{id}/entries/{entry}", service.OpGet, query(read(map[string]bool{"refs": false})))
 	handle("POST /v1/sessions/{id}/move", service.OpMove, bodyWithPath)
 	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
 	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
 	handle("POST /v1/sessions/{id}/fork", service.OpFork, bodyWithPath)
-	handle("GET /v1/sessions/{id}/context", service.OpContext, query(map[string]bool{"at": false, "offset": true, "refs": false}))
+	handle("GET /v1/sessions/{id}/context", service.OpContext, query(read(map[string]bool{"at": false, "offset": true, "refs": false})))
 	handle("POST /v1/blobs", service.OpPutBlob, g.blobBody)
 	mux.HandleFunc("GET /v1/blobs/{sha256}", g.getBlob)
-	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(map[string]bool{"offset": true}))
-	handle("GET /v1/sessions/{id}/stats", service.OpStats, query(map[string]bool{"timeline": false}))
+	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(read(map[string]bool{"offset": true})))
+	handle("GET /v1/sessions/{id}/stats", service.OpStats, query(read(map[string]bool{"timeline": false})))
 	handle("GET /v1/search", service.OpSearch, searchQuery)
 	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
@@ -180,6 +180,15 @@ func pathOnly(r *http.Request, _ int64) ([]byte, error) {
 		}
 	}
 	return json.Marshal(map[string]string{"session": r.PathValue("id")})
+}
+
+// read adds a read's freshness (service.Freshness) to its parameters.
+func read(params map[string]bool) map[string]bool {
+	out := map[string]bool{"consistency": false, "maxLagMs": true}
+	for k, v := range params {
+		out[k] = v
+	}
+	return out
 }
 
 // query turns query parameters into the request: params maps each

@@ -93,7 +93,11 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 		nd.args = []string{"serve", "-data", nd.data, "-name", nd.name, "-listen", nd.client,
 			"-cluster", "itest", "-cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
 			"-cluster-advertise", "127.0.0.1:1", "-cluster-size", fmt.Sprint(n),
-			"-routes", strings.Join(routes, ","), "-replicas", "3", "-partitions", fmt.Sprint(partitions), "-http", "", "-logs"}
+			"-routes", strings.Join(routes, ","), "-replicas", "3", "-partitions", fmt.Sprint(partitions), "-http", "", "-logs",
+			// A replica that stops catching up is repaired within the
+			// round's wait for convergence; a node is never gone long
+			// enough here to be replaced.
+			"-repair-stuck", "15s"}
 		c.nodes = append(c.nodes, nd)
 	}
 	for i := range c.nodes {

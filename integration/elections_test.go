@@ -78,3 +78,29 @@ func gapReport(gaps map[string][]time.Duration, order []string) string {
 	}
 	return b.String()
 }
+
+// goalReport says, per fault kind, whether the write gaps met their goal:
+// a fault of a node leading nothing the sessions need costs at most a
+// second; a leader's, at most its elections' p99 and a second. It is a
+// report, not a check: timings are not asserted in tests.
+func goalReport(gaps, elections map[string][]time.Duration, order []string) string {
+	p99 := func(ds []time.Duration) time.Duration {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		return ds[int(0.99*float64(len(ds)-1))]
+	}
+	var b strings.Builder
+	for _, name := range order {
+		goal, basis := time.Second, "1s"
+		if el := elections[name]; strings.Contains(name, "leader") && len(el) > 0 {
+			goal, basis = p99(el)+time.Second, "election p99 + 1s"
+		}
+		got := p99(gaps[name])
+		verdict := "met"
+		if got > goal {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(&b, "  %-60s gap p99 %-8v goal %-8v (%s): %s\n", name, got.Round(time.Millisecond), goal.Round(time.Millisecond), basis, verdict)
+	}
+	return b.String()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,8 +29,8 @@ type ledger struct {
 	acked     map[string]string
 	ackedAt   map[string]time.Time
 	sentAt    map[string]time.Time
-	acks      []ackTime             // every acknowledgement, nearly in order
-	watched   func(sid string) bool // the sessions whose acks time the faults (nil: all)
+	acks      []ackTime // the watched sessions' acknowledgements, nearly in order
+	watched   []string  // the sessions whose acks time the faults (none: all)
 	errors    atomic.Int64
 	lastErr   atomic.Value // string
 }
@@ -55,22 +56,26 @@ func (l *ledger) ack(id, sid string) {
 	l.acked[id] = sid
 	now := time.Now()
 	l.ackedAt[id] = now
-	if l.watched == nil || l.watched(sid) {
-		l.acks = append(l.acks, ackTime{sent: l.sentAt[id], acked: now})
+	if len(l.watched) == 0 || slices.Contains(l.watched, sid) {
+		l.acks = append(l.acks, ackTime{sid: sid, sent: l.sentAt[id], acked: now})
 	}
 	l.mu.Unlock()
 }
 
-// watch makes only the acknowledgements of sessions for which in says so
-// count in firstAckAfter and slowest.
-func (l *ledger) watch(in func(sid string) bool) {
+// watch makes only the acknowledgements of these sessions count in
+// resumedAfter and slowest.
+func (l *ledger) watch(sessions []string) {
 	l.mu.Lock()
-	l.watched = in
+	l.watched = sessions
 	l.mu.Unlock()
 }
 
-// ackTime is when an acknowledged append was sent and acknowledged.
-type ackTime struct{ sent, acked time.Time }
+// ackTime is when an acknowledged append to session sid was sent and
+// acknowledged.
+type ackTime struct {
+	sid         string
+	sent, acked time.Time
+}
 
 // slowest is the longest an append acknowledged between from and to took.
 func (l *ledger) slowest(from, to time.Time) time.Duration {
@@ -85,20 +90,40 @@ func (l *ledger) slowest(from, to time.Time) time.Duration {
 	return d
 }
 
-// firstAckAfter is the first acknowledgement of an append sent after
-// since, if any.
-func (l *ledger) firstAckAfter(since time.Time) (time.Time, bool) {
+// resumedAfter is when every watched session had an append sent after
+// since acknowledged: the latest of their first such acknowledgements
+// (false while one of them has none). A session's writers are stalled
+// until then, whichever writer got through first.
+func (l *ledger) resumedAfter(since time.Time) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// Writers record concurrently, so the tail may be out of order by a
 	// little: scan back from the end until well before since.
-	var first time.Time
+	first := map[string]time.Time{}
 	for i := len(l.acks) - 1; i >= 0 && l.acks[i].acked.After(since.Add(-time.Second)); i-- {
-		if a := l.acks[i]; a.sent.After(since) && (first.IsZero() || a.acked.Before(first)) {
-			first = a.acked
+		a := l.acks[i]
+		if f, ok := first[a.sid]; a.sent.After(since) && (!ok || a.acked.Before(f)) {
+			first[a.sid] = a.acked
 		}
 	}
-	return first, !first.IsZero()
+	var last time.Time
+	for _, sid := range l.watched {
+		f, ok := first[sid]
+		if !ok {
+			return time.Time{}, false
+		}
+		if f.After(last) {
+			last = f
+		}
+	}
+	if len(l.watched) == 0 {
+		for _, f := range first {
+			if f.After(last) {
+				last = f
+			}
+		}
+	}
+	return last, !last.IsZero()
 }
 
 func (l *ledger) counts() (attempted, acked int) {
@@ -108,7 +133,11 @@ func (l *ledger) counts() (attempted, acked int) {
 }
 
 // workload runs writers, each on its own connection (to every node, so it
-// fails over), appending to sessions shared with the others.
+// fails over), appending to sessions shared with the others. Each writer
+// keeps to the sessions of one partition, as an agent keeps to its
+// session: a writer going round every partition would stall the sessions
+// of one while it waits out another's election, a coupling of the test's
+// making that no session has.
 type workload struct {
 	l      *ledger
 	cancel context.CancelFunc
@@ -123,17 +152,36 @@ func sessionIDs(n int) []string {
 	return ids
 }
 
-func startWorkload(t *testing.T, urls string, writers int, sessions []string) *workload {
+// byPartition groups sessions by the partition holding them.
+func byPartition(sessions []string) [][]string {
+	groups := make([][]string, partitions)
+	for _, sid := range sessions {
+		p := stream.PartitionOf(sid, partitions)
+		groups[p] = append(groups[p], sid)
+	}
+	return groups
+}
+
+// startWorkload starts perPartition writers for each partition holding
+// some of sessions; those of a partition share its sessions.
+func startWorkload(t *testing.T, urls string, perPartition int, sessions []string) *workload {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &workload{l: newLedger(), cancel: cancel}
 	servers := strings.Split(urls, ",")
-	for k := range writers {
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			w.write(ctx, servers, k, sessions)
-		}()
+	k := 0
+	for _, group := range byPartition(sessions) {
+		if len(group) == 0 {
+			continue
+		}
+		for range perPartition {
+			w.wg.Add(1)
+			go func(k int) {
+				defer w.wg.Done()
+				w.write(ctx, servers, k, group)
+			}(k)
+			k++
+		}
 	}
 	return w
 }

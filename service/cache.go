@@ -34,20 +34,26 @@ func newCache(b *stream.Backend, max int) *cache {
 	return &cache{b: b, max: max, m: lru.New[string, *held]()}
 }
 
-// acquire returns session id's store — up to date with the stream when
-// sync is set — and a release to call when done. A session deleted and
-// created again since it was opened is opened anew.
-func (c *cache) acquire(ctx context.Context, id string, sync bool) (*stream.Store, func(), error) {
+// freshness is how current a store acquired must be.
+type freshness struct {
+	never  bool          // as the cache holds it (writes check the stream themselves)
+	maxLag time.Duration // missing nothing acknowledged longer ago (0: nothing at all)
+}
+
+// acquire returns session id's store, as fresh as asked, and a release to
+// call when done. A session deleted and created again since it was opened
+// is opened anew.
+func (c *cache) acquire(ctx context.Context, id string, fresh freshness) (*stream.Store, func(), error) {
 	for attempt := 0; ; attempt++ {
 		h, err := c.get(ctx, id)
 		if err != nil {
 			return nil, nil, err
 		}
 		release := func() { c.release(ctx, h) }
-		if !sync {
+		if fresh.never {
 			return h.st, release, nil
 		}
-		err = h.st.Sync(ctx)
+		err = h.st.SyncWithin(ctx, fresh.maxLag)
 		if err == nil {
 			return h.st, release, nil
 		}

@@ -22,7 +22,7 @@ func (s *Service) get(ctx context.Context, data []byte) (any, error) {
 	if err := session.ValidateID(req.Entry); err != nil {
 		return nil, badRequest("/entry", "%v", err)
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		var r GetReply
 		var e *session.Entry
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -41,12 +42,52 @@ func checkSessionID(id, field string) error {
 // with runs fn on the session's store, up to date with the stream: reads
 // see every append acknowledged before they started.
 func (s *Service) with(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
-	st, release, err := s.cache.acquire(ctx, id, !s.staleReads.Load())
+	return s.read(ctx, id, 0, fn)
+}
+
+// read runs fn on the session's store, missing no append acknowledged
+// more than maxLag before the call (0: none at all; see Freshness).
+func (s *Service) read(ctx context.Context, id string, maxLag time.Duration, fn func(st *stream.Store) (any, error)) (any, error) {
+	fresh := freshness{maxLag: maxLag}
+	if s.staleReads.Load() {
+		fresh.never = true
+	}
+	st, release, err := s.cache.acquire(ctx, id, fresh)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	return fn(st)
+}
+
+// readAs is read with the request's Freshness, checked.
+func (s *Service) readAs(ctx context.Context, id string, f Freshness, fn func(st *stream.Store) (any, error)) (any, error) {
+	maxLag, err := f.maxLag()
+	if err != nil {
+		return nil, err
+	}
+	return s.read(ctx, id, maxLag, fn)
+}
+
+// maxLag is the staleness f accepts (0: none), or why f is refused.
+func (f Freshness) maxLag() (time.Duration, error) {
+	switch f.Consistency {
+	case "", Linearizable:
+		if f.MaxLagMs != 0 {
+			return 0, badRequest("/maxLagMs", "maxLagMs bounds a %q read; a linearizable one is never stale", Replica)
+		}
+		return 0, nil
+	case Replica:
+		ms := f.MaxLagMs
+		if ms == 0 {
+			ms = DefaultMaxLagMs
+		}
+		if ms < 1 || ms > MaxMaxLagMs {
+			return 0, badRequest("/maxLagMs", "maxLagMs must be 1 to %d, not %d", MaxMaxLagMs, f.MaxLagMs)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return 0, badRequest("/consistency", "consistency must be %q or %q, not %q", Linearizable, Replica, f.Consistency)
 }
 
 // write runs fn on the session's store as the cache holds it, saving the
@@ -56,7 +97,7 @@ func (s *Service) with(ctx context.Context, id string, fn func(st *stream.Store)
 // store brought up to date, and that answer stands. fn must be safe to
 // run twice.
 func (s *Service) write(ctx context.Context, id string, fn func(st *stream.Store) (any, error)) (any, error) {
-	st, release, err := s.cache.acquire(ctx, id, false)
+	st, release, err := s.cache.acquire(ctx, id, freshness{never: true})
 	if err != nil {
 		return nil, err
 	}

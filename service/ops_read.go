@@ -39,7 +39,7 @@ func (s *Service) open(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) { return describe(ctx, st) })
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) { return describe(ctx, st) })
 }
 
 func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
@@ -47,7 +47,7 @@ func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		x, err := st.Stats(ctx)
 		if err != nil {
 			return nil, err

@@ -361,6 +361,9 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Freshness != (Freshness{}) {
+		return nil, badRequest("/consistency", "a delete is a write: consistency and maxLagMs are for reads")
+	}
 	if st := s.cache.drop(req.Session, nil); st != nil {
 		st.Close(ctx)
 	}

@@ -66,8 +66,39 @@ type CreateRequest struct {
 // SessionRequest names a session (open, tree, stats, delete). Reads are
 // linearizable: they see every append acknowledged before they started.
 type SessionRequest struct {
-	Session string `json:"session"`
+	Session   string `json:"session"`
+	Freshness `json:",inline"`
 }
+
+// Freshness is how current a read's answer must be; every read of a
+// session (open, stats, context, tree, entries, get) takes it.
+//
+// Consistency "linearizable" (the default) answers with every append
+// acknowledged before the request: the service proves it with a write to
+// the session's stream (a read barrier) before answering. "replica"
+// accepts an answer up to MaxLagMs stale — missing no append acknowledged
+// more than MaxLagMs before the request — and skips that write while the
+// service's copy of the session is known that fresh (it synced, or
+// appended to the session, within the bound). A caller's own appends
+// through the same node are always seen.
+type Freshness struct {
+	Consistency string `json:"consistency,omitempty"`
+	// MaxLagMs bounds a "replica" read's staleness: default
+	// DefaultMaxLagMs, at most MaxMaxLagMs.
+	MaxLagMs int64 `json:"maxLagMs,omitzero"`
+}
+
+// The consistencies a read may ask for (Freshness).
+const (
+	Linearizable = "linearizable"
+	Replica      = "replica"
+)
+
+// Bounds of Freshness.MaxLagMs.
+const (
+	DefaultMaxLagMs = 1000
+	MaxMaxLagMs     = 60_000
+)
 
 // AppendRequest appends entries (pi v3 JSON) as one atomic batch. id,
 // parentId and timestamp may be left out: ids are drawn, timestamps come
@@ -178,13 +209,15 @@ type ContextRequest struct {
 	Offset int `json:"offset,omitzero"`
 	// Refs keeps references to content stored apart (see
 	// session.BlobRef) instead of the content.
-	Refs bool `json:"refs,omitzero"`
+	Refs      bool `json:"refs,omitzero"`
+	Freshness `json:",inline"`
 }
 
 // TreeRequest asks for a session's tree, from node Offset on.
 type TreeRequest struct {
-	Session string `json:"session"`
-	Offset  int    `json:"offset,omitzero"`
+	Session   string `json:"session"`
+	Offset    int    `json:"offset,omitzero"`
+	Freshness `json:",inline"`
 }
 
 // EntriesRequest pages through a session's entries in append order.
@@ -193,7 +226,8 @@ type EntriesRequest struct {
 	Offset  int    `json:"offset,omitzero"`
 	Limit   int    `json:"limit,omitzero"`
 	// Refs: as in ContextRequest.
-	Refs bool `json:"refs,omitzero"`
+	Refs      bool `json:"refs,omitzero"`
+	Freshness `json:",inline"`
 }
 
 // ForkRequest copies a branch of Session into a new session (ID, or a
@@ -362,9 +396,10 @@ type TreeNode struct {
 // GetRequest asks for one entry of a session by its id; Refs: as in
 // ContextRequest.
 type GetRequest struct {
-	Session string `json:"session"`
-	Entry   string `json:"entry"`
-	Refs    bool   `json:"refs,omitzero"`
+	Session   string `json:"session"`
+	Entry     string `json:"entry"`
+	Refs      bool   `json:"refs,omitzero"`
+	Freshness `json:",inline"`
 }
 
 // GetReply is one entry (pi v3 JSON), as of Sequence.
@@ -386,8 +421,9 @@ type EntriesReply struct {
 // and cost by day and model (it reads every entry: a large session's
 // timeline costs what reading it does).
 type StatsRequest struct {
-	Session  string `json:"session"`
-	Timeline bool   `json:"timeline,omitzero"`
+	Session   string `json:"session"`
+	Timeline  bool   `json:"timeline,omitzero"`
+	Freshness `json:",inline"`
 }
 
 // UsageDay is what one model's replies cost on one day (UTC).

@@ -58,7 +58,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 	if req.Offset < 0 {
 		return nil, badRequest("/offset", "offset must not be negative")
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		sess, err := session.New(st, s.cfg.Session)
 		if err != nil {
 			return nil, err
@@ -209,7 +209,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 	if req.Offset < 0 {
 		return nil, badRequest("/offset", "offset must not be negative")
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		var r TreeReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Leaf, r.Sequence = t.Leaf(), seq
@@ -259,7 +259,7 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 	if req.Offset < 0 {
 		return nil, badRequest("/offset", "offset must not be negative")
 	}
-	return s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
+	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		var r EntriesReply
 		var page []*session.Entry
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {

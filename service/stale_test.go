@@ -10,18 +10,25 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
+// another is a second instance over the fixture's stream, with a cache
+// of its own (another node of a deployment), closed when the test ends.
+func (f *fixture) another(t *testing.T) *fixture {
+	t.Helper()
+	cfg := f.cfg
+	cfg.Subject, cfg.QueueGroup = cfg.Subject+"b", cfg.QueueGroup+"b"
+	other, err := service.Start(context.Background(), nc, f.b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	return &fixture{b: f.b, svc: other, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+}
+
 // Two instances over one stream, each with its own cache: writes through
 // one never get a wrong answer from the other's stale copy.
 func TestWritesThroughAStaleInstance(t *testing.T) {
 	a := start(t, nil)
-	cfg := a.cfg
-	cfg.Subject, cfg.QueueGroup = cfg.Subject+"b", cfg.QueueGroup+"b"
-	other, err := service.Start(context.Background(), nc, a.b, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(context.Background())
-	b := &fixture{b: a.b, svc: other, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+	b := a.another(t)
 
 	for i, step := range []func(t *testing.T, id string){
 		func(t *testing.T, id string) { // a parent only a knows of

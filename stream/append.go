@@ -165,6 +165,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			if err != nil {
 				return err
 			}
+			sentAt := sinceStart()
 			seq, dup, err := s.publish(ctx, msgs, func(err error) {
 				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
 			})
@@ -180,6 +181,10 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				if err != nil {
 					return fmt.Errorf("stream: append to %s: stored at %d, but the store was closed meanwhile: %w", s.id, seq, err)
 				}
+				// Stored behind its sequence check: the session held
+				// nothing else when it was, so the store misses no write
+				// acknowledged before it was sent.
+				s.fresh(sentAt)
 				s.idx.touch(t.Info(), seq)
 				return nil
 			}

@@ -46,6 +46,9 @@ type Backend struct {
 	barriers atomic.Uint64 // read barriers written, for their purges
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
+	// repairCfg, when set, starts the repairer (WithReplicaRepair).
+	repairCfg *RepairConfig
+	repairer  *repairer
 	// publishHook, set by tests only, replaces publishMsg's publish.
 	publishHook func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 	// batchHook, set by tests only, replaces the publish of an atomic
@@ -53,6 +56,8 @@ type Backend struct {
 	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
+	// pendingIndex holds the partition's index records not written yet.
+	pendingIndex pendingIndex
 
 	closed atomic.Bool // Close was called: the backend no longer lists
 	// listReads counts the index records listings read (tests compare it
@@ -163,6 +168,14 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
 		if b.balancer, err = b.startBalancer(b.balanceEvery); err != nil {
+			return nil, err
+		}
+	}
+	if b.repairCfg != nil && nc.ConnectedClusterName() != "" {
+		if b.repairer, err = b.startRepairer(*b.repairCfg); err != nil {
+			if b.balancer != nil {
+				b.balancer.close()
+			}
 			return nil, err
 		}
 	}
@@ -278,10 +291,11 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 		return nil, fmt.Errorf("stream: create %s: %w", h.ID, err)
 	}
 	t := session.NewTree(h)
-	if _, err := b.putIndex(ctx, indexRecord{SessionInfo: t.Info(), Seq: ack.Sequence}, 0); err != nil {
-		return nil, fmt.Errorf("stream: index %s: %w", h.ID, err)
-	}
-	return newStore(b, t, ack.Sequence, ack.Sequence, b.policy), nil
+	st := newStore(b, t, ack.Sequence, ack.Sequence, b.policy)
+	// Indexed in the background, as appends are: a create depends on its
+	// partition's stream alone.
+	st.idx.touch(t.Info(), ack.Sequence)
+	return st, nil
 }
 
 // headerIs reports whether session id's header was written with message
@@ -419,6 +433,9 @@ func (b *Backend) Close(ctx context.Context) error {
 	b.closed.Store(true) // only the backend a caller holds lists
 	if b.balancer != nil {
 		b.balancer.close()
+	}
+	if b.repairer != nil {
+		b.repairer.close()
 	}
 	b.moves.stop()
 	return nil

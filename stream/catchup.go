@@ -30,17 +30,61 @@ import (
 func (s *Store) Sync(ctx context.Context) error {
 	ctx, cancel := s.b.withTimeout(ctx) // the whole call
 	defer cancel()
+	start := sinceStart()
 	last, err := s.leaderLast(ctx)
 	if err != nil {
 		return err
 	}
 	if seq, err := s.Sequence(ctx); err != nil || seq >= last {
+		if err == nil {
+			s.fresh(start)
+		}
 		return err
 	}
 	// An append in flight may reach last first: catchUpTo then reads
 	// nothing.
-	return s.write(ctx, func(w writer) error { return s.catchUpTo(ctx, w, last) })
+	err = s.write(ctx, func(w writer) error { return s.catchUpTo(ctx, w, last) })
+	if err == nil {
+		s.fresh(start)
+	}
+	return err
 }
+
+// SyncWithin is Sync for a reader that accepts an answer up to maxLag
+// stale: one that misses no write acknowledged more than maxLag before
+// the call. A store known to be that fresh — synced, or appended to with
+// its sequence check, within maxLag — answers as it is, with no request
+// at all; an older one is synced. maxLag <= 0 is Sync.
+func (s *Store) SyncWithin(ctx context.Context, maxLag time.Duration) error {
+	if at := s.freshAt.Load(); maxLag > 0 && at != 0 && sinceStart()-time.Duration(at) <= maxLag {
+		return nil
+	}
+	return s.Sync(ctx)
+}
+
+// Staleness is how long ago the store was last known to hold every
+// acknowledged write (false: never known so).
+func (s *Store) Staleness() (time.Duration, bool) {
+	at := s.freshAt.Load()
+	return sinceStart() - time.Duration(at), at != 0
+}
+
+// fresh records that the store held every write acknowledged before at
+// (a time from sinceStart), unless it was known fresher already.
+func (s *Store) fresh(at time.Duration) {
+	for {
+		cur := s.freshAt.Load()
+		if int64(at) <= cur || s.freshAt.CompareAndSwap(cur, int64(at)) {
+			return
+		}
+	}
+}
+
+// started is when the process first asked: freshness is measured on the
+// monotonic clock, never the wall clock, which may jump.
+var started = time.Now()
+
+func sinceStart() time.Duration { return max(time.Since(started), 1) }
 
 // catchUpWithLeader is Sync for the writer.
 func (s *Store) catchUpWithLeader(ctx context.Context, w writer) error {

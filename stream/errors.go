@@ -70,7 +70,11 @@ var errBatchSeen = &jetstream.APIError{ErrorCode: 10201}
 func isBatchSeen(err error) bool { return errors.Is(err, errBatchSeen) }
 
 // ambiguous errors leave it unknown whether the server stored a message.
+// A request in flight when the connection drops (its server died or was
+// found silent by the pings) ends with ErrDisconnected before the client
+// has reconnected elsewhere: sent again, it goes out once it has.
 func ambiguous(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrDisconnected)
 }

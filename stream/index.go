@@ -75,19 +75,26 @@ func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64)
 
 // indexer keeps one session's index record fresh while it is written to,
 // at most once per interval, so that appends do not pay an index write
-// each. close writes what is still pending.
+// each. The index is another raft group than the session's stream, so no
+// write waits for it — not even a create: a write's only dependency is
+// its partition's stream, and losing the index's leader stalls listings,
+// never writers. Listings of the same backend flush what its stores have
+// pending first (see pendingIndex), so a process sees its own writes
+// listed. close writes what is still pending.
 type indexer struct {
 	b   *Backend
 	job *job
 
-	mu      sync.Mutex
-	pending *indexRecord
-	rev     uint64 // the revision this indexer last wrote (flush only)
+	mu       sync.Mutex
+	pending  *indexRecord
+	inflight chan struct{} // closed when the record being written is
+	rev      uint64        // the revision this indexer last wrote
 }
 
 func newIndexer(b *Backend, interval time.Duration) *indexer {
 	x := &indexer{b: b}
 	x.job = newJob(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error { return x.flush(ctx) })
+	x.job.retry = true // an index out of reach is written to once it is back
 	return x
 }
 
@@ -95,28 +102,103 @@ func (x *indexer) touch(info session.SessionInfo, seq uint64) {
 	x.mu.Lock()
 	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
 	x.mu.Unlock()
+	x.b.pendingIndex.add(x)
 	x.job.trigger("")
 }
 
+// flush writes the pending record, if any; with none pending but one
+// being written by another flush, it waits for that one. Concurrent
+// writes are safe (a record never replaces a newer one); the wait is what
+// lets a listing see the record once flush returns.
 func (x *indexer) flush(ctx context.Context) error {
 	x.mu.Lock()
-	rec := x.pending
-	x.pending = nil
-	x.mu.Unlock()
+	rec, rev := x.pending, x.rev
 	if rec == nil {
-		return nil
+		wait := x.inflight
+		x.mu.Unlock()
+		if wait == nil {
+			return nil
+		}
+		select {
+		case <-wait:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	rev, err := x.b.putIndex(ctx, *rec, x.rev)
+	x.pending = nil
+	done := make(chan struct{})
+	x.inflight = done
+	x.mu.Unlock()
+
+	n, err := x.b.putIndex(ctx, *rec, rev)
+
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	close(done)
+	if x.inflight == done {
+		x.inflight = nil
+	}
 	if err != nil {
-		x.mu.Lock()
 		if x.pending == nil {
 			x.pending = rec // the next run or close retries
 		}
-		x.mu.Unlock()
 		return err
 	}
-	x.rev = rev
+	x.rev = n
+	if x.pending == nil {
+		x.b.pendingIndex.remove(x)
+	}
 	return nil
+}
+
+// pendingIndex is the set of a partition's indexers holding a record not
+// yet written.
+type pendingIndex struct {
+	mu  sync.Mutex
+	set map[*indexer]struct{}
+}
+
+// maxPendingIndex bounds the set: records past it (an index unwritable
+// for long, under many sessions) are left to their indexers' own turns.
+const maxPendingIndex = 4096
+
+func (p *pendingIndex) add(x *indexer) {
+	p.mu.Lock()
+	if p.set == nil {
+		p.set = map[*indexer]struct{}{}
+	}
+	if len(p.set) < maxPendingIndex {
+		p.set[x] = struct{}{}
+	}
+	p.mu.Unlock()
+}
+
+func (p *pendingIndex) remove(x *indexer) {
+	p.mu.Lock()
+	delete(p.set, x)
+	p.mu.Unlock()
+}
+
+// flush writes every pending record now, concurrently, rather than at
+// the indexers' next turns. Records a failure left pending stay so.
+func (p *pendingIndex) flush(ctx context.Context) error {
+	p.mu.Lock()
+	xs := make([]*indexer, 0, len(p.set))
+	for x := range p.set {
+		xs = append(xs, x)
+	}
+	p.mu.Unlock()
+	if len(xs) == 0 {
+		return nil
+	}
+	errs := make([]error, len(xs))
+	var wg sync.WaitGroup
+	for i, x := range xs {
+		wg.Go(func() { errs[i] = x.flush(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // close stops the goroutine and writes what is pending.
@@ -133,7 +215,11 @@ func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
 	}
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	_, err := b.partOf(id).kv.Get(ctx, id)
+	p := b.partOf(id)
+	fctx, fcancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
+	_ = p.pendingIndex.flush(fctx) // this process's creates are known
+	fcancel()
+	_, err := p.kv.Get(ctx, id)
 	switch {
 	case err == nil:
 		return true, nil

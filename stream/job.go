@@ -16,6 +16,8 @@ type job struct {
 	fn       func(ctx context.Context, key string) error
 	interval time.Duration
 	timeout  time.Duration
+	// retry runs a key whose run failed again in the next round.
+	retry bool
 
 	mu      sync.Mutex
 	started bool
@@ -66,6 +68,7 @@ func (j *job) loop() {
 			return
 		case <-j.kick:
 		}
+		var failed []string
 		for {
 			key, ok := j.next()
 			if !ok {
@@ -78,10 +81,18 @@ func (j *job) loop() {
 			j.runs++
 			j.lastErr = err
 			j.mu.Unlock()
+			if err != nil && j.retry {
+				failed = append(failed, key)
+			}
 			select {
 			case <-j.stop:
 				return
 			default:
+			}
+		}
+		if len(failed) > 0 {
+			for _, key := range failed {
+				j.trigger(key) // for the next round, an interval on
 			}
 		}
 		select {

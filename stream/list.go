@@ -147,6 +147,12 @@ func parseCursor(c string) (*listed, error) {
 // filter it reads at most about session.MaxScanned records: stop is
 // where it stopped short of the partition's end, if it did.
 func (b *Backend) listPart(ctx context.Context, limit int, after *listed, owner bool, f *session.Filter) (_ session.ListPage, stop *listed, _ error) {
+	// This process's own writes are listed: what its stores have not
+	// indexed yet is written first, for at most an attempt's time (an
+	// index out of reach fails the listing below anyway).
+	fctx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
+	_ = b.pendingIndex.flush(fctx)
+	cancel()
 	st, err := b.kv.Status(ctx)
 	if err != nil {
 		return session.ListPage{}, nil, fmt.Errorf("stream: list: %w", err)

@@ -40,6 +40,11 @@ type Store struct {
 
 	idx *indexer
 
+	// freshAt is when the store was last known to hold every write
+	// acknowledged before then (see Fresh): nanoseconds on sinceStart's
+	// monotonic clock, 0 never.
+	freshAt atomic.Int64
+
 	// snap writes the session's snapshots when the policy says.
 	snap *SnapshotScheduler
 

@@ -77,6 +77,9 @@ type T struct {
 	// Retention counts the sessions scheduled retention handled, by
 	// outcome (OutcomeKey: archived, deleted, kept).
 	Retention metric.Int64Counter
+	// ReplicaRepairs counts repairs of stuck or dead stream replicas, by
+	// stream, action (stepdown, peer-remove) and outcome (ok, refused).
+	ReplicaRepairs metric.Int64Counter
 }
 
 // RedactKindKey tells which rule a Redactions observation counts.
@@ -120,6 +123,7 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.Blobs, _ = m.Int64Counter("sessionlog.blobs", metric.WithUnit("{blob}"), metric.WithDescription("Content stored apart, by op: put, exists, touch, get, hit, collect."))
 	t.BlobBytes, _ = m.Int64Counter("sessionlog.blobs.bytes", metric.WithUnit("By"), metric.WithDescription("Bytes of blobs put, got and collected, by op."))
 	t.Retention, _ = m.Int64Counter("sessionlog.retention.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions scheduled retention handled, by outcome: archived (and deleted), deleted, kept."))
+	t.ReplicaRepairs, _ = m.Int64Counter("sessionlog.replica.repairs", metric.WithUnit("{repair}"), metric.WithDescription("Repairs of stream replicas that stopped catching up by themselves, by stream, action (stepdown, peer-remove) and outcome (ok, refused)."))
 	t.Redactions, _ = m.Int64Counter("sessionlog.redactions", metric.WithUnit("{secret}"), metric.WithDescription("Secrets replaced in entries before they were stored, by kind."))
 	return t
 }

@@ -64,6 +64,7 @@ func runServe(ctx context.Context, e env) error {
 			rf.replicas = min(3, *size) // replicated by default when clustered
 		}
 	}
+	af.log = e.stderr
 	if err := af.configure(&cfg, rf.streamConfig()); err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -44,6 +46,9 @@ type apiFlags struct {
 	retentionEvery time.Duration
 	retention      *lifecycle.Policy
 	search         bool
+	// repairStuck and repairDead configure replica repair (0: none).
+	repairStuck, repairDead time.Duration
+	log                     io.Writer
 }
 
 func addAPIFlags(fs *flag.FlagSet) *apiFlags {
@@ -60,12 +65,17 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names are collected (past their grace period; 0: never)")
 	fs.StringVar(&a.retentionFile, "retention", "", `retention policy (JSON: {"maxIdle":"720h","maxAge":"","maxSessions":0,"archive":true}) run by one node at a time; archives go to the object store `+lifecycle.ArchiveBucket)
 	fs.DurationVar(&a.retentionEvery, "retention-every", time.Hour, "how often the retention policy runs")
+	fs.DurationVar(&a.repairStuck, "repair-stuck", time.Minute, "in a cluster, repair a stream replica behind its leader this long while the leader takes writes: a change of leader, then a fresh replica (0: never)")
+	fs.DurationVar(&a.repairDead, "repair-dead", 10*time.Minute, "in a cluster, replace a stream replica whose node has been offline this long with one on a node outside its peer set, where there is one (0: never)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
 
 // configure adds credentials and TLS to the node's config.
 func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
+	if a.repairStuck < 0 || a.repairDead < 0 {
+		return usageError("-repair-stuck and -repair-dead must not be negative")
+	}
 	if a.retentionFile != "" {
 		p, err := loadPolicy(a.retentionFile)
 		if err != nil {
@@ -90,6 +100,25 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		return usageError("-tls-ca and -tls-verify need -tls-cert and -tls-key")
 	}
 	return nil
+}
+
+// backendOptions are the serving node's: leaders kept spread, replicas
+// repaired as the flags say.
+func (a *apiFlags) backendOptions() []stream.Option {
+	opts := []stream.Option{stream.WithLeaderBalancing(5 * time.Second)}
+	if a.repairStuck > 0 || a.repairDead > 0 {
+		rc := stream.DefaultRepairConfig()
+		// A setting of 0 never fires: a window longer than any run.
+		never := 100 * 365 * 24 * time.Hour
+		rc.StuckAfter, rc.DeadAfter = cmp.Or(a.repairStuck, never), cmp.Or(a.repairDead, never)
+		rc.Every = min(rc.Every, rc.StuckAfter, rc.DeadAfter)
+		if a.log != nil {
+			w := a.log
+			rc.Log = func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+		}
+		opts = append(opts, stream.WithReplicaRepair(rc))
+	}
+	return opts
 }
 
 // api is what startAPI started; close stops it all.
@@ -237,7 +266,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		if c.redact != nil {
 			tsc.Redact = c.redact
 		}
-		b, err := stream.New(ctx, c.store, tsc, stream.WithLeaderBalancing(5*time.Second))
+		b, err := stream.New(ctx, c.store, tsc, a.backendOptions()...)
 		if err != nil {
 			return nil, errors.Join(err, out.close(ctx))
 		}

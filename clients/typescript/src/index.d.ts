@@ -4,6 +4,8 @@ export type Json = null | boolean | number | string | Json[] | { [k: string]: Js
 /** An entry in pi's v3 JSON; id, parentId and timestamp may be left out when appending. */
 export type Entry = { type: string; id?: string; parentId?: string | null; timestamp?: string; [k: string]: Json | undefined };
 
+/** How current a read must be: "linearizable" (default) or "replica" within maxLagMs. */
+export interface Freshness { consistency?: "linearizable" | "replica"; maxLagMs?: number }
 export interface SessionInfo { id: string; cwd?: string; parentSession?: string; name?: string; created: string; updated: string; entries: number; leaf?: string }
 export interface SessionReply { session: SessionInfo; header?: Json; labels?: { target: string; label: string }[]; sequence?: number; copied?: number; deleted?: Json }
 export interface AppendReply { entries: { id: string; parentId: string }[]; leaf: string; sequence: number }
@@ -53,9 +55,10 @@ export class Client {
   close(): Promise<void>;
   call<T = Json>(op: string, body: Record<string, unknown>): Promise<T>;
   create(opts?: { id?: string; cwd?: string; name?: string; metadata?: Json; parentSession?: string }): Promise<SessionReply>;
-  open(session: string): Promise<SessionReply>;
+  /** Reads take Freshness: "replica" accepts an answer up to maxLagMs (default 1000) stale. */
+  open(session: string, opts?: Freshness): Promise<SessionReply>;
   delete(session: string): Promise<SessionReply>;
-  stats(session: string): Promise<Record<string, Json>>;
+  stats(session: string, opts?: Freshness): Promise<Record<string, Json>>;
   fork(session: string, opts?: { id?: string; at?: string; before?: string }): Promise<SessionReply>;
   list(opts?: ListOptions): Promise<ListReply>;
   search(query: string, opts?: { session?: string; limit?: number; offset?: number }): Promise<SearchReply>;
@@ -65,11 +68,11 @@ export class Client {
   label(session: string, target: string, label: string, opts?: { ifSequence?: number }): Promise<AppendReply>;
   name(session: string, name: string, opts?: { ifSequence?: number }): Promise<AppendReply>;
   update(session: string, build: (leaf: string, sequence: number) => Entry[] | Promise<Entry[]>, attempts?: number): Promise<AppendReply>;
-  context(session: string, opts?: { at?: string; offset?: number; refs?: boolean }): Promise<ContextReply>;
-  tree(session: string, opts?: { offset?: number }): Promise<Record<string, Json>>;
-  entries(session: string, opts?: { offset?: number; limit?: number; refs?: boolean }): Promise<{ entries: Entry[]; next?: number }>;
+  context(session: string, opts?: { at?: string; offset?: number; refs?: boolean } & Freshness): Promise<ContextReply>;
+  tree(session: string, opts?: { offset?: number } & Freshness): Promise<Record<string, Json>>;
+  entries(session: string, opts?: { offset?: number; limit?: number; refs?: boolean } & Freshness): Promise<{ entries: Entry[]; next?: number }>;
   /** One entry of a session by its id. */
-  get(session: string, entry: string, opts?: { refs?: boolean }): Promise<{ entry: Entry; sequence: number }>;
+  get(session: string, entry: string, opts?: { refs?: boolean } & Freshness): Promise<{ entry: Entry; sequence: number }>;
   wait(session: string, sequence: number, opts?: { timeoutMs?: number }): Promise<{ leaf: string; sequence: number }>;
   putBlob(data: Uint8Array | string): Promise<{ blob: { $blob: string; size: number } }>;
   getBlob(sha256: string): Promise<Uint8Array>;

@@ -124,9 +124,13 @@ export class Client {
   }
 
   create({ id, cwd, name, metadata, parentSession } = {}) { return this.call("create", drop({ id, cwd, name, metadata, parentSession })); }
-  open(session) { return this.call("open", { session }); }
+  /** Reads take { consistency, maxLagMs }: "linearizable" (the default)
+   * sees every acknowledged append; "replica" accepts an answer up to
+   * maxLagMs (default 1000) stale and is then answered without a write to
+   * the stream while the service's copy is that fresh. */
+  open(session, { consistency, maxLagMs } = {}) { return this.call("open", drop({ session, consistency, maxLagMs })); }
   delete(session) { return this.call("delete", { session }); }
-  stats(session) { return this.call("stats", { session }); }
+  stats(session, { consistency, maxLagMs } = {}) { return this.call("stats", drop({ session, consistency, maxLagMs })); }
   fork(session, { id, at, before } = {}) { return this.call("fork", drop({ session, id, at, before })); }
   /** A page of sessions, most recently updated first, filtered by name
    * (a part, any case), cwd (that directory or below), labels (all),
@@ -189,11 +193,11 @@ export class Client {
     throw new ConflictError("conflict", `${session}: still contended after ${attempts} attempts`);
   }
 
-  context(session, { at, offset, refs } = {}) { return this.call("context", drop({ session, at, offset: offset || undefined, refs })); }
-  tree(session, { offset } = {}) { return this.call("tree", drop({ session, offset: offset || undefined })); }
+  context(session, { at, offset, refs, consistency, maxLagMs } = {}) { return this.call("context", drop({ session, at, offset: offset || undefined, refs, consistency, maxLagMs })); }
+  tree(session, { offset, consistency, maxLagMs } = {}) { return this.call("tree", drop({ session, offset: offset || undefined, consistency, maxLagMs })); }
   /** One entry of a session by its id: {entry, sequence}. */
-  get(session, entry, { refs } = {}) { return this.call("get", drop({ session, entry, refs })); }
-  entries(session, { offset, limit, refs } = {}) { return this.call("entries", drop({ session, offset: offset || undefined, limit, refs })); }
+  get(session, entry, { refs, consistency, maxLagMs } = {}) { return this.call("get", drop({ session, entry, refs, consistency, maxLagMs })); }
+  entries(session, { offset, limit, refs, consistency, maxLagMs } = {}) { return this.call("entries", drop({ session, offset: offset || undefined, limit, refs, consistency, maxLagMs })); }
   /** Resolves once the service reflects sequence (read-your-writes). */
   wait(session, sequence, { timeoutMs } = {}) { return this.call("wait", drop({ session, sequence, timeoutMs })); }
 

@@ -24,8 +24,8 @@ def create(id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[s
     return "create", _body(id=id, cwd=cwd, name=name, metadata=metadata, parentSession=parent_session)
 
 
-def session(op: str, session_id: str) -> Request:
-    return op, {"session": session_id}
+def session(op: str, session_id: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Request:
+    return op, _body(session=session_id, consistency=consistency, maxLagMs=max_lag_ms)
 
 
 def append(session_id: str, entries: List[Dict[str, Any]], parent: Optional[str] = None,
@@ -50,20 +50,30 @@ def name(session_id: str, name: str, if_sequence: Optional[int] = None) -> Reque
     return "name", body
 
 
-def context(session_id: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Request:
-    return "context", _body(session=session_id, at=at, offset=offset or None, refs=refs)
+# Reads take consistency ("linearizable", the default, or "replica") and
+# max_lag_ms: a "replica" read accepts an answer up to max_lag_ms (default
+# 1000) stale, and is answered without a write to the stream while the
+# service's copy of the session is that fresh.
+
+def context(session_id: str, at: Optional[str] = None, offset: int = 0, refs: bool = False,
+            consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Request:
+    return "context", _body(session=session_id, at=at, offset=offset or None, refs=refs,
+                            consistency=consistency, maxLagMs=max_lag_ms)
 
 
-def tree(session_id: str, offset: int = 0) -> Request:
-    return "tree", _body(session=session_id, offset=offset or None)
+def tree(session_id: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Request:
+    return "tree", _body(session=session_id, offset=offset or None, consistency=consistency, maxLagMs=max_lag_ms)
 
 
-def entries(session_id: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Request:
-    return "entries", _body(session=session_id, offset=offset or None, limit=limit, refs=refs)
+def entries(session_id: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False,
+            consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Request:
+    return "entries", _body(session=session_id, offset=offset or None, limit=limit, refs=refs,
+                            consistency=consistency, maxLagMs=max_lag_ms)
 
 
-def get(session_id: str, entry: str, refs: bool = False) -> Request:
-    return "get", _body(session=session_id, entry=entry, refs=refs)
+def get(session_id: str, entry: str, refs: bool = False, consistency: Optional[str] = None,
+        max_lag_ms: Optional[int] = None) -> Request:
+    return "get", _body(session=session_id, entry=entry, refs=refs, consistency=consistency, maxLagMs=max_lag_ms)
 
 
 def fork(session_id: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Request:

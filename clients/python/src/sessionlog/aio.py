@@ -57,14 +57,14 @@ class AsyncClient:
                      metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
         return await self.call(*req.create(id, cwd, name, metadata, parent_session))
 
-    async def open(self, session: str) -> Dict[str, Any]:
-        return await self.call(*req.session("open", session))
+    async def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.session("open", session, consistency, max_lag_ms))
 
     async def delete(self, session: str) -> Dict[str, Any]:
         return await self.call(*req.session("delete", session))
 
-    async def stats(self, session: str) -> Dict[str, Any]:
-        return await self.call(*req.session("stats", session))
+    async def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.session("stats", session, consistency, max_lag_ms))
 
     async def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
         return await self.call(*req.fork(session, id, at, before))
@@ -106,18 +106,18 @@ class AsyncClient:
                 await asyncio.sleep(_conflict_pause(attempt))
         raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
 
-    async def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Dict[str, Any]:
-        return await self.call(*req.context(session, at, offset, refs))
+    async def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms))
 
-    async def tree(self, session: str, offset: int = 0) -> Dict[str, Any]:
-        return await self.call(*req.tree(session, offset))
+    async def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.tree(session, offset, consistency, max_lag_ms))
 
-    async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
-        return await self.call(*req.entries(session, offset, limit, refs))
+    async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return await self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms))
 
-    async def get(self, session: str, entry: str, refs: bool = False) -> Dict[str, Any]:
+    async def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
         """One entry of a session by its id: {"entry": …, "sequence": …}."""
-        return await self.call(*req.get(session, entry, refs))
+        return await self.call(*req.get(session, entry, refs, consistency, max_lag_ms))
 
     async def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
         return await self.call(*req.wait(session, sequence, timeout_ms))

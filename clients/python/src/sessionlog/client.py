@@ -93,15 +93,15 @@ class Client:
                metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
         return self.call(*req.create(id, cwd, name, metadata, parent_session))
 
-    def open(self, session: str) -> Dict[str, Any]:
+    def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
         """The session's header, name, labels, leaf and sequence."""
-        return self.call(*req.session("open", session))
+        return self.call(*req.session("open", session, consistency, max_lag_ms))
 
     def delete(self, session: str) -> Dict[str, Any]:
         return self.call(*req.session("delete", session))
 
-    def stats(self, session: str) -> Dict[str, Any]:
-        return self.call(*req.session("stats", session))
+    def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.session("stats", session, consistency, max_lag_ms))
 
     def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
         return self.call(*req.fork(session, id, at, before))
@@ -163,9 +163,9 @@ class Client:
         raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
 
     # Reads.
-    def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False) -> Dict[str, Any]:
+    def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
         """One page of the leaf's (or at's) context; context_all reads all."""
-        return self.call(*req.context(session, at, offset, refs))
+        return self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms))
 
     def context_all(self, session: str, at: Optional[str] = None, refs: bool = False) -> Dict[str, Any]:
         """The whole context: its pages, of one state of the session."""
@@ -180,15 +180,15 @@ class Client:
         first.update(messages=messages, sources=sources, next=0)
         return first
 
-    def tree(self, session: str, offset: int = 0) -> Dict[str, Any]:
-        return self.call(*req.tree(session, offset))
+    def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.tree(session, offset, consistency, max_lag_ms))
 
-    def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False) -> Dict[str, Any]:
-        return self.call(*req.entries(session, offset, limit, refs))
+    def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+        return self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms))
 
-    def get(self, session: str, entry: str, refs: bool = False) -> Dict[str, Any]:
+    def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
         """One entry of a session by its id: {"entry": …, "sequence": …}."""
-        return self.call(*req.get(session, entry, refs))
+        return self.call(*req.get(session, entry, refs, consistency, max_lag_ms))
 
     def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
         """Returns once the service reflects sequence (read-your-writes)."""

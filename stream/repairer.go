@@ -1,0 +1,188 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/agentcore/sessionlog/telemetry"
+)
+
+// WithReplicaRepair makes the backend watch the replicas of every stream
+// of the deployment (sessions, index, snapshots, blobs) and repair those
+// that stopped coming back by themselves (see RepairConfig). Every node
+// that serves the deployment sets it; each acts on the streams its own
+// server leads, so that one repair is made at a time.
+func WithReplicaRepair(cfg RepairConfig) Option {
+	return func(b *Backend) { b.repairCfg = &cfg }
+}
+
+// Repair is one repair made (or tried) by this backend.
+type Repair struct {
+	At     time.Time `json:"at"`
+	Stream string    `json:"stream"`
+	Peer   string    `json:"peer"`
+	Action string    `json:"action"` // "stepdown" or "peer-remove"
+	Reason string    `json:"reason"`
+	Err    string    `json:"error,omitempty"` // refused or failed
+}
+
+// maxRepairs bounds the repairs Repairs remembers.
+const maxRepairs = 100
+
+// repairer runs the planner over every stream each RepairConfig.Every.
+type repairer struct {
+	b       *Backend
+	cfg     RepairConfig
+	planner *repairPlanner
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu   sync.Mutex
+	done []Repair
+}
+
+func (b *Backend) startRepairer(cfg RepairConfig) (*repairer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &repairer{b: b, cfg: cfg, planner: newRepairPlanner(cfg), cancel: cancel}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTicker(cfg.Every)
+		defer t.Stop()
+		for {
+			r.round(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return r, nil
+}
+
+// close stops the watch and waits for a repair under way. Idempotent.
+func (r *repairer) close() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+// deploymentStreams names every stream the deployment's data lives in.
+func (b *Backend) deploymentStreams() []string {
+	var out []string
+	for _, p := range b.parts {
+		c := p.cfg
+		out = append(out, c.Stream, c.indexStream(), "KV_"+c.SnapshotBucket()+"_HEADS", objStream(c.SnapshotBucket()))
+	}
+	return append(out, objStream(b.cfg.BlobBucket()))
+}
+
+// round looks at every stream once and makes the repairs due on those
+// this server leads.
+func (r *repairer) round(ctx context.Context) {
+	me := r.b.nc.ConnectedServerName()
+	for _, name := range r.b.deploymentStreams() {
+		if ctx.Err() != nil {
+			return
+		}
+		v, ok := r.view(ctx, name)
+		if !ok {
+			continue // electing, or not clustered: nothing to judge
+		}
+		for _, a := range r.planner.observe(sinceStart(), v) {
+			if v.leader == me {
+				r.repair(ctx, a)
+			}
+		}
+	}
+}
+
+// view asks the stream's leader about its replicas.
+func (r *repairer) view(ctx context.Context, name string) (streamView, bool) {
+	actx, cancel := context.WithTimeout(ctx, r.b.cfg.AttemptTimeout)
+	defer cancel()
+	s, err := r.b.js.Stream(actx, name)
+	if err != nil {
+		return streamView{}, false
+	}
+	info := s.CachedInfo()
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return streamView{}, false
+	}
+	v := streamView{stream: name, leader: info.Cluster.Leader, lastSeq: info.State.LastSeq}
+	for _, p := range info.Cluster.Replicas {
+		v.peers = append(v.peers, peerView{name: p.Name, current: p.Current, offline: p.Offline, lag: p.Lag})
+	}
+	return v, true
+}
+
+// repair makes one repair, logs and counts it.
+func (r *repairer) repair(ctx context.Context, a repairAction) {
+	var err error
+	switch a.kind {
+	case repairStepDown:
+		err = r.api(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+a.stream, map[string]any{"placement": map[string]string{"preferred": a.to}})
+	case repairPeerRemove:
+		err = r.api(ctx, "$JS.API.STREAM.PEER.REMOVE."+a.stream, map[string]string{"peer": a.peer})
+	}
+	rec := Repair{At: time.Now(), Stream: a.stream, Peer: a.peer, Action: a.kind, Reason: a.reason}
+	outcome := "ok"
+	if err != nil {
+		rec.Err, outcome = err.Error(), "refused"
+	}
+	r.mu.Lock()
+	if len(r.done) == maxRepairs {
+		r.done = r.done[1:]
+	}
+	r.done = append(r.done, rec)
+	r.mu.Unlock()
+	r.b.tel.ReplicaRepairs.Add(ctx, 1, metric.WithAttributes(telemetry.StreamKey.String(a.stream),
+		attribute.String("action", a.kind), telemetry.OutcomeKey.String(outcome)))
+	if r.cfg.Log != nil {
+		if err != nil {
+			r.cfg.Log("sessionlog: replica of %s on %s: %s; %s refused: %v", a.stream, a.peer, a.reason, a.kind, err)
+		} else {
+			r.cfg.Log("sessionlog: replica of %s on %s: %s; repaired by %s", a.stream, a.peer, a.reason, a.kind)
+		}
+	}
+}
+
+// api sends a JetStream API request and returns its error, if any.
+func (r *repairer) api(ctx context.Context, subject string, req any) error {
+	data, _ := json.Marshal(req)
+	rctx, cancel := context.WithTimeout(ctx, r.b.cfg.RequestTimeout)
+	defer cancel()
+	msg, err := r.b.nc.RequestWithContext(rctx, subject, data)
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
+		return fmt.Errorf("%s", resp.Error.Description)
+	}
+	return nil
+}
+
+// Repairs are the replica repairs this backend made, oldest first (at
+// most the last 100).
+func (b *Backend) Repairs() []Repair {
+	if b.repairer == nil {
+		return nil
+	}
+	b.repairer.mu.Lock()
+	defer b.repairer.mu.Unlock()
+	return append([]Repair(nil), b.repairer.done...)
+}
