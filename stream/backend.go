@@ -46,6 +46,9 @@ type Backend struct {
 	barriers atomic.Uint64 // read barriers written, for their purges
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
+	// followIndex starts the index follower (WithIndexFollower).
+	followIndex   bool
+	indexFollower *indexFollower
 	// repairCfg, when set, starts the repairer (WithReplicaRepair).
 	repairCfg *RepairConfig
 	repairer  *repairer
@@ -56,6 +59,11 @@ type Backend struct {
 	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
+	// elections fires when the partition's stream elects a leader (the
+	// server's advisory, heard through electionSub): attempts in flight
+	// are sent again at once (see attempt).
+	elections   signal
+	electionSub *nats.Subscription
 	// pendingIndex holds the partition's index records not written yet.
 	pendingIndex pendingIndex
 
@@ -112,6 +120,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	b := &Backend{nc: nc, js: js, cfg: cfg, moves: watchMoves(nc)}
 	defer func() {
 		if err != nil {
+			for _, p := range b.parts {
+				if p.electionSub != nil {
+					_ = p.electionSub.Unsubscribe()
+				}
+			}
 			b.moves.stop()
 		}
 	}()
@@ -151,6 +164,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		if p != b {
 			b.warnings = append(b.warnings, p.warnings...)
 		}
+		// Best effort: a connection that may not hear advisories resends
+		// after an attempt's timeout, as before.
+		p.electionSub, _ = nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) { p.elections.fire() })
 	}
 	blobs, err := openBlobs(ctx, b.parts[0], b.cfg)
 	if err != nil {
@@ -171,10 +187,16 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 			return nil, err
 		}
 	}
+	if b.followIndex {
+		b.indexFollower = b.startIndexFollower()
+	}
 	if b.repairCfg != nil && nc.ConnectedClusterName() != "" {
 		if b.repairer, err = b.startRepairer(*b.repairCfg); err != nil {
 			if b.balancer != nil {
 				b.balancer.close()
+			}
+			if b.indexFollower != nil {
+				b.indexFollower.close()
 			}
 			return nil, err
 		}
@@ -436,6 +458,14 @@ func (b *Backend) Close(ctx context.Context) error {
 	}
 	if b.repairer != nil {
 		b.repairer.close()
+	}
+	if b.indexFollower != nil {
+		b.indexFollower.close()
+	}
+	for _, p := range b.parts {
+		if p.electionSub != nil {
+			_ = p.electionSub.Unsubscribe()
+		}
 	}
 	b.moves.stop()
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,5 +33,33 @@ func TestAmbiguous(t *testing.T) {
 		if got := ambiguous(c.err); got != c.want {
 			t.Errorf("ambiguous(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// TestAttemptEndsAtAnElection: a request in flight when the stream elects
+// a leader went to nobody; the attempt ends there, to be sent again at
+// once, rather than waiting out its timeout.
+func TestAttemptEndsAtAnElection(t *testing.T) {
+	b := &Backend{cfg: Config{AttemptTimeout: time.Hour}, moves: &moves{}}
+	started := make(chan struct{})
+	go func() {
+		<-started
+		b.elections.fire()
+	}()
+	done := make(chan error, 1)
+	go func() {
+		done <- b.attempt(context.Background(), func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done() // unanswered: nobody led when it was sent
+			return ctx.Err()
+		})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errMoved) {
+			t.Fatalf("attempt cut short by an election: %v, want errMoved (sent again at once)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the attempt outlived the election")
 	}
 }

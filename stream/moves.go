@@ -15,14 +15,12 @@ type moves struct {
 	nc     *nats.Conn
 	status chan nats.Status
 	done   chan struct{}
-
-	mu    sync.Mutex
-	moved chan struct{} // closed at the next reconnection
+	moved  signal // at each reconnection
 }
 
 // watchMoves listens to nc until it closes or stop is called.
 func watchMoves(nc *nats.Conn) *moves {
-	m := &moves{nc: nc, status: nc.StatusChanged(nats.CONNECTED, nats.CLOSED), done: make(chan struct{}), moved: make(chan struct{})}
+	m := &moves{nc: nc, status: nc.StatusChanged(nats.CONNECTED, nats.CLOSED), done: make(chan struct{})}
 	go m.run()
 	return m
 }
@@ -33,18 +31,37 @@ func (m *moves) run() {
 		if st == nats.CLOSED {
 			return
 		}
-		m.mu.Lock()
-		close(m.moved)
-		m.moved = make(chan struct{})
-		m.mu.Unlock()
+		m.moved.fire()
 	}
 }
 
 // next is closed when the connection next moves.
-func (m *moves) next() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.moved
+func (m *moves) next() <-chan struct{} { return m.moved.next() }
+
+// signal is an event that those waiting for its next occurrence hear of:
+// next returns a channel closed when it next fires. The zero value is
+// ready.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
 }
 
 // stop stops listening and waits for the listener. It is idempotent.

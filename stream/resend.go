@@ -59,9 +59,13 @@ func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error
 	}
 }
 
-// attempt runs fn once, until AttemptTimeout or the connection moves.
+// attempt runs fn once, until AttemptTimeout, the connection moves, or
+// the partition elects a leader: a request sent while nobody led goes
+// unanswered, and is best sent again at once to the leader just elected
+// rather than after the attempt's timeout (which cost writers up to a
+// second past each election).
 func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) error) error {
-	moved := b.moves.next()
+	moved, elected := b.moves.next(), b.elections.next()
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
 	defer cancel()
 	watched := make(chan struct{})
@@ -70,17 +74,22 @@ func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) erro
 		select {
 		case <-moved:
 			cancel()
+		case <-elected:
+			cancel()
 		case <-actx.Done():
 		}
 	}()
 	err := fn(actx)
 	cancel()
 	<-watched
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
 	select {
 	case <-moved:
-		if err != nil && ctx.Err() == nil {
-			return errMoved // whatever it said, the attempt went to the server left behind
-		}
+		return errMoved // whatever it said, the attempt went to the server left behind
+	case <-elected:
+		return errMoved // sent while nobody led: again, to the new leader
 	default:
 	}
 	return err
@@ -98,8 +107,9 @@ func (b *Backend) moveElsewhere() {
 	_ = b.nc.ForceReconnect() // best effort: a closed connection stays closed
 }
 
-// errMoved is an attempt cut short because the connection moved.
-var errMoved = errors.New("stream: the connection moved to another server")
+// errMoved is an attempt cut short because the connection moved or the
+// stream elected a leader: sent again at once.
+var errMoved = errors.New("stream: attempt cut short: the connection moved, or a leader was elected")
 
 const (
 	resendPause    = 20 * time.Millisecond

@@ -102,10 +102,11 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	return nil
 }
 
-// backendOptions are the serving node's: leaders kept spread, replicas
-// repaired as the flags say.
+// backendOptions are the serving node's: leaders kept spread, index
+// records the writers left behind written, replicas repaired as the flags
+// say.
 func (a *apiFlags) backendOptions() []stream.Option {
-	opts := []stream.Option{stream.WithLeaderBalancing(5 * time.Second)}
+	opts := []stream.Option{stream.WithLeaderBalancing(5 * time.Second), stream.WithIndexFollower()}
 	if a.repairStuck > 0 || a.repairDead > 0 {
 		rc := stream.DefaultRepairConfig()
 		// A setting of 0 never fires: a window longer than any run.
