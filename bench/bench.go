@@ -92,7 +92,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness"}
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -188,6 +188,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				if cfg.does("opens") {
 					if err := opens(ctx, cfg, n, dir, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("freshness") {
+					if err := freshness(ctx, cfg, n, r, p); err != nil {
 						return err
 					}
 				}

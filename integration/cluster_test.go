@@ -178,6 +178,17 @@ func (c *procCluster) cutOff(i int, cut bool) {
 
 func (c *procCluster) url(i int) string { return "nats://" + c.nodes[i].client }
 
+// urlsBut lists every node's URL but node's.
+func (c *procCluster) urlsBut(node int) string {
+	var us []string
+	for i := range c.nodes {
+		if i != node {
+			us = append(us, c.url(i))
+		}
+	}
+	return strings.Join(us, ",")
+}
+
 func (c *procCluster) urls() string {
 	var us []string
 	for i := range c.nodes {
@@ -201,9 +212,14 @@ func (c *procCluster) close() {
 // streamPeers returns the indexes of the node leading the target stream
 // and of the nodes holding its other replicas.
 func (c *procCluster) streamPeers(ctx context.Context) (leader int, followers []int, err error) {
+	return c.streamPeersVia(ctx, c.urls())
+}
+
+// streamPeersVia is streamPeers asking through the servers of urls.
+func (c *procCluster) streamPeersVia(ctx context.Context, urls string) (leader int, followers []int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	nc, err := nats.Connect(c.urls(), nats.Timeout(2*time.Second))
+	nc, err := nats.Connect(urls, nats.Timeout(2*time.Second))
 	if err != nil {
 		return -1, nil, err
 	}

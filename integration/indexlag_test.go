@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,8 +143,6 @@ func quantiles(ds []time.Duration) string {
 	if len(ds) == 0 {
 		return "none measured"
 	}
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	q := func(f float64) time.Duration { return ds[int(f*float64(len(ds)-1))].Round(time.Millisecond) }
-	return fmt.Sprintf("p50 %v p99 %v max %v (%d)", q(0.5), q(0.99), ds[len(ds)-1].Round(time.Millisecond), len(ds))
+	q := func(p float64) time.Duration { return quantile(ds, p).Round(time.Millisecond) }
+	return fmt.Sprintf("p50 %v p99 %v max %v (%d)", q(0.5), q(0.99), q(1), len(ds))
 }

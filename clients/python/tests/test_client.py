@@ -201,3 +201,18 @@ def test_pi16_and_unknown_entry_types(client, sid):
     assert [m["content"] for m in ctx["messages"]] == ["hello (edited)"]
     with pytest.raises(sessionlog.InvalidEntryError):
         client.append(sid, [{"type": "usage", "kind": "k", "provider": "p", "model": "m"}])
+
+
+def test_replica_reads(client, sid):
+    client.create(id=sid)
+    a = client.append(sid, [user("fresh")])
+    assert client.open(sid, consistency="replica", max_lag_ms=5000)["session"]["leaf"] == a["leaf"]
+    assert [m["content"] for m in client.context(sid, consistency="replica")["messages"]] == ["fresh"]
+    assert client.get(sid, a["leaf"], consistency="replica")["entry"]["id"] == a["leaf"]
+    assert len(client.entries(sid, consistency="linearizable")["entries"]) == 1
+    with pytest.raises(sessionlog.BadRequestError) as e:
+        client.tree(sid, consistency="eventual")
+    assert e.value.field == "/consistency"
+    with pytest.raises(sessionlog.BadRequestError) as e:
+        client.stats(sid, consistency="replica", max_lag_ms=60001)
+    assert e.value.field == "/maxLagMs"

@@ -164,3 +164,16 @@ test("credentials in the URL are used, and never sent in it", async () => {
   assert.ok(seen.length > 0 && seen.every((u) => !u.includes("@")), seen.join(" "));
   await assert.rejects(new sl.Client(url.replace("://", "://nobody:wrong@")).open(id), (e) => e.code === "unauthorized" || e.status === 401);
 });
+
+test("replica reads: their own append seen, bad freshness refused naming the member", async () => {
+  const c = connect(), id = sid();
+  await c.create({ id });
+  const a = await c.append(id, [user("fresh")]);
+  const opened = await c.open(id, { consistency: "replica", maxLagMs: 5000 });
+  assert.equal(opened.session.leaf, a.leaf);
+  assert.deepEqual((await c.context(id, { consistency: "replica" })).messages.map((m) => m.content), ["fresh"]);
+  assert.equal((await c.get(id, a.leaf, { consistency: "replica" })).entry.id, a.leaf);
+  assert.equal((await c.entries(id, { consistency: "linearizable" })).entries.length, 1);
+  await assert.rejects(c.tree(id, { consistency: "eventual" }), (e) => e instanceof sl.BadRequestError && e.field === "/consistency");
+  await assert.rejects(c.stats(id, { consistency: "replica", maxLagMs: 60001 }), (e) => e instanceof sl.BadRequestError && e.field === "/maxLagMs");
+});

@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiongen"
+	"github.com/agentcore/sessionlog/session/system"
+)
+
+// freshnessSize is the length of the session the reads are of.
+const freshnessSize = 100
+
+// freshness times the service's open and context of a 100-entry session,
+// linearizable and as "replica" reads, against the library reading the
+// same session from a store it holds (no request, no barrier: the floor
+// a service read can approach), and a bare request-reply of NATS (the
+// floor of the hop), on the same node in the same run.
+func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {
+	p.say("freshness: open and context, linearizable and replica reads, fsync %s", n.sync)
+	scfg, _, stop, err := serveOn(ctx, n, nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	c := service.NewClient(n.nc, scfg.Subject)
+	if err := c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "fresh"}, nil); err != nil {
+		return err
+	}
+	h, entries := sessiongen.Generate(freshnessSize)
+	batch := make([]jsontext.Value, 0, len(entries))
+	for _, e := range entries {
+		b, err := codec.EncodeEntry(e)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, b)
+	}
+	if err := c.Call(ctx, service.OpAppend, service.AppendRequest{Session: "fresh", Entries: batch}, nil); err != nil {
+		return err
+	}
+	// The library's side: the same entries in a store it holds.
+	b, err := n.backend(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close(context.Background())
+	h.ID = "fresh"
+	st, err := b.CreateStore(ctx, h)
+	if err != nil {
+		return err
+	}
+	defer st.Close(context.Background())
+	if err := st.AppendBatch(ctx, entries); err != nil {
+		return err
+	}
+	sess, err := session.New(st, system.Config())
+	if err != nil {
+		return err
+	}
+	ops := max(cfg.ClientOps, 200)
+	timed := func(op func() error) (latencies, error) {
+		var l latencies
+		for range ops {
+			t0 := time.Now()
+			if err := op(); err != nil {
+				return nil, err
+			}
+			l = append(l, time.Since(t0))
+		}
+		return l, nil
+	}
+	call := func(op string, req any) func() error { return func() error { return c.Call(ctx, op, req, nil) } }
+	replica := service.Freshness{Consistency: service.Replica, MaxLagMs: 1000}
+	libOpen, err := timed(func() error { return st.ReadStateAt(ctx, func(t *session.Tree, _ uint64) error { _ = t.Info(); return nil }) })
+	if err != nil {
+		return err
+	}
+	libContext, err := timed(func() error { _, err := sess.BuildContext(ctx); return err })
+	if err != nil {
+		return err
+	}
+	echoSub, err := n.nc.Subscribe("bench.echo.freshness", func(m *nats.Msg) { m.Respond([]byte(`{}`)) })
+	if err != nil {
+		return err
+	}
+	defer echoSub.Unsubscribe()
+	echo, err := timed(func() error { _, err := n.nc.RequestWithContext(ctx, "bench.echo.freshness", []byte(`{"session":"fresh"}`)); return err })
+	if err != nil {
+		return err
+	}
+	rows := []struct {
+		name string
+		op   func() error
+		base latencies
+		goal bool
+	}{
+		{"open p50, linearizable (barrier write)", call(service.OpOpen, service.SessionRequest{Session: "fresh"}), libOpen, false},
+		{"open p50, replica within 1 s", call(service.OpOpen, service.SessionRequest{Session: "fresh", Freshness: replica}), libOpen, true},
+		{"context p50, linearizable (barrier write)", call(service.OpContext, service.ContextRequest{Session: "fresh"}), libContext, false},
+		{"context p50, replica within 1 s", call(service.OpContext, service.ContextRequest{Session: "fresh", Freshness: replica}), libContext, true},
+	}
+	group := fmt.Sprintf("Reads through the service, %d-entry session, one at a time (%d each), fsync %s", freshnessSize, ops, n.sync)
+	floor := millis(echo.pct(50))
+	for _, row := range rows {
+		l, err := timed(row.op)
+		if err != nil {
+			return err
+		}
+		ours, base := millis(l.pct(50)), millis(row.base.pct(50))
+		out := Row{Group: group, Name: row.name, Ours: ours, Base: base, Unit: "ms", BaseName: "the library reading a store it holds"}
+		if row.goal {
+			// What a replica read adds to the library's is the hop: a
+			// request and reply (floor) and the service's JSON, no more.
+			out.Goal, out.Met = fmt.Sprintf("≤ library + 2x a bare request-reply (%.3f ms)", floor), ours <= base+2*floor
+		}
+		r.add(out)
+	}
+	r.note("freshness: a bare NATS request-reply on this node, p50 %.3f ms", floor)
+	return nil
+}
