@@ -98,11 +98,14 @@ func newIndexer(b *Backend, interval time.Duration) *indexer {
 	return x
 }
 
+// touch makes info at seq the record to write. The pending set changes
+// under x.mu (so does a flush's removal): x is in it whenever it holds a
+// record not written.
 func (x *indexer) touch(info session.SessionInfo, seq uint64) {
 	x.mu.Lock()
 	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
-	x.mu.Unlock()
 	x.b.pendingIndex.add(x)
+	x.mu.Unlock()
 	x.job.trigger("")
 }
 
@@ -115,6 +118,9 @@ func (x *indexer) flush(ctx context.Context) error {
 	rec, rev := x.pending, x.rev
 	if rec == nil {
 		wait := x.inflight
+		if wait == nil {
+			x.b.pendingIndex.remove(x)
+		}
 		x.mu.Unlock()
 		if wait == nil {
 			return nil
