@@ -10,9 +10,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 func benchMessage() session.Message {
@@ -112,5 +114,63 @@ func BenchmarkConcurrentAppend(b *testing.B) {
 			_, err := sessions[w].AppendMessage(ctx, m)
 			return err
 		})
+	})
+}
+
+// BenchmarkAppendDefaultSync is BenchmarkAppend on a node of its own with
+// the server's default fsync (every two minutes): the publish is then
+// cheap, and what sessionlog adds to it shows. Profile it with
+// -cpuprofile to see where an append's own time goes.
+func BenchmarkAppendDefaultSync(b *testing.B) {
+	ctx := context.Background()
+	cfg := cluster.DefaultConfig(b.TempDir())
+	cfg.SyncAlways = false
+	n, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close(ctx)
+	conn, err := n.Connect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := benchMessage()
+	e := &session.Entry{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	payload, _ := codec.EncodeEntryMsgpack(e)
+	bk, err := stream.New(ctx, conn, stream.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bk.Close(ctx)
+	b.Run("raw-publish", func(b *testing.B) {
+		js := bk.JetStream()
+		subject := bk.Config().Prefix + ".raw"
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			if _, err := js.Publish(ctx, subject, payload); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		sessiontest.ReportLatency(b, lat)
+	})
+	b.Run("session-append", func(b *testing.B) {
+		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-%d", b.N)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close(ctx)
+		sess, _ := session.New(st, sessiontest.TestConfig())
+		b.ReportAllocs()
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			if _, err := sess.AppendMessage(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		sessiontest.ReportLatency(b, lat)
 	})
 }

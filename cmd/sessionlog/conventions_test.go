@@ -31,6 +31,7 @@ func TestConventions(t *testing.T) {
 		{[]string{"--version"}, 0, "sessionlog ", ""},
 		{[]string{"nope"}, 2, "", "unknown verb"},
 		{[]string{"tree", "-nope"}, 2, "", "flag provided but not defined"},
+		{[]string{"serve", "-data", os.TempDir() + "/sessionlog-conventions-never", "-repair-stuck", "-1s"}, 2, "", "-repair-stuck and -repair-dead must not be negative"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
