@@ -63,8 +63,9 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 	if err != nil && outcome == "ok" {
 		outcome = "error"
 	}
-	s.b.tel.Appends.Add(ctx, 1, metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
-	s.b.tel.AppendDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(telemetry.OutcomeKey.String(outcome)))
+	attrs := outcomeAttrs(outcome)
+	s.b.tel.Appends.Add(ctx, 1, attrs)
+	s.b.tel.AppendDuration.Record(ctx, telemetry.Seconds(start), attrs)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
@@ -75,6 +76,23 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 	span.SetAttributes(telemetry.OutcomeKey.String(outcome))
 	span.End()
 	return err
+}
+
+// outcomes are the measurement options of each append outcome, made once:
+// building the attribute set on every append was an allocation each.
+var outcomes = func() map[string]metric.MeasurementOption {
+	m := map[string]metric.MeasurementOption{}
+	for _, o := range []string{"ok", "duplicate", "conflict", "error"} {
+		m[o] = metric.WithAttributeSet(attribute.NewSet(telemetry.OutcomeKey.String(o)))
+	}
+	return m
+}()
+
+func outcomeAttrs(outcome string) metric.MeasurementOption {
+	if o, ok := outcomes[outcome]; ok {
+		return o
+	}
+	return metric.WithAttributes(telemetry.OutcomeKey.String(outcome))
 }
 
 func (s *Store) msgID(e *session.Entry) string {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -35,32 +36,34 @@ func (m *moves) run() {
 	}
 }
 
-// next is closed when the connection next moves.
-func (m *moves) next() <-chan struct{} { return m.moved.next() }
+// next is done when the connection next moves.
+func (m *moves) next() context.Context { return m.moved.next() }
 
 // signal is an event that those waiting for its next occurrence hear of:
-// next returns a channel closed when it next fires. The zero value is
-// ready.
+// next returns a context done when it next fires. A context, not a
+// channel, so that a request can be cut short by it without a goroutine
+// of its own (context.AfterFunc). The zero value is ready.
 type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
-func (s *signal) next() <-chan struct{} {
+func (s *signal) next() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
+	if s.ctx == nil {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
 	}
-	return s.ch
+	return s.ctx
 }
 
 func (s *signal) fire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch != nil {
-		close(s.ch)
-		s.ch = nil
+	if s.cancel != nil {
+		s.cancel()
+		s.ctx, s.cancel = nil, nil
 	}
 }
 

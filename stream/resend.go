@@ -68,29 +68,20 @@ func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) erro
 	moved, elected := b.moves.next(), b.elections.next()
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
 	defer cancel()
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-moved:
-			cancel()
-		case <-elected:
-			cancel()
-		case <-actx.Done():
-		}
-	}()
+	// Cut short by either, with no goroutine per attempt.
+	stopMoved := context.AfterFunc(moved, cancel)
+	stopElected := context.AfterFunc(elected, cancel)
 	err := fn(actx)
-	cancel()
-	<-watched
+	stopMoved()
+	stopElected()
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	select {
-	case <-moved:
+	switch {
+	case moved.Err() != nil:
 		return errMoved // whatever it said, the attempt went to the server left behind
-	case <-elected:
+	case elected.Err() != nil:
 		return errMoved // sent while nobody led: again, to the new leader
-	default:
 	}
 	return err
 }
