@@ -199,12 +199,30 @@ func appendFloat(b []byte, f float64, field string, prev error) ([]byte, error) 
 
 const hexDigits = "0123456789abcdef"
 
+// plain8 reports whether the eight bytes of s need no escaping: none is a
+// control character, '"', '\\' or outside ASCII (each of those takes
+// appendString's slow path, which decides).
+func plain8(s string) bool {
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	below := (w - 0x20*ones) & ^w & highs // a byte < 0x20 (for bytes < 0x80)
+	return (w&highs)|below|zero(w^('"'*ones))|zero(w^('\\'*ones)) == 0
+}
+
 // appendString quotes s exactly as JSON.stringify does: only '"', '\\' and
 // control characters are escaped; invalid UTF-8 becomes U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight plain ASCII bytes at a time: long texts are mostly that,
+		// and a byte at a time was most of a snapshot's cost.
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
