@@ -125,8 +125,8 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "# tests 11") || !strings.Contains(string(out), "# fail 0") {
-		t.Fatalf("node --test did not run the 11 tests:\n%s", out)
+	if !strings.Contains(string(out), "# tests 12") || !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("node --test did not run the 12 tests:\n%s", out)
 	}
 	_, installed := os.Stat(filepath.Join("typescript", "node_modules", "@nats-io", "transport-node"))
 	switch skipped := strings.Contains(string(out), "# skipped 1"); {
