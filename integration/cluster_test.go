@@ -135,10 +135,24 @@ func (c *procCluster) waitReady(i int) {
 			return fmt.Errorf("%s exited: %s", nd.name, nd.log)
 		}
 		if _, err := os.Stat(filepath.Join(nd.data, "serve.url")); err != nil {
-			return fmt.Errorf("%s not ready (%v); its output so far:\n%s", nd.name, err, nd.log)
+			return fmt.Errorf("%s not ready (%v); its output so far:\n%s\nthe others' last lines:\n%s", nd.name, err, nd.log, c.tails(i))
 		}
 		return nil
 	})
+}
+
+// tails is the last lines of every node's output but node skip's: a node
+// that cannot start often says why in another's.
+func (c *procCluster) tails(skip int) string {
+	var b strings.Builder
+	for j, nd := range c.nodes {
+		if j == skip || nd.log == nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(nd.log.String()), "\n")
+		fmt.Fprintf(&b, "--- %s:\n%s\n", nd.name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+	}
+	return b.String()
 }
 
 func (c *procCluster) kill(i int) {

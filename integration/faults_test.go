@@ -171,6 +171,10 @@ func runFaults(t *testing.T, nodes int) {
 			for _, m := range marks {
 				outage = max(outage, waitForAck(t, w.l, m, 60*time.Second))
 			}
+			t.Logf("  sessions resumed: %s", w.l.resumedDetail(start))
+			if outage > 3*time.Second {
+				t.Logf("  appends over a second that ended by then:\n%s", slow.during(start, start.Add(outage+time.Second)))
+			}
 			if held := time.Since(start); held < f.hold {
 				time.Sleep(f.hold - held) // keep the fault for its span, however soon writes resumed
 			}

@@ -51,13 +51,17 @@ func (l *ledger) attempt(id, sid string) {
 	l.mu.Unlock()
 }
 
-func (l *ledger) ack(id, sid string) {
+func (l *ledger) ack(id, sid string) { l.ackVia(id, sid, "") }
+
+// ackVia is ack of an append made through server.
+func (l *ledger) ackVia(id, sid, server string) {
 	l.mu.Lock()
 	l.acked[id] = sid
 	now := time.Now()
 	l.ackedAt[id] = now
 	if len(l.watched) == 0 || slices.Contains(l.watched, sid) {
-		l.acks = append(l.acks, ackTime{sid: sid, sent: l.sentAt[id], acked: now})
+		writer, _, _ := strings.Cut(id, "-")
+		l.acks = append(l.acks, ackTime{sid: sid, writer: writer, server: server, sent: l.sentAt[id], acked: now})
 	}
 	l.mu.Unlock()
 }
@@ -73,8 +77,45 @@ func (l *ledger) watch(sessions []string) {
 // ackTime is when an acknowledged append to session sid was sent and
 // acknowledged.
 type ackTime struct {
-	sid         string
-	sent, acked time.Time
+	sid, writer, server string
+	sent, acked         time.Time
+}
+
+// resumedDetail says, for each watched session, when its first append
+// sent after since was acknowledged and by which writer: which session a
+// long gap was.
+func (l *ledger) resumedDetail(since time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	type first struct {
+		at             time.Time
+		writer, server string
+	}
+	bySession, byWriter := map[string]first{}, map[string]first{}
+	for i := len(l.acks) - 1; i >= 0 && l.acks[i].acked.After(since.Add(-time.Second)); i-- {
+		a := l.acks[i]
+		if !a.sent.After(since) {
+			continue
+		}
+		if f, ok := bySession[a.sid]; !ok || a.acked.Before(f.at) {
+			bySession[a.sid] = first{a.acked, a.writer, a.server}
+		}
+		if f, ok := byWriter[a.writer]; !ok || a.acked.Before(f.at) {
+			byWriter[a.writer] = first{a.acked, a.writer, a.server}
+		}
+	}
+	var parts []string
+	for _, sid := range l.watched {
+		if f, ok := bySession[sid]; ok {
+			parts = append(parts, fmt.Sprintf("%s +%v (%s via %s)", sid, f.at.Sub(since).Round(time.Millisecond), f.writer, f.server))
+		}
+	}
+	var ws []string
+	for w, f := range byWriter {
+		ws = append(ws, fmt.Sprintf("%s +%v via %s", w, f.at.Sub(since).Round(time.Millisecond), f.server))
+	}
+	slices.Sort(ws)
+	return strings.Join(parts, ", ") + "; writers' first: " + strings.Join(ws, ", ")
 }
 
 // slowest is the longest an append acknowledged between from and to took.
@@ -201,7 +242,7 @@ func dial(ctx context.Context, servers []string, first int) (*nats.Conn, *stream
 	cfg.Replicas = 3 // and the library's timeouts, as a user has them
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	b, err := stream.New(pctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase))
+	b, err := stream.New(pctx, nc, cfg, stream.WithConflictPolicy(stream.Rebase), stream.WithTelemetry(writerTelemetry))
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
@@ -278,7 +319,7 @@ func (w *workload) write(ctx context.Context, servers []string, k int, sessions 
 		// election, resending while the outcome is unknown.
 		err := st.Append(ctx, e)
 		if err == nil {
-			w.l.ack(id, sid)
+			w.l.ackVia(id, sid, nc.ConnectedServerName())
 			failures = 0
 			continue
 		}

@@ -184,6 +184,9 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				return err
 			}
 			sentAt := sinceStart()
+			if span.IsRecording() {
+				span.AddEvent("sessionlog.publish")
+			}
 			seq, dup, err := s.publish(ctx, msgs, func(err error) {
 				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
 			})
@@ -216,9 +219,16 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 			}
 			oldLeaf, sent := t.Leaf(), s.lastSeq
+			caughtFrom := time.Now()
 			if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
 				*outcome = "error"
 				return errors.Join(err, cerr)
+			}
+			if span.IsRecording() {
+				// The catch-up (a read barrier, then reads) is most of a
+				// conflict's cost, and all of it while a leader is elected.
+				span.AddEvent("sessionlog.caughtup", trace.WithAttributes(attribute.String("took", time.Since(caughtFrom).Round(time.Millisecond).String()),
+					attribute.Int64("from", int64(sent)), attribute.Int64("to", int64(s.lastSeq))))
 			}
 			if cerr := s.completeFor(ctx, w, entries); cerr != nil {
 				*outcome = "error"
