@@ -190,6 +190,16 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			seq, dup, err := s.publish(ctx, msgs, func(err error) {
 				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
 			})
+			if span.IsRecording() {
+				told := "stored"
+				switch {
+				case err != nil:
+					told = err.Error()
+				case dup:
+					told = "duplicate"
+				}
+				span.AddEvent("sessionlog.published", trace.WithAttributes(attribute.String("outcome", told)))
+			}
 			if err == nil && !dup {
 				err := w.commit(func(t *session.Tree) error {
 					for _, e := range entries {
@@ -338,7 +348,22 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 	ctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
 	subjects := s.b.cfg.sessionSubjects(s.id)
-	err = s.b.resend(ctx, func(ctx context.Context) error {
+	span := trace.SpanFromContext(ctx)
+	err = s.b.resend(ctx, func(ctx context.Context) (err error) {
+		if span.IsRecording() {
+			// An attempt is bounded by AttemptTimeout: one that took
+			// longer says the bound did not hold, and by how much.
+			t0 := time.Now()
+			defer func() {
+				if took := time.Since(t0); took > s.b.cfg.AttemptTimeout+100*time.Millisecond {
+					msg := "ok"
+					if err != nil {
+						msg = err.Error()
+					}
+					span.AddEvent("sessionlog.attempt.overran", trace.WithAttributes(attribute.String("took", took.Round(time.Millisecond).String()), attribute.String("outcome", msg)))
+				}
+			}()
+		}
 		if len(msgs) == 1 {
 			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
 			if err == nil {
