@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -35,15 +34,7 @@ func BenchmarkAppend(b *testing.B) {
 		bk := newBackend(b)
 		js := bk.JetStream()
 		subject := bk.Config().Prefix + ".raw.message"
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			start := time.Now()
-			if _, err := js.Publish(ctx, subject, payload); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
-		}
-		sessiontest.ReportLatency(b, lat)
+		sessiontest.Timed(b, func() error { _, err := js.Publish(ctx, subject, payload); return err })
 	})
 	b.Run("session-append", func(b *testing.B) {
 		bk := newBackend(b)
@@ -53,15 +44,7 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		defer st.Close(ctx)
 		sess, _ := session.New(st, sessiontest.TestConfig())
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			start := time.Now()
-			if _, err := sess.AppendMessage(ctx, m); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
-		}
-		sessiontest.ReportLatency(b, lat)
+		sessiontest.Timed(b, func() error { _, err := sess.AppendMessage(ctx, m); return err })
 	})
 }
 
@@ -145,15 +128,7 @@ func BenchmarkAppendDefaultSync(b *testing.B) {
 	b.Run("raw-publish", func(b *testing.B) {
 		js := bk.JetStream()
 		subject := bk.Config().Prefix + ".raw"
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			start := time.Now()
-			if _, err := js.Publish(ctx, subject, payload); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
-		}
-		sessiontest.ReportLatency(b, lat)
+		sessiontest.Timed(b, func() error { _, err := js.Publish(ctx, subject, payload); return err })
 	})
 	b.Run("session-append", func(b *testing.B) {
 		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-%d", b.N)))
@@ -163,14 +138,6 @@ func BenchmarkAppendDefaultSync(b *testing.B) {
 		defer st.Close(ctx)
 		sess, _ := session.New(st, sessiontest.TestConfig())
 		b.ReportAllocs()
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			start := time.Now()
-			if _, err := sess.AppendMessage(ctx, m); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
-		}
-		sessiontest.ReportLatency(b, lat)
+		sessiontest.Timed(b, func() error { _, err := sess.AppendMessage(ctx, m); return err })
 	})
 }
