@@ -124,3 +124,28 @@ func TestStatsTimelineParam(t *testing.T) {
 		t.Fatalf("?timeline=true: %d %v", r.status, r.body)
 	}
 }
+
+// TestReadFreshnessParams: every read route takes consistency and
+// maxLagMs as query parameters, checked by the service, and a delete
+// takes neither.
+func TestReadFreshnessParams(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"fr"}`); r.status != 200 {
+		t.Fatalf("create: %d %v", r.status, r.body)
+	}
+	for _, route := range []string{"/fr", "/fr/context", "/fr/tree", "/fr/entries", "/fr/stats"} {
+		if r := do(t, "GET", u+route+"?consistency=replica&maxLagMs=500", ""); r.status != 200 {
+			t.Errorf("%s, a replica read: %d %v", route, r.status, r.body)
+		}
+		if r := do(t, "GET", u+route+"?consistency=eventual", ""); r.status != 400 || errField(r) != "/consistency" {
+			t.Errorf("%s?consistency=eventual: %d %v", route, r.status, r.body)
+		}
+		if r := do(t, "GET", u+route+"?consistency=replica&maxLagMs=soon", ""); r.status != 400 || errField(r) != "?maxLagMs" {
+			t.Errorf("%s?maxLagMs=soon: %d %v", route, r.status, r.body)
+		}
+	}
+	if r := do(t, "DELETE", u+"/fr?consistency=replica", ""); r.status != 400 || errField(r) != "?consistency" {
+		t.Errorf("a delete with a freshness: %d %v", r.status, r.body)
+	}
+}
