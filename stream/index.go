@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentcore/sessionlog/session"
 )
@@ -186,8 +187,9 @@ func (p *pendingIndex) remove(x *indexer) {
 	p.mu.Unlock()
 }
 
-// flush writes every pending record now, concurrently, rather than at
-// the indexers' next turns. Records a failure left pending stay so.
+// flush writes every pending record now, flushConcurrency at a time,
+// rather than at the indexers' next turns. Records a failure left pending
+// stay so.
 func (p *pendingIndex) flush(ctx context.Context) error {
 	p.mu.Lock()
 	xs := make([]*indexer, 0, len(p.set))
@@ -199,13 +201,18 @@ func (p *pendingIndex) flush(ctx context.Context) error {
 		return nil
 	}
 	errs := make([]error, len(xs))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(flushConcurrency)
 	for i, x := range xs {
-		wg.Go(func() { errs[i] = x.flush(ctx) })
+		g.Go(func() error { errs[i] = x.flush(ctx); return nil })
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return errors.Join(errs...)
 }
+
+// flushConcurrency bounds the index writes one listing makes at once: up
+// to maxPendingIndex may be pending.
+const flushConcurrency = 16
 
 // close stops the goroutine and writes what is pending.
 func (x *indexer) close(ctx context.Context) error {
