@@ -164,9 +164,6 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		if p != b {
 			b.warnings = append(b.warnings, p.warnings...)
 		}
-		// Best effort: a connection that may not hear advisories resends
-		// after an attempt's timeout, as before.
-		p.electionSub, _ = nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) { p.elections.fire() })
 	}
 	blobs, err := openBlobs(ctx, b.parts[0], b.cfg)
 	if err != nil {
@@ -183,9 +180,25 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		p.blobs = blobs
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
-		if b.balancer, err = b.startBalancer(b.balanceEvery); err != nil {
-			return nil, err
+		b.balancer = b.startBalancer(b.balanceEvery)
+	}
+	// One subscription per partition to its elections: attempts in flight
+	// are sent again at once, and the balancer (if any) looks again.
+	for _, p := range b.parts {
+		sub, serr := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) {
+			p.elections.fire()
+			if b.balancer != nil {
+				b.balancer.trigger()
+			}
+		})
+		// Best effort for resends (a connection that may not hear
+		// advisories resends after an attempt's timeout); the balancer
+		// needs it.
+		if serr != nil && b.balancer != nil {
+			b.balancer.close()
+			return nil, fmt.Errorf("stream: watch leader elections: %w", serr)
 		}
+		p.electionSub = sub
 	}
 	if b.followIndex {
 		b.indexFollower = b.startIndexFollower()

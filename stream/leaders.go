@@ -4,12 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/internal/await"
 )
@@ -140,21 +138,10 @@ func planMove(leaders []string, counts LeaderCounts, peers [][]string) (int, str
 // stepDown asks the partition's leader to hand its leadership to server
 // to, and waits until a leader other than from is elected.
 func (b *Backend) stepDown(ctx context.Context, from, to string) error {
-	req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": to}})
-	subject := "$JS.API.STREAM.LEADER.STEPDOWN." + b.cfg.Stream
 	rctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
-	msg, err := b.nc.RequestWithContext(rctx, subject, req)
-	if err != nil {
+	if err := b.jsAPI(rctx, "$JS.API.STREAM.LEADER.STEPDOWN."+b.cfg.Stream, stepDownTo(to)); err != nil {
 		return fmt.Errorf("stream: step down %s: %w", b.cfg.Stream, err)
-	}
-	var resp struct {
-		Error *struct {
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
-		return fmt.Errorf("stream: step down %s: %s", b.cfg.Stream, resp.Error.Description)
 	}
 	return await.Until(rctx, await.Poll{First: 20 * time.Millisecond, Most: 250 * time.Millisecond}, nil, func() (bool, error) {
 		// Each ask bounded: while the group elects, nobody answers.
@@ -169,37 +156,48 @@ func (b *Backend) stepDown(ctx context.Context, from, to string) error {
 }
 
 // leaderBalancer runs BalanceLeaders at start and after each election of
-// a partition's leader (the server's advisories), coalesced by the job.
-type leaderBalancer struct {
-	job  *job
-	subs []*nats.Subscription
-	once sync.Once
-}
+// a partition's leader (the server's advisories, heard by the backend's
+// subscription to them), coalesced by the job.
+type leaderBalancer struct{ job *job }
 
-func (b *Backend) startBalancer(interval time.Duration) (*leaderBalancer, error) {
+func (b *Backend) startBalancer(interval time.Duration) *leaderBalancer {
 	lb := &leaderBalancer{job: newJob(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error {
 		_, err := b.BalanceLeaders(ctx)
 		return err
 	})}
-	for _, p := range b.parts {
-		sub, err := b.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) { lb.job.trigger("") })
-		if err != nil {
-			lb.close()
-			return nil, fmt.Errorf("stream: watch leader elections: %w", err)
-		}
-		lb.subs = append(lb.subs, sub)
-	}
-	lb.job.trigger("")
-	return lb, nil
+	lb.trigger()
+	return lb
 }
 
-// close stops listening and lets a balancing in progress finish.
-// Idempotent.
-func (lb *leaderBalancer) close() {
-	lb.once.Do(func() {
-		for _, s := range lb.subs {
-			_ = s.Unsubscribe()
-		}
-		lb.job.close()
-	})
+// trigger asks for a balancing round.
+func (lb *leaderBalancer) trigger() { lb.job.trigger("") }
+
+// close lets a balancing in progress finish. Idempotent.
+func (lb *leaderBalancer) close() { lb.job.close() }
+
+// stepDownTo is a stepdown request preferring server to (any: "").
+func stepDownTo(to string) any {
+	return map[string]any{"placement": map[string]string{"preferred": to}}
+}
+
+// jsAPI sends a request of the JetStream API that nats.go has no call for
+// (stepdowns, peer removals) and returns the error it answers, if any.
+func (b *Backend) jsAPI(ctx context.Context, subject string, req any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	msg, err := b.nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
+		return errors.New(resp.Error.Description)
+	}
+	return nil
 }

@@ -2,8 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -130,7 +128,7 @@ func (r *repairer) repair(ctx context.Context, a repairAction) {
 	var err error
 	switch a.kind {
 	case repairStepDown:
-		err = r.api(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+a.stream, map[string]any{"placement": map[string]string{"preferred": a.to}})
+		err = r.api(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+a.stream, stepDownTo(a.to))
 	case repairPeerRemove:
 		err = r.api(ctx, "$JS.API.STREAM.PEER.REMOVE."+a.stream, map[string]string{"peer": a.peer})
 	}
@@ -156,24 +154,11 @@ func (r *repairer) repair(ctx context.Context, a repairAction) {
 	}
 }
 
-// api sends a JetStream API request and returns its error, if any.
+// api sends a JetStream API request, bounded by RequestTimeout.
 func (r *repairer) api(ctx context.Context, subject string, req any) error {
-	data, _ := json.Marshal(req)
 	rctx, cancel := context.WithTimeout(ctx, r.b.cfg.RequestTimeout)
 	defer cancel()
-	msg, err := r.b.nc.RequestWithContext(rctx, subject, data)
-	if err != nil {
-		return err
-	}
-	var resp struct {
-		Error *struct {
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
-		return fmt.Errorf("%s", resp.Error.Description)
-	}
-	return nil
+	return r.b.jsAPI(rctx, subject, req)
 }
 
 // Repairs are the replica repairs this backend made, oldest first (at
