@@ -199,22 +199,22 @@ func (f *indexFollower) indexUpTo(ctx context.Context, p *Backend, id string, se
 	if err != nil {
 		return err
 	}
-	defer st.Close(ctx)
-	if err := st.Sync(ctx); err != nil {
-		if errors.Is(err, session.ErrSessionNotFound) {
+	// The store's own indexer writes the record, on Close: once, even
+	// when the catch-up below has asked it to already.
+	err = st.Sync(ctx)
+	if err == nil {
+		err = st.ReadStateAt(ctx, func(t *session.Tree, last uint64) error {
+			st.idx.touch(t.Info(), last)
 			return nil
-		}
-		return err
+		})
 	}
-	var rec indexRecord
-	err = st.ReadStateAt(ctx, func(t *session.Tree, last uint64) error {
-		rec = indexRecord{SessionInfo: t.Info(), Seq: last}
-		return nil
-	})
+	if cerr := st.Close(ctx); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, session.ErrSessionNotFound) {
+		return nil // deleted since: nothing to list
+	}
 	if err != nil {
-		return err
-	}
-	if _, err := p.putIndex(ctx, rec, 0); err != nil {
 		return err
 	}
 	f.mu.Lock()
