@@ -19,7 +19,7 @@ import (
 type RepairConfig struct {
 	// Every is how often the streams are looked at.
 	Every time.Duration
-	// StuckAfter: a replica of a live server that has been behind its
+	// StuckAfter (0: never): a replica of a live server that has been behind its
 	// leader this long, while the leader took new messages and the
 	// replica did not come closer, is stuck. It is repaired by a change
 	// of leader first (its catch-up starts over from another), and, if
@@ -27,7 +27,7 @@ type RepairConfig struct {
 	// set: the cluster places a fresh replica on another server, if it
 	// has one.
 	StuckAfter time.Duration
-	// DeadAfter: a replica whose server has been offline this long is
+	// DeadAfter (0: never): a replica whose server has been offline this long is
 	// removed from the peer set, so that a fresh copy is made elsewhere
 	// (only a cluster with a server outside the peer set has one).
 	DeadAfter time.Duration
@@ -46,10 +46,10 @@ func (c RepairConfig) Validate() error {
 	switch {
 	case c.Every <= 0:
 		return fmt.Errorf("%w: repair: Every must be positive, not %v", ErrInvalidConfig, c.Every)
-	case c.StuckAfter < c.Every:
-		return fmt.Errorf("%w: repair: StuckAfter (%v) must be at least Every (%v)", ErrInvalidConfig, c.StuckAfter, c.Every)
-	case c.DeadAfter < c.Every:
-		return fmt.Errorf("%w: repair: DeadAfter (%v) must be at least Every (%v)", ErrInvalidConfig, c.DeadAfter, c.Every)
+	case c.StuckAfter < 0 || (c.StuckAfter > 0 && c.StuckAfter < c.Every):
+		return fmt.Errorf("%w: repair: StuckAfter (%v) must be 0 (never) or at least Every (%v)", ErrInvalidConfig, c.StuckAfter, c.Every)
+	case c.DeadAfter < 0 || (c.DeadAfter > 0 && c.DeadAfter < c.Every):
+		return fmt.Errorf("%w: repair: DeadAfter (%v) must be 0 (never) or at least Every (%v)", ErrInvalidConfig, c.DeadAfter, c.Every)
 	}
 	return nil
 }
@@ -129,7 +129,7 @@ func (p *repairPlanner) observe(now time.Duration, v streamView) []repairAction 
 			st.leaderMove, st.leader = true, v.leader
 		}
 		if r.offline {
-			if now-st.since >= p.cfg.DeadAfter {
+			if p.cfg.DeadAfter > 0 && now-st.since >= p.cfg.DeadAfter {
 				out = append(out, repairAction{stream: v.stream, peer: r.name, kind: repairPeerRemove,
 					reason: "its server has been offline for " + (now - st.since).Round(time.Second).String()})
 				p.restart(key, now, v, r)
@@ -141,7 +141,7 @@ func (p *repairPlanner) observe(now time.Duration, v streamView) []repairAction 
 			st.since, st.seq, st.lag = now, v.lastSeq, r.lag
 			continue
 		}
-		if now-st.since < p.cfg.StuckAfter || v.lastSeq <= st.seq {
+		if p.cfg.StuckAfter == 0 || now-st.since < p.cfg.StuckAfter || v.lastSeq <= st.seq {
 			continue // not long enough, or a leader with nothing new to send
 		}
 		reason := "behind its leader for " + (now - st.since).Round(time.Second).String() + " while the leader took new messages"

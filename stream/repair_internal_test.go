@@ -99,6 +99,21 @@ func TestRepairPlanner(t *testing.T) {
 	if err := (RepairConfig{Every: time.Second, StuckAfter: time.Millisecond, DeadAfter: time.Minute}).Validate(); err == nil {
 		t.Error("StuckAfter shorter than Every accepted")
 	}
+	if err := (RepairConfig{Every: time.Second, DeadAfter: -time.Minute}).Validate(); err == nil {
+		t.Error("a negative DeadAfter accepted")
+	}
+	// 0 is never: neither a stuck nor a dead replica is touched.
+	never := RepairConfig{Every: time.Second}
+	if err := never.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := newRepairPlanner(never)
+	for i, at := range []time.Duration{0, time.Hour, 2 * time.Hour} {
+		v := streamView{stream: "S", leader: "a", lastSeq: uint64(10 + i), peers: []peerView{lag("b", uint64(5+i)), off("c")}}
+		if got := p.observe(at, v); len(got) != 0 {
+			t.Fatalf("with both windows 0, at %v: %+v", at, got)
+		}
+	}
 	if err := DefaultRepairConfig().Validate(); err != nil {
 		t.Error(err)
 	}

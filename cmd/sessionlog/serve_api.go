@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -109,10 +108,12 @@ func (a *apiFlags) backendOptions() []stream.Option {
 	opts := []stream.Option{stream.WithLeaderBalancing(5 * time.Second), stream.WithIndexFollower()}
 	if a.repairStuck > 0 || a.repairDead > 0 {
 		rc := stream.DefaultRepairConfig()
-		// A setting of 0 never fires: a window longer than any run.
-		never := 100 * 365 * 24 * time.Hour
-		rc.StuckAfter, rc.DeadAfter = cmp.Or(a.repairStuck, never), cmp.Or(a.repairDead, never)
-		rc.Every = min(rc.Every, rc.StuckAfter, rc.DeadAfter)
+		rc.StuckAfter, rc.DeadAfter = a.repairStuck, a.repairDead // 0: never, as the flags say
+		for _, d := range []time.Duration{a.repairStuck, a.repairDead} {
+			if d > 0 {
+				rc.Every = min(rc.Every, d)
+			}
+		}
 		if a.log != nil {
 			w := a.log
 			rc.Log = func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
