@@ -188,7 +188,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 				span.AddEvent("sessionlog.publish")
 			}
 			seq, dup, err := s.publish(ctx, msgs, func(err error) {
-				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
+				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error()), attribute.String("server", s.b.nc.ConnectedServerName())))
 			})
 			if span.IsRecording() {
 				told := "stored"
@@ -365,7 +365,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 			}()
 		}
 		if len(msgs) == 1 {
-			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects))
+			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects), noRetry)
 			if err == nil {
 				seq, dup = ack.Sequence, ack.Duplicate
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A read that must see every acknowledged write cannot simply ask the
@@ -114,7 +116,7 @@ func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 	m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	var seq uint64
 	err := b.resend(ctx, func(ctx context.Context) error {
-		ack, err := b.js.PublishMsg(ctx, m)
+		ack, err := b.js.PublishMsg(ctx, m, noRetry)
 		if err == nil {
 			seq = ack.Sequence
 		}
@@ -137,9 +139,15 @@ func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 // the stream that includes every write acknowledged before the call (see
 // above). jetstream.ErrMsgNotFound: no message on subject.
 func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error) {
+	from := time.Now()
 	at, err := b.barrier(ctx)
 	if err != nil {
 		return 0, err
+	}
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		span.AddEvent("sessionlog.barrier", trace.WithAttributes(attribute.Int64("seq", int64(at)),
+			attribute.String("took", time.Since(from).Round(time.Millisecond).String())))
 	}
 	for attempt := 0; ; attempt++ {
 		var last, upTo uint64
@@ -152,6 +160,9 @@ func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error)
 			return 0, err
 		case upTo < at:
 			// A replica that has not applied the barrier yet.
+			if span.IsRecording() && attempt%10 == 0 {
+				span.AddEvent("sessionlog.behind", trace.WithAttributes(attribute.Int64("upTo", int64(upTo)), attribute.Int("attempt", attempt)))
+			}
 			select {
 			case <-ctx.Done():
 				return 0, fmt.Errorf("stream: replicas behind the read barrier %d: %w", at, ctx.Err())

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/session"
@@ -103,8 +105,15 @@ func (s *Store) catchUpWithLeader(ctx context.Context, w writer) error {
 // would be wrong; if the other write never takes, the caller sends its
 // own again.
 func (s *Store) catchUpPast(ctx context.Context, w writer, sent uint64, moved bool) error {
+	span := trace.SpanFromContext(ctx)
 	for attempt := 0; ; attempt++ {
-		if err := s.catchUpWithLeader(ctx, w); err != nil || !moved || s.lastSeq > sent || attempt == inFlightPolls {
+		from := time.Now()
+		err := s.catchUpWithLeader(ctx, w)
+		if span.IsRecording() {
+			span.AddEvent("sessionlog.catchup", trace.WithAttributes(attribute.Int("attempt", attempt),
+				attribute.String("took", time.Since(from).Round(time.Millisecond).String()), attribute.Int64("at", int64(s.lastSeq))))
+		}
+		if err != nil || !moved || s.lastSeq > sent || attempt == inFlightPolls {
 			return err
 		}
 		select {

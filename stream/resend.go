@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // resend runs fn, a request that is safe to repeat, with a deadline of
@@ -32,7 +35,12 @@ func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error
 		// there. During an election this moves a client once or twice
 		// for nothing; on a cut-off node it is the only way out.
 		if err != nil && ctx.Err() == nil && time.Since(failing) >= 2*b.cfg.AttemptTimeout {
-			b.moveElsewhere()
+			from := b.nc.ConnectedServerName()
+			if b.moveElsewhere() {
+				if span := trace.SpanFromContext(ctx); span.IsRecording() {
+					span.AddEvent("sessionlog.moved", trace.WithAttributes(attribute.String("from", from)))
+				}
+			}
 			failing = time.Now()
 		}
 		// "Temporarily unavailable" is a server without a leader to ask;
@@ -89,13 +97,14 @@ func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) erro
 // moveElsewhere moves the connection to another of its servers, if it
 // knows another, at most once per two attempt timeouts (however many
 // calls find their server silent at once).
-func (b *Backend) moveElsewhere() {
+// It reports whether this call moved it.
+func (b *Backend) moveElsewhere() bool {
 	now := time.Now().UnixNano()
 	last := b.lastMove.Load()
 	if len(b.nc.Servers()) < 2 || now-last < int64(2*b.cfg.AttemptTimeout) || !b.lastMove.CompareAndSwap(last, now) {
-		return
+		return false
 	}
-	_ = b.nc.ForceReconnect() // best effort: a closed connection stays closed
+	return b.nc.ForceReconnect() == nil // best effort: a closed connection stays closed
 }
 
 // errMoved is an attempt cut short because the connection moved or the
@@ -106,3 +115,9 @@ const (
 	resendPause    = 20 * time.Millisecond
 	maxResendPause = 250 * time.Millisecond
 )
+
+// noRetry leaves a publish that finds no stream listening to resend:
+// nats.go's own retries (twice, 250 ms apart) would hold an attempt half
+// a second past the election that ends the silence, and hide it from the
+// election's cut.
+var noRetry = jetstream.WithRetryAttempts(0)
