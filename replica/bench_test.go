@@ -55,10 +55,10 @@ func BenchmarkOpenSession(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var encoded *stream.Snapshot
+	var encoded *stream.SnapshotSource
 	seq, _ := snap.Sequence(ctx)
 	snap.ReadTree(ctx, func(t *session.Tree) (err error) {
-		encoded, err = stream.EncodeSnapshot(t, m.Sequence, seq)
+		encoded, err = stream.CaptureSnapshot(t, m.Sequence, seq)
 		return err
 	})
 	if err := bk.SaveSnapshot(ctx, encoded); err != nil {

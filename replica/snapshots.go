@@ -35,9 +35,5 @@ func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	snap, err := src.Encode()
-	if err != nil {
-		return err
-	}
-	return r.b.SaveSnapshot(ctx, snap)
+	return r.b.SaveSnapshot(ctx, src)
 }

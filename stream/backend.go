@@ -66,6 +66,8 @@ type Backend struct {
 	electionSub *nats.Subscription
 	// pendingIndex holds the partition's index records not written yet.
 	pendingIndex pendingIndex
+	// segMemos remembers sessions' last snapshots, to build the next on.
+	segMemos segMemos
 
 	closed atomic.Bool // Close was called: the backend no longer lists
 	// listReads counts the index records listings read (tests compare it

@@ -160,17 +160,16 @@ func TestSnapshotWithoutIndexIsRewritten(t *testing.T) {
 	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)
 	}
-	var snap *stream.Snapshot
+	var src *stream.SnapshotSource
 	err = st.ReadTreeAt(ctx, func(tr *session.Tree, seq uint64) (err error) {
-		snap, err = stream.EncodeSnapshot(tr, 1, seq)
+		src, err = stream.CaptureSnapshot(tr, 1, seq)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Close(ctx)
-	stream.WithoutIndex(snap)
-	if err := b.SaveSnapshot(ctx, snap); err != nil {
+	if err := stream.SaveSnapshotFormat2(ctx, b, src, false); err != nil {
 		t.Fatal(err)
 	}
 	st2, info, err := b.OpenStoreInfo(ctx, h.ID)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,7 +30,11 @@ import (
 
 // snapshotVersion is the snapshot format this version writes and reads.
 // A snapshot of another version is ignored (the session is rebuilt).
-const snapshotVersion = 2
+const snapshotVersion = 3
+
+// snapshotVersionOneBody is the format before, read as well: its body is
+// one object.
+const snapshotVersionOneBody = 2
 
 var (
 	// ErrNoSnapshot is reported when a session has no snapshot.
@@ -60,12 +66,28 @@ const (
 	metaBodySHA = "body-sha256"
 )
 
-// snapshotHead is a session's current snapshot.
+// snapshotHead is a session's current snapshot, the one before it, and
+// the body segments of each (heads written before segments have none:
+// their bodies are "<object>.body").
 type snapshotHead struct {
-	Object string `json:"object"`
-	Prev   string `json:"prev,omitempty"`
-	Seq    uint64 `json:"seq"`
-	Epoch  uint64 `json:"epoch"`
+	Object   string   `json:"object"`
+	Prev     string   `json:"prev,omitempty"`
+	Seq      uint64   `json:"seq"`
+	Epoch    uint64   `json:"epoch"`
+	Segs     []string `json:"segs,omitempty"`
+	PrevSegs []string `json:"prevSegs,omitempty"`
+}
+
+// segsOf are the body objects of the current snapshot, and prevSegsOf
+// those of the one before.
+func (h snapshotHead) segsOf() []string { return bodyObjects(h.Object, h.Segs) }
+func (h snapshotHead) prevSegsOf() []string { return bodyObjects(h.Prev, h.PrevSegs) }
+
+func bodyObjects(snapshot string, segs []string) []string {
+	if segs == nil && snapshot != "" {
+		return []string{snapshot + ".body"}
+	}
+	return segs
 }
 
 func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, error) {
@@ -80,40 +102,66 @@ func (b *Backend) head(ctx context.Context, id string) (snapshotHead, uint64, er
 	return h, e.Revision(), nil
 }
 
-// SaveSnapshot uploads a snapshot and makes it the session's current one,
-// unless a newer one is current already.
-func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) {
-	b = b.partOf(snap.ID)
-	ctx, end := b.traceSnapshot(ctx, "write", snap.ID)
+// errHeadMoved is a snapshot built on segments of a snapshot that another
+// writer replaced meanwhile: they may be deleted, so it is written whole.
+var errHeadMoved = errors.New("stream: snapshot head moved")
+
+// SaveSnapshot encodes and uploads the snapshot src holds and makes it
+// the session's current one, unless a newer one is current already. It
+// builds on the session's snapshot before when this backend read or wrote
+// it, and that one is still current.
+func (b *Backend) SaveSnapshot(ctx context.Context, src *SnapshotSource) (err error) {
+	id, epoch, seq := src.header.ID, src.epoch, src.seq
+	b = b.partOf(id)
+	ctx, end := b.traceSnapshot(ctx, "write", id)
 	defer func() { end(err) }()
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	id, epoch, seq := snap.ID, snap.Epoch, snap.Seq
-	newer := func(h snapshotHead) bool { return h.Epoch == epoch && h.Seq >= seq }
-	if h, _, err := b.head(ctx, id); err == nil && newer(h) {
+	h, _, herr := b.head(ctx, id)
+	if herr == nil && h.Epoch == epoch && h.Seq >= seq {
 		return nil
 	}
+	var prev []bodySeg
+	if m, ok := b.segMemos.get(id); ok && herr == nil && m.epoch == epoch && m.object == h.Object {
+		prev = m.segs
+	}
+	snap, err := src.encode(prev)
+	if err != nil {
+		return err
+	}
+	err = b.saveSnapshot(ctx, snap, h.Object)
+	if errors.Is(err, errHeadMoved) {
+		b.segMemos.forget(id)
+		if snap, err = src.encode(nil); err == nil {
+			err = b.saveSnapshot(ctx, snap, "")
+		}
+	}
+	return err
+}
+
+// saveSnapshot uploads snap; if it keeps segments of another snapshot,
+// that one (base) must still be current when the head moves to snap.
+func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) error {
+	id, epoch, seq := snap.id, snap.epoch, snap.seq
+	newer := func(h snapshotHead) bool { return h.Epoch == epoch && h.Seq >= seq }
 	// Unique per write: two writers snapshotting the same sequence must
 	// not replace each other's objects, nor delete the one the head names.
 	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
 	// The body first: a skeleton is only ever found once its body exists.
 	// The skeleton then says where the body's chunks are.
-	if snap.doc == nil {
-		if _, err := b.snaps.PutBytes(ctx, name+".body", snap.Body); err != nil {
-			return fmt.Errorf("stream: snapshot %s: %w", id, err)
-		}
-	} else {
-		nuid, seqs, err := b.putBody(ctx, name+".body", snap.Body)
+	doc := *snap.doc
+	doc.Segs = append([]bodySeg(nil), doc.Segs...)
+	if snap.data != nil {
+		seg := &doc.Segs[len(doc.Segs)-1]
+		nuid, seqs, err := b.putBody(ctx, name+".body", snap.data)
 		if err != nil {
 			return err
 		}
-		doc := *snap.doc
-		doc.index(snap.Body, nuid, seqs)
-		skel, err := msgpack.Marshal(&doc)
-		if err != nil {
-			return fmt.Errorf("stream: encode skeleton: %w", err)
-		}
-		snap.Skeleton = skel
+		seg.stored(name+".body", nuid, snap.data, seqs)
+	}
+	skel, err := msgpack.Marshal(&doc)
+	if err != nil {
+		return fmt.Errorf("stream: encode skeleton: %w", err)
 	}
 	meta := jetstream.ObjectMeta{
 		Name: name + ".skel",
@@ -121,14 +169,15 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 			metaVersion: strconv.Itoa(snapshotVersion),
 			metaSeq:     strconv.FormatUint(seq, 10),
 			metaEpoch:   strconv.FormatUint(epoch, 10),
-			metaEntries: strconv.Itoa(snap.Entries),
-			metaSHA:     shaHex(snap.Skeleton),
-			metaBodySHA: shaHex(snap.Body),
+			metaEntries: strconv.Itoa(snap.entries),
+			metaSHA:     shaHex(skel),
+			metaBodySHA: segsDigest(doc.Segs),
 		},
 	}
-	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(snap.Skeleton)); err != nil {
+	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(skel)); err != nil {
 		return fmt.Errorf("stream: snapshot %s: %w", id, err)
 	}
+	mine := segObjects(doc.Segs)
 	for range 8 {
 		cur, rev, err := b.head(ctx, id)
 		switch {
@@ -137,10 +186,14 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 		case err != nil && !errors.Is(err, ErrBadSnapshot):
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			b.deleteSnapshot(ctx, name) // lost the race to another as new
+			b.deleteObjects(ctx, name+".skel", name+".body") // lost the race to another as new
 			return nil
 		}
-		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch})
+		if snap.reused && cur.Object != base {
+			b.deleteObjects(ctx, name+".skel", name+".body")
+			return errHeadMoved
+		}
+		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf()})
 		if rev == 0 {
 			_, err = b.heads.Create(ctx, id, val)
 		} else {
@@ -152,40 +205,55 @@ func (b *Backend) SaveSnapshot(ctx context.Context, snap *Snapshot) (err error) 
 		if err != nil {
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		}
+		b.segMemos.put(id, segMemo{epoch: epoch, object: name, segs: doc.Segs})
 		if cur.Prev != "" && cur.Prev != name && cur.Prev != cur.Object {
-			b.deleteSnapshot(ctx, cur.Prev) // best effort: an orphan only costs space
+			// The one before the one before goes, with the segments
+			// neither of the two kept lists (best effort: an orphan
+			// only costs space).
+			b.deleteObjects(ctx, append([]string{cur.Prev + ".skel"}, without(cur.prevSegsOf(), cur.segsOf(), mine)...)...)
 		}
 		return nil
 	}
 	return fmt.Errorf("stream: snapshot head %s: too much contention", id)
 }
 
-// deleteSnapshot removes one snapshot's two objects.
-func (b *Backend) deleteSnapshot(ctx context.Context, name string) error {
-	_, err := b.deleteSnapshotObjects(ctx, name)
-	return err
+// without is names less those in any of the others.
+func without(names []string, others ...[]string) []string {
+	var out []string
+next:
+	for _, n := range names {
+		for _, o := range others {
+			if slices.Contains(o, n) {
+				continue next
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
-// deleteSnapshotObjects deletes a snapshot's skeleton and body and says
-// how many there were.
-func (b *Backend) deleteSnapshotObjects(ctx context.Context, name string) (int, error) {
+// deleteObjects deletes objects of the snapshots' store, best effort,
+// and says how many there were.
+func (b *Backend) deleteObjects(ctx context.Context, names ...string) (int, error) {
 	n := 0
-	for _, obj := range []string{name + ".skel", name + ".body"} {
+	var first error
+	for _, obj := range names {
 		err := b.snaps.Delete(ctx, obj)
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			continue
+		switch {
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+		case err != nil:
+			first = cmp.Or(first, err)
+		default:
+			n++
 		}
-		if err != nil {
-			return n, err
-		}
-		n++
 	}
-	return n, nil
+	return n, first
 }
 
 // deleteSnapshots removes a session's snapshots and its head, and says
 // how many objects went.
 func (b *Backend) deleteSnapshots(ctx context.Context, id string) (int, error) {
+	b.segMemos.forget(id)
 	h, _, err := b.head(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, nil
@@ -193,16 +261,17 @@ func (b *Backend) deleteSnapshots(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, name := range []string{h.Object, h.Prev} {
-		if name == "" {
-			continue
+	var names []string
+	for _, s := range []string{h.Object, h.Prev} {
+		if s != "" {
+			names = append(names, s+".skel", s+".body")
 		}
-		k, err := b.deleteSnapshotObjects(ctx, name)
-		n += k
-		if err != nil {
-			return n, err
-		}
+	}
+	names = append(names, without(h.segsOf(), names)...)
+	names = append(names, without(h.prevSegsOf(), names)...)
+	n, err := b.deleteObjects(ctx, names...)
+	if err != nil {
+		return n, err
 	}
 	if err := b.heads.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return n, err
@@ -323,7 +392,8 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		return nil, err
 	}
 	md := info.Metadata
-	if md[metaVersion] != strconv.Itoa(snapshotVersion) {
+	version := md[metaVersion]
+	if version != strconv.Itoa(snapshotVersion) && version != strconv.Itoa(snapshotVersionOneBody) {
 		return nil, fmt.Errorf("%w: version %q", ErrBadSnapshot, md[metaVersion])
 	}
 	seq, err1 := strconv.ParseUint(md[metaSeq], 10, 64)
@@ -361,23 +431,59 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		return nil, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
 	}
 	ls := &loadedSnapshot{tree: t, epoch: epoch, seq: seq, index: bodyIndexOf(&doc, len(sk.IDs))}
-	bodyName, bodySHA := head.Object+".body", md[metaBodySHA]
-	body := func(ctx context.Context) ([]*session.Entry, error) {
-		data, _, err := b.getObject(ctx, bodyName)
+	if version == strconv.Itoa(snapshotVersionOneBody) {
+		ls.body = b.oneBody(id, head.Object+".body", md[metaBodySHA])
+		return ls, nil
+	}
+	if segsDigest(doc.Segs) != md[metaBodySHA] || segsEnd(doc.Segs) != entries || !contiguous(doc.Segs) {
+		// Found when the entries are read, as a bad body of format 2 is.
+		ls.index = nil
+		ls.body = func(context.Context) ([]*session.Entry, error) {
+			return nil, fmt.Errorf("%w: body checksum or segments mismatch", ErrBadSnapshot)
+		}
+		return ls, nil
+	}
+	// The next snapshot of the session builds on this one.
+	b.segMemos.put(id, segMemo{epoch: epoch, object: head.Object, segs: doc.Segs})
+	ls.body = func(ctx context.Context) ([]*session.Entry, error) {
+		data := append(append(make([]byte, 0, len(doc.Header)+1+int(segsSize(doc.Segs))), doc.Header...), '\n')
+		for _, seg := range doc.Segs {
+			part, info, err := b.getObject(ctx, seg.Object)
+			if err != nil {
+				return nil, err
+			}
+			// getObject checked the bytes against the object's digest.
+			if info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(seg.SHA) {
+				return nil, fmt.Errorf("%w: body segment %s checksum mismatch", ErrBadSnapshot, seg.Object)
+			}
+			data = append(data, part...)
+		}
+		return decodeBody(data, id)
+	}
+	return ls, nil
+}
+
+// oneBody reads a body of format 2, one object.
+func (b *Backend) oneBody(id, name, sha string) func(ctx context.Context) ([]*session.Entry, error) {
+	return func(ctx context.Context) ([]*session.Entry, error) {
+		data, _, err := b.getObject(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if shaHex(data) != bodySHA {
+		if shaHex(data) != sha {
 			return nil, fmt.Errorf("%w: body checksum mismatch", ErrBadSnapshot)
 		}
-		ld, err := codec.DecodeFile(data, "snapshot "+id, codec.Strict, codec.WithRunner(parallel.Lines))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
-		}
-		return ld.Tree.Entries()
+		return decodeBody(data, id)
 	}
-	ls.body = body
-	return ls, nil
+}
+
+// decodeBody decodes a body, the session as a pi file.
+func decodeBody(data []byte, id string) ([]*session.Entry, error) {
+	ld, err := codec.DecodeFile(data, "snapshot "+id, codec.Strict, codec.WithRunner(parallel.Lines))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	return ld.Tree.Entries()
 }
 
 func hID(h *session.Header) string {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -80,88 +81,113 @@ func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string
 	return id, seqs, nil
 }
 
-// index records in doc where body's chunks were stored.
-func (doc *skeletonDoc) index(body []byte, nuid string, seqs []uint64) {
-	doc.BodyNUID, doc.Chunk = nuid, bodyChunk
-	var prev uint64
-	for i, s := range seqs {
-		doc.ChunkSeqs = binary.AppendUvarint(doc.ChunkSeqs, s-prev)
-		prev = s
-		sum := sha256.Sum256(body[i*bodyChunk : min((i+1)*bodyChunk, len(body))])
-		doc.ChunkSums = append(doc.ChunkSums, sum[:16]...)
-	}
-}
-
-// bodyIndex is where a snapshot body's entries lie: line i is bytes
-// [starts[i], starts[i+1]) of the body, chunk k at sequence seqs[k].
+// bodyIndex is where a snapshot body's entries lie: entry i is bytes
+// [starts[i], starts[i+1]) of the body as one file (its segments end to
+// end), in the segment segs[k] that holds entries from segs[k].first.
 type bodyIndex struct {
 	starts []int64
-	size   int64
 	chunk  int64
-	seqs   []uint64
-	sums   []byte
-	nuid   string
+	segs   []segPlace
+}
+
+// segPlace is where one segment (or a body of format 2, whole) is stored.
+type segPlace struct {
+	first int   // its first entry
+	base  int64 // its first byte's offset in the body
+	nuid  string
+	seqs  []uint64 // each chunk's stream sequence
+	sums  []byte   // the first 16 bytes of each chunk's SHA-256
 }
 
 // bodyIndexOf reads the index of a skeleton of n entries, or nil if it
-// has none (a snapshot written before) or it is damaged.
+// has none (a snapshot of format 2 written before) or it is damaged.
 func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
-	if doc.Chunk <= 0 || doc.BodyNUID == "" || doc.HeadLen <= 0 {
-		return nil
+	ix := &bodyIndex{chunk: bodyChunk, starts: make([]int64, 0, n+1)}
+	lines := func(at int64, l []byte) (int64, bool) {
+		for len(l) > 0 {
+			v, k := binary.Uvarint(l)
+			if k <= 0 || v == 0 {
+				return 0, false
+			}
+			ix.starts = append(ix.starts, at)
+			at += int64(v)
+			l = l[k:]
+		}
+		return at, true
 	}
-	ix := &bodyIndex{chunk: int64(doc.Chunk), nuid: doc.BodyNUID, starts: make([]int64, 0, n+1), sums: doc.ChunkSums}
-	at := int64(doc.HeadLen)
-	for rest := doc.Lines; len(rest) > 0; {
-		l, k := binary.Uvarint(rest)
-		if k <= 0 || l == 0 {
+	place := func(p segPlace, size int64, seqs, sums []byte) bool {
+		var prev uint64
+		for rest := seqs; len(rest) > 0; {
+			d, k := binary.Uvarint(rest)
+			if k <= 0 {
+				return false
+			}
+			prev += d
+			p.seqs = append(p.seqs, prev)
+			rest = rest[k:]
+		}
+		p.sums = sums
+		ix.segs = append(ix.segs, p)
+		return int64(len(p.seqs)) == (size+ix.chunk-1)/ix.chunk && len(p.sums) == 16*len(p.seqs)
+	}
+	var at int64 // the end of the last line
+	if len(doc.Segs) == 0 { // format 2: the header line, then the entries
+		if doc.Chunk != bodyChunk || doc.BodyNUID == "" || doc.HeadLen <= 0 {
 			return nil
 		}
-		ix.starts = append(ix.starts, at)
-		at += int64(l)
-		rest = rest[k:]
+		var ok bool
+		if at, ok = lines(int64(doc.HeadLen), doc.Lines); !ok || !place(segPlace{nuid: doc.BodyNUID}, at, doc.ChunkSeqs, doc.ChunkSums) {
+			return nil
+		}
+	} else {
+		for _, seg := range doc.Segs {
+			if seg.From != len(ix.starts) {
+				return nil
+			}
+			end, ok := lines(at, seg.Lines)
+			if !ok || end-at != seg.Size || len(ix.starts)-seg.From != seg.Count ||
+				!place(segPlace{first: seg.From, base: at, nuid: seg.NUID}, seg.Size, seg.ChunkSeqs, seg.ChunkSums) {
+				return nil
+			}
+			at = end
+		}
+	}
+	if len(ix.starts) != n {
+		return nil
 	}
 	ix.starts = append(ix.starts, at)
-	ix.size = at
-	var prev uint64
-	for rest := doc.ChunkSeqs; len(rest) > 0; {
-		d, k := binary.Uvarint(rest)
-		if k <= 0 {
-			return nil
-		}
-		prev += d
-		ix.seqs = append(ix.seqs, prev)
-		rest = rest[k:]
-	}
-	if len(ix.starts) != n+1 || int64(len(ix.seqs)) != (ix.size+ix.chunk-1)/ix.chunk || len(ix.sums) != 16*len(ix.seqs) {
-		return nil
-	}
 	return ix
 }
 
 // entriesAt reads the entries at positions from the body's chunks;
-// chunks keeps those read, for the next round of the same context.
-func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[int64][]byte) ([]*session.Entry, error) {
+// chunks keeps those read (by stream sequence), for the next round of the
+// same context.
+func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[uint64][]byte) ([]*session.Entry, error) {
 	bucket := b.cfg.SnapshotBucket()
-	stream, subject := objStream(bucket), objChunks(bucket, ix.nuid)
-	read := func(k int64) ([]byte, error) {
-		if c, ok := chunks[k]; ok {
+	stream := objStream(bucket)
+	read := func(sp *segPlace, k int64) ([]byte, error) {
+		if k >= int64(len(sp.seqs)) {
+			return nil, fmt.Errorf("%w: body chunk %d of %d", ErrBadSnapshot, k, len(sp.seqs))
+		}
+		seq := sp.seqs[k]
+		if c, ok := chunks[seq]; ok {
 			return c, nil
 		}
 		var m *jetstream.RawStreamMsg
 		err := b.resend(ctx, func(ctx context.Context) (err error) {
-			m, err = b.getOne(ctx, stream, map[string]uint64{"seq": ix.seqs[k]}, false)
+			m, err = b.getOne(ctx, stream, map[string]uint64{"seq": seq}, false)
 			return err
 		}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w: body chunk %d: %w", ErrBadSnapshot, errSnapshotRead, k, err)
 		}
-		if m == nil || m.Subject != subject {
-			return nil, fmt.Errorf("%w: body chunk %d is not at sequence %d", ErrBadSnapshot, k, ix.seqs[k])
+		if m == nil || m.Subject != objChunks(bucket, sp.nuid) {
+			return nil, fmt.Errorf("%w: body chunk %d is not at sequence %d", ErrBadSnapshot, k, seq)
 		}
-		if sum := sha256.Sum256(m.Data); string(sum[:16]) != string(ix.sums[16*k:16*k+16]) {
+		if sum := sha256.Sum256(m.Data); string(sum[:16]) != string(sp.sums[16*k:16*k+16]) {
 			return nil, fmt.Errorf("%w: body chunk %d checksum mismatch", ErrBadSnapshot, k)
 		}
-		chunks[k] = m.Data
+		chunks[seq] = m.Data
 		return m.Data, nil
 	}
 	out := make([]*session.Entry, len(positions))
@@ -169,18 +195,24 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 		if p < 0 || int(p)+1 >= len(ix.starts) {
 			return nil, fmt.Errorf("%w: no entry %d in the body", ErrBadSnapshot, p)
 		}
-		lo, hi := ix.starts[p], ix.starts[p+1]-1 // without the newline
+		// The segment holding it: the last that starts at or before it.
+		k := sort.Search(len(ix.segs), func(k int) bool { return ix.segs[k].first > int(p) }) - 1
+		if k < 0 {
+			return nil, fmt.Errorf("%w: no segment holds entry %d", ErrBadSnapshot, p)
+		}
+		sp := &ix.segs[k]
+		lo, hi := ix.starts[p]-sp.base, ix.starts[p+1]-1-sp.base // without the newline
 		line := make([]byte, 0, hi-lo)
-		for k := lo / ix.chunk; k*ix.chunk < hi; k++ {
-			c, err := read(k)
+		for c := lo / ix.chunk; c*ix.chunk < hi; c++ {
+			data, err := read(sp, c)
 			if err != nil {
 				return nil, err
 			}
-			from, to := max(lo-k*ix.chunk, 0), min(hi-k*ix.chunk, int64(len(c)))
+			from, to := max(lo-c*ix.chunk, 0), min(hi-c*ix.chunk, int64(len(data)))
 			if from > to {
-				return nil, fmt.Errorf("%w: body chunk %d is short", ErrBadSnapshot, k)
+				return nil, fmt.Errorf("%w: body chunk %d is short", ErrBadSnapshot, c)
 			}
-			line = append(line, c[from:to]...)
+			line = append(line, data[from:to]...)
 		}
 		e, err := codec.DecodeEntry(line)
 		if err != nil {

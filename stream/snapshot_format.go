@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 )
 
 // A snapshot as stored: the skeleton (every entry's id, parent and type,
-// and the entries a context needs) and the body (all entries), encoded
-// for the object store.
+// and the entries a context needs) and the body (all entries, in
+// segments: see snapshot_segments.go), encoded for the object store.
 
 // skeletonDoc is the skeleton object's content. The per-entry columns are
 // packed (ids in one string, varint parents, a byte per type) so that a
@@ -41,6 +39,9 @@ type skeletonDoc struct {
 	Chunk     int    `msgpack:"chunk,omitempty"`
 	ChunkSeqs []byte `msgpack:"chunkseqs,omitempty"`
 	ChunkSums []byte `msgpack:"chunksums,omitempty"`
+	// Segs is the body of a snapshot of the current format (3): the
+	// fields above are those of format 2, a body in one object.
+	Segs []bodySeg `msgpack:"segs,omitempty"`
 }
 
 // skelState is the skeleton's state beside its columns. (The key names
@@ -121,34 +122,11 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 	return sk, nil
 }
 
-// Snapshot is an encoded snapshot, ready to upload without a lock.
-type Snapshot struct {
-	ID         string
-	Epoch, Seq uint64
-	Entries    int
-	Skeleton   []byte
-	Body       []byte
-	// doc is the skeleton before it is encoded: the upload adds where the
-	// body's chunks were stored.
-	doc *skeletonDoc
-}
-
-// EncodeSnapshot encodes a snapshot of t, a complete tree covering the
-// session of the given epoch up to stream sequence seq. t must not change
-// while it runs.
-func EncodeSnapshot(t *session.Tree, epoch, seq uint64) (*Snapshot, error) {
-	src, err := CaptureSnapshot(t, epoch, seq)
-	if err != nil {
-		return nil, err
-	}
-	return src.Encode()
-}
-
 // SnapshotSource is what a snapshot of a tree holds, taken from it at one
 // moment: cheap to take (the entries are shared — a tree never changes an
 // entry it holds — and the skeleton is a copy of ids and links), so that
-// callers hold the tree's lock only for that, and Encode, the costly part,
-// runs without it while the tree takes more writes.
+// callers hold the tree's lock only for that, and the encoding, the
+// costly part, runs without it while the tree takes more writes.
 type SnapshotSource struct {
 	header     session.Header
 	entries    []*session.Entry
@@ -157,7 +135,8 @@ type SnapshotSource struct {
 }
 
 // CaptureSnapshot takes t's snapshot source (call it under the lock that
-// guards t).
+// guards t), a complete tree covering the session of the given epoch up
+// to stream sequence seq.
 func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error) {
 	entries, err := t.Entries()
 	if err != nil {
@@ -170,8 +149,21 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 	return &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}, nil
 }
 
-// Encode makes the snapshot.
-func (src *SnapshotSource) Encode() (*Snapshot, error) {
+// encodedSnapshot is a snapshot encoded, ready to upload without a lock:
+// its skeleton's document, whose last segment is data unless the
+// snapshot adds none.
+type encodedSnapshot struct {
+	id         string
+	epoch, seq uint64
+	entries    int
+	doc        *skeletonDoc
+	data       []byte // the new segment's lines (nil: no new segment)
+	reused     bool   // it keeps segments of the snapshot before
+}
+
+// encode makes the snapshot, keeping what it can of prev, the segments
+// of the session's snapshot before (see planSegments).
+func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
 	h := src.header
 	hj, err := codec.EncodeHeader(&h)
 	if err != nil {
@@ -181,23 +173,18 @@ func (src *SnapshotSource) Encode() (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The body is the session as a pi file (codec.EncodeFile), each
-	// line's length kept for reading some entries alone.
-	body := append(append(make([]byte, 0, 64*len(src.entries)), hj...), '\n')
-	doc.HeadLen = len(body)
-	for _, e := range src.entries {
-		start := len(body)
-		if body, err = codec.AppendEntry(body, e); err != nil {
+	n := len(src.entries)
+	keep, from := planSegments(prev, n)
+	es := &encodedSnapshot{id: h.ID, epoch: src.epoch, seq: src.seq, entries: n, doc: doc, reused: len(keep) > 0}
+	doc.Segs = append(make([]bodySeg, 0, len(keep)+1), keep...)
+	if from < n {
+		data, seg, err := encodeSegment(src.entries[from:], from)
+		if err != nil {
 			return nil, err
 		}
-		body = append(body, '\n')
-		doc.Lines = binary.AppendUvarint(doc.Lines, uint64(len(body)-start))
+		doc.Segs, es.data = append(doc.Segs, seg), data
 	}
-	skel, err := msgpack.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("stream: encode skeleton: %w", err)
-	}
-	return &Snapshot{ID: h.ID, Epoch: src.epoch, Seq: src.seq, Entries: len(src.entries), Skeleton: skel, Body: body, doc: doc}, nil
+	return es, nil
 }
 
 func shaHex(b []byte) string {

@@ -109,11 +109,7 @@ func (s *Store) writeSnapshot(ctx context.Context) error {
 		return err
 	}
 	// Encoded outside the tree's lock: appends apply meanwhile.
-	snap, err := src.Encode()
-	if err != nil {
-		return err
-	}
-	return s.b.SaveSnapshot(ctx, snap)
+	return s.b.SaveSnapshot(ctx, src)
 }
 
 // complete loads the entries of a store opened from a snapshot skeleton,
@@ -340,7 +336,7 @@ const maxContextRounds = 64
 func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entry, error) {
 	if !s.full.Load() {
 		err := s.write(ctx, func(w writer) error {
-			chunks := map[int64][]byte{} // read in one round, kept for the next
+			chunks := map[uint64][]byte{} // read in one round, kept for the next
 			for range maxContextRounds {
 				need, err := w.t.ContextNeeds(leaf)
 				if err != nil || len(need) == 0 {

@@ -1,0 +1,256 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/session/system"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// snapshotObjects lists the objects of b's snapshots' store.
+func snapshotObjects(t *testing.T, b *stream.Backend) []string {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	obs, err := js.ObjectStore(context.Background(), b.Config().Stream+"_SNAPSHOTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := obs.List(context.Background())
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range list {
+		names = append(names, o.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A session's snapshots build on each other: each keeps the body segments
+// of the one before and adds one for the entries since, so the body is a
+// few segments, not one object written again whole. Every snapshot opens
+// to the same session as the stream, its context read from the segments'
+// chunks alone; nothing but the two snapshots the head names is kept, and
+// a delete leaves nothing.
+func TestSnapshotBodiesAreSegmented(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := snapshotBackend(t, 0)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("segs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var most, reused int
+	for round := 1; round <= 12; round++ {
+		compactAt := -1
+		if round == 12 {
+			compactAt = 5 // the context at the leaf is the last few entries
+		}
+		fill(t, st, 10, compactAt)
+		if err := st.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		object, prev, segs, prevSegs, err := stream.SnapshotHead(ctx, b, "segs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, len(segs))
+		// Only the two snapshots of the head and their segments are kept.
+		want := []string{object + ".skel"}
+		if prev != "" {
+			want = append(want, prev+".skel")
+		}
+		for _, s := range append(segs, prevSegs...) {
+			if !slices.Contains(want, s) {
+				want = append(want, s)
+			}
+		}
+		slices.Sort(want)
+		if got := snapshotObjects(t, b); !slices.Equal(got, want) {
+			t.Fatalf("round %d: objects %v, want those the head names %v", round, got, want)
+		}
+		if round > 1 && slices.Contains(prevSegs, segs[0]) {
+			reused++
+		}
+	}
+	// Segments merge by size (see planSegments): of 11 snapshots after
+	// the first, those at 4, 6, 8, 10 and 12 keep the first segment.
+	if most < 2 || reused < 4 {
+		t.Fatalf("bodies of at most %d segments, %d snapshots kept a segment of the one before: not segmented", most, reused)
+	}
+	st.Close(ctx)
+
+	want := rebuild(t, b, "segs")
+	got, info, err := b.OpenStoreInfo(ctx, "segs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.FromSnapshot || info.Tail != 0 {
+		t.Fatalf("open info %+v, want the last snapshot and no tail", info)
+	}
+	// A branch across every segment but the last, and the context at the
+	// leaf, are read from the segments' chunks alone.
+	full, err := b.LoadTree(ctx, "segs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := sessiontest.Entries(t, full.Tree)
+	branch, err := got.ContextBranch(ctx, all[55].ID)
+	if err != nil || len(branch) != 56 || branch[55].ID != all[55].ID {
+		t.Fatalf("branch to entry 55: %d entries (%v), want 56", len(branch), err)
+	}
+	if !got.Partial() {
+		t.Fatal("a branch read the whole body")
+	}
+	sess, err := session.New(got, system.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.BuildContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fb := stream.Fallback(ctx, got); fb != nil {
+		t.Fatalf("the context was not read from the segments: %v", fb)
+	}
+	if !bytes.Equal(encoded(t, got), want) {
+		t.Fatal("the session opened from segments differs from the stream")
+	}
+	if fb := stream.Fallback(ctx, got); fb != nil {
+		t.Fatalf("the body's segments were not read whole: %v", fb)
+	}
+	got.Close(ctx)
+
+	if err := b.Delete(ctx, "segs"); err != nil {
+		t.Fatal(err)
+	}
+	if left := snapshotObjects(t, b); len(left) != 0 {
+		t.Fatalf("objects left after delete: %v", left)
+	}
+}
+
+// Snapshots of format 2 (one body object, indexed or not) written by
+// earlier versions open, give their context and entries, and the next
+// snapshot of the session is of the current format.
+func TestSnapshotFormat2IsRead(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		t.Run(fmt.Sprint("indexed=", indexed), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			b := snapshotBackend(t, 0)
+			id := fmt.Sprint("old", indexed)
+			st, err := b.CreateStore(ctx, sessiontest.TestHeader(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(t, st, 30, 20)
+			var src *stream.SnapshotSource
+			if err := st.ReadTreeAt(ctx, func(tr *session.Tree, seq uint64) (err error) {
+				src, err = stream.CaptureSnapshot(tr, 1, seq)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close(ctx)
+			if err := stream.SaveSnapshotFormat2(ctx, b, src, indexed); err != nil {
+				t.Fatal(err)
+			}
+			want := rebuild(t, b, id)
+			got, info, err := b.OpenStoreInfo(ctx, id)
+			if err != nil || !info.FromSnapshot {
+				t.Fatalf("open %+v %v, want from the old snapshot", info, err)
+			}
+			defer got.Close(ctx)
+			full, err := b.LoadTree(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid := sessiontest.Entries(t, full.Tree)[9].ID
+			if branch, err := got.ContextBranch(ctx, mid); err != nil || len(branch) != 10 {
+				t.Fatalf("branch to entry 9: %d entries (%v)", len(branch), err)
+			}
+			if got.Partial() != indexed {
+				t.Fatalf("after a branch the store is partial: %v; want %v (only an indexed body is read in part)", got.Partial(), indexed)
+			}
+			if !bytes.Equal(encoded(t, got), want) {
+				t.Fatal("the session opened from an old snapshot differs from the stream")
+			}
+			if fb := stream.Fallback(ctx, got); fb != nil {
+				t.Fatalf("the old body was not used: %v", fb)
+			}
+			if err := got.Snapshot(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, segs, _, err := stream.SnapshotHead(ctx, b, id); err != nil || len(segs) != 1 {
+				t.Fatalf("the next snapshot's segments %v (%v), want one of the current format", segs, err)
+			}
+		})
+	}
+}
+
+// Two writers snapshot one session in turn: a backend builds on the
+// segments it remembers only while the snapshot it remembers is current.
+// Here the first writes a snapshot of 100 entries; the second, which
+// opened the session before and remembers none, writes two (the first
+// whole, which retires the segment the first writer remembers); the first
+// then writes again and must not name the deleted segment.
+func TestSnapshotsOfTwoWritersInTurn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b1 := snapshotBackend(t, 0)
+	b2, err := stream.New(ctx, nc, b1.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1, err := b1.CreateStore(ctx, sessiontest.TestHeader("turns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st1.Close(ctx)
+	st2, err := b2.OpenStore(ctx, "turns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close(ctx)
+	snap := func(st *stream.Store, n int) {
+		t.Helper()
+		if err := st.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fill(t, st, n, -1)
+		if err := st.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap(st1, 100)
+	snap(st2, 5)
+	snap(st2, 5)
+	snap(st1, 5)
+	want := rebuild(t, b1, "turns")
+	for _, b := range []*stream.Backend{b1, b2} {
+		got, info, err := b.OpenStoreInfo(ctx, "turns")
+		if err != nil || !info.FromSnapshot || info.Tail != 0 {
+			t.Fatalf("open %+v %v, want the last snapshot", info, err)
+		}
+		if !bytes.Equal(encoded(t, got), want) {
+			t.Fatal("the last snapshot differs from the stream")
+		}
+		if fb := stream.Fallback(ctx, got); fb != nil {
+			t.Fatalf("the last snapshot's body was not read: %v", fb)
+		}
+		got.Close(ctx)
+	}
+}
