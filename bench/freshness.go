@@ -86,7 +86,9 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 	}
 	call := func(op string, req any) func() error { return func() error { return c.Call(ctx, op, req, nil) } }
 	replica := service.Freshness{Consistency: service.Replica, MaxLagMs: 1000}
-	libOpen, err := timed(func() error { return st.ReadStateAt(ctx, func(t *session.Tree, _ uint64) error { _ = t.Info(); return nil }) })
+	libOpen, err := timed(func() error {
+		return st.ReadStateAt(ctx, func(t *session.Tree, _ uint64) error { _ = t.Info(); return nil })
+	})
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,10 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 		return err
 	}
 	defer echoSub.Unsubscribe()
-	echo, err := timed(func() error { _, err := n.nc.RequestWithContext(ctx, "bench.echo.freshness", []byte(`{"session":"fresh"}`)); return err })
+	echo, err := timed(func() error {
+		_, err := n.nc.RequestWithContext(ctx, "bench.echo.freshness", []byte(`{"session":"fresh"}`))
+		return err
+	})
 	if err != nil {
 		return err
 	}

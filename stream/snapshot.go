@@ -80,7 +80,7 @@ type snapshotHead struct {
 
 // segsOf are the body objects of the current snapshot, and prevSegsOf
 // those of the one before.
-func (h snapshotHead) segsOf() []string { return bodyObjects(h.Object, h.Segs) }
+func (h snapshotHead) segsOf() []string     { return bodyObjects(h.Object, h.Segs) }
 func (h snapshotHead) prevSegsOf() []string { return bodyObjects(h.Prev, h.PrevSegs) }
 
 func bodyObjects(snapshot string, segs []string) []string {

@@ -130,7 +130,7 @@ func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
 		ix.segs = append(ix.segs, p)
 		return int64(len(p.seqs)) == (size+ix.chunk-1)/ix.chunk && len(p.sums) == 16*len(p.seqs)
 	}
-	var at int64 // the end of the last line
+	var at int64            // the end of the last line
 	if len(doc.Segs) == 0 { // format 2: the header line, then the entries
 		if doc.Chunk != bodyChunk || doc.BodyNUID == "" || doc.HeadLen <= 0 {
 			return nil
