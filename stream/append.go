@@ -146,136 +146,145 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 		}
 	}()
 	return s.write(ctx, func(w writer) error {
-		t := w.t // read freely; changed only through w.commit
+		err := s.appendLocked(ctx, span, w, entries, opts, outcome)
+		if err == nil && opts.storedAt != nil {
+			*opts.storedAt = s.lastSeq
+		}
+		return err
+	})
+}
+
+// appendLocked is appendWith as the store's writer.
+func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, entries []*session.Entry, opts AppendOptions, outcome *string) error {
+	t := w.t // read freely; changed only through w.commit
+	if err := s.completeFor(ctx, w, entries); err != nil {
+		return err
+	}
+	if stored(t, entries) {
+		*outcome = "duplicate"
+		return nil // a retry of an append that succeeded
+	}
+	if opts.FollowLeaf {
+		entries[0].ParentID = t.Leaf()
+	}
+	if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
+		// The caller has seen more than this store: catch up first.
+		if err := s.catchUpWithLeader(ctx, w); err != nil {
+			return err
+		}
 		if err := s.completeFor(ctx, w, entries); err != nil {
 			return err
 		}
+	}
+	for attempt := 0; ; attempt++ {
+		if opts.IfSequence != 0 && s.lastSeq != opts.IfSequence {
+			*outcome = "conflict"
+			return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
+		}
+		if err := t.CheckBatch(ctx, entries); err != nil {
+			return err
+		}
+		// A wait for the writer's turn, or a conflict, may have
+		// outlasted what Ensure promised: cheap when it did not.
+		if err := s.b.blobs.ensureNamed(ctx, entries); err != nil {
+			return fmt.Errorf("stream: append to %s: %w", s.id, err)
+		}
+		msgs, err := s.messages(ctx, entries)
+		if err != nil {
+			return err
+		}
+		sentAt := sinceStart()
+		if span.IsRecording() {
+			span.AddEvent("sessionlog.publish")
+		}
+		seq, dup, err := s.publish(ctx, msgs, func(err error) {
+			span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error()), attribute.String("server", s.b.nc.ConnectedServerName())))
+		})
+		if span.IsRecording() {
+			told := "stored"
+			switch {
+			case err != nil:
+				told = err.Error()
+			case dup:
+				told = "duplicate"
+			}
+			span.AddEvent("sessionlog.published", trace.WithAttributes(attribute.String("outcome", told)))
+		}
+		if err == nil && !dup {
+			err := w.commit(func(t *session.Tree) error {
+				for _, e := range entries {
+					_ = t.Apply(e) // checked above; only this writer changes t
+				}
+				s.applied(entries)
+				s.lastSeq = seq
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("stream: append to %s: stored at %d, but the store was closed meanwhile: %w", s.id, seq, err)
+			}
+			// Stored behind its sequence check: the session held
+			// nothing else when it was, so the store misses no write
+			// acknowledged before it was sent.
+			s.fresh(sentAt)
+			s.idx.touch(t.Info(), seq)
+			return nil
+		}
+		if err != nil && !isWrongLastSeq(err) && !ambiguous(err) && !isBatchSeen(err) {
+			*outcome = "error"
+			return fmt.Errorf("stream: append to %s: %w", s.id, err)
+		}
+		// Someone else wrote, or we cannot tell whether we did: read
+		// what the stream holds now.
+		if err != nil && ambiguous(err) {
+			span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
+		}
+		oldLeaf, sent := t.Leaf(), s.lastSeq
+		caughtFrom := time.Now()
+		if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
+			*outcome = "error"
+			return errors.Join(err, cerr)
+		}
+		if span.IsRecording() {
+			// The catch-up (a read barrier, then reads) is most of a
+			// conflict's cost, and all of it while a leader is elected.
+			span.AddEvent("sessionlog.caughtup", trace.WithAttributes(attribute.String("took", time.Since(caughtFrom).Round(time.Millisecond).String()),
+				attribute.Int64("from", int64(sent)), attribute.Int64("to", int64(s.lastSeq))))
+		}
+		if cerr := s.completeFor(ctx, w, entries); cerr != nil {
+			*outcome = "error"
+			return errors.Join(err, cerr)
+		}
 		if stored(t, entries) {
 			*outcome = "duplicate"
-			return nil // a retry of an append that succeeded
+			return nil
 		}
-		if opts.FollowLeaf {
-			entries[0].ParentID = t.Leaf()
+		if err != nil && !isWrongLastSeq(err) {
+			*outcome = "error"
+			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
-		if opts.IfSequence != 0 && s.lastSeq < opts.IfSequence {
-			// The caller has seen more than this store: catch up first.
-			if err := s.catchUpWithLeader(ctx, w); err != nil {
-				return err
+		retry, resolution := false, "returned"
+		switch {
+		case attempt >= maxRebases:
+		case isWrongLastSeq(err) && s.lastSeq == sent:
+			// The write that failed our check never took: send ours again.
+			retry, resolution = true, "resent"
+		case opts.IfSequence != 0:
+		case opts.Policy == Rebase:
+			if retry = rebase(t, entries, oldLeaf); retry {
+				resolution = "rebased"
 			}
-			if err := s.completeFor(ctx, w, entries); err != nil {
-				return err
-			}
+		case opts.Policy == Retry:
+			retry, resolution = true, "retried" // CheckBatch above refuses what no longer fits
 		}
-		for attempt := 0; ; attempt++ {
-			if opts.IfSequence != 0 && s.lastSeq != opts.IfSequence {
-				*outcome = "conflict"
-				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
-			}
-			if err := t.CheckBatch(ctx, entries); err != nil {
-				return err
-			}
-			// A wait for the writer's turn, or a conflict, may have
-			// outlasted what Ensure promised: cheap when it did not.
-			if err := s.b.blobs.ensureNamed(ctx, entries); err != nil {
-				return fmt.Errorf("stream: append to %s: %w", s.id, err)
-			}
-			msgs, err := s.messages(ctx, entries)
-			if err != nil {
-				return err
-			}
-			sentAt := sinceStart()
-			if span.IsRecording() {
-				span.AddEvent("sessionlog.publish")
-			}
-			seq, dup, err := s.publish(ctx, msgs, func(err error) {
-				span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error()), attribute.String("server", s.b.nc.ConnectedServerName())))
-			})
-			if span.IsRecording() {
-				told := "stored"
-				switch {
-				case err != nil:
-					told = err.Error()
-				case dup:
-					told = "duplicate"
-				}
-				span.AddEvent("sessionlog.published", trace.WithAttributes(attribute.String("outcome", told)))
-			}
-			if err == nil && !dup {
-				err := w.commit(func(t *session.Tree) error {
-					for _, e := range entries {
-						_ = t.Apply(e) // checked above; only this writer changes t
-					}
-					s.applied(entries)
-					s.lastSeq = seq
-					return nil
-				})
-				if err != nil {
-					return fmt.Errorf("stream: append to %s: stored at %d, but the store was closed meanwhile: %w", s.id, seq, err)
-				}
-				// Stored behind its sequence check: the session held
-				// nothing else when it was, so the store misses no write
-				// acknowledged before it was sent.
-				s.fresh(sentAt)
-				s.idx.touch(t.Info(), seq)
-				return nil
-			}
-			if err != nil && !isWrongLastSeq(err) && !ambiguous(err) && !isBatchSeen(err) {
-				*outcome = "error"
-				return fmt.Errorf("stream: append to %s: %w", s.id, err)
-			}
-			// Someone else wrote, or we cannot tell whether we did: read
-			// what the stream holds now.
-			if err != nil && ambiguous(err) {
-				span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
-			}
-			oldLeaf, sent := t.Leaf(), s.lastSeq
-			caughtFrom := time.Now()
-			if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
-				*outcome = "error"
-				return errors.Join(err, cerr)
-			}
-			if span.IsRecording() {
-				// The catch-up (a read barrier, then reads) is most of a
-				// conflict's cost, and all of it while a leader is elected.
-				span.AddEvent("sessionlog.caughtup", trace.WithAttributes(attribute.String("took", time.Since(caughtFrom).Round(time.Millisecond).String()),
-					attribute.Int64("from", int64(sent)), attribute.Int64("to", int64(s.lastSeq))))
-			}
-			if cerr := s.completeFor(ctx, w, entries); cerr != nil {
-				*outcome = "error"
-				return errors.Join(err, cerr)
-			}
-			if stored(t, entries) {
-				*outcome = "duplicate"
-				return nil
-			}
-			if err != nil && !isWrongLastSeq(err) {
-				*outcome = "error"
-				return fmt.Errorf("stream: append to %s: %w", s.id, err)
-			}
-			retry, resolution := false, "returned"
-			switch {
-			case attempt >= maxRebases:
-			case isWrongLastSeq(err) && s.lastSeq == sent:
-				// The write that failed our check never took: send ours again.
-				retry, resolution = true, "resent"
-			case opts.IfSequence != 0:
-			case opts.Policy == Rebase:
-				if retry = rebase(t, entries, oldLeaf); retry {
-					resolution = "rebased"
-				}
-			case opts.Policy == Retry:
-				retry, resolution = true, "retried" // CheckBatch above refuses what no longer fits
-			}
-			s.b.tel.Conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("resolution", resolution)))
-			span.AddEvent("sessionlog.conflict", trace.WithAttributes(
-				telemetry.SequenceKey.Int64(int64(s.lastSeq)), attribute.String("sessionlog.leaf", t.Leaf()),
-				attribute.String("resolution", resolution), attribute.Int("attempt", attempt)))
-			if !retry {
-				*outcome = "conflict"
-				return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
-			}
+		s.b.tel.Conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("resolution", resolution)))
+		span.AddEvent("sessionlog.conflict", trace.WithAttributes(
+			telemetry.SequenceKey.Int64(int64(s.lastSeq)), attribute.String("sessionlog.leaf", t.Leaf()),
+			attribute.String("resolution", resolution), attribute.Int("attempt", attempt)))
+		if !retry {
+			*outcome = "conflict"
+			return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 		}
-	})
+	}
 }
 
 // stored reports whether every entry is in the tree exactly as given: the

@@ -49,6 +49,9 @@ type AppendOptions struct {
 	// whatever Policy says; otherwise a *session.ConflictError reports
 	// where the session is now.
 	IfSequence uint64
+	// storedAt, when set, is given the session's last sequence once the
+	// entries are stored (a Pipeline's next expectation).
+	storedAt *uint64
 }
 
 // Intent says what an append means, which decides its conflict handling.

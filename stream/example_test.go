@@ -93,3 +93,64 @@ func Example() {
 	// user: use a circuit breaker
 	// forked 2 entries before "use a circuit breaker"
 }
+
+// A writer streaming a tool's output: each chunk is appended to a
+// pipeline at once, and chunks appended while a batch is in flight go
+// together as the next, so the burst costs a round trip or two.
+func ExampleStore_Pipeline() {
+	ctx := context.Background()
+	repo, done := embeddedRepo(ctx)
+	defer done()
+	h := session.Header{Version: session.CurrentVersion, ID: "streamed", Timestamp: "2026-01-01T00:00:00.000Z", Cwd: "/repo"}
+	store, err := repo.CreateStore(ctx, h)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close(ctx)
+
+	p, err := store.Pipeline(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range 100 {
+		// No parent: each chunk goes after the one before.
+		err := p.Append(&session.Entry{Type: session.TypeCustomMessage, ID: fmt.Sprintf("out%03d", i), Timestamp: "2026-01-01T00:00:01.000Z",
+			CustomType: "tool-output", Content: session.TextContent(fmt.Sprintf("line %d\n", i)), Display: true})
+		if err != nil {
+			log.Fatal(err) // the chain stopped (a *stream.PipelineError), or an entry was refused
+		}
+	}
+	stored, err := p.Close(ctx) // waits for everything appended
+	if err != nil {
+		log.Fatal(err)
+	}
+	leaf, _ := store.Leaf(ctx)
+	fmt.Println(stored, "stored; leaf", leaf)
+	// Output: 100 stored; leaf out099
+}
+
+// embeddedRepo is a repository on an embedded node of its own, in a
+// temporary directory that done removes.
+func embeddedRepo(ctx context.Context) (repo *stream.Backend, done func()) {
+	dataDir, err := os.MkdirTemp("", "sessionlog-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	node, err := cluster.Start(ctx, cluster.DefaultConfig(dataDir))
+	if err != nil {
+		log.Fatal(err)
+	}
+	nc, err := node.Connect()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if repo, err = stream.New(ctx, nc, stream.DefaultConfig()); err != nil {
+		log.Fatal(err)
+	}
+	return repo, func() {
+		repo.Close(ctx)
+		nc.Close()
+		node.Close(ctx)
+		os.RemoveAll(dataDir)
+	}
+}
