@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,6 +16,10 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 )
+
+// benchSessions numbers the sessions benchmarks create (a -count run
+// creates each again).
+var benchSessions atomic.Int64
 
 func benchMessage() session.Message {
 	return session.Message{Role: session.RoleUser, Content: session.TextContent(strings.Repeat("x", 900))}
@@ -131,7 +136,7 @@ func BenchmarkAppendDefaultSync(b *testing.B) {
 		sessiontest.Timed(b, func() error { _, err := js.Publish(ctx, subject, payload); return err })
 	})
 	b.Run("session-append", func(b *testing.B) {
-		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-%d", b.N)))
+		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-%d-%d", b.N, benchSessions.Add(1))))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,7 +148,7 @@ func BenchmarkAppendDefaultSync(b *testing.B) {
 	// One writer streaming entries through a Pipeline: ns/op is the cost
 	// an entry, the round trips shared by the entries of each burst.
 	b.Run("pipeline", func(b *testing.B) {
-		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-pipe-%d", b.N)))
+		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-pipe-%d-%d", b.N, benchSessions.Add(1))))
 		if err != nil {
 			b.Fatal(err)
 		}
