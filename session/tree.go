@@ -285,44 +285,42 @@ func validateShape(e *Entry) error {
 // validateRaws checks that every verbatim JSON field holds JSON, so that
 // no backend stores what it could not write back.
 func validateRaws(e *Entry) error {
-	bad := func(field string, r Raw) error {
-		if r != nil && !json.Valid(r) {
-			return fmt.Errorf("%w: entry %q: %s is not valid JSON", ErrInvalidEntry, e.ID, field)
-		}
-		return nil
+	// The member's name is made only for an error: formatting it for
+	// every block was most of a decoded entry's allocations.
+	invalid := func(r Raw) bool { return r != nil && !json.Valid(r) }
+	bad := func(field string) error {
+		return fmt.Errorf("%w: entry %q: %s is not valid JSON", ErrInvalidEntry, e.ID, field)
 	}
-	check := func(prefix string, m *Message) error {
-		if err := bad(prefix+"details", m.Details); err != nil {
-			return err
+	check := func(m *Message) (string, bool) {
+		if invalid(m.Details) {
+			return "details", true
 		}
 		for i := range m.Content.Blocks {
-			if err := bad(fmt.Sprintf("%scontent[%d].arguments", prefix, i), m.Content.Blocks[i].Arguments); err != nil {
-				return err
+			if invalid(m.Content.Blocks[i].Arguments) {
+				return fmt.Sprintf("content[%d].arguments", i), true
 			}
 		}
-		return nil
+		return "", false
 	}
-	for _, f := range [...]struct {
-		name string
-		r    Raw
-	}{{"details", e.Details}, {"data", e.Data}} {
-		if err := bad(f.name, f.r); err != nil {
-			return err
-		}
+	if invalid(e.Details) {
+		return bad("details")
+	}
+	if invalid(e.Data) {
+		return bad("data")
 	}
 	for _, f := range e.Extra {
-		if err := bad(f.Key, f.Value); err != nil {
-			return err
+		if invalid(f.Value) {
+			return bad(f.Key)
 		}
 	}
 	if e.Message != nil {
-		if err := check("message.", e.Message); err != nil {
-			return err
+		if field, ok := check(e.Message); ok {
+			return bad("message." + field)
 		}
 	}
 	for i := range e.RetainedTail {
-		if err := check(fmt.Sprintf("retainedTail[%d].", i), &e.RetainedTail[i]); err != nil {
-			return err
+		if field, ok := check(&e.RetainedTail[i]); ok {
+			return bad(fmt.Sprintf("retainedTail[%d].%s", i, field))
 		}
 	}
 	return nil
