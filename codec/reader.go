@@ -32,9 +32,6 @@ type reader struct {
 	keys []string
 	// data is what the reader reads, to read it again (entry_json.go).
 	data []byte
-	// arena holds the line's short strings (strings.go): never reused,
-	// a fresh one for each line.
-	arena []byte
 }
 
 var readerPool = sync.Pool{New: func() any { return &reader{} }}
@@ -47,7 +44,6 @@ func getReader(data []byte) *reader {
 	r.sc.Reset(data)
 	r.d = &r.sc
 	r.data = data
-	r.arena = nil
 	return r
 }
 
@@ -55,7 +51,6 @@ func getReader(data []byte) *reader {
 func getJSONTextReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
 	r.data = data
-	r.arena = nil
 	r.br.Reset(data)
 	if r.jd == nil {
 		r.jd = jsontext.NewDecoder(&r.br, decoderOpts...)
@@ -71,7 +66,6 @@ func putReader(r *reader) {
 	r.sc.Reset(nil)
 	r.d = nil
 	r.data = nil
-	r.arena = nil // its strings are the entries' now
 	r.keys = r.keys[:0]
 	r.strict = false
 	if cap(r.blocks) > 64 {

@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -199,37 +198,7 @@ func (r *reader) readString() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return r.keepString(r.unquoted(v)), nil
-}
-
-// Short strings of a line (ids, parents, timestamps, call ids) share one
-// small allocation, where each was one of its own: the strings of an
-// entry live as long as the entry, so the arena is freed with it. Longer
-// strings (text, thinking, data) get their own, sized exactly, so that no
-// arena outlives more than a few bytes nobody uses.
-const (
-	arenaString = 64  // longest string kept in the arena
-	arenaSize   = 128 // bytes an arena is allocated with, at most
-)
-
-// keepString returns b as a string that outlives the reader.
-func (r *reader) keepString(b []byte) string {
-	n := len(b)
-	if n == 0 {
-		return ""
-	}
-	if n > arenaString {
-		return string(b)
-	}
-	if cap(r.arena)-len(r.arena) < n {
-		// A new arena; the full one stays alive through its strings.
-		r.arena = make([]byte, 0, max(n, min(arenaSize, len(r.data))))
-	}
-	start := len(r.arena)
-	r.arena = append(r.arena, b...)
-	// The bytes are never written again: the arena only grows, within
-	// its capacity, and is dropped rather than reused.
-	return unsafe.String(&r.arena[start], n)
+	return string(r.unquoted(v)), nil
 }
 
 // readSymbol reads a string value likely to repeat (the caller has
