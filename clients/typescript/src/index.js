@@ -1,7 +1,9 @@
-// sessionlog client over the HTTP gateway (fetch: Node >= 20, browsers,
-// Deno, Bun). Every service operation is a method; errors are one class
+// sessionlog client over the HTTP gateway (Node >= 20; node:http with
+// keep-alive, or a fetch given in the options). Every service operation is a method; errors are one class
 // per protocol code (errors.js).
 import { randomBytes } from "node:crypto";
+import http from "node:http";
+import https from "node:https";
 import { ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
 import { connectNats } from "./nats.js";
 
@@ -30,6 +32,38 @@ export function idempotent(op, body) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Node's fetch costs some 0.7 ms a request more than node:http with a
+// keep-alive agent (appends through the gateway, measured side by side:
+// BENCHMARKS.md, Clients): the client's requests go through node:http,
+// on its own agents, unless it is given a fetch.
+function nodePost(agents) {
+  return (url, headers, body, timeoutMs) => new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const secure = u.protocol === "https:";
+    const req = (secure ? https : http).request(u, {
+      method: "POST", agent: secure ? agents.https : agents.http,
+      headers: { ...headers, "content-length": Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("error", fail);
+      res.on("end", () => { clearTimeout(timer); resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }); });
+    });
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    function fail(e) { clearTimeout(timer); reject(e); }
+    req.on("error", fail);
+    req.end(body);
+  });
+}
+
+// fetchPost is the same over a fetch (browsers, or one the caller gave).
+function fetchPost(fetch) {
+  return async (url, headers, body, timeoutMs) => {
+    const res = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    return { status: res.status, text: await res.text() };
+  };
+}
 const drop = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null && v !== false));
 
 export class Client {
@@ -51,6 +85,12 @@ export class Client {
     this.retries = opts.retries ?? 3;
     this.timeoutMs = opts.timeoutMs ?? 30000;
     this.fetch = opts.fetch ?? globalThis.fetch;
+    if (opts.fetch === undefined && typeof process !== "undefined" && process.versions?.node) {
+      this.agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+      this.post = nodePost(this.agents);
+    } else {
+      this.post = fetchPost(this.fetch);
+    }
     this.headers = { "content-type": "application/json" };
     if (opts.user !== undefined) {
       this.headers.authorization = "Basic " + Buffer.from(`${opts.user}:${opts.password ?? ""}`).toString("base64");
@@ -73,9 +113,12 @@ export class Client {
     return this.nats?.info;
   }
 
-  /** Closes a NATS client's connection (an HTTP client holds none). */
+  /** Closes a NATS client's connection, and an HTTP client's idle
+   * keep-alive connections. */
   async close() {
     if (this.nats) await this.nats.close();
+    this.agents?.http.destroy();
+    this.agents?.https.destroy();
   }
 
   /** Any operation by name, body as the service takes it; rate limits are
@@ -101,13 +144,10 @@ export class Client {
   }
 
   async #http(path, body, contentType = "application/json") {
-    const res = await this.fetch(`${this.base}${path}`, {
-      method: "POST", headers: { ...this.headers, "content-type": contentType }, body, signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const text = await res.text();
+    const res = await this.post(`${this.base}${path}`, { ...this.headers, "content-type": contentType }, body, this.timeoutMs);
     let payload;
-    try { payload = JSON.parse(text); } catch { payload = text; }
-    if (res.ok) return payload;
+    try { payload = JSON.parse(res.text); } catch { payload = res.text; }
+    if (res.status >= 200 && res.status < 300) return payload;
     throw errorFromReply(res.status, payload);
   }
 

@@ -1,6 +1,7 @@
 """The synchronous client, over the HTTP gateway."""
 from __future__ import annotations
 
+import http.client
 import random
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -8,6 +9,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import httpx
 
 from . import _requests as req
+from ._fastpost import Poster
 from ._transport import transport
 from ._sse import Event, StreamError, parse
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply
@@ -54,9 +56,14 @@ class Client:
                  timeout: float = 30.0, retries: int = 3, http: Optional[httpx.Client] = None) -> None:
         auth = (user, password or "") if user is not None else None
         self._http = http or httpx.Client(base_url=url.rstrip("/"), auth=auth, timeout=timeout, transport=transport())
+        # Calls go over the standard library unless the caller brought an
+        # httpx client (its transport, hooks and auth are then used).
+        self._poster = Poster(url.rstrip("/"), user, password, timeout) if http is None else None
         self.retries = retries
 
     def close(self) -> None:
+        if self._poster is not None:
+            self._poster.close()
         self._http.close()
 
     def __enter__(self) -> "Client":
@@ -71,15 +78,24 @@ class Client:
         (reads; appends whose entries carry the client's ids)."""
         return self._send("POST", f"/v1/ops/{op}", req.idempotent(op, body), json=body)
 
+    def _exchange(self, method: str, path: str, **kw: Any) -> Tuple[Optional[Dict[str, Any]], Optional[SessionlogError]]:
+        """One request: its payload or the error it carries (raises when
+        no reply came)."""
+        if self._poster is not None and method == "POST" and "json" in kw:
+            status, payload = self._poster.post(path, kw["json"])
+            if status < 300:
+                return payload, None
+            return None, from_reply(status, payload)
+        return _outcome(self._http.request(method, path, **kw))
+
     def _send(self, method: str, path: str, again: bool, **kw: Any) -> Dict[str, Any]:
         for attempt in range(self.retries + 1):
             err: Optional[SessionlogError] = None
             try:
-                res = self._http.request(method, path, **kw)
-            except (httpx.TimeoutException, httpx.TransportError) as e:
+                ok, err = self._exchange(method, path, **kw)
+            except (httpx.TimeoutException, httpx.TransportError, OSError, http.client.HTTPException) as e:
                 err = TimeoutError("timeout", f"{method} {path}: {e}")
             else:
-                ok, err = _outcome(res)
                 if err is None:
                     return ok  # type: ignore[return-value]
             retry = isinstance(err, RateLimitedError) or (again and isinstance(err, RETRIED))
