@@ -80,15 +80,18 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	c := Context{ThinkingLevel: DefaultThinkingLevel}
 	compactionAt := -1
 	edits := 0
+	// The model is the last that set one: made once, not once for every
+	// assistant message (half the allocations of a long path).
+	var model *Entry
 	for i, e := range branch {
 		switch e.Type {
 		case TypeThinkingLevelChange:
 			c.ThinkingLevel = e.ThinkingLevel
 		case TypeModelChange:
-			c.Model = &ModelRef{Provider: e.Provider, ModelID: e.ModelID}
+			model = e
 		case TypeMessage:
 			if m := e.Message; m != nil && m.Role == RoleAssistant {
-				c.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
+				model = e
 			}
 		case TypeActiveToolsChange:
 			c.ActiveTools = e.ActiveTools
@@ -97,6 +100,13 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 		case TypeContextEdit:
 			edits++
 		}
+	}
+	switch {
+	case model == nil:
+	case model.Type == TypeModelChange:
+		c.Model = &ModelRef{Provider: model.Provider, ModelID: model.ModelID}
+	default:
+		c.Model = &ModelRef{Provider: model.Message.Provider, ModelID: model.Message.Model}
 	}
 	p := projection{opts: opts}
 	if compactionAt < 0 {
