@@ -160,4 +160,4 @@ func SnapshotHead(ctx context.Context, b *Backend, id string) (object, prev stri
 
 // ForgetSnapshots makes b forget the last snapshot of session id, so that
 // its next is written whole (the baseline of the segmented bodies).
-func ForgetSnapshots(b *Backend, id string) { b.partOf(id).segMemos.forget(id) }
+func ForgetSnapshots(b *Backend, id string) { b.forgetSnapshot(id) }

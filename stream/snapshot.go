@@ -131,7 +131,7 @@ func (b *Backend) SaveSnapshot(ctx context.Context, src *SnapshotSource) (err er
 	}
 	err = b.saveSnapshot(ctx, snap, h.Object)
 	if errors.Is(err, errHeadMoved) {
-		b.segMemos.forget(id)
+		b.forgetSnapshot(id)
 		if snap, err = src.encode(nil); err == nil {
 			err = b.saveSnapshot(ctx, snap, "")
 		}
@@ -253,7 +253,7 @@ func (b *Backend) deleteObjects(ctx context.Context, names ...string) (int, erro
 // deleteSnapshots removes a session's snapshots and its head, and says
 // how many objects went.
 func (b *Backend) deleteSnapshots(ctx context.Context, id string) (int, error) {
-	b.segMemos.forget(id)
+	b.forgetSnapshot(id)
 	h, _, err := b.head(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, nil

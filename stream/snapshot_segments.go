@@ -191,3 +191,7 @@ func (m *segMemos) forget(id string) {
 		m.c.Remove(id)
 	}
 }
+
+// forgetSnapshot drops what the backend remembers of session id's last
+// snapshot: its next one is written whole.
+func (b *Backend) forgetSnapshot(id string) { b.partOf(id).segMemos.forget(id) }

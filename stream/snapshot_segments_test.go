@@ -254,3 +254,48 @@ func TestSnapshotsOfTwoWritersInTurn(t *testing.T) {
 		got.Close(ctx)
 	}
 }
+
+// A snapshot whose body turns out bad is not built on: once a store has
+// fallen back to the stream, the session's next snapshot is written whole
+// and opens with its body (a segment it kept would be missing still).
+func TestBadBodyIsNotBuiltOn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := snapshotBackend(t, 0)
+	snapshotted(t, b, "healing", 40)
+	object, _, segs, _, err := stream.SnapshotHead(ctx, b, "healing")
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("head %s segments %v (%v)", object, segs, err)
+	}
+	js, _ := jetstream.New(nc)
+	obs, _ := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+	if err := obs.Delete(ctx, segs[0]); err != nil {
+		t.Fatal(err)
+	}
+	st, info, err := b.OpenStoreInfo(ctx, "healing")
+	if err != nil || !info.FromSnapshot {
+		t.Fatalf("open %+v %v", info, err)
+	}
+	if _, err := st.Entries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fb := stream.Fallback(ctx, st); fb == nil {
+		t.Fatal("a missing segment was not noticed")
+	}
+	fill(t, st, 3, -1) // fewer than half the body: a kept segment would stay
+	if err := st.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	got, info, err := b.OpenStoreInfo(ctx, "healing")
+	if err != nil || !info.FromSnapshot {
+		t.Fatalf("reopen %+v %v", info, err)
+	}
+	defer got.Close(ctx)
+	if !bytes.Equal(encoded(t, got), rebuild(t, b, "healing")) {
+		t.Fatal("the new snapshot differs from the stream")
+	}
+	if fb := stream.Fallback(ctx, got); fb != nil {
+		t.Fatalf("the snapshot after a bad one still names its missing segment: %v", fb)
+	}
+}

@@ -348,8 +348,10 @@ func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entr
 				es, err := s.b.entriesAt(ctx, s.index, need, chunks)
 				if err != nil {
 					// The index cannot be used: the whole body (or the
-					// stream) gives the entries.
+					// stream) gives the entries, and the next snapshot
+					// does not build on this one.
 					s.index = nil
+					s.b.forgetSnapshot(s.id)
 					return s.fill(ctx, w)
 				}
 				if err := w.commit(func(t *session.Tree) error { return t.Fill(need, es) }); err != nil {
