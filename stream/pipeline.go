@@ -93,17 +93,36 @@ func (s *Store) Pipeline(ctx context.Context) (*Pipeline, error) {
 	return p, nil
 }
 
+// maxQueued is how many entries may wait to be sent: an Append beyond
+// waits for room, so a writer faster than the server holds a bounded
+// backlog rather than all it produced.
+const maxQueued = 4 * MaxBatch
+
 // Append queues e after the entries appended before it: an entry without
 // a parent goes after the last one appended (the first, after the leaf).
-// It returns at once; an entry that cannot be an entry is refused here,
-// one that does not fit the tree when it is sent stops the chain. Once
-// the chain has stopped, Append returns its *PipelineError.
+// It returns at once unless maxQueued entries wait to be sent, then as
+// soon as there is room; an entry that cannot be an entry is refused
+// here, one that does not fit the tree when it is sent stops the chain.
+// Once the chain has stopped, Append returns its *PipelineError; once the
+// pipeline's context has ended, its error.
 func (p *Pipeline) Append(e *session.Entry) error {
 	if e == nil {
 		return fmt.Errorf("%w: a nil entry", session.ErrInvalidEntry)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for len(p.queue) >= maxQueued && p.err == nil {
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-p.ctx.Done():
+		}
+		p.mu.Lock()
+		if p.ctx.Err() != nil && p.err == nil {
+			return p.ctx.Err()
+		}
+	}
 	switch {
 	case p.err != nil:
 		return p.err

@@ -1,8 +1,12 @@
 package stream
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentcore/sessionlog/session"
 )
 
 // An atomic batch costs the server milliseconds whatever its size: the
@@ -39,5 +43,43 @@ func TestPipelineBatchSize(t *testing.T) {
 	p.learn(5, 8*ms)
 	if p.single != 3*ms || p.batch != 8*ms {
 		t.Fatalf("learnt single %v batch %v, want 3ms (a moving average) and 8ms", p.single, p.batch)
+	}
+}
+
+// A writer faster than the server waits once maxQueued entries wait to be
+// sent, and goes on when a send makes room.
+func TestPipelineAppendWaitsForRoom(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &Pipeline{wake: make(chan struct{}, 1), ids: map[string]bool{}, changed: make(chan struct{}), ctx: ctx, cancel: cancel}
+	p.queue = make([]*session.Entry, maxQueued)
+	e := &session.Entry{Type: session.TypeMessage, ID: "next", ParentID: "p", Timestamp: "2026-01-01T00:00:00.000Z",
+		Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("x"), Timestamp: 1}}
+	done := make(chan error, 1)
+	go func() { done <- p.Append(e) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Append returned (%v) with %d entries waiting", err, maxQueued)
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.mu.Lock()
+	p.queue = p.queue[MaxBatch:] // a batch went
+	p.notify()
+	p.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil || len(p.queue) != maxQueued-MaxBatch+1 {
+			t.Fatalf("Append = %v, %d waiting", err, len(p.queue))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Append still waits after a send made room")
+	}
+	// A pipeline whose context ended refuses instead of waiting forever.
+	p.queue = make([]*session.Entry, maxQueued)
+	cancel()
+	e2 := *e
+	e2.ID = "later"
+	if err := p.Append(&e2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append after the context ended: %v", err)
 	}
 }
