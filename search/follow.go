@@ -47,7 +47,9 @@ func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) 
 	fctx, cancel := context.WithCancel(context.Background())
 	ix.cancel = cancel
 	for _, p := range b.Partitions() {
-		if err := ix.start(ctx, fctx, p); err != nil {
+		// A node started while its cluster elects leaders gets no answer
+		// for a moment: retried as provisioning is, not fatal to serve.
+		if err := stream.Provisioning(ctx, func(ctx context.Context) error { return ix.start(ctx, fctx, p) }); err != nil {
 			cancel() // the partitions started before this one
 			ix.wg.Wait()
 			return nil, err
