@@ -175,14 +175,14 @@ func (t *Tree) Fill(positions []int32, entries []*Entry) error {
 	}
 	s := t.skel
 	for k, i := range positions {
-		if s == nil || i < 0 || int(i) >= len(s.IDs) {
+		if s == nil || i < 0 || int(i) >= s.IDs.Len() {
 			return fmt.Errorf("%w: position %d is not one of the skeleton's", ErrInvalidEntry, i)
 		}
 		parent := ""
 		if p := s.Parents[i]; p >= 0 {
-			parent = s.IDs[p]
+			parent = s.IDs.At(int(p))
 		}
-		if e := entries[k]; e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
+		if e := entries[k]; e == nil || e.ID != s.IDs.At(int(i)) || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
 			return fmt.Errorf("%w: entry for position %d does not match the skeleton", ErrInvalidEntry, i)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // append order, and the state those entries built. A long session opens
 // from its skeleton; the entries follow when something reads them.
 type Skeleton struct {
-	IDs     []string
+	IDs     IDList
 	Parents []int32
 	// Types are the entries' types as indexes into TypeDict (a byte an
 	// entry rather than a string header: a 100k-entry skeleton is then
@@ -51,9 +51,10 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	}
 	n := len(t.entries)
 	s := Skeleton{
-		IDs: make([]string, n), Parents: append([]int32(nil), t.parent...), Types: make([]uint8, n),
+		Parents: append([]int32(nil), t.parent...), Types: make([]uint8, n),
 		Leaf: t.leaf, Name: t.name, NLabel: t.nlabel, Stats: t.stats.clone(),
 	}
+	ids := make([]string, n)
 	codes := map[EntryType]uint8{}
 	for i, e := range t.entries {
 		code, ok := codes[e.Type]
@@ -65,8 +66,9 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 			codes[e.Type] = code
 			s.TypeDict = append(s.TypeDict, e.Type)
 		}
-		s.IDs[i], s.Types[i] = e.ID, code
+		ids[i], s.Types[i] = e.ID, code
 	}
+	s.IDs = IDListOf(ids)
 	if n > 0 {
 		s.Updated = t.entries[n-1].Timestamp
 	}
@@ -77,18 +79,18 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	for i := range s.Sorted {
 		s.Sorted[i] = int32(i)
 	}
-	slices.SortFunc(s.Sorted, func(a, b int32) int { return strings.Compare(s.IDs[a], s.IDs[b]) })
+	slices.SortFunc(s.Sorted, func(a, b int32) int { return strings.Compare(ids[a], ids[b]) })
 	return s, nil
 }
 
 // sortedIDs finds the skeleton's entries by id with a binary search.
 type sortedIDs struct {
-	ids    []string
+	ids    IDList
 	sorted []int32
 }
 
 func (b *sortedIDs) find(id string) (int32, bool) {
-	k, ok := slices.BinarySearchFunc(b.sorted, id, func(i int32, id string) int { return strings.Compare(b.ids[i], id) })
+	k, ok := slices.BinarySearchFunc(b.sorted, id, func(i int32, id string) int { return strings.Compare(b.ids.At(int(i)), id) })
 	if !ok {
 		return -1, false
 	}
@@ -107,11 +109,11 @@ func (t *Tree) lookup(id string) (int32, bool) {
 }
 
 // NewPartialTree returns a tree holding the skeleton of its first
-// len(s.IDs) entries but not the entries: it takes appends (Check, Apply)
+// s.IDs.Len() entries but not the entries: it takes appends (Check, Apply)
 // and answers Header, Len, Leaf, Name, Label, Labels, Stats and Info; the
 // reads of entries return ErrPartial until Complete gives it them.
 func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
-	n := len(s.IDs)
+	n := s.IDs.Len()
 	if len(s.Parents) != n || len(s.Types) != n {
 		return nil, fmt.Errorf("%w: skeleton of %d ids, %d parents, %d types", ErrInvalidEntry, n, len(s.Parents), len(s.Types))
 	}
@@ -128,7 +130,7 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	t.parent = append([]int32(nil), s.Parents...)
 	t.skel = &s
 	t.missing = n
-	for i := range s.IDs {
+	for i := range n {
 		if p := s.Parents[i]; p < -1 || int(p) >= i {
 			return nil, fmt.Errorf("%w: skeleton entry %d has parent %d", ErrInvalidEntry, i, p)
 		}
@@ -145,9 +147,9 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 		}
 		seen[i] = true
 		if k > 0 {
-			switch c := strings.Compare(s.IDs[s.Sorted[k-1]], s.IDs[i]); {
+			switch c := strings.Compare(s.IDs.At(int(s.Sorted[k-1])), s.IDs.At(int(i))); {
 			case c == 0:
-				return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, s.IDs[i])
+				return nil, fmt.Errorf("%w: skeleton repeats %q", ErrDuplicateID, s.IDs.At(int(i)))
 			case c > 0:
 				return nil, fmt.Errorf("%w: skeleton ids are not in sorted order", ErrInvalidEntry)
 			}
@@ -193,15 +195,15 @@ func (t *Tree) Complete(base []*Entry) error {
 		return nil
 	}
 	s := t.skel
-	if len(base) != len(s.IDs) {
-		return fmt.Errorf("%w: %d entries for a skeleton of %d", ErrInvalidEntry, len(base), len(s.IDs))
+	if len(base) != s.IDs.Len() {
+		return fmt.Errorf("%w: %d entries for a skeleton of %d", ErrInvalidEntry, len(base), s.IDs.Len())
 	}
 	for i, e := range base {
 		parent := ""
 		if p := s.Parents[i]; p >= 0 {
-			parent = s.IDs[p]
+			parent = s.IDs.At(int(p))
 		}
-		if e == nil || e.ID != s.IDs[i] || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
+		if e == nil || e.ID != s.IDs.At(i) || e.ParentID != parent || e.Type != s.TypeDict[s.Types[i]] {
 			return fmt.Errorf("%w: entry %d does not match the skeleton", ErrInvalidEntry, i)
 		}
 	}
@@ -242,7 +244,7 @@ func (t *Tree) idAt(i int32) string {
 	if e := t.entries[i]; e != nil {
 		return e.ID
 	}
-	return t.skel.IDs[i]
+	return t.skel.IDs.At(int(i))
 }
 
 func (t *Tree) typeAt(i int32) EntryType {

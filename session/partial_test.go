@@ -81,8 +81,15 @@ func TestPartialTreeRefusesBadSkeletons(t *testing.T) {
 	}{
 		{"short parents", func(s *session.Skeleton) { s.Parents = s.Parents[1:] }},
 		{"parent after child", func(s *session.Skeleton) { s.Parents[0] = 2 }},
-		{"duplicate id", func(s *session.Skeleton) { s.IDs[1] = s.IDs[0] }},
-		{"leaf out of range", func(s *session.Skeleton) { s.Leaf = int32(len(s.IDs)) }},
+		{"duplicate id", func(s *session.Skeleton) {
+			ids := make([]string, s.IDs.Len())
+			for i := range ids {
+				ids[i] = s.IDs.At(i)
+			}
+			ids[1] = ids[0]
+			s.IDs = session.IDListOf(ids)
+		}},
+		{"leaf out of range", func(s *session.Skeleton) { s.Leaf = int32(s.IDs.Len()) }},
 		{"sort order repeats a position", func(s *session.Skeleton) { s.Sorted[1] = s.Sorted[0] }},
 		{"sort order out of order", func(s *session.Skeleton) { s.Sorted[0], s.Sorted[1] = s.Sorted[1], s.Sorted[0] }},
 		{"sort order missing", func(s *session.Skeleton) { s.Sorted = nil }},
@@ -91,7 +98,7 @@ func TestPartialTreeRefusesBadSkeletons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := good
-			s.IDs, s.Parents, s.Types, s.Sorted = slices.Clone(good.IDs), slices.Clone(good.Parents), slices.Clone(good.Types), slices.Clone(good.Sorted)
+			s.Parents, s.Types, s.Sorted = slices.Clone(good.Parents), slices.Clone(good.Types), slices.Clone(good.Sorted) // IDs are never changed in place
 			s.TypeDict = slices.Clone(good.TypeDict)
 			tt.mutate(&s)
 			if _, err := session.NewPartialTree(sessiontest.TestHeader("x"), s); err == nil {

@@ -417,8 +417,8 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 		return nil, err
 	}
 	h, err := codec.DecodeHeader(doc.Header)
-	if err != nil || h.ID != id || len(sk.IDs) != entries {
-		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrBadSnapshot, hID(h), len(sk.IDs), id, entries, err)
+	if err != nil || h.ID != id || sk.IDs.Len() != entries {
+		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrBadSnapshot, hID(h), sk.IDs.Len(), id, entries, err)
 	}
 	t, err := session.NewPartialTree(*h, sk)
 	if err != nil {
@@ -430,7 +430,7 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnaps
 	if err != nil || msg.Subject != b.cfg.headerSubject(id) {
 		return nil, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
 	}
-	ls := &loadedSnapshot{tree: t, epoch: epoch, seq: seq, index: bodyIndexOf(&doc, len(sk.IDs))}
+	ls := &loadedSnapshot{tree: t, epoch: epoch, seq: seq, index: bodyIndexOf(&doc, sk.IDs.Len())}
 	if version == strconv.Itoa(snapshotVersionOneBody) {
 		ls.body = b.oneBody(id, head.Object+".body", md[metaBodySHA])
 		return ls, nil

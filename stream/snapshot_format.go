@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"strings"
+	"math"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -71,17 +71,15 @@ func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
 	for _, i := range sk.Sorted {
 		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
 	}
-	var ids strings.Builder
-	for i, id := range sk.IDs {
-		ids.WriteString(id)
-		d.IDLens = binary.AppendUvarint(d.IDLens, uint64(len(id)))
+	for i := range sk.IDs.Len() {
+		d.IDLens = binary.AppendUvarint(d.IDLens, uint64(len(sk.IDs.At(i))))
 		d.Parents = binary.AppendUvarint(d.Parents, uint64(sk.Parents[i]+1))
 	}
 	d.Types = sk.Types
 	for _, t := range sk.TypeDict {
 		d.TypeDict = append(d.TypeDict, string(t))
 	}
-	d.IDs = ids.String()
+	d.IDs = sk.IDs.All()
 	return d, nil
 }
 
@@ -92,21 +90,27 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		sk.Labels = append(sk.Labels, session.SkelLabel(l))
 	}
 	n := len(d.Types)
-	sk.IDs, sk.Parents, sk.Types = make([]string, n), make([]int32, n), d.Types
+	ends := make([]uint32, n)
+	sk.Parents, sk.Types = make([]int32, n), d.Types
 	dict := make([]session.EntryType, len(d.TypeDict))
 	for i, t := range d.TypeDict {
 		dict[i] = session.EntryType(t)
 	}
 	sk.TypeDict = dict
-	ids, lens, parents := d.IDs, d.IDLens, d.Parents
+	lens, parents := d.IDLens, d.Parents
+	var end uint64
 	for i := range n {
 		l, k := binary.Uvarint(lens)
 		p, m := binary.Uvarint(parents)
-		if k <= 0 || m <= 0 || l > uint64(len(ids)) || int(d.Types[i]) >= len(dict) || p > uint64(i) {
+		if k <= 0 || m <= 0 || l > uint64(len(d.IDs))-end || int(d.Types[i]) >= len(dict) || p > uint64(i) {
 			return sk, fmt.Errorf("%w: skeleton column %d is damaged", ErrBadSnapshot, i)
 		}
-		sk.IDs[i], ids, lens = ids[:l], ids[l:], lens[k:]
+		end += l
+		ends[i], lens = uint32(end), lens[k:]
 		sk.Parents[i], parents = int32(p)-1, parents[m:]
+	}
+	if len(d.IDs) > math.MaxUint32 {
+		return sk, fmt.Errorf("%w: skeleton ids of %d bytes", ErrBadSnapshot, len(d.IDs))
 	}
 	sk.Sorted = make([]int32, 0, n)
 	for rest := d.Sorted; len(rest) > 0; {
@@ -116,9 +120,14 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		}
 		sk.Sorted, rest = append(sk.Sorted, int32(v)), rest[k:]
 	}
-	if len(ids) != 0 || len(lens) != 0 || len(parents) != 0 || len(sk.Sorted) != n {
+	if end != uint64(len(d.IDs)) || len(lens) != 0 || len(parents) != 0 || len(sk.Sorted) != n {
 		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrBadSnapshot)
 	}
+	ids, err := session.PackIDs(d.IDs, ends)
+	if err != nil {
+		return sk, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	sk.IDs = ids
 	return sk, nil
 }
 
