@@ -29,7 +29,10 @@ import (
 // the one its predecessor left: a write by anyone else in between (a
 // conflict, *session.ConflictError) — or any other failure — stops the
 // chain. Nothing appended after is stored, and Wait and Close say where
-// it stopped (*PipelineError).
+// it stopped (*PipelineError). One case continues instead: a batch whose
+// outcome was unknown (its acknowledgement lost) and that is then found
+// stored goes on from the session as the store then sees it, which may
+// include another writer's append made after the batch.
 type Pipeline struct {
 	s      *Store
 	ctx    context.Context
