@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -138,23 +139,25 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 	}
 	entries := make([]*session.Entry, len(req.Entries))
 	for i, raw := range req.Entries {
-		field := fmt.Sprintf("/entries/%d", i)
+		// Made for an error only: formatting it for every entry was an
+		// append's allocation for nothing.
+		field := func() string { return "/entries/" + strconv.Itoa(i) }
 		if len(raw) > l.MaxEntryBytes {
-			return nil, &Error{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
+			return nil, &Error{Code: CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
 		}
 		e, err := codec.DecodeEntryStrict(raw)
 		if err != nil {
 			pe := errorOf(err)
-			pe.Field = field + pe.Field
+			pe.Field = field() + pe.Field
 			return nil, pe
 		}
 		if e.ID != "" {
 			if err := session.ValidateID(e.ID); err != nil {
-				return nil, &Error{Code: CodeInvalidEntry, Field: field + "/id", Message: err.Error()}
+				return nil, &Error{Code: CodeInvalidEntry, Field: field() + "/id", Message: err.Error()}
 			}
 		}
 		if err := session.ValidateFields(withPlaceholders(e)); err != nil {
-			pe := &Error{Code: CodeInvalidEntry, Field: field, Message: err.Error()}
+			pe := &Error{Code: CodeInvalidEntry, Field: field(), Message: err.Error()}
 			var fe *session.FieldError
 			if errors.As(err, &fe) {
 				pe.Field += fe.Pointer
@@ -164,7 +167,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		// What the entry names counts towards its size: an entry of
 		// references is no smaller, read back, than the content.
 		if n := int64(len(raw)) + session.ResolvedSize(e.BlobRefs()); n > int64(l.MaxEntryBytes) {
-			return nil, &Error{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("entry of %d bytes with the blobs it names is over the limit of %d", n, l.MaxEntryBytes)}
+			return nil, &Error{Code: CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes with the blobs it names is over the limit of %d", n, l.MaxEntryBytes)}
 		}
 		entries[i] = e
 	}
