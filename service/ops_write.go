@@ -172,7 +172,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		entries[i] = e
 	}
 	return s.write(ctx, req.Session, func(st *stream.Store) (any, error) {
-		entries := cloneAll(entries) // as the client sent them, on every attempt
+		entries := attemptCopies(entries) // as the client sent them, on every attempt
 		sess, err := session.New(st, s.cfg.Session)
 		if err != nil {
 			return nil, err
@@ -202,10 +202,21 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 	})
 }
 
-func cloneAll(entries []*session.Entry) []*session.Entry {
+// attemptCopies are entries as the client sent them, for one attempt to
+// fill and store: what an attempt assigns (id, parent, timestamps; a
+// rebase's parent) is the entry's own fields and its message's timestamp,
+// so those two structs are copied and the content, which nothing on the
+// way changes, is shared. (A deep clone of each entry per attempt was a
+// copy of everything a client sent.)
+func attemptCopies(entries []*session.Entry) []*session.Entry {
 	out := make([]*session.Entry, len(entries))
 	for i, e := range entries {
-		out[i] = e.Clone()
+		c := *e
+		if e.Message != nil {
+			m := *e.Message
+			c.Message = &m
+		}
+		out[i] = &c
 	}
 	return out
 }
