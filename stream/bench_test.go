@@ -51,7 +51,7 @@ func BenchmarkAppend(b *testing.B) {
 		sess, _ := session.New(st, sessiontest.TestConfig())
 		sessiontest.Timed(b, func() error { _, err := sess.AppendMessage(ctx, m); return err })
 	})
-	b.Run("pipeline", func(b *testing.B) { benchPipeline(b, newBackend(b), m) })
+	b.Run("pipeline", func(b *testing.B) { benchPipeline(b, newBackend(b), m, 0) })
 }
 
 // BenchmarkConcurrentAppend runs 16 writers, each on its own session,
@@ -148,12 +148,13 @@ func BenchmarkAppendDefaultSync(b *testing.B) {
 	})
 	// One writer streaming entries through a Pipeline: ns/op is the cost
 	// an entry, the round trips shared by the entries of each burst.
-	b.Run("pipeline", func(b *testing.B) { benchPipeline(b, bk, m) })
+	b.Run("pipeline", func(b *testing.B) { benchPipeline(b, bk, m, 0) })
 }
 
 // benchPipeline appends b.N entries of m to a new session of bk through a
-// Pipeline, as fast as they come, and waits for them.
-func benchPipeline(b *testing.B, bk *stream.Backend, m session.Message) {
+// Pipeline, as fast as they come, waiting for them after every burst
+// (burst 0: only at the end).
+func benchPipeline(b *testing.B, bk *stream.Backend, m session.Message, burst int) {
 	ctx := context.Background()
 	st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bench-pipe-%d-%d", b.N, benchSessions.Add(1))))
 	if err != nil {
@@ -171,6 +172,11 @@ func benchPipeline(b *testing.B, bk *stream.Backend, m session.Message) {
 		if err := p.Append(e); err != nil {
 			b.Fatal(err)
 		}
+		if burst > 0 && (i+1)%burst == 0 {
+			if _, err := p.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	if _, err := p.Close(ctx); err != nil {
 		b.Fatal(err)
@@ -187,30 +193,7 @@ func BenchmarkPipelineBursts(b *testing.B) {
 	m := benchMessage()
 	bk := newBackend(b)
 	for _, burst := range []int{1, 3, 8, 50} {
-		b.Run(fmt.Sprintf("burst=%d/pipeline", burst), func(b *testing.B) {
-			st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bursts-%d-%d", burst, benchSessions.Add(1))))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close(ctx)
-			p, err := st.Pipeline(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(ctx)
-			b.ResetTimer()
-			for i := 0; i < b.N; {
-				for range burst {
-					if err := p.Append(&session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", i), Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
-				if _, err := p.Wait(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("burst=%d/pipeline", burst), func(b *testing.B) { benchPipeline(b, bk, m, burst) })
 		b.Run(fmt.Sprintf("burst=%d/one-by-one", burst), func(b *testing.B) {
 			st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("bursts-seq-%d-%d", burst, benchSessions.Add(1))))
 			if err != nil {
