@@ -149,8 +149,9 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
 	// The body first: a skeleton is only ever found once its body exists.
 	// The skeleton then says where the body's chunks are.
-	doc := *snap.doc
-	doc.Segs = append([]bodySeg(nil), doc.Segs...)
+	// encode made doc and its segment list for this write alone: the new
+	// segment is filled in place, the kept ones are never changed.
+	doc := snap.doc
 	if snap.data != nil {
 		seg := &doc.Segs[len(doc.Segs)-1]
 		nuid, seqs, err := b.putBody(ctx, name+".body", snap.data)
@@ -159,7 +160,7 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 		}
 		seg.stored(name+".body", nuid, snap.data, seqs)
 	}
-	skel, err := msgpack.Marshal(&doc)
+	skel, err := msgpack.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("stream: encode skeleton: %w", err)
 	}
