@@ -44,8 +44,7 @@ func randomText(n int) string {
 }
 
 func customOf(id, parent string, size int) *session.Entry {
-	return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: session.FormatTime(time.Now()),
-		CustomType: "bench", Data: session.Raw(`"` + randomText(size) + `"`)}
+	return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: session.FormatTime(time.Now()), Body: &session.Custom{CustomType: "bench", Data: session.Raw(`"` + randomText(size) + `"`)}}
 }
 
 func thresholds(ctx context.Context, cfg Config, n *node, r *Report, p progress) error {

@@ -50,9 +50,9 @@ func smallSession(id string) (session.Header, []*session.Entry) {
 			e.Type, e.Message = session.TypeMessage, &session.Message{Role: session.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4",
 				Content: session.TextContent("Done: the test passes."), StopReason: "stop", Timestamp: 1735689601000}
 		case 2:
-			e.Type, e.Provider, e.ModelID = session.TypeModelChange, "anthropic", "claude-sonnet-4"
+			e.Type, e.Body = session.TypeModelChange, &session.ModelChange{Provider: "anthropic", ModelID: "claude-sonnet-4"}
 		case 3:
-			e.Type, e.TargetID, e.Label = session.TypeLabel, entries[0].ID, "checkpoint"
+			e.Type, e.Body = session.TypeLabel, &session.Label{TargetID: entries[0].ID, Label: "checkpoint"}
 		}
 		entries = append(entries, e)
 		parent = e.ID

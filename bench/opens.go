@@ -353,8 +353,7 @@ func compactedOpen(ctx context.Context, b *stream.Backend, h session.Header, ent
 		return nil
 	}
 	h.ID += "-compacted"
-	comp := &session.Entry{Type: session.TypeCompaction, ID: "compaction", ParentID: entries[size-1].ID, Timestamp: entries[size-1].Timestamp,
-		Summary: "the work so far", FirstKeptEntryID: entries[size-kept].ID, TokensBefore: 100000}
+	comp := &session.Entry{Type: session.TypeCompaction, ID: "compaction", ParentID: entries[size-1].ID, Timestamp: entries[size-1].Timestamp, Body: &session.Compaction{Summary: "the work so far", FirstKeptEntryID: entries[size-kept].ID, TokensBefore: 100000}}
 	all := append(append([]*session.Entry{}, entries[:size]...), comp)
 	for i, e := range entries[size : size+tail] {
 		c := *e

@@ -89,9 +89,11 @@ func stripLayouts(e *session.Entry) *session.Entry {
 		}
 	}
 	strip(e.Message)
-	strip(e.SystemMessage)
-	if e.Usage != nil {
-		e.Usage.Layout, e.Usage.Cost.Layout = "", ""
+	if c := e.Compaction(); c != nil {
+		strip(c.SystemMessage)
+		if c.Usage != nil {
+			c.Usage.Layout, c.Usage.Cost.Layout = "", ""
+		}
 	}
 	return e
 }

@@ -163,9 +163,9 @@ func TestEncodeRefusesWhatItCannotWrite(t *testing.T) {
 		name  string
 		entry session.Entry
 	}{
-		{"bad raw", session.Entry{Type: session.TypeCustom, ID: "a", CustomType: "x", Data: session.Raw("{nope")}},
-		{"bad extra", session.Entry{Type: session.TypeCustom, ID: "a", CustomType: "x", Extra: []session.Field{{Key: "k", Value: session.Raw("")}}}},
-		{"NaN cost", session.Entry{Type: session.TypeCompaction, ID: "a", Usage: &session.Usage{Cost: session.Cost{Total: nan()}}}},
+		{"bad raw", session.Entry{Type: session.TypeCustom, ID: "a", Body: &session.Custom{CustomType: "x", Data: session.Raw("{nope")}}},
+		{"bad extra", session.Entry{Type: session.TypeCustom, ID: "a", Body: &session.Custom{CustomType: "x"}, Extra: []session.Field{{Key: "k", Value: session.Raw("")}}}},
+		{"NaN cost", session.Entry{Type: session.TypeCompaction, ID: "a", Body: &session.Compaction{Usage: &session.Usage{Cost: session.Cost{Total: nan()}}}}},
 		{"no id", session.Entry{Type: session.TypeLabel}},
 		{"header type", session.Entry{Type: session.TypeSession, ID: "a"}},
 	}
@@ -193,7 +193,7 @@ func TestNumbersAsJavaScriptPrintsThem(t *testing.T) {
 		{123456789012345680000, "123456789012345680000"}, {0.30000000000000004, "0.30000000000000004"},
 	}
 	for _, tt := range tests {
-		e := session.Entry{Type: session.TypeCompaction, ID: "a", Usage: &session.Usage{Cost: session.Cost{Total: tt.in}}}
+		e := session.Entry{Type: session.TypeCompaction, ID: "a", Body: &session.Compaction{Usage: &session.Usage{Cost: session.Cost{Total: tt.in}}}}
 		b, err := codec.EncodeEntry(&e)
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestCanonical(t *testing.T) {
 }
 
 func TestMsgpackIsNativeMsgpack(t *testing.T) {
-	e := &session.Entry{Type: session.TypeLabel, ID: "l1", ParentID: "p", Timestamp: "t", TargetID: "x", Label: "hi",
+	e := &session.Entry{Type: session.TypeLabel, ID: "l1", ParentID: "p", Timestamp: "t", Body: &session.Label{TargetID: "x", Label: "hi"},
 		Extra: []session.Field{{Key: "n", Value: session.Raw("-5")}, {Key: "f", Value: session.Raw("2.5")}, {Key: "big", Value: session.Raw("18446744073709551615")}}}
 	mp, err := codec.EncodeEntryMsgpack(e)
 	if err != nil {

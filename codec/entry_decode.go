@@ -3,62 +3,62 @@ package codec
 import "github.com/agentcore/sessionlog/session"
 
 // entryMember decodes one member of an entry of a known type.
-func (r *reader) entryMember(key string, e *session.Entry, fs *fieldSet) error {
+func (r *reader) entryMember(key string, e *session.Entry, f *flat, fs *fieldSet) error {
 	switch key {
 	case "message":
 		return r.messageMember(key, &e.Message, fs)
 	case "thinkingLevel":
-		return r.sym(key, &e.ThinkingLevel, fs)
+		return r.sym(key, &f.ThinkingLevel, fs)
 	case "kind":
-		return r.sym(key, &e.Kind, fs)
+		return r.sym(key, &f.Kind, fs)
 	case "provider":
-		return r.sym(key, &e.Provider, fs)
+		return r.sym(key, &f.Provider, fs)
 	case "modelId":
-		return r.sym(key, &e.ModelID, fs)
+		return r.sym(key, &f.ModelID, fs)
 	case "model":
-		return r.sym(key, &e.Model, fs)
+		return r.sym(key, &f.Model, fs)
 	case "note":
-		return r.str(key, &e.Note, fs)
+		return r.str(key, &f.Note, fs)
 	case "activeTools":
-		return r.strings(key, &e.ActiveTools, fs)
+		return r.strings(key, &f.ActiveTools, fs)
 	case "summary":
-		return r.str(key, &e.Summary, fs)
+		return r.str(key, &f.Summary, fs)
 	case "firstKeptEntryId":
-		return r.str(key, &e.FirstKeptEntryID, fs)
+		return r.str(key, &f.FirstKeptEntryID, fs)
 	case "tokensBefore":
-		return r.integer(key, &e.TokensBefore, fs)
+		return r.integer(key, &f.TokensBefore, fs)
 	case "retainedTail":
-		return r.messages(key, &e.RetainedTail, fs)
+		return r.messages(key, &f.RetainedTail, fs)
 	case "systemMessage":
-		return r.messageMember(key, &e.SystemMessage, fs)
+		return r.messageMember(key, &f.SystemMessage, fs)
 	case "usage":
 		if r.d.PeekKind() != '{' {
 			return r.keep(key, fs)
 		}
-		e.Usage = &session.Usage{}
-		return r.usage(e.Usage)
+		f.Usage = &session.Usage{}
+		return r.usage(f.Usage)
 	case "details":
-		return r.raw(&e.Details)
+		return r.raw(&f.Details)
 	case "data":
-		return r.raw(&e.Data)
+		return r.raw(&f.Data)
 	case "fromHook":
-		return r.boolean(key, &e.FromHook, fs)
+		return r.boolean(key, &f.FromHook, fs)
 	case "fromId":
-		return r.str(key, &e.FromID, fs)
+		return r.str(key, &f.FromID, fs)
 	case "customType":
-		return r.sym(key, &e.CustomType, fs)
+		return r.sym(key, &f.CustomType, fs)
 	case "content":
-		return r.content(key, &e.Content, fs)
+		return r.content(key, &f.Content, fs)
 	case "display":
-		return r.boolean(key, &e.Display, fs)
+		return r.boolean(key, &f.Display, fs)
 	case "targetId":
-		return r.str(key, &e.TargetID, fs)
+		return r.str(key, &f.TargetID, fs)
 	case "replacement":
-		return r.replacement(key, &e.Edit, fs)
+		return r.replacement(key, &f.Edit, fs)
 	case "label":
-		return r.str(key, &e.Label, fs)
+		return r.str(key, &f.Label, fs)
 	case "name":
-		return r.str(key, &e.Name, fs)
+		return r.str(key, &f.Name, fs)
 	}
 	return r.keepUnknown(key, fs)
 }
@@ -73,17 +73,17 @@ func (r *reader) messageMember(key string, dst **session.Message, fs *fieldSet) 
 }
 
 // replacement reads a context_edit's replacement: null, or {content}.
-func (r *reader) replacement(key string, dst **session.ContextEdit, fs *fieldSet) error {
+func (r *reader) replacement(key string, dst **session.Replacement, fs *fieldSet) error {
 	switch r.d.PeekKind() {
 	case 'n':
-		*dst = &session.ContextEdit{Remove: true}
+		*dst = &session.Replacement{Remove: true}
 		_, err := r.d.ReadToken()
 		return err
 	case '{':
 	default:
 		return r.keep(key, fs)
 	}
-	c := &session.ContextEdit{}
+	c := &session.Replacement{}
 	*dst = c
 	var cfs fieldSet
 	return r.objectIn("replacement", &c.Layout, func() (*order, *[]session.Field) {

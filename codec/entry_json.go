@@ -52,6 +52,14 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	if e.ID == "" {
 		return b, fmt.Errorf("%w: %s entry has no id", ErrInvalid, e.Type)
 	}
+	var f flat
+	flatten(e, &f)
+	return appendFlat(b, e, &f)
+}
+
+// appendFlat is AppendEntry writing e's envelope, message and verbatim
+// members with the members in f.
+func appendFlat(b []byte, e *session.Entry, f *flat) ([]byte, error) {
 	t := e.Type
 	req := func(k string) bool { return entryRequires(t, k) }
 	w := newObjIn(b, e.Extra, e.Layout)
@@ -60,7 +68,7 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	// writing the same order keeps its files byte-identical on round trip.
 	customFirst := t == session.TypeCustom || t == session.TypeCustomMessage
 	if customFirst {
-		writeCustom(&w, e, req)
+		writeCustom(&w, t, f, req)
 	}
 	w.str("id", e.ID, true)
 	if e.ParentID == "" {
@@ -70,18 +78,18 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 	}
 	w.str("timestamp", e.Timestamp, true)
 	if !customFirst {
-		writeCustom(&w, e, req)
+		writeCustom(&w, t, f, req)
 	}
 	w.message("message", e.Message, req("message"))
-	w.str("thinkingLevel", e.ThinkingLevel, req("thinkingLevel"))
-	w.str("kind", e.Kind, req("kind"))
-	w.str("provider", e.Provider, req("provider"))
-	w.str("modelId", e.ModelID, req("modelId"))
-	w.str("model", e.Model, req("model"))
-	if w.want("activeTools", e.ActiveTools != nil, req("activeTools")) {
+	w.str("thinkingLevel", f.ThinkingLevel, req("thinkingLevel"))
+	w.str("kind", f.Kind, req("kind"))
+	w.str("provider", f.Provider, req("provider"))
+	w.str("modelId", f.ModelID, req("modelId"))
+	w.str("model", f.Model, req("model"))
+	if w.want("activeTools", f.ActiveTools != nil, req("activeTools")) {
 		w.key("activeTools")
 		w.b = append(w.b, '[')
-		for i, name := range e.ActiveTools {
+		for i, name := range f.ActiveTools {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
@@ -89,46 +97,46 @@ func AppendEntry(b []byte, e *session.Entry) ([]byte, error) {
 		}
 		w.b = append(w.b, ']')
 	}
-	w.str("fromId", e.FromID, req("fromId"))
-	w.str("summary", e.Summary, req("summary"))
-	w.str("firstKeptEntryId", e.FirstKeptEntryID, req("firstKeptEntryId"))
-	w.int("tokensBefore", e.TokensBefore, req("tokensBefore"))
-	if w.want("retainedTail", e.RetainedTail != nil, false) {
+	w.str("fromId", f.FromID, req("fromId"))
+	w.str("summary", f.Summary, req("summary"))
+	w.str("firstKeptEntryId", f.FirstKeptEntryID, req("firstKeptEntryId"))
+	w.int("tokensBefore", f.TokensBefore, req("tokensBefore"))
+	if w.want("retainedTail", f.RetainedTail != nil, false) {
 		w.key("retainedTail")
 		w.b = append(w.b, '[')
-		for i := range e.RetainedTail {
+		for i := range f.RetainedTail {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
 			var err error
-			w.b, err = appendMessage(w.b, &e.RetainedTail[i])
+			w.b, err = appendMessage(w.b, &f.RetainedTail[i])
 			w.fail(err)
 		}
 		w.b = append(w.b, ']')
 	}
 	if !customFirst {
-		w.raw("details", e.Details, false, "")
+		w.raw("details", f.Details, false, "")
 	}
-	if w.want("usage", e.Usage != nil, req("usage")) {
-		u := e.Usage
+	if w.want("usage", f.Usage != nil, req("usage")) {
+		u := f.Usage
 		if u == nil {
 			u = &session.Usage{}
 		}
 		w.key("usage")
 		w.b, w.err = appendUsage(w.b, u, w.err)
 	}
-	w.str("note", e.Note, false)
-	w.bool("fromHook", e.FromHook, false)
-	w.message("systemMessage", e.SystemMessage, false)
-	w.str("targetId", e.TargetID, req("targetId"))
-	if e.Edit != nil {
+	w.str("note", f.Note, false)
+	w.bool("fromHook", f.FromHook, false)
+	w.message("systemMessage", f.SystemMessage, false)
+	w.str("targetId", f.TargetID, req("targetId"))
+	if f.Edit != nil {
 		w.key("replacement")
 		var err error
-		w.b, err = appendEdit(w.b, e.Edit)
+		w.b, err = appendEdit(w.b, f.Edit)
 		w.fail(err)
 	}
-	w.str("label", e.Label, false)
-	w.str("name", e.Name, false)
+	w.str("label", f.Label, false)
+	w.str("name", f.Name, false)
 	return w.close()
 }
 
@@ -148,7 +156,7 @@ func (w *objWriter) message(key string, m *session.Message, required bool) {
 }
 
 // appendEdit writes a context_edit's replacement: null, or {content}.
-func appendEdit(b []byte, c *session.ContextEdit) ([]byte, error) {
+func appendEdit(b []byte, c *session.Replacement) ([]byte, error) {
 	if c.Remove {
 		return append(b, "null"...), nil
 	}
@@ -161,16 +169,16 @@ func appendEdit(b []byte, c *session.ContextEdit) ([]byte, error) {
 }
 
 // writeCustom writes the members of custom and custom_message entries.
-func writeCustom(w *objWriter, e *session.Entry, req func(string) bool) {
-	w.str("customType", e.CustomType, req("customType"))
-	w.raw("data", e.Data, false, "")
-	if w.want("content", !e.Content.IsZero(), req("content")) {
+func writeCustom(w *objWriter, t session.EntryType, f *flat, req func(string) bool) {
+	w.str("customType", f.CustomType, req("customType"))
+	w.raw("data", f.Data, false, "")
+	if w.want("content", !f.Content.IsZero(), req("content")) {
 		w.key("content")
-		w.b, w.err = appendContent(w.b, e.Content, w.err)
+		w.b, w.err = appendContent(w.b, f.Content, w.err)
 	}
-	w.bool("display", e.Display, req("display"))
-	if e.Type == session.TypeCustom || e.Type == session.TypeCustomMessage {
-		w.raw("details", e.Details, false, "")
+	w.bool("display", f.Display, req("display"))
+	if t == session.TypeCustom || t == session.TypeCustomMessage {
+		w.raw("details", f.Details, false, "")
 	}
 }
 
@@ -204,17 +212,18 @@ func decodeEntry(r *reader, strict, legacy bool) (*session.Entry, error) {
 	defer putReader(r)
 	r.strict = strict
 	e := &session.Entry{}
-	retry, err := r.entry(e, legacy, false)
-	if retry {
-		// A member the decoder knows came before a type it does not:
-		// read the line again keeping every member verbatim.
+	retry, err := r.entry(e, legacy, "")
+	if retry != "" {
+		// A member the decoder knows came before a type it does not
+		// belong to (or a type the decoder does not know): read the line
+		// again knowing the type, keeping such members verbatim.
 		r.sc.Reset(r.data)
 		r.br.Reset(r.data)
 		if r.jd != nil && r.d == r.jd {
 			r.jd.Reset(&r.br, decoderOpts...)
 		}
 		e = &session.Entry{}
-		_, err = r.entry(e, legacy, true)
+		_, err = r.entry(e, legacy, retry)
 	}
 	if err != nil {
 		return nil, err
@@ -233,14 +242,19 @@ func (r *reader) end() error {
 	return nil
 }
 
-// entry decodes an entry into e. An entry of a type the decoder does not
-// know keeps every member but the envelope verbatim, in order, so that it
-// round-trips byte for byte; opaque says the type is such a one before it
-// is read. retry reports a known member decoded before the type turned
-// out unknown: the caller reads the line again, opaque.
-func (r *reader) entry(e *session.Entry, legacy, opaque bool) (retry bool, err error) {
+// entry decodes an entry into e: the envelope, a message entry's message,
+// and the members of its type into its Body. Every other member — all of
+// them for a type the decoder does not know — is kept verbatim, in order,
+// so that the line round-trips byte for byte. typ, when set, is the type
+// before it is read. retry, when set, is the type of an entry with a
+// member the decoder knows read before the type it does not belong to:
+// the caller reads the line again with typ set to it.
+func (r *reader) entry(e *session.Entry, legacy bool, typ session.EntryType) (retry session.EntryType, err error) {
 	var fs fieldSet
-	var hasType, hasID, hasParent, decodedKnown bool
+	var hasType, hasID, hasParent bool
+	f := &r.flat
+	*f = flat{}
+	r.early = r.early[:0]
 	err = r.objectIn("line", &e.Layout, func() (*order, *[]session.Field) {
 		t := e.Type
 		e.Extra = fs.finish(func(k string) bool { return entryRequires(t, k) })
@@ -259,31 +273,51 @@ func (r *reader) entry(e *session.Entry, legacy, opaque bool) (retry bool, err e
 		case "timestamp":
 			return r.str(key, &e.Timestamp, &fs)
 		}
-		if opaque || (hasType && !e.Type.Known()) {
-			return r.keepUnknown(key, &fs)
+		switch {
+		case typ != "":
+			if !session.Defines(typ, key) {
+				return r.keepUnknown(key, &fs)
+			}
+		case hasType:
+			if !session.Defines(e.Type, key) {
+				return r.keepUnknown(key, &fs)
+			}
+		default:
+			r.early = append(r.early, key)
 		}
-		decodedKnown = true
-		return r.entryMember(key, e, &fs)
+		return r.entryMember(key, e, f, &fs)
 	})
 	if err != nil {
-		return false, malformed(err)
+		return "", malformed(err)
 	}
 	switch {
 	case !hasType || e.Type == "":
-		return false, fmt.Errorf("%w: no type", ErrMalformed)
+		return "", fmt.Errorf("%w: no type", ErrMalformed)
 	case e.Type == session.TypeSession:
-		return false, fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
-	case !opaque && decodedKnown && !e.Type.Known():
-		return true, nil
+		return "", fmt.Errorf("%w: a session header where an entry belongs", ErrMalformed)
+	case typ == "" && r.foreignEarly(e.Type):
+		return e.Type, nil
 	case legacy:
 	case !hasID || e.ID == "":
-		return false, fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
+		return "", fmt.Errorf("%w: %s entry has no id", ErrMalformed, e.Type)
 	case !hasParent:
-		return false, fmt.Errorf("%w: entry %s has %w", ErrMalformed, e.ID, errNoParent)
+		return "", fmt.Errorf("%w: entry %s has %w", ErrMalformed, e.ID, errNoParent)
 	case e.ParentID == e.ID && e.ID != "":
-		return false, fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
+		return "", fmt.Errorf("%w: entry %s is its own parent", ErrMalformed, e.ID)
 	}
-	return false, nil
+	e.Body = f.body(e.Type)
+	return "", nil
+}
+
+// foreignEarly reports whether a member read before the type is not one
+// of t's.
+func (r *reader) foreignEarly(t session.EntryType) bool {
+	for _, k := range r.early {
+		if !session.Defines(t, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoParent marks an entry without a parentId member (pi's loader keeps

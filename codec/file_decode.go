@@ -298,7 +298,7 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 		for _, id := range tree.DanglingLabels() {
 			e, _ := tree.Get(id)
 			issues = append(issues, &LineError{File: name, Line: seen[id], ID: id,
-				Err: fmt.Errorf("%w: label of %q, which is in no line: kept, as pi's loader does", ErrMalformedLine, e.TargetID)})
+				Err: fmt.Errorf("%w: label of %q, which is in no line: kept, as pi's loader does", ErrMalformedLine, e.TargetID())})
 		}
 	}
 	sortIssues(issues)
@@ -411,7 +411,8 @@ func migrate(h *session.Header, lines []fileLine, parsedIdx []int) {
 		}
 		for i := range lines {
 			e := lines[i].entry
-			if e.Type != session.TypeCompaction {
+			c := e.Compaction()
+			if c == nil {
 				continue
 			}
 			for k, f := range e.Extra {
@@ -419,7 +420,7 @@ func migrate(h *session.Header, lines []fileLine, parsedIdx []int) {
 					continue
 				}
 				if n, err := strconv.Atoi(string(f.Value)); err == nil && n >= 0 && n < len(parsedIdx) && parsedIdx[n] >= 0 {
-					e.FirstKeptEntryID = lines[parsedIdx[n]].entry.ID
+					c.FirstKeptEntryID = lines[parsedIdx[n]].entry.ID
 				}
 				e.Extra = append(e.Extra[:k:k], e.Extra[k+1:]...)
 				break

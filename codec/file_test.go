@@ -283,8 +283,8 @@ func TestMigrateOldVersions(t *testing.T) {
 		}
 	}
 	comp := es[3]
-	if comp.FirstKeptEntryID != es[2].ID || len(comp.Extra) != 0 {
-		t.Errorf("compaction keeps %q (extra %v), want %q", comp.FirstKeptEntryID, comp.Extra, es[2].ID)
+	if comp.Compaction().FirstKeptEntryID != es[2].ID || len(comp.Extra) != 0 {
+		t.Errorf("compaction keeps %q (extra %v), want %q", comp.Compaction().FirstKeptEntryID, comp.Extra, es[2].ID)
 	}
 	if es[4].Message.Role != session.RoleCustom {
 		t.Errorf("hookMessage became %q, want custom", es[4].Message.Role)

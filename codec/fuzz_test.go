@@ -228,7 +228,7 @@ func FuzzDecodeFile(f *testing.F) {
 // one of the two or an error, and agrees with the typed decoders.
 func FuzzDecodeMsgpack(f *testing.F) {
 	h, _ := codec.EncodeHeaderMsgpack(&session.Header{Version: 3, ID: "s1", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/w"})
-	e, _ := codec.EncodeEntryMsgpack(&session.Entry{Type: session.TypeModelChange, ID: "e1", Timestamp: "2025-01-01T00:00:00.000Z", Provider: "p", ModelID: "m"})
+	e, _ := codec.EncodeEntryMsgpack(&session.Entry{Type: session.TypeModelChange, ID: "e1", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.ModelChange{Provider: "p", ModelID: "m"}})
 	f.Add(h)
 	f.Add(e)
 	f.Add([]byte{0x81, 0xa4, 't', 'y', 'p', 'e', 0xa7, 's', 'e', 's', 's', 'i', 'o', 'n'})
@@ -266,13 +266,13 @@ func FuzzDecodeMsgpack(f *testing.F) {
 
 func TestDecodeMsgpackTellsHeaderFromEntry(t *testing.T) {
 	hd := &session.Header{Version: 3, ID: "s1", Timestamp: "2025-01-01T00:00:00.000Z", Cwd: "/w"}
-	en := &session.Entry{Type: session.TypeLabel, ID: "e1", ParentID: "e0", Timestamp: "2025-01-01T00:00:00.000Z", TargetID: "e0", Label: "x"}
+	en := &session.Entry{Type: session.TypeLabel, ID: "e1", ParentID: "e0", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Label{TargetID: "e0", Label: "x"}}
 	hb, _ := codec.EncodeHeaderMsgpack(hd)
 	eb, _ := codec.EncodeEntryMsgpack(en)
 	if h, e, err := codec.DecodeMsgpack(hb); err != nil || e != nil || h == nil || h.ID != "s1" {
 		t.Fatalf("header: %v %v %v", h, e, err)
 	}
-	if h, e, err := codec.DecodeMsgpack(eb); err != nil || h != nil || e == nil || e.ID != "e1" || e.Label != "x" {
+	if h, e, err := codec.DecodeMsgpack(eb); err != nil || h != nil || e == nil || e.ID != "e1" || e.Label().Label != "x" {
 		t.Fatalf("entry: %v %v %v", h, e, err)
 	}
 	if _, _, err := codec.DecodeMsgpack([]byte{0xc1}); err == nil {

@@ -67,19 +67,22 @@ func probeMessage() *session.Message {
 		TokensBefore: 1, FromID: "f", Extra: probeExtra}
 }
 
-func probeEntry(t session.EntryType) *session.Entry {
-	return &session.Entry{Type: t, ID: "i", ParentID: "p", Timestamp: "t", Message: probeMessage(),
+// probeEntry encodes an entry of type t with every member of every type
+// set: the encoders' member order.
+func probeEntry(t session.EntryType) ([]byte, error) {
+	e := &session.Entry{Type: t, ID: "i", ParentID: "p", Timestamp: "t", Message: probeMessage(), Extra: probeExtra}
+	return appendFlat(nil, e, &flat{
 		ThinkingLevel: "l", Provider: "p", ModelID: "m", ActiveTools: []string{}, Summary: "s", Details: session.Raw("0"),
 		FromHook: true, FirstKeptEntryID: "f", SystemMessage: probeMessage(), TokensBefore: 1,
 		RetainedTail: []session.Message{}, Usage: probeUsage(), Kind: "k", Model: "m", Note: "n",
-		Edit: &session.ContextEdit{Content: session.TextContent("c")}, FromID: "f", CustomType: "c",
+		Edit: &session.Replacement{Content: session.TextContent("c")}, FromID: "f", CustomType: "c",
 		Data: session.Raw("0"), Content: session.TextContent("c"), Display: true, TargetID: "t", Label: "l", Name: "n",
-		Extra: probeExtra}
+	})
 }
 
 var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usage, cost, edit *order }) {
-	o.entry = orderOf(func() ([]byte, error) { return EncodeEntry(probeEntry(session.TypeMessage)) })
-	o.custom = orderOf(func() ([]byte, error) { return EncodeEntry(probeEntry(session.TypeCustomMessage)) })
+	o.entry = orderOf(func() ([]byte, error) { return probeEntry(session.TypeMessage) })
+	o.custom = orderOf(func() ([]byte, error) { return probeEntry(session.TypeCustomMessage) })
 	o.message = orderOf(func() ([]byte, error) { return EncodeMessage(probeMessage()) })
 	o.block = orderOf(func() ([]byte, error) {
 		return appendBlock(nil, &session.ContentBlock{Type: "x", Text: "t", TextSignature: "s", Thinking: "t",
@@ -92,7 +95,7 @@ var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usa
 		return appendCost(nil, &u.Cost)
 	})
 	o.edit = orderOf(func() ([]byte, error) {
-		return appendEdit(nil, &session.ContextEdit{Content: session.TextContent("c"), Extra: probeExtra})
+		return appendEdit(nil, &session.Replacement{Content: session.TextContent("c"), Extra: probeExtra})
 	})
 	return o
 })

@@ -34,8 +34,40 @@ func TestUnknownTypeIsOpaque(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Provider != "" || e.Message != nil || len(e.Extra) != 2 || e.Extra[0].Key != "provider" || e.Extra[1].Key != "message" {
+	if e.Body != nil || e.Message != nil || len(e.Extra) != 2 || e.Extra[0].Key != "provider" || e.Extra[1].Key != "message" {
 		t.Fatalf("unknown type decoded into known fields: %+v", e)
+	}
+}
+
+// A member another type defines is kept verbatim, in place, whether the
+// line names its type before it or after: an entry holds only its own
+// type's members (session.Body).
+func TestMembersOfAnotherTypeAreVerbatim(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"label","id":"a","parentId":null,"timestamp":"t","summary":"s  ","targetId":"b","label":"x","message":{"role":"user"}}`,
+		`{"summary":"s  ","id":"a","parentId":null,"timestamp":"t","targetId":"b","label":"x","type":"label","message":{"role":"user"}}`,
+		`{"id":"a","targetId":"b","parentId":null,"timestamp":"t","label":"x","tokensBefore":1.5e3,"type":"label"}`,
+	} {
+		e, err := codec.DecodeEntry([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := e.Label()
+		if l == nil || l.TargetID != "b" || l.Label != "x" || e.Message != nil {
+			t.Fatalf("%s: the label's own members: %+v", line, e)
+		}
+		for _, f := range e.Extra {
+			if f.Key == "targetId" || f.Key == "label" {
+				t.Errorf("%s: its own member %q kept verbatim", line, f.Key)
+			}
+		}
+		if len(e.Extra) == 0 {
+			t.Errorf("%s: the other types' members were dropped", line)
+		}
+		got, err := codec.EncodeEntry(e)
+		if err != nil || string(got) != line {
+			t.Fatalf("round trip: %v\n got %s\nwant %s", err, got, line)
+		}
 	}
 }
 

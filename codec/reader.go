@@ -32,6 +32,10 @@ type reader struct {
 	keys []string
 	// data is what the reader reads, to read it again (entry_json.go).
 	data []byte
+	// flat holds the members of the entry being read, early the known
+	// members read before its type (entry_json.go).
+	flat  flat
+	early []string
 }
 
 var readerPool = sync.Pool{New: func() any { return &reader{} }}
@@ -68,6 +72,8 @@ func putReader(r *reader) {
 	r.data = nil
 	r.keys = r.keys[:0]
 	r.strict = false
+	r.flat = flat{} // the pool keeps no entry's values
+	r.early = r.early[:0]
 	if cap(r.blocks) > 64 {
 		r.blocks = nil // a pooled reader keeps no outsized buffer
 	}

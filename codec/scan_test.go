@@ -98,7 +98,7 @@ func TestSymbolTableIsBounded(t *testing.T) {
 		t.Fatalf("the table holds %d values after 5000 distinct ones, want its bound %d", held, bound)
 	}
 	e, err := codec.DecodeEntry([]byte(`{"type":"model_change","id":"a","parentId":null,"timestamp":"t","provider":"` + strings.Repeat("p", 10000) + `","modelId":"m"}`))
-	if err != nil || len(e.Provider) != 10000 {
+	if err != nil || len(e.ModelChange().Provider) != 10000 {
 		t.Fatalf("a long value: %v", err)
 	}
 }

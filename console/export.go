@@ -161,26 +161,33 @@ func exportRows(t *session.Tree, entries []*session.Entry) []exportRow {
 		label, _ := t.Label(e.ID)
 		r := exportRow{ID: e.ID, Kind: string(e.Type), Time: e.Timestamp, Label: label, Indent: min(it.indent, 40),
 			Leaf: e.ID == t.Leaf(), OnBranch: onBranch[e.ID]}
-		switch e.Type {
-		case session.TypeMessage:
-			r.Kind = e.Message.Role
-			r.Blocks = exportBlocks(e.Message.Content)
-		case session.TypeCustomMessage:
-			r.Blocks = exportBlocks(e.Content)
-		case session.TypeCompaction, session.TypeBranchSummary:
-			r.Blocks = []exportBlock{{Kind: "text", Text: e.Summary}}
-		case session.TypeLabel:
-			r.Blocks = []exportBlock{{Kind: "other", Text: fmt.Sprintf("label %q → %s", e.Label, e.TargetID)}}
-		case session.TypeModelChange:
-			r.Blocks = []exportBlock{{Kind: "other", Text: e.Provider + "/" + e.ModelID}}
-		case session.TypeThinkingLevelChange:
-			r.Blocks = []exportBlock{{Kind: "other", Text: e.ThinkingLevel}}
-		case session.TypeSessionInfo:
-			r.Blocks = []exportBlock{{Kind: "other", Text: e.Name}}
-		case session.TypeLeaf:
-			r.Blocks = []exportBlock{{Kind: "other", Text: "leaf moved to " + cmpOr(e.ParentID, "the start")}}
+		switch b := e.Body.(type) {
+		case nil:
+			switch {
+			case e.Message != nil:
+				r.Kind = e.Message.Role
+				r.Blocks = exportBlocks(e.Message.Content)
+			case e.Type == session.TypeLeaf:
+				r.Blocks = []exportBlock{{Kind: "other", Text: "leaf moved to " + cmpOr(e.ParentID, "the start")}}
+			default:
+				r.Blocks = []exportBlock{{Kind: "other"}}
+			}
+		case *session.CustomMessage:
+			r.Blocks = exportBlocks(b.Content)
+		case *session.Compaction, *session.BranchSummary:
+			r.Blocks = []exportBlock{{Kind: "text", Text: e.Summary()}}
+		case *session.Label:
+			r.Blocks = []exportBlock{{Kind: "other", Text: fmt.Sprintf("label %q → %s", b.Label, b.TargetID)}}
+		case *session.ModelChange:
+			r.Blocks = []exportBlock{{Kind: "other", Text: b.Provider + "/" + b.ModelID}}
+		case *session.ThinkingLevelChange:
+			r.Blocks = []exportBlock{{Kind: "other", Text: b.ThinkingLevel}}
+		case *session.SessionName:
+			r.Blocks = []exportBlock{{Kind: "other", Text: b.Name}}
+		case *session.Custom:
+			r.Blocks = []exportBlock{{Kind: "other", Text: strings.TrimSpace(b.CustomType)}}
 		default:
-			r.Blocks = []exportBlock{{Kind: "other", Text: strings.TrimSpace(e.CustomType)}}
+			r.Blocks = []exportBlock{{Kind: "other"}}
 		}
 		rows = append(rows, r)
 		ks := kids[e.ID]

@@ -31,8 +31,8 @@ func exportTree(t testing.TB) (session.Header, *session.Tree) {
 			session.ContentBlock{Type: session.BlockImage, MimeType: "text/html", Data: "PHNjcmlwdD4="},
 			session.ContentBlock{Type: session.BlockImage, MimeType: "image/png", Data: `x" onerror="alert(1)`}),
 		msg("a2", "u1", session.RoleAssistant, text("second answer, on a branch")),
-		{Type: session.TypeLabel, ID: "l1", ParentID: "a2", Timestamp: ts, TargetID: "a1", Label: "good <one>"},
-		{Type: session.TypeCompaction, ID: "c1", ParentID: "l1", Timestamp: ts, Summary: "summary of it all", FirstKeptEntryID: "a2"},
+		{Type: session.TypeLabel, ID: "l1", ParentID: "a2", Timestamp: ts, Body: &session.Label{TargetID: "a1", Label: "good <one>"}},
+		{Type: session.TypeCompaction, ID: "c1", ParentID: "l1", Timestamp: ts, Body: &session.Compaction{Summary: "summary of it all", FirstKeptEntryID: "a2"}},
 		msg("u2", "c1", session.RoleUser, text("after the compaction")),
 	} {
 		if err := tr.Apply(e); err != nil {

@@ -20,14 +20,14 @@ func TestFailedWritePoisons(t *testing.T) {
 	}
 	defer s.Close(ctx)
 	s.f.Close() // the disk "fails": writes and truncates now error
-	e := &session.Entry{Type: session.TypeCustom, ID: "c1", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
+	e := &session.Entry{Type: session.TypeCustom, ID: "c1", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x"}}
 	if err := s.Append(ctx, e); err == nil {
 		t.Fatal("append on a failed file succeeded")
 	}
 	if _, err := s.Get(ctx, "c1"); !errors.Is(err, session.ErrEntryNotFound) {
 		t.Fatalf("failed entry was applied: %v", err)
 	}
-	e2 := &session.Entry{Type: session.TypeCustom, ID: "c2", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
+	e2 := &session.Entry{Type: session.TypeCustom, ID: "c2", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x"}}
 	if err := s.Append(ctx, e2); !errors.Is(err, ErrPoisoned) {
 		t.Fatalf("second append: %v, want ErrPoisoned", err)
 	}

@@ -254,17 +254,17 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 			}
 			switch {
 			case bytes.Contains(line, []byte(`"session_info"`)):
-				if e, err := codec.DecodeEntry(line); err == nil && e.Type == session.TypeSessionInfo {
-					in.Name = strings.TrimSpace(e.Name)
+				if e, err := codec.DecodeEntry(line); err == nil && e.SessionName() != nil {
+					in.Name = strings.TrimSpace(e.SessionName().Name)
 				}
 			case bytes.Contains(line, []byte(`"label"`)):
-				if e, err := codec.DecodeEntry(line); err == nil && e.Type == session.TypeLabel {
-					label := e.Label
-					labels.Change(labelOf[e.TargetID], label)
-					if label == "" {
-						delete(labelOf, e.TargetID)
+				if e, err := codec.DecodeEntry(line); err == nil && e.Label() != nil {
+					l := e.Label()
+					labels.Change(labelOf[l.TargetID], l.Label)
+					if l.Label == "" {
+						delete(labelOf, l.TargetID)
 					} else {
-						labelOf[e.TargetID] = label
+						labelOf[l.TargetID] = l.Label
 					}
 				}
 			}

@@ -139,7 +139,7 @@ func TestLocking(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read-only open beside a writer: %v", err)
 	}
-	if err := r.Append(ctx, &session.Entry{Type: session.TypeLabel, ID: "l", ParentID: "a", TargetID: "a", Label: "x"}); err == nil {
+	if err := r.Append(ctx, &session.Entry{Type: session.TypeLabel, ID: "l", ParentID: "a", Body: &session.Label{TargetID: "a", Label: "x"}}); err == nil {
 		t.Fatal("append to a read-only store succeeded")
 	}
 	if err := s.Close(ctx); err != nil {

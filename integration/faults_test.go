@@ -337,7 +337,7 @@ func minorityWriter(ctx context.Context, t *testing.T, url string, l *ledger, sp
 		for n := 0; time.Now().Before(end); n++ {
 			leaf, _ := st.Leaf(ctx)
 			id := fmt.Sprintf("minority-%d-%d", time.Now().UnixNano(), n)
-			e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()), CustomType: "probe"}
+			e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()), Body: &session.Custom{CustomType: "probe"}}
 			l.attempt(id, "itest-minority")
 			actx, cancel := context.WithTimeout(ctx, time.Second)
 			if st.Append(actx, e) == nil {

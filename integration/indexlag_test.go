@@ -86,7 +86,7 @@ func (p *indexProbe) run(ctx context.Context, servers []string, sid string) {
 		}
 		leaf, _ := st.Leaf(ctx)
 		id := fmt.Sprintf("probe-%06d", n)
-		e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()), CustomType: "probe"}
+		e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: leaf, Timestamp: session.FormatTime(time.Now()), Body: &session.Custom{CustomType: "probe"}}
 		if err := st.Append(ctx, e); err != nil {
 			st.Close(context.Background())
 			st = nil

@@ -118,7 +118,7 @@ func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {
 		}
 		return nil
 	})
-	if ev := again.list()[0]; ev.Entry.Summary != "a2" || ev.Session != "ev-a" {
+	if ev := again.list()[0]; ev.Entry.Summary() != "a2" || ev.Session != "ev-a" {
 		t.Fatalf("after restart got %+v", ev)
 	}
 }
@@ -138,7 +138,7 @@ func TestFailingHandlerIsRetriedThenDeadLettered(t *testing.T) {
 	sub, err := replica.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("picky", session.TypeCompaction),
 		func(ctx context.Context, ev replica.Event) error {
 			mu.Lock()
-			tries[ev.Entry.Summary] = append(tries[ev.Entry.Summary], ev.Delivery)
+			tries[ev.Entry.Summary()] = append(tries[ev.Entry.Summary()], ev.Delivery)
 			mu.Unlock()
 			switch {
 			case ev.Entry.ID == poison.ID:

@@ -43,7 +43,7 @@ func ExampleSubscribe() {
 	got := make(chan string, 1)
 	sub, err := replica.Subscribe(ctx, b, replica.DefaultEventConfig("compactions", session.TypeCompaction),
 		func(ctx context.Context, ev replica.Event) error {
-			got <- fmt.Sprintf("%s compacted: %s", ev.Session, ev.Entry.Summary)
+			got <- fmt.Sprintf("%s compacted: %s", ev.Session, ev.Entry.Summary())
 			return nil // acknowledged
 		})
 	if err != nil {

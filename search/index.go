@@ -222,13 +222,13 @@ func textOf(e *session.Entry, max int) (role, text string) {
 			}
 		}
 	case session.TypeCustomMessage:
-		for _, bl := range e.Content.Blocks {
+		for _, bl := range e.CustomMessage().Content.Blocks {
 			if bl.Type == session.BlockText {
 				add(bl.Text)
 			}
 		}
 	case session.TypeCompaction, session.TypeBranchSummary:
-		add(e.Summary)
+		add(e.Summary())
 	}
 	return role, truncate(b.String(), max)
 }

@@ -229,7 +229,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 				n.Label, _ = t.Label(e.ID)
 				switch e.Type {
 				case session.TypeLabel:
-					n.Target = e.TargetID
+					n.Target = e.TargetID()
 				case session.TypeLeaf:
 					n.Target = e.ParentID
 				}

@@ -38,16 +38,26 @@ func (o *slotObj) addRaw(r *Raw) { o.raws[o.nraw] = r; o.nraw++ }
 func eachSlotObj(e *Entry, fn func(o *slotObj) error) error {
 	o := new(slotObj)
 	*o = slotObj{kind: "entry", extra: &e.Extra, members: entryMembers[e.Type]}
-	o.addRaw(&e.Details)
-	o.addRaw(&e.Data)
-	if e.Type == TypeCustomMessage {
-		o.content = &e.Content
+	var tail []Message
+	var content *Content
+	switch b := e.Body.(type) {
+	case *Compaction:
+		o.addRaw(&b.Details)
+		tail = b.RetainedTail
+	case *BranchSummary:
+		o.addRaw(&b.Details)
+	case *Custom:
+		o.addRaw(&b.Data)
+	case *CustomMessage:
+		o.addRaw(&b.Details)
+		content = &b.Content
+		o.content = content
 	}
 	if err := fn(o); err != nil {
 		return err
 	}
-	if e.Type == TypeCustomMessage {
-		if err := eachBlockObj(o, &e.Content, fn); err != nil {
+	if content != nil {
+		if err := eachBlockObj(o, content, fn); err != nil {
 			return err
 		}
 	}
@@ -56,8 +66,8 @@ func eachSlotObj(e *Entry, fn func(o *slotObj) error) error {
 			return err
 		}
 	}
-	for i := range e.RetainedTail {
-		if err := eachMessageObj(o, &e.RetainedTail[i], fn); err != nil {
+	for i := range tail {
+		if err := eachMessageObj(o, &tail[i], fn); err != nil {
 			return err
 		}
 	}

@@ -86,17 +86,25 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	for i, e := range branch {
 		switch e.Type {
 		case TypeThinkingLevelChange:
-			c.ThinkingLevel = e.ThinkingLevel
+			if b := e.ThinkingLevelChange(); b != nil {
+				c.ThinkingLevel = b.ThinkingLevel
+			}
 		case TypeModelChange:
-			model = e
+			if e.ModelChange() != nil {
+				model = e
+			}
 		case TypeMessage:
 			if m := e.Message; m != nil && m.Role == RoleAssistant {
 				model = e
 			}
 		case TypeActiveToolsChange:
-			c.ActiveTools = e.ActiveTools
+			if b := e.ActiveToolsChange(); b != nil {
+				c.ActiveTools = b.ActiveTools
+			}
 		case TypeCompaction:
-			compactionAt = i
+			if e.Compaction() != nil {
+				compactionAt = i
+			}
 		case TypeContextEdit:
 			edits++
 		}
@@ -104,7 +112,8 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	switch {
 	case model == nil:
 	case model.Type == TypeModelChange:
-		c.Model = &ModelRef{Provider: model.Provider, ModelID: model.ModelID}
+		b := model.ModelChange()
+		c.Model = &ModelRef{Provider: b.Provider, ModelID: b.ModelID}
 	default:
 		c.Model = &ModelRef{Provider: model.Message.Provider, ModelID: model.Message.Model}
 	}
@@ -122,10 +131,11 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 	}
 	comp := branch[compactionAt]
 	c.Compaction = comp
+	cb := comp.Compaction()
 	var kept []*Entry
-	if comp.RetainedTail == nil {
+	if cb.RetainedTail == nil {
 		for i, e := range branch[:compactionAt] {
-			if e.ID == comp.FirstKeptEntryID {
+			if e.ID == cb.FirstKeptEntryID {
 				kept = branch[i:compactionAt]
 				break
 			}
@@ -136,8 +146,8 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 		p.edits = editsOf(kept, after)
 	}
 	p.compaction(&c, comp)
-	for i := range comp.RetainedTail {
-		c.push(comp.ID, &comp.RetainedTail[i])
+	for i := range cb.RetainedTail {
+		c.push(comp.ID, &cb.RetainedTail[i])
 	}
 	for _, e := range kept {
 		if e.Type == TypeMessage && e.Message != nil && e.Message.Role == RoleSystem {

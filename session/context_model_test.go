@@ -10,7 +10,7 @@ import (
 // message on the path names.
 func TestContextModelIsTheLastSet(t *testing.T) {
 	change := func(id, provider, model string) *session.Entry {
-		return &session.Entry{Type: session.TypeModelChange, ID: id, Provider: provider, ModelID: model}
+		return &session.Entry{Type: session.TypeModelChange, ID: id, Body: &session.ModelChange{Provider: provider, ModelID: model}}
 	}
 	reply := func(id, provider, model string) *session.Entry {
 		return &session.Entry{Type: session.TypeMessage, ID: id, Message: &session.Message{Role: session.RoleAssistant, Provider: provider, Model: model}}

@@ -69,9 +69,13 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 		if t.typeAt(path[i]) != TypeCompaction {
 			continue
 		}
-		comp := t.entries[path[i]]
-		if comp == nil {
+		e := t.entries[path[i]]
+		if e == nil {
 			return nil, []int32{path[i]}, nil
+		}
+		comp := e.Compaction()
+		if comp == nil {
+			continue // as BuildContext: no compaction without its members
 		}
 		region = i
 		// The first kept entry, if it is on the path: looked up once,

@@ -24,19 +24,20 @@ func randomSession(r *rand.Rand, n int) (Header, []*Entry) {
 		case k < 8:
 			e.Type, e.Message = TypeMessage, &Message{Role: RoleToolResult, ToolCallID: "c", ToolName: "t", Content: TextContent("r"), Timestamp: 1}
 		case k < 9:
-			e.Type, e.ThinkingLevel = TypeThinkingLevelChange, fmt.Sprint("t", i)
+			e.Type, e.Body = TypeThinkingLevelChange, &ThinkingLevelChange{ThinkingLevel: fmt.Sprint("t", i)}
 		case k < 10:
-			e.Type, e.Provider, e.ModelID = TypeModelChange, "p", fmt.Sprint("mc", i)
+			e.Type, e.Body = TypeModelChange, &ModelChange{Provider: "p", ModelID: fmt.Sprint("mc", i)}
 		case k < 11:
-			e.Type, e.ActiveTools = TypeActiveToolsChange, []string{fmt.Sprint("tool", i)}
+			e.Type, e.Body = TypeActiveToolsChange, &ActiveToolsChange{ActiveTools: []string{fmt.Sprint("tool", i)}}
 		case k < 13 && len(all) > 0:
-			e.Type, e.Summary, e.TokensBefore = TypeCompaction, fmt.Sprint("s", i), 1
-			e.FirstKeptEntryID = all[r.IntN(len(all))].ID // on the path or not
+			c := &Compaction{Summary: fmt.Sprint("s", i), TokensBefore: 1}
+			c.FirstKeptEntryID = all[r.IntN(len(all))].ID // on the path or not
 			if r.IntN(4) == 0 {
-				e.RetainedTail = []Message{{Role: RoleUser, Content: TextContent("kept"), Timestamp: 1}}
+				c.RetainedTail = []Message{{Role: RoleUser, Content: TextContent("kept"), Timestamp: 1}}
 			}
+			e.Type, e.Body = TypeCompaction, c
 		case k < 14:
-			e.Type, e.CustomType, e.Content = TypeCustomMessage, "note", TextContent("c")
+			e.Type, e.Body = TypeCustomMessage, &CustomMessage{CustomType: "note", Content: TextContent("c")}
 		case k < 16 && len(all) > 0:
 			e.Type, e.ParentID = TypeLeaf, all[r.IntN(len(all))].ID // a move: a branch
 		default:

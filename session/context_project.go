@@ -4,17 +4,18 @@ package session
 // with the context edits among those entries applied.
 type projection struct {
 	opts ContextOptions
-	// edits maps an entry's id to the last context_edit of it.
-	edits map[string]*Entry
+	// edits maps an entry's id to the replacement of its last
+	// context_edit.
+	edits map[string]*Replacement
 }
 
 // editsOf maps each target to its last context_edit among the entries.
-func editsOf(lists ...[]*Entry) map[string]*Entry {
-	m := map[string]*Entry{}
+func editsOf(lists ...[]*Entry) map[string]*Replacement {
+	m := map[string]*Replacement{}
 	for _, l := range lists {
 		for _, e := range l {
-			if e.Type == TypeContextEdit && e.Edit != nil {
-				m[e.TargetID] = e
+			if b := e.ContextEdit(); b != nil && b.Replacement != nil {
+				m[b.TargetID] = b.Replacement
 			}
 		}
 	}
@@ -25,16 +26,17 @@ func editsOf(lists ...[]*Entry) map[string]*Entry {
 // it carries, then its summary.
 func (p *projection) compaction(c *Context, comp *Entry) {
 	edit := p.edits[comp.ID]
-	if edit != nil && edit.Edit.Remove {
+	if edit != nil && edit.Remove {
 		return
 	}
-	if comp.SystemMessage != nil {
-		c.push(comp.ID, withContent(comp.SystemMessage))
+	b := comp.Compaction()
+	if b.SystemMessage != nil {
+		c.push(comp.ID, withContent(b.SystemMessage))
 	}
 	c.push(comp.ID, &Message{
 		Role:         RoleCompactionSummary,
-		Summary:      comp.Summary,
-		TokensBefore: comp.TokensBefore,
+		Summary:      b.Summary,
+		TokensBefore: b.TokensBefore,
 		Timestamp:    epochMillis(comp.Timestamp),
 	})
 }
@@ -43,27 +45,32 @@ func (p *projection) compaction(c *Context, comp *Entry) {
 // does, edited as its last context_edit says.
 func (p *projection) emit(c *Context, e *Entry) {
 	edit := p.edits[e.ID]
-	if edit != nil && edit.Edit.Remove {
+	if edit != nil && edit.Remove {
 		return
 	}
 	add := func(m *Message) {
 		if edit != nil {
-			m = edited(m, edit.Edit)
+			m = edited(m, edit)
 		}
 		c.push(e.ID, m)
 	}
-	switch e.Type {
-	case TypeMessage:
-		if e.Message != nil {
+	if e.Message != nil {
+		if e.Type == TypeMessage {
 			add(withContent(e.Message))
 		}
-	case TypeCustomMessage:
+		return
+	}
+	switch b := e.Body.(type) {
+	case *CustomMessage:
+		if e.Type != TypeCustomMessage {
+			return
+		}
 		m := &Message{
 			Role:       RoleCustom,
-			CustomType: e.CustomType,
-			Content:    e.Content,
-			Display:    e.Display,
-			Details:    e.Details,
+			CustomType: b.CustomType,
+			Content:    b.Content,
+			Display:    b.Display,
+			Details:    b.Details,
 			Timestamp:  epochMillis(e.Timestamp),
 		}
 		// Content stored apart goes with the message, to be resolved
@@ -77,17 +84,17 @@ func (p *projection) emit(c *Context, e *Entry) {
 			m.Content = BlocksContent() // pi: entry.content ?? []
 		}
 		add(m)
-	case TypeBranchSummary:
-		if e.Summary != "" {
+	case *BranchSummary:
+		if b.Summary != "" && e.Type == TypeBranchSummary {
 			add(&Message{
 				Role:      RoleBranchSummary,
-				Summary:   e.Summary,
-				FromID:    e.FromID,
+				Summary:   b.Summary,
+				FromID:    b.FromID,
 				Timestamp: epochMillis(e.Timestamp),
 			})
 		}
-	case TypeCustom:
-		if pr := p.opts.Projectors[e.CustomType]; pr != nil {
+	case *Custom:
+		if pr := p.opts.Projectors[b.CustomType]; pr != nil && e.Type == TypeCustom {
 			ms := pr(e)
 			for i := range ms {
 				add(&ms[i])
@@ -119,7 +126,7 @@ func withContent(m *Message) *Message {
 // content pi edits (user, assistant, toolResult, custom); other messages
 // (summaries, system, bash) keep theirs. A string replacing an assistant
 // or tool result's content becomes one text block, as pi makes it.
-func edited(m *Message, edit *ContextEdit) *Message {
+func edited(m *Message, edit *Replacement) *Message {
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
 	default:

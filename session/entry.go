@@ -95,72 +95,32 @@ type Header struct {
 	Extra         []Field
 }
 
-// Entry is one node of a session tree. Which fields apply depends on Type;
-// the rest stay zero. Entries handed out by a Store must be treated as
+// Entry is one node of a session tree: the members every entry has, a
+// message entry's Message, and every other known type's own members in a
+// Body of that type. Entries handed out by a Store must be treated as
 // read-only: they are shared with the store's tree.
+//
+// Each type keeps only its own members (a layout per type): a message
+// entry is 128 bytes and its message, not the union of every type's
+// fields.
 type Entry struct {
 	Type      EntryType
 	ID        string
 	ParentID  string // "" for a root (null in JSON)
 	Timestamp string // TimeLayout, as written
 
-	// message
+	// Message is a message entry's message; nil for every other type (and
+	// on a malformed message entry).
 	Message *Message
 
-	// thinking_level_change
-	ThinkingLevel string
-
-	// model_change
-	Provider string
-	ModelID  string
-
-	// active_tools_change: the complete set of enabled tool names.
-	ActiveTools []string
-
-	// compaction and branch_summary
-	Summary  string
-	Details  Raw  // also custom_message
-	FromHook bool // written only when true (or when the file had it)
-
-	// compaction
-	FirstKeptEntryID string
-	// SystemMessage is the prompt and tool state in force at a
-	// compaction (pi 1.6): the context starts with it.
-	SystemMessage *Message
-	TokensBefore  int64
-	// RetainedTail, when set, is the verbatim tail of messages the compactor
-	// kept; the context then uses it instead of walking from FirstKeptEntryID.
-	RetainedTail []Message
-	// Usage is what the summarising model call cost (compaction and
-	// branch_summary), or the usage a usage entry records.
-	Usage *Usage
-
-	// usage: what kind of use it was ("cache_warm"), by which model;
-	// Provider is the model's provider.
-	Kind  string
-	Model string
-	Note  string
-
-	// context_edit: TargetID's content in the context is replaced, or
-	// the target removed (Edit.Remove). nil only on a malformed entry.
-	Edit *ContextEdit
-
-	// branch_summary: the leaf the branch was left from.
-	FromID string
-
-	// custom and custom_message
-	CustomType string
-	Data       Raw // custom
-	Content    Content
-	Display    bool // custom_message
-
-	// label: TargetID is labelled with Label; an empty Label clears it.
-	// context_edit: TargetID is the entry edited.
-	TargetID string
-	Label    string
-
-	// session_info: the session's display name; empty clears it.
-	Name string
+	// Body holds the members of the other known types: *Compaction for a
+	// compaction, *BranchSummary, *ThinkingLevelChange, *ModelChange,
+	// *ActiveToolsChange, *Custom, *CustomMessage, *Label, *SessionInfo,
+	// *UsageRecord and *ContextEdit for theirs. nil for message and leaf
+	// entries and for types this version does not know (their members are
+	// in Extra); a Body of another type than Type is refused by
+	// ValidateFields.
+	Body Body
 
 	Extra  []Field
 	Layout Layout
@@ -180,32 +140,16 @@ func (e *Entry) Clone() *Entry {
 		m := e.Message.Clone()
 		c.Message = &m
 	}
-	c.ActiveTools = append([]string(nil), e.ActiveTools...)
-	if e.ActiveTools == nil {
-		c.ActiveTools = nil
+	if e.Body != nil {
+		c.Body = e.Body.clone()
 	}
-	c.Details = cloneRaw(e.Details)
-	c.Data = cloneRaw(e.Data)
-	c.Content = e.Content.Clone()
-	if e.RetainedTail != nil {
-		c.RetainedTail = make([]Message, len(e.RetainedTail))
-		for i := range e.RetainedTail {
-			c.RetainedTail[i] = e.RetainedTail[i].Clone()
-		}
-	}
-	c.Usage = e.Usage.Clone()
-	if e.SystemMessage != nil {
-		m := e.SystemMessage.Clone()
-		c.SystemMessage = &m
-	}
-	c.Edit = e.Edit.Clone()
 	c.Extra = cloneFields(e.Extra)
 	return &c
 }
 
-// ContextEdit is a context_edit's replacement: null (Remove), or an
+// Replacement is a context_edit's replacement: null (Remove), or an
 // object whose content replaces the target's.
-type ContextEdit struct {
+type Replacement struct {
 	Remove  bool
 	Content Content
 	Extra   []Field
@@ -213,11 +157,11 @@ type ContextEdit struct {
 }
 
 // Clone returns a deep copy of c (nil for nil).
-func (c *ContextEdit) Clone() *ContextEdit {
+func (c *Replacement) Clone() *Replacement {
 	if c == nil {
 		return nil
 	}
-	return &ContextEdit{Remove: c.Remove, Content: c.Content.Clone(), Extra: cloneFields(c.Extra), Layout: c.Layout}
+	return &Replacement{Remove: c.Remove, Content: c.Content.Clone(), Extra: cloneFields(c.Extra), Layout: c.Layout}
 }
 
 func parseTime(s string) time.Time {

@@ -18,19 +18,19 @@ func TestFill(t *testing.T) {
 		wantParents  []string
 		wantFromLeaf bool
 	}{
-		{name: "chain onto the leaf", entries: []*session.Entry{{Type: session.TypeCustom, CustomType: "x"}, {Type: session.TypeCustom, CustomType: "x"}},
+		{name: "chain onto the leaf", entries: []*session.Entry{{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}}, {Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}}},
 			wantParents: []string{"leaf", "#0"}, wantFromLeaf: true},
-		{name: "explicit parent for the first", entries: []*session.Entry{{Type: session.TypeCustom, CustomType: "x"}, {Type: session.TypeCustom, CustomType: "x"}},
+		{name: "explicit parent for the first", entries: []*session.Entry{{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}}, {Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}}},
 			parent: &root, wantParents: []string{"r", "#0"}},
-		{name: "entry's own parent wins", entries: []*session.Entry{{Type: session.TypeCustom, CustomType: "x", ParentID: "r"}, {Type: session.TypeCustom, CustomType: "x", ParentID: "r"}},
+		{name: "entry's own parent wins", entries: []*session.Entry{{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ParentID: "r"}, {Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ParentID: "r"}},
 			wantParents: []string{"r", "r"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := session.NewMemoryStore(sessiontest.TestHeader("fill"))
 			for _, e := range []*session.Entry{
-				{Type: session.TypeCustom, CustomType: "x", ID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},
-				{Type: session.TypeCustom, CustomType: "x", ID: "leaf", ParentID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},
+				{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},
+				{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ID: "leaf", ParentID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},
 			} {
 				if err := st.Append(ctx, e); err != nil {
 					t.Fatal(err)

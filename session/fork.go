@@ -108,7 +108,7 @@ func copyBranch(branch []*Entry) []*Entry {
 	out := make([]*Entry, 0, len(branch))
 	parent := ""
 	for _, e := range branch {
-		if e.Type == TypeLeaf || (e.Type == TypeLabel && !in[e.TargetID]) {
+		if e.Type == TypeLeaf || (e.Type == TypeLabel && !in[e.TargetID()]) {
 			continue
 		}
 		c := e.Clone()

@@ -103,3 +103,11 @@ func typeName(t string) bool {
 	}
 	return true
 }
+
+// Defines reports whether entries of type t have a member named key
+// besides the envelope (type, id, parentId, timestamp): one that decoders
+// put in the entry's Message or Body rather than in Extra.
+func Defines(t EntryType, key string) bool {
+	_, ok := entryMembers[t][key]
+	return ok
+}

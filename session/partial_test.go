@@ -38,11 +38,11 @@ func TestPartialTree(t *testing.T) {
 		t.Fatal("a partial tree answers leaf, name, labels or stats differently")
 	}
 	// It takes appends, checked against the skeleton.
-	dup := &session.Entry{Type: session.TypeCustom, ID: sessiontest.Entries(t, full)[0].ID, CustomType: "x"}
+	dup := &session.Entry{Type: session.TypeCustom, ID: sessiontest.Entries(t, full)[0].ID, Body: &session.Custom{CustomType: "x"}}
 	if err := p.Apply(dup); !errors.Is(err, session.ErrDuplicateID) {
 		t.Fatalf("duplicate of a skeleton id: %v", err)
 	}
-	next := &session.Entry{Type: session.TypeCustom, ID: "next", ParentID: p.Leaf(), CustomType: "x"}
+	next := &session.Entry{Type: session.TypeCustom, ID: "next", ParentID: p.Leaf(), Body: &session.Custom{CustomType: "x"}}
 	if err := p.Apply(next); err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,22 @@ func CountRedactions(e *Entry) int {
 	if e == nil {
 		return 0
 	}
-	n := countRaw(e.Details) + countRaw(e.Data) + strings.Count(e.Summary, redactionPrefix) + countFields(e.Extra) + countContent(e.Content)
+	n := countFields(e.Extra)
 	if e.Message != nil {
 		n += countMessage(e.Message)
 	}
-	for i := range e.RetainedTail {
-		n += countMessage(&e.RetainedTail[i])
+	switch b := e.Body.(type) {
+	case *Compaction:
+		n += countRaw(b.Details) + strings.Count(b.Summary, redactionPrefix)
+		for i := range b.RetainedTail {
+			n += countMessage(&b.RetainedTail[i])
+		}
+	case *BranchSummary:
+		n += countRaw(b.Details) + strings.Count(b.Summary, redactionPrefix)
+	case *Custom:
+		n += countRaw(b.Data)
+	case *CustomMessage:
+		n += countRaw(b.Details) + countContent(b.Content)
 	}
 	// Content stored apart is counted by its reference.
 	for _, r := range e.BlobRefs() {

@@ -146,12 +146,12 @@ func (s *Session) AppendMessage(ctx context.Context, m Message) (*Entry, error) 
 
 // AppendThinkingLevelChange records a new thinking level ("off", "low", …).
 func (s *Session) AppendThinkingLevelChange(ctx context.Context, level string) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeThinkingLevelChange, ThinkingLevel: level}, false)
+	return s.append(ctx, &Entry{Type: TypeThinkingLevelChange, Body: &ThinkingLevelChange{ThinkingLevel: level}}, false)
 }
 
 // AppendModelChange records a switch of model.
 func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeModelChange, Provider: provider, ModelID: modelID}, false)
+	return s.append(ctx, &Entry{Type: TypeModelChange, Body: &ModelChange{Provider: provider, ModelID: modelID}}, false)
 }
 
 // AppendActiveToolsChange records the complete set of enabled tools.
@@ -164,24 +164,11 @@ func (s *Session) AppendActiveToolsChange(ctx context.Context, tools []string) (
 			return nil, fmt.Errorf("%w: empty tool name", ErrInvalidEntry)
 		}
 	}
-	return s.append(ctx, &Entry{Type: TypeActiveToolsChange, ActiveTools: append([]string{}, tools...)}, false)
+	return s.append(ctx, &Entry{Type: TypeActiveToolsChange, Body: &ActiveToolsChange{ActiveTools: append([]string{}, tools...)}}, false)
 }
 
-// Compaction describes a compaction to append.
-type Compaction struct {
-	Summary string
-	// FirstKeptEntryID is the first entry of the current branch the
-	// context keeps after the summary.
-	FirstKeptEntryID string
-	TokensBefore     int64
-	// RetainedTail, when set, replaces the kept entries with these messages.
-	RetainedTail []Message
-	Details      Raw
-	Usage        *Usage
-	FromHook     bool
-}
-
-// AppendCompaction appends a compaction. FirstKeptEntryID, when set, must be
+// AppendCompaction appends a compaction: c is the new entry's body (the
+// caller's is not kept). FirstKeptEntryID, when set, must be
 // on the current branch; when empty (and no RetainedTail is given) nothing
 // before the compaction is kept, which is written as pi reads it: the
 // compaction names itself as the first kept entry.
@@ -206,17 +193,13 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (*Entry, e
 			return nil, &TargetError{Op: "compaction", ID: c.FirstKeptEntryID, Reason: "is not on the current branch"}
 		}
 	}
-	e := &Entry{
-		Type: TypeCompaction, Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID,
-		TokensBefore: c.TokensBefore, RetainedTail: c.RetainedTail, Details: c.Details,
-		Usage: c.Usage, FromHook: c.FromHook,
-	}
-	if e.FirstKeptEntryID == "" {
+	e := &Entry{Type: TypeCompaction, Body: &c}
+	if c.FirstKeptEntryID == "" {
 		id, err := s.newID(ctx)
 		if err != nil {
 			return nil, err
 		}
-		e.ID, e.FirstKeptEntryID = id, id
+		e.ID, c.FirstKeptEntryID = id, id
 	}
 	return s.append(ctx, e, false)
 }
@@ -224,15 +207,7 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (*Entry, e
 // AppendCustom appends extension state that never reaches the context
 // (unless a Projector for its customType is given).
 func (s *Session) AppendCustom(ctx context.Context, customType string, data Raw) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeCustom, CustomType: customType, Data: data}, false)
-}
-
-// CustomMessage describes an extension message that reaches the context.
-type CustomMessage struct {
-	CustomType string
-	Content    Content
-	Display    bool
-	Details    Raw
+	return s.append(ctx, &Entry{Type: TypeCustom, Body: &Custom{CustomType: customType, Data: data}}, false)
 }
 
 // AppendCustomMessage appends an extension message.
@@ -240,10 +215,7 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m CustomMessage) (*En
 	if m.Content.IsZero() {
 		m.Content = TextContent("")
 	}
-	return s.append(ctx, &Entry{
-		Type: TypeCustomMessage, CustomType: m.CustomType, Content: m.Content,
-		Display: m.Display, Details: m.Details,
-	}, false)
+	return s.append(ctx, &Entry{Type: TypeCustomMessage, Body: &m}, false)
 }
 
 // SetLabel labels an entry; an empty label clears it.
@@ -258,12 +230,12 @@ func (s *Session) SetLabel(ctx context.Context, targetID, label string) (*Entry,
 	if t.Type == TypeLeaf {
 		return nil, &TargetError{Op: "label", ID: targetID, Reason: "is a leaf marker"}
 	}
-	return s.append(ctx, &Entry{Type: TypeLabel, TargetID: targetID, Label: strings.TrimSpace(label)}, false)
+	return s.append(ctx, &Entry{Type: TypeLabel, Body: &Label{TargetID: targetID, Label: strings.TrimSpace(label)}}, false)
 }
 
 // SetName names the session; an empty name clears it.
 func (s *Session) SetName(ctx context.Context, name string) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeSessionInfo, Name: oneLineName(name)}, false)
+	return s.append(ctx, &Entry{Type: TypeSessionInfo, Body: &SessionName{Name: oneLineName(name)}}, false)
 }
 
 // MoveOption configures MoveTo.
@@ -311,10 +283,8 @@ func (s *Session) MoveTo(ctx context.Context, targetID string, opts ...MoveOptio
 		return nil, err
 	}
 	if mc.withSum {
-		return s.append(ctx, &Entry{
-			Type: TypeBranchSummary, ParentID: targetID, FromID: leaf,
-			Summary: mc.summary, Details: mc.details, FromHook: mc.fromHook,
-		}, true)
+		return s.append(ctx, &Entry{Type: TypeBranchSummary, ParentID: targetID,
+			Body: &BranchSummary{FromID: leaf, Summary: mc.summary, Details: mc.details, FromHook: mc.fromHook}}, true)
 	}
 	if leaf == targetID {
 		return nil, nil
@@ -417,7 +387,7 @@ func (s *Session) BuildContext(ctx context.Context, opts ...ContextOption) (Cont
 		// Projectors and transforms are the caller's code: they see
 		// custom entries with their data in place.
 		resolve := func(e *Entry) *Entry {
-			if e.Type != TypeCustom || copts.Projectors[e.CustomType] == nil || failed != nil {
+			if b := e.Custom(); b == nil || copts.Projectors[b.CustomType] == nil || failed != nil {
 				return e
 			}
 			r, err := bh.ResolveEntry(ctx, e)

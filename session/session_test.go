@@ -61,7 +61,7 @@ func TestTransformsAndProjectorsMerge(t *testing.T) {
 	}
 	project := func(prefix string) session.Projector {
 		return func(e *session.Entry) []session.Message {
-			return []session.Message{user(prefix + string(e.Data))}
+			return []session.Message{user(prefix + string(e.Custom().Data))}
 		}
 	}
 	cfg := sessiontest.TestConfig()
@@ -185,10 +185,10 @@ func TestLabelOrderFollowsPi(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	apply(&session.Entry{Type: session.TypeCustom, ID: "x", CustomType: "c"})
-	apply(&session.Entry{Type: session.TypeCustom, ID: "y", ParentID: "x", CustomType: "c"})
+	apply(&session.Entry{Type: session.TypeCustom, ID: "x", Body: &session.Custom{CustomType: "c"}})
+	apply(&session.Entry{Type: session.TypeCustom, ID: "y", ParentID: "x", Body: &session.Custom{CustomType: "c"}})
 	label := func(id, target, l string) {
-		apply(&session.Entry{Type: session.TypeLabel, ID: id, ParentID: "y", TargetID: target, Label: l})
+		apply(&session.Entry{Type: session.TypeLabel, ID: id, ParentID: "y", Body: &session.Label{TargetID: target, Label: l}})
 	}
 	label("l1", "x", "one")
 	label("l2", "y", "two")
@@ -260,9 +260,9 @@ func TestConfigValidate(t *testing.T) {
 
 func TestAppendBatchIsAllOrNothing(t *testing.T) {
 	st := session.NewMemoryStore(sessiontest.TestHeader("t"))
-	ok := &session.Entry{Type: session.TypeCustom, ID: "a", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
-	chained := &session.Entry{Type: session.TypeCustom, ID: "b", ParentID: "a", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
-	bad := &session.Entry{Type: session.TypeCustom, ID: "c", ParentID: "ghost", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
+	ok := &session.Entry{Type: session.TypeCustom, ID: "a", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
+	chained := &session.Entry{Type: session.TypeCustom, ID: "b", ParentID: "a", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
+	bad := &session.Entry{Type: session.TypeCustom, ID: "c", ParentID: "ghost", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
 	if err := st.AppendBatch(ctx, []*session.Entry{ok, chained, bad}); !errors.Is(err, session.ErrParentNotFound) {
 		t.Fatalf("batch with a bad entry: %v", err)
 	}
@@ -272,23 +272,45 @@ func TestAppendBatchIsAllOrNothing(t *testing.T) {
 	if err := st.AppendBatch(ctx, []*session.Entry{ok, chained}); err != nil {
 		t.Fatal(err)
 	}
-	dup := &session.Entry{Type: session.TypeCustom, ID: "d", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "c"}
+	dup := &session.Entry{Type: session.TypeCustom, ID: "d", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
 	if err := st.AppendBatch(ctx, []*session.Entry{dup, dup}); !errors.Is(err, session.ErrDuplicateID) {
 		t.Fatalf("duplicate inside a batch: %v", err)
 	}
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	e := &session.Entry{Type: session.TypeMessage, ID: "a", ActiveTools: []string{"x"}, Details: session.Raw(`{"a":1}`),
+	e := &session.Entry{Type: session.TypeMessage, ID: "a",
 		Message: &session.Message{Role: "assistant", Content: session.BlocksContent(session.ContentBlock{Type: "toolCall", Arguments: session.Raw(`{}`)}),
 			Usage: &session.Usage{Input: 1}}}
 	c := e.Clone()
-	c.ActiveTools[0] = "y"
-	c.Details[2] = 'b'
 	c.Message.Content.Blocks[0].Arguments[0] = '['
 	c.Message.Usage.Input = 2
-	if e.ActiveTools[0] != "x" || e.Details[2] != 'a' || e.Message.Content.Blocks[0].Arguments[0] != '{' || e.Message.Usage.Input != 1 {
+	if e.Message.Content.Blocks[0].Arguments[0] != '{' || e.Message.Usage.Input != 1 {
 		t.Fatal("Clone shares memory with the original")
+	}
+	// Every body type's own slices and pointers.
+	comp := &session.Entry{Type: session.TypeCompaction, ID: "c", Body: &session.Compaction{Details: session.Raw(`{"a":1}`),
+		RetainedTail: []session.Message{{Role: "user", Content: session.TextContent("t")}}, Usage: &session.Usage{Input: 1},
+		SystemMessage: &session.Message{Role: "system", Content: session.TextContent("s")}}}
+	cc := comp.Clone().Compaction()
+	cc.Details[2] = 'b'
+	cc.RetainedTail[0].Content.Blocks[0].Text = "changed"
+	cc.Usage.Input = 2
+	cc.SystemMessage.Content.Blocks[0].Text = "changed"
+	if b := comp.Compaction(); b.Details[2] != 'a' || b.RetainedTail[0].Content.Blocks[0].Text != "t" || b.Usage.Input != 1 ||
+		b.SystemMessage.Content.Blocks[0].Text != "s" {
+		t.Fatal("Clone shares a compaction's memory with the original")
+	}
+	tools := &session.Entry{Type: session.TypeActiveToolsChange, ID: "t", Body: &session.ActiveToolsChange{ActiveTools: []string{"x"}}}
+	tools.Clone().ActiveToolsChange().ActiveTools[0] = "y"
+	if tools.ActiveToolsChange().ActiveTools[0] != "x" {
+		t.Fatal("Clone shares active tools with the original")
+	}
+	custom := &session.Entry{Type: session.TypeCustomMessage, ID: "m", Body: &session.CustomMessage{Content: session.TextContent("c"), Details: session.Raw(`[1]`)}}
+	cm := custom.Clone().CustomMessage()
+	cm.Content.Blocks[0].Text, cm.Details[1] = "changed", '2'
+	if b := custom.CustomMessage(); b.Content.Blocks[0].Text != "c" || b.Details[1] != '1' {
+		t.Fatal("Clone shares a custom message's memory with the original")
 	}
 }
 

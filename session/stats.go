@@ -44,12 +44,18 @@ func (s *Stats) add(e *Entry) {
 		}
 	case TypeCompaction:
 		s.Compactions++
-		s.Usage.Add(e.Usage)
+		if b := e.Compaction(); b != nil {
+			s.Usage.Add(b.Usage)
+		}
 	case TypeBranchSummary:
 		s.BranchSummaries++
-		s.Usage.Add(e.Usage)
+		if b := e.BranchSummary(); b != nil {
+			s.Usage.Add(b.Usage)
+		}
 	case TypeUsage:
-		s.Usage.Add(e.Usage)
+		if b := e.UsageRecord(); b != nil {
+			s.Usage.Add(b.Usage)
+		}
 	}
 }
 

@@ -207,8 +207,8 @@ func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) er
 	if e.ParentID != "" && !has(e.ParentID) {
 		return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
 	}
-	if strictTargets && e.Type == TypeLabel && !has(e.TargetID) {
-		return &TargetError{Op: "label", ID: e.TargetID, Reason: reasonMissing}
+	if l := e.Label(); strictTargets && l != nil && !has(l.TargetID) {
+		return &TargetError{Op: "label", ID: l.TargetID, Reason: reasonMissing}
 	}
 	if strictTargets && e.Type == TypeContextEdit {
 		if err := t.checkEditTarget(e, added); err != nil {
@@ -252,27 +252,33 @@ func validateShape(e *Entry) error {
 		return fmt.Errorf("%w: entry %q has no type", ErrInvalidEntry, e.ID)
 	case TypeSession:
 		return fmt.Errorf("%w: entry %q has the header's type %q", ErrInvalidEntry, e.ID, e.Type)
-	case TypeMessage:
-		if e.Message == nil {
-			return fmt.Errorf("%w: message entry %q has no message", ErrInvalidEntry, e.ID)
-		}
-		if e.Message.Role == "" {
+	}
+	if err := checkBody(e); err != nil {
+		return err
+	}
+	switch b := e.Body.(type) {
+	case nil:
+		if e.Type == TypeMessage && e.Message.Role == "" {
 			return fmt.Errorf("%w: message entry %q has no role", ErrInvalidEntry, e.ID)
 		}
-	case TypeLabel:
-		if e.TargetID == "" {
+	case *Label:
+		if b.TargetID == "" {
 			return fmt.Errorf("%w: label entry %q has no targetId", ErrInvalidEntry, e.ID)
 		}
-	case TypeCustom, TypeCustomMessage:
-		if e.CustomType == "" {
+	case *Custom:
+		if b.CustomType == "" {
 			return fmt.Errorf("%w: %s entry %q has no customType", ErrInvalidEntry, e.Type, e.ID)
 		}
-	case TypeModelChange:
-		if e.Provider == "" || e.ModelID == "" {
+	case *CustomMessage:
+		if b.CustomType == "" {
+			return fmt.Errorf("%w: %s entry %q has no customType", ErrInvalidEntry, e.Type, e.ID)
+		}
+	case *ModelChange:
+		if b.Provider == "" || b.ModelID == "" {
 			return fmt.Errorf("%w: model_change entry %q needs provider and modelId", ErrInvalidEntry, e.ID)
 		}
-	case TypeThinkingLevelChange:
-		if e.ThinkingLevel == "" {
+	case *ThinkingLevelChange:
+		if b.ThinkingLevel == "" {
 			return fmt.Errorf("%w: thinking_level_change entry %q has no thinkingLevel", ErrInvalidEntry, e.ID)
 		}
 	}
@@ -302,11 +308,25 @@ func validateRaws(e *Entry) error {
 		}
 		return "", false
 	}
-	if invalid(e.Details) {
-		return bad("details")
-	}
-	if invalid(e.Data) {
-		return bad("data")
+	var tail []Message
+	switch b := e.Body.(type) {
+	case *Compaction:
+		if invalid(b.Details) {
+			return bad("details")
+		}
+		tail = b.RetainedTail
+	case *BranchSummary:
+		if invalid(b.Details) {
+			return bad("details")
+		}
+	case *CustomMessage:
+		if invalid(b.Details) {
+			return bad("details")
+		}
+	case *Custom:
+		if invalid(b.Data) {
+			return bad("data")
+		}
 	}
 	for _, f := range e.Extra {
 		if invalid(f.Value) {
@@ -318,8 +338,8 @@ func validateRaws(e *Entry) error {
 			return bad("message." + field)
 		}
 	}
-	for i := range e.RetainedTail {
-		if field, ok := check(&e.RetainedTail[i]); ok {
+	for i := range tail {
+		if field, ok := check(&tail[i]); ok {
 			return bad(fmt.Sprintf("retainedTail[%d].%s", i, field))
 		}
 	}
@@ -411,17 +431,13 @@ func (t *Tree) apply(e *Entry) {
 	}
 	switch e.Type {
 	case TypeLabel:
-		t.listed.Change(t.labels[e.TargetID].label, e.Label)
-		if e.Label == "" {
-			delete(t.labels, e.TargetID)
-		} else if l, ok := t.labels[e.TargetID]; ok {
-			t.labels[e.TargetID] = labelState{label: e.Label, at: e.Timestamp, order: l.order}
-		} else {
-			t.nlabel++
-			t.labels[e.TargetID] = labelState{label: e.Label, at: e.Timestamp, order: t.nlabel}
+		if b := e.Label(); b != nil {
+			t.label(b, e.Timestamp)
 		}
 	case TypeSessionInfo:
-		t.name = strings.TrimSpace(e.Name)
+		if b := e.SessionName(); b != nil {
+			t.name = strings.TrimSpace(b.Name)
+		}
 	}
 	t.stats.add(e)
 }
@@ -478,7 +494,7 @@ func (t *Tree) DanglingLabels() []string {
 	var out []string
 	for i := range t.entries {
 		e := t.entries[i]
-		if e != nil && e.Type == TypeLabel && !t.Has(e.TargetID) {
+		if e != nil && e.Type == TypeLabel && !t.Has(e.TargetID()) {
 			out = append(out, e.ID)
 		}
 	}

@@ -26,8 +26,9 @@ func (t *Tree) unknownTypes(added map[string]*Entry) int {
 // that does not exist, is not on the edit's branch, or gives the model no
 // content to edit.
 func (t *Tree) checkEditTarget(e *Entry, added map[string]*Entry) error {
-	refuse := func(reason string) error { return &TargetError{Op: "context edit", ID: e.TargetID, Reason: reason} }
-	target, inTree := t.lookup(e.TargetID)
+	targetID := e.TargetID()
+	refuse := func(reason string) error { return &TargetError{Op: "context edit", ID: targetID, Reason: reason} }
+	target, inTree := t.lookup(targetID)
 	var te *Entry
 	switch {
 	case inTree:
@@ -36,8 +37,8 @@ func (t *Tree) checkEditTarget(e *Entry, added map[string]*Entry) error {
 			// A partial tree knows the type of an entry it has not loaded.
 			return refuse(editable(&Entry{Type: t.typeAt(target)}))
 		}
-	case added[e.TargetID] != nil:
-		te = added[e.TargetID]
+	case added[targetID] != nil:
+		te = added[targetID]
 	default:
 		return refuse(reasonMissing)
 	}
@@ -48,7 +49,7 @@ func (t *Tree) checkEditTarget(e *Entry, added map[string]*Entry) error {
 	}
 	// The target must be an ancestor: the edit applies on its branch.
 	for id := e.ParentID; id != ""; {
-		if id == e.TargetID {
+		if id == targetID {
 			return nil
 		}
 		if b := added[id]; b != nil {
@@ -66,4 +67,17 @@ func (t *Tree) checkEditTarget(e *Entry, added map[string]*Entry) error {
 		id = t.idAt(p)
 	}
 	return refuse("is not on the edit's branch (an edit applies to the entries above it)")
+}
+
+// label applies a label entry's body to the tree's labels.
+func (t *Tree) label(b *Label, at string) {
+	t.listed.Change(t.labels[b.TargetID].label, b.Label)
+	if b.Label == "" {
+		delete(t.labels, b.TargetID)
+	} else if l, ok := t.labels[b.TargetID]; ok {
+		t.labels[b.TargetID] = labelState{label: b.Label, at: at, order: l.order}
+	} else {
+		t.nlabel++
+		t.labels[b.TargetID] = labelState{label: b.Label, at: at, order: t.nlabel}
+	}
 }

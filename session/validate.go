@@ -140,72 +140,74 @@ func ValidateFields(e *Entry) error {
 		refKind = ""
 	}
 	v.extra(root, "", e.Extra, members, nil, refKind)
-	switch e.Type {
-	case TypeMessage:
+	if e.Message != nil {
 		v.message(root.at("message"), e.Message)
-	case TypeThinkingLevelChange:
-		if !thinkingLevels[e.ThinkingLevel] {
-			v.fail(root.at("thinkingLevel"), fmt.Sprintf("%q is not one of off, minimal, low, medium, high, xhigh", clip(e.ThinkingLevel)))
+	}
+	// validateShape saw that the body is of the entry's type.
+	switch b := e.Body.(type) {
+	case *ThinkingLevelChange:
+		if !thinkingLevels[b.ThinkingLevel] {
+			v.fail(root.at("thinkingLevel"), fmt.Sprintf("%q is not one of off, minimal, low, medium, high, xhigh", clip(b.ThinkingLevel)))
 		}
-	case TypeModelChange:
-		v.name(root.at("provider"), e.Provider)
-		v.name(root.at("modelId"), e.ModelID)
-	case TypeActiveToolsChange:
-		for i, t := range e.ActiveTools {
+	case *ModelChange:
+		v.name(root.at("provider"), b.Provider)
+		v.name(root.at("modelId"), b.ModelID)
+	case *ActiveToolsChange:
+		for i, t := range b.ActiveTools {
 			v.name(root.at("activeTools").item(i), t)
 		}
-	case TypeCompaction:
-		if e.FirstKeptEntryID == "" {
+	case *Compaction:
+		if b.FirstKeptEntryID == "" {
 			v.fail(root.at("firstKeptEntryId"), "is required: the entry the kept context starts from")
-		} else if err := ValidateID(e.FirstKeptEntryID); err != nil {
+		} else if err := ValidateID(b.FirstKeptEntryID); err != nil {
 			v.fail(root.at("firstKeptEntryId"), err.Error())
 		}
-		v.count(root.at("tokensBefore"), e.TokensBefore)
-		for i := range e.RetainedTail {
-			v.message(root.at("retainedTail").item(i), &e.RetainedTail[i])
+		v.count(root.at("tokensBefore"), b.TokensBefore)
+		for i := range b.RetainedTail {
+			v.message(root.at("retainedTail").item(i), &b.RetainedTail[i])
 		}
-		v.usage(root.at("usage"), e.Usage)
-		if m := e.SystemMessage; m != nil {
+		v.usage(root.at("usage"), b.Usage)
+		if m := b.SystemMessage; m != nil {
 			v.message(root.at("systemMessage"), m)
 			if m.Role != RoleSystem {
 				v.fail(root.at("systemMessage").at("role"), fmt.Sprintf("is %q: a compaction's systemMessage is a system message", clip(m.Role)))
 			}
 		}
-	case TypeBranchSummary:
-		if e.FromID == "" {
+	case *BranchSummary:
+		if b.FromID == "" {
 			v.fail(root.at("fromId"), "is required: the leaf the branch was left from")
-		} else if len(e.FromID) > MaxIDLen {
-			v.fail(root.at("fromId"), fmt.Sprintf("is %d bytes (max %d)", len(e.FromID), MaxIDLen))
+		} else if len(b.FromID) > MaxIDLen {
+			v.fail(root.at("fromId"), fmt.Sprintf("is %d bytes (max %d)", len(b.FromID), MaxIDLen))
 		}
-		v.usage(root.at("usage"), e.Usage)
-	case TypeUsage:
-		v.name(root.at("kind"), e.Kind)
-		v.name(root.at("provider"), e.Provider)
-		v.name(root.at("model"), e.Model)
-		if e.Usage == nil {
+		v.usage(root.at("usage"), b.Usage)
+	case *UsageRecord:
+		v.name(root.at("kind"), b.Kind)
+		v.name(root.at("provider"), b.Provider)
+		v.name(root.at("model"), b.Model)
+		if b.Usage == nil {
 			v.fail(root.at("usage"), "is required: the tokens and cost used")
 		}
-		v.usage(root.at("usage"), e.Usage)
-		if len(e.Note) > MaxNameLen {
-			v.fail(root.at("note"), fmt.Sprintf("is %d bytes (max %d)", len(e.Note), MaxNameLen))
+		v.usage(root.at("usage"), b.Usage)
+		if len(b.Note) > MaxNameLen {
+			v.fail(root.at("note"), fmt.Sprintf("is %d bytes (max %d)", len(b.Note), MaxNameLen))
 		}
-	case TypeContextEdit:
-		v.contextEdit(e)
-	case TypeCustom:
-		v.name(root.at("customType"), e.CustomType)
-	case TypeCustomMessage:
-		v.name(root.at("customType"), e.CustomType)
-		if e.Content.IsZero() && !HasBlobRef(e.Extra, "content") {
+	case *ContextEdit:
+		v.contextEdit(b)
+	case *Custom:
+		v.name(root.at("customType"), b.CustomType)
+	case *CustomMessage:
+		v.name(root.at("customType"), b.CustomType)
+		if b.Content.IsZero() && !HasBlobRef(e.Extra, "content") {
 			v.fail(root.at("content"), "is required (a string or content blocks)")
 		}
-		v.content(root.at("content"), e.Content, blocksUser)
-	case TypeLabel:
-		if len(e.Label) > MaxNameLen {
-			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(e.Label), MaxNameLen))
+		v.content(root.at("content"), b.Content, blocksUser)
+	case *Label:
+		if len(b.Label) > MaxNameLen {
+			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(b.Label), MaxNameLen))
 		}
-	case TypeSessionInfo:
-		if len(e.Name) > MaxNameLen {
-			v.fail(root.at("name"), fmt.Sprintf("is %d bytes (max %d)", len(e.Name), MaxNameLen))
+	case *SessionName:
+		if len(b.Name) > MaxNameLen {
+			v.fail(root.at("name"), fmt.Sprintf("is %d bytes (max %d)", len(b.Name), MaxNameLen))
 		}
 	}
 	return v.err

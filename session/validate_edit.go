@@ -6,14 +6,14 @@ import "fmt"
 // replacement that is null or holds content. That the target is an
 // editable entry on the edit's branch is checked against the tree
 // (Tree.CheckBatch).
-func (v *fieldCheck) contextEdit(e *Entry) {
+func (v *fieldCheck) contextEdit(e *ContextEdit) {
 	if e.TargetID == "" {
 		v.fail(root.at("targetId"), "is required: the entry whose content the edit replaces or removes")
 	} else if err := ValidateID(e.TargetID); err != nil {
 		v.fail(root.at("targetId"), err.Error())
 	}
 	at := root.at("replacement")
-	switch c := e.Edit; {
+	switch c := e.Replacement; {
 	case c == nil:
 		v.fail(at, `is required: null to leave the target out of the context, or {"content": …} to replace its content`)
 	case c.Remove:

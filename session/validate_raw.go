@@ -13,31 +13,45 @@ import (
 // either, but the service's replies, and readers in other languages, are
 // strict: what is stored must read everywhere.
 func (v *fieldCheck) raws(e *Entry) {
-	v.raw(root.at("details"), e.Details)
-	v.raw(root.at("data"), e.Data)
 	for _, f := range e.Extra {
 		v.verbatim(root.at(f.Key), f.Value)
 	}
 	if e.Message != nil {
 		v.rawsOf(root.at("message"), e.Message)
 	}
-	for i := range e.RetainedTail {
-		v.rawsOf(root.at("retainedTail").item(i), &e.RetainedTail[i])
+	var usage *Usage
+	switch b := e.Body.(type) {
+	case *Compaction:
+		v.raw(root.at("details"), b.Details)
+		for i := range b.RetainedTail {
+			v.rawsOf(root.at("retainedTail").item(i), &b.RetainedTail[i])
+		}
+		if b.SystemMessage != nil {
+			v.rawsOf(root.at("systemMessage"), b.SystemMessage)
+		}
+		usage = b.Usage
+	case *BranchSummary:
+		v.raw(root.at("details"), b.Details)
+		usage = b.Usage
+	case *UsageRecord:
+		usage = b.Usage
+	case *CustomMessage:
+		v.raw(root.at("details"), b.Details)
+	case *Custom:
+		v.raw(root.at("data"), b.Data)
+	case *ContextEdit:
+		if c := b.Replacement; c != nil {
+			at := root.at("replacement")
+			for _, f := range c.Extra {
+				v.verbatim(at.at(f.Key), f.Value)
+			}
+			v.rawsOfContent(at.at("content"), c.Content)
+		}
 	}
-	if e.Usage != nil {
-		for _, f := range e.Usage.Extra {
+	if usage != nil {
+		for _, f := range usage.Extra {
 			v.verbatim(root.at("usage").at(f.Key), f.Value)
 		}
-	}
-	if e.SystemMessage != nil {
-		v.rawsOf(root.at("systemMessage"), e.SystemMessage)
-	}
-	if e.Edit != nil {
-		at := root.at("replacement")
-		for _, f := range e.Edit.Extra {
-			v.verbatim(at.at(f.Key), f.Value)
-		}
-		v.rawsOfContent(at.at("content"), e.Edit.Content)
 	}
 }
 

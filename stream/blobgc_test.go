@@ -24,8 +24,7 @@ func blobBackend(t *testing.T) (*stream.Backend, *time.Duration) {
 }
 
 func customWith(id, parent, data string) *session.Entry {
-	return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z",
-		CustomType: "blob", Data: session.Raw(`"` + data + `"`)}
+	return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "blob", Data: session.Raw(`"` + data + `"`)}}
 }
 
 func bigText(c string) string { return strings.Repeat(c, 500) }
@@ -107,8 +106,8 @@ func TestCollectBlobsKeepsWhatIsNamedOrYoung(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(e.Data) != `"`+bigText("a")+`"` {
-		t.Fatalf("the named blob did not survive: %.40s", e.Data)
+	if string(e.Custom().Data) != `"`+bigText("a")+`"` {
+		t.Fatalf("the named blob did not survive: %.40s", e.Custom().Data)
 	}
 	if used, err := b.Blobs().Usage(ctx); err != nil || used == 0 {
 		t.Fatalf("usage %d, %v", used, err)
@@ -173,8 +172,7 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 			}
 		})
 		stream.SetBlobClock(b, func() time.Time { return time.Now().Add(4 * time.Hour) })
-		e := &session.Entry{Type: session.TypeCustom, ID: "n2", ParentID: "n1", Timestamp: "2026-01-01T00:00:00.000Z",
-			CustomType: "blob", Data: ref2.Raw()}
+		e := &session.Entry{Type: session.TypeCustom, ID: "n2", ParentID: "n1", Timestamp: "2026-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "blob", Data: ref2.Raw()}}
 		if err := st.Append(ctx, e); !errors.Is(err, stream.ErrBlobNotFound) {
 			t.Fatalf("append of a reference to a collected blob: %v, want ErrBlobNotFound", err)
 		}
@@ -215,7 +213,7 @@ func checkResolves(t *testing.T, b *stream.Backend, id, entry, want string) {
 	if err != nil {
 		t.Fatalf("entry %s of %s does not resolve: %v", entry, id, err)
 	}
-	if string(e.Data) != `"`+want+`"` {
-		t.Fatalf("entry %s resolves to %.40s", entry, e.Data)
+	if string(e.Custom().Data) != `"`+want+`"` {
+		t.Fatalf("entry %s resolves to %.40s", entry, e.Custom().Data)
 	}
 }

@@ -179,7 +179,7 @@ func TestRetriedAppendIsNotDuplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stale.Close(ctx)
-	e := &session.Entry{Type: session.TypeCustom, ID: "once", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x", Data: session.Raw(`{"n":1}`)}
+	e := &session.Entry{Type: session.TypeCustom, ID: "once", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x", Data: session.Raw(`{"n":1}`)}}
 	if err := a.Append(ctx, e); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRetriedAppendIsNotDuplicated(t *testing.T) {
 		}
 	}
 	different := e.Clone()
-	different.Data = session.Raw(`{"n":2}`)
+	different.Custom().Data = session.Raw(`{"n":2}`)
 	if err := a.Append(ctx, different); !errors.Is(err, session.ErrDuplicateID) {
 		t.Fatalf("a different entry with a used id: %v, want ErrDuplicateID", err)
 	}

@@ -31,8 +31,7 @@ func TestContextFromSnapshotReadsOnlyItsPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	comp := &session.Entry{Type: session.TypeCompaction, ID: "comp1", ParentID: entries[len(entries)-1].ID, Timestamp: "2026-01-01T00:00:00.000Z",
-		Summary: "earlier work", FirstKeptEntryID: entries[2900].ID, TokensBefore: 1000}
+	comp := &session.Entry{Type: session.TypeCompaction, ID: "comp1", ParentID: entries[len(entries)-1].ID, Timestamp: "2026-01-01T00:00:00.000Z", Body: &session.Compaction{Summary: "earlier work", FirstKeptEntryID: entries[2900].ID, TokensBefore: 1000}}
 	tail := []*session.Entry{comp}
 	for i := range 30 {
 		tail = append(tail, &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("t%03d", i), ParentID: tail[len(tail)-1].ID, Timestamp: "2026-01-01T00:00:01.000Z",

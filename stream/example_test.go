@@ -114,8 +114,7 @@ func ExampleStore_Pipeline() {
 	}
 	for i := range 100 {
 		// No parent: each chunk goes after the one before.
-		err := p.Append(&session.Entry{Type: session.TypeCustomMessage, ID: fmt.Sprintf("out%03d", i), Timestamp: "2026-01-01T00:00:01.000Z",
-			CustomType: "tool-output", Content: session.TextContent(fmt.Sprintf("line %d\n", i)), Display: true})
+		err := p.Append(&session.Entry{Type: session.TypeCustomMessage, ID: fmt.Sprintf("out%03d", i), Timestamp: "2026-01-01T00:00:01.000Z", Body: &session.CustomMessage{CustomType: "tool-output", Content: session.TextContent(fmt.Sprintf("line %d\n", i)), Display: true}})
 		if err != nil {
 			log.Fatal(err) // the chain stopped (a *stream.PipelineError), or an entry was refused
 		}

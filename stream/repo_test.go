@@ -30,7 +30,7 @@ func TestRepoLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 4 {
-			e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: session.FormatTime(base.Add(4 * time.Minute)), CustomType: "x"}
+			e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: session.FormatTime(base.Add(4 * time.Minute)), Body: &session.Custom{CustomType: "x"}}
 			if err := s.Append(ctx, e); err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestRepoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("re-create after delete: %v", err)
 	}
-	e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
+	e := &session.Entry{Type: session.TypeCustom, ID: "e0001", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x"}}
 	if err := s4.Append(ctx, e); err != nil {
 		t.Fatalf("append to the re-created session: %v", err)
 	}
@@ -190,8 +190,7 @@ func TestEntryTooLargeAndBadTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	huge := &session.Entry{Type: session.TypeCustom, ID: "huge", Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x",
-		Data: session.Raw(`"` + strings.Repeat("a", int(nc.MaxPayload())) + `"`)}
+	huge := &session.Entry{Type: session.TypeCustom, ID: "huge", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x", Data: session.Raw(`"` + strings.Repeat("a", int(nc.MaxPayload())) + `"`)}}
 	if err := s.Append(ctx, huge); !errors.Is(err, stream.ErrEntryTooLarge) {
 		t.Fatalf("oversized entry: %v", err)
 	}
@@ -204,7 +203,7 @@ func TestEntryTooLargeAndBadTypes(t *testing.T) {
 	if err := apart.Append(ctx, huge.Clone()); err != nil {
 		t.Fatalf("oversized entry stored apart: %v", err)
 	}
-	if got, err := apart.Get(ctx, "huge"); err != nil || string(got.Data) != string(huge.Data) {
+	if got, err := apart.Get(ctx, "huge"); err != nil || string(got.Custom().Data) != string(huge.Custom().Data) {
 		t.Fatalf("oversized entry read back: %v", err)
 	}
 	odd := &session.Entry{Type: "has.dot", ID: "odd", Timestamp: "2025-01-01T00:00:00.000Z"}
@@ -227,7 +226,7 @@ func TestBatchIsAtomic(t *testing.T) {
 	stale, _ := b.OpenStore(ctx, "batch")
 	defer stale.Close(ctx)
 	mk := func(id, parent string) *session.Entry {
-		return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:00.000Z", CustomType: "x"}
+		return &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "x"}}
 	}
 	if err := a.AppendBatch(ctx, []*session.Entry{mk("a1", ""), mk("a2", "a1"), mk("a3", "a2")}); err != nil {
 		t.Fatal(err)

@@ -234,7 +234,7 @@ func TestReadBarriersAreShared(t *testing.T) {
 		defer readers[i].Close(ctx)
 	}
 	before := barriersIn(t, b)
-	e := &session.Entry{Type: session.TypeCustom, ID: "written", Timestamp: "2026-12-03T07:00:00.000Z", CustomType: "x"}
+	e := &session.Entry{Type: session.TypeCustom, ID: "written", Timestamp: "2026-12-03T07:00:00.000Z", Body: &session.Custom{CustomType: "x"}}
 	if err := w.Append(ctx, e); err != nil {
 		t.Fatal(err)
 	}

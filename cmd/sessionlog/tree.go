@@ -134,38 +134,40 @@ func entrySummary(e *session.Entry) string {
 			}
 		}
 		return m.Role + ": " + text
-	case session.TypeModelChange:
-		return "model → " + e.Provider + "/" + e.ModelID
-	case session.TypeThinkingLevelChange:
-		return "thinking → " + e.ThinkingLevel
-	case session.TypeActiveToolsChange:
-		return "tools → " + strings.Join(e.ActiveTools, ",")
-	case session.TypeCompaction:
-		return fmt.Sprintf("compaction (%d tokens): %s", e.TokensBefore, e.Summary)
-	case session.TypeBranchSummary:
-		return "branch summary: " + e.Summary
-	case session.TypeCustom:
-		return "custom " + e.CustomType
-	case session.TypeCustomMessage:
-		return "custom message " + e.CustomType + ": " + e.Content.Text()
-	case session.TypeLabel:
-		if e.Label == "" {
-			return "label cleared on " + e.TargetID
+	}
+	switch b := e.Body.(type) {
+	case *session.ModelChange:
+		return "model → " + b.Provider + "/" + b.ModelID
+	case *session.ThinkingLevelChange:
+		return "thinking → " + b.ThinkingLevel
+	case *session.ActiveToolsChange:
+		return "tools → " + strings.Join(b.ActiveTools, ",")
+	case *session.Compaction:
+		return fmt.Sprintf("compaction (%d tokens): %s", b.TokensBefore, b.Summary)
+	case *session.BranchSummary:
+		return "branch summary: " + b.Summary
+	case *session.Custom:
+		return "custom " + b.CustomType
+	case *session.CustomMessage:
+		return "custom message " + b.CustomType + ": " + b.Content.Text()
+	case *session.Label:
+		if b.Label == "" {
+			return "label cleared on " + b.TargetID
 		}
-		return fmt.Sprintf("label %q on %s", e.Label, e.TargetID)
-	case session.TypeSessionInfo:
-		return fmt.Sprintf("name → %q", e.Name)
-	case session.TypeUsage:
+		return fmt.Sprintf("label %q on %s", b.Label, b.TargetID)
+	case *session.SessionName:
+		return fmt.Sprintf("name → %q", b.Name)
+	case *session.UsageRecord:
 		var tokens int64
-		if e.Usage != nil {
-			tokens = e.Usage.TotalTokens
+		if b.Usage != nil {
+			tokens = b.Usage.TotalTokens
 		}
-		return fmt.Sprintf("usage %s %s/%s (%d tokens) %s", e.Kind, e.Provider, e.Model, tokens, e.Note)
-	case session.TypeContextEdit:
-		if e.Edit == nil || e.Edit.Remove {
-			return "context edit: " + e.TargetID + " left out"
+		return fmt.Sprintf("usage %s %s/%s (%d tokens) %s", b.Kind, b.Provider, b.Model, tokens, b.Note)
+	case *session.ContextEdit:
+		if b.Replacement == nil || b.Replacement.Remove {
+			return "context edit: " + b.TargetID + " left out"
 		}
-		return "context edit of " + e.TargetID + ": " + e.Edit.Content.Text()
+		return "context edit of " + b.TargetID + ": " + b.Replacement.Content.Text()
 	}
 	return string(e.Type)
 }

@@ -48,7 +48,7 @@ func runImportedDanglingLabel(t *testing.T, b Backend) {
 	defer func() { s.Close(ctx) }()
 	root := &session.Entry{Type: session.TypeMessage, ID: "d1", Timestamp: "2025-01-01T00:00:01.000Z",
 		Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("hi"), Timestamp: 1}}
-	label := &session.Entry{Type: session.TypeLabel, ID: "d2", ParentID: "d1", Timestamp: "2025-01-01T00:00:02.000Z", TargetID: "gone", Label: "x"}
+	label := &session.Entry{Type: session.TypeLabel, ID: "d2", ParentID: "d1", Timestamp: "2025-01-01T00:00:02.000Z", Body: &session.Label{TargetID: "gone", Label: "x"}}
 	if err := s.Append(ctx, root); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func runAppendValidation(t *testing.T, b Backend) {
 		{"no type", &session.Entry{ID: "r4", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"header type", &session.Entry{Type: session.TypeSession, ID: "r5", ParentID: "r1"}, session.ErrInvalidEntry},
 		{"message without message", &session.Entry{Type: session.TypeMessage, ID: "r6", ParentID: "r1"}, session.ErrInvalidEntry},
-		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", Timestamp: "2025-01-01T00:00:03.000Z", TargetID: "zz", Label: "x"}, session.ErrEntryNotFound},
+		{"label of missing entry", &session.Entry{Type: session.TypeLabel, ID: "r7", ParentID: "r1", Timestamp: "2025-01-01T00:00:03.000Z", Body: &session.Label{TargetID: "zz", Label: "x"}}, session.ErrEntryNotFound},
 		{"custom without type", &session.Entry{Type: session.TypeCustom, ID: "r8", ParentID: "r1"}, session.ErrInvalidEntry},
 		// Fields of the wrong kind or range: each once made a session unreadable.
 		{"entry timestamp not a time", withTS(msg("v1", "r1"), "yesterday"), session.ErrInvalidEntry},
@@ -169,13 +169,13 @@ func runAppendValidation(t *testing.T, b Backend) {
 		{"message timestamp negative", withMsgTS(msg("v4", "r1"), -1), session.ErrInvalidEntry},
 		{"message timestamp past JS dates", withMsgTS(msg("v5", "r1"), session.MaxEpochMillis+1), session.ErrInvalidEntry},
 		{"unknown role", withRole(msg("v6", "r1"), "wizard"), session.ErrInvalidEntry},
-		{"compaction without firstKeptEntryId", &session.Entry{Type: session.TypeCompaction, ID: "v7", ParentID: "r1", Timestamp: ts, Summary: "s"}, session.ErrInvalidEntry},
-		{"thinking level unknown", &session.Entry{Type: session.TypeThinkingLevelChange, ID: "v8", ParentID: "r1", Timestamp: ts, ThinkingLevel: "max"}, session.ErrInvalidEntry},
-		{"negative tokens", &session.Entry{Type: session.TypeCompaction, ID: "v9", ParentID: "r1", Timestamp: ts, FirstKeptEntryID: "r1", TokensBefore: -5}, session.ErrInvalidEntry},
+		{"compaction without firstKeptEntryId", &session.Entry{Type: session.TypeCompaction, ID: "v7", ParentID: "r1", Timestamp: ts, Body: &session.Compaction{Summary: "s"}}, session.ErrInvalidEntry},
+		{"thinking level unknown", &session.Entry{Type: session.TypeThinkingLevelChange, ID: "v8", ParentID: "r1", Timestamp: ts, Body: &session.ThinkingLevelChange{ThinkingLevel: "max"}}, session.ErrInvalidEntry},
+		{"negative tokens", &session.Entry{Type: session.TypeCompaction, ID: "v9", ParentID: "r1", Timestamp: ts, Body: &session.Compaction{FirstKeptEntryID: "r1", TokensBefore: -5}}, session.ErrInvalidEntry},
 		{"image without mime type", withContent(msg("v10", "r1"), session.ContentBlock{Type: session.BlockImage, Data: "aGk="}), session.ErrInvalidEntry},
 		{"block of unknown type", withContent(msg("v11", "r1"), session.ContentBlock{Type: "video"}), session.ErrInvalidEntry},
-		{"name too long", &session.Entry{Type: session.TypeSessionInfo, ID: "v12", ParentID: "r1", Timestamp: ts, Name: strings.Repeat("n", session.MaxNameLen+1)}, session.ErrInvalidEntry},
-		{"bad details JSON", &session.Entry{Type: session.TypeCustom, ID: "r9", ParentID: "r1", CustomType: "x", Data: session.Raw("{oops")}, session.ErrInvalidEntry},
+		{"name too long", &session.Entry{Type: session.TypeSessionInfo, ID: "v12", ParentID: "r1", Timestamp: ts, Body: &session.SessionName{Name: strings.Repeat("n", session.MaxNameLen+1)}}, session.ErrInvalidEntry},
+		{"bad details JSON", &session.Entry{Type: session.TypeCustom, ID: "r9", ParentID: "r1", Body: &session.Custom{CustomType: "x", Data: session.Raw("{oops")}}, session.ErrInvalidEntry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
