@@ -142,7 +142,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 			m.Role = session.RoleToolResult
 			m.ToolCallID, m.ToolName = fmt.Sprintf("c%d", i), "screenshot"
 			m.Content = session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "screen"},
-				session.ContentBlock{Type: session.BlockImage, Data: data, MimeType: "image/png"})
+				session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: data, MimeType: "image/png"}})
 		}
 		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("h%05d", i), ParentID: parent, Timestamp: session.FormatTime(time.Now()), Message: &m}
 		enc, err := codec.EncodeEntryMsgpack(e)
@@ -182,7 +182,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 	for i := range ops {
 		img := randomBytes(cfg.ImageBytes)
 		m := session.Message{Role: session.RoleToolResult, ToolCallID: fmt.Sprintf("n%d", i), ToolName: "screenshot", Timestamp: 1,
-			Content: session.BlocksContent(session.ContentBlock{Type: session.BlockImage, Data: base64.StdEncoding.EncodeToString(img), MimeType: "image/png"})}
+			Content: session.BlocksContent(session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: base64.StdEncoding.EncodeToString(img), MimeType: "image/png"}})}
 		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("n%05d", i), ParentID: parent, Timestamp: session.FormatTime(time.Now()), Message: &m}
 		t0 := time.Now()
 		if err := st.Append(ctx, e); err != nil {

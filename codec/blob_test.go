@@ -103,7 +103,7 @@ func TestOffloadStoresImagesDecoded(t *testing.T) {
 	} {
 		e := &session.Entry{Type: session.TypeMessage, ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z",
 			Message: &session.Message{Role: session.RoleUser, Timestamp: 1, Content: session.BlocksContent(
-				session.ContentBlock{Type: session.BlockImage, Data: tc.data, MimeType: "image/png"})}}
+				session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: tc.data, MimeType: "image/png"}})}}
 		var stored []byte
 		off, err := session.OffloadEntry(e, 100, func(ref session.BlobRef, b []byte) error { stored = b; return nil })
 		if err != nil {
@@ -123,7 +123,7 @@ func TestOffloadStoresImagesDecoded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Message.Content.Blocks[0].Data != tc.data {
+		if res.Message.Content.Blocks[0].Image().Data != tc.data {
 			t.Fatalf("%s: resolves to other data", tc.enc)
 		}
 	}

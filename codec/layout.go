@@ -85,9 +85,9 @@ var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usa
 	o.custom = orderOf(func() ([]byte, error) { return probeEntry(session.TypeCustomMessage) })
 	o.message = orderOf(func() ([]byte, error) { return EncodeMessage(probeMessage()) })
 	o.block = orderOf(func() ([]byte, error) {
-		return appendBlock(nil, &session.ContentBlock{Type: "x", Text: "t", TextSignature: "s", Thinking: "t",
-			ThinkingSignature: "s", Redacted: true, Data: "d", MimeType: "m", ID: "i", Name: "n",
-			Arguments: session.Raw("{}"), ThoughtSignature: "s", Extra: probeExtra})
+		return appendBlockFlat(nil, &session.ContentBlock{Type: "x", Text: "t", TextSignature: "s", Extra: probeExtra},
+			&blockFlat{Thinking: "t", ThinkingSignature: "s", Redacted: true, Data: "d", MimeType: "m", ID: "i", Name: "n",
+				Arguments: session.Raw("{}"), ThoughtSignature: "s"})
 	})
 	o.usage = orderOf(func() ([]byte, error) { return appendUsage(nil, probeUsage(), nil) })
 	o.cost = orderOf(func() ([]byte, error) {

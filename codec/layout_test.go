@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
 )
 
 // What a client sends is kept as a file's line is: a strict reader keeps
@@ -63,6 +64,45 @@ func TestMembersOfAnotherTypeAreVerbatim(t *testing.T) {
 		}
 		if len(e.Extra) == 0 {
 			t.Errorf("%s: the other types' members were dropped", line)
+		}
+		got, err := codec.EncodeEntry(e)
+		if err != nil || string(got) != line {
+			t.Fatalf("round trip: %v\n got %s\nwant %s", err, got, line)
+		}
+	}
+}
+
+// A content block holds its own type's members; another type's are kept
+// verbatim, whether the block names its type first or last.
+func TestBlockMembersByType(t *testing.T) {
+	for _, c := range []struct{ block, name string }{
+		{`{"type":"toolCall","id":"c1","name":"read","arguments":{"p":1},"text":"x"}`, "read"},
+		{`{"id":"c1","text":"x","name":"read","arguments":{"p":1},"type":"toolCall"}`, "read"},
+		{`{"mimeType":"image/png","data":"aGk=","type":"image","thinking":"t"}`, ""},
+		{`{"data":"aGk=","name":"n","type":"video"}`, ""},
+	} {
+		line := `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[` + c.block + `],"timestamp":1}}`
+		e, err := codec.DecodeEntry([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := e.Message.Content.Blocks[0]
+		switch body := b.Body.(type) {
+		case *session.ToolCallBlock:
+			if body.Name != c.name || body.ID != "c1" || string(body.Arguments) != `{"p":1}` || b.Text != "" {
+				t.Errorf("%s: tool call %+v, text %q", c.block, body, b.Text)
+			}
+		case *session.ImageBlock:
+			if body.Data != "aGk=" || body.MimeType != "image/png" {
+				t.Errorf("%s: image %+v", c.block, body)
+			}
+		case nil:
+			if b.Type != "video" || len(b.Extra) != 2 {
+				t.Errorf("%s: an unknown type's members: %+v", c.block, b)
+			}
+		}
+		if b.Type != "video" && len(b.Extra) != 1 {
+			t.Errorf("%s: another type's member not kept verbatim: %+v", c.block, b.Extra)
 		}
 		got, err := codec.EncodeEntry(e)
 		if err != nil || string(got) != line {

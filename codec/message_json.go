@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -96,26 +97,40 @@ func appendContent(b []byte, c session.Content, prev error) ([]byte, error) {
 }
 
 func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
-	t := c.Type
-	if c.Verbatim != nil {
-		if !jsontextValid(c.Verbatim) {
+	var f blockFlat
+	switch body := c.Body.(type) {
+	case *session.VerbatimBlock:
+		if !jsontextValid(body.Value) {
 			return b, fmt.Errorf("%w: content element is not valid JSON", ErrInvalid)
 		}
-		return append(b, c.Verbatim...), nil
+		return append(b, body.Value...), nil
+	case *session.ThinkingBlock:
+		f.Thinking, f.ThinkingSignature, f.Redacted = body.Thinking, body.ThinkingSignature, body.Redacted
+	case *session.ImageBlock:
+		f.Data, f.MimeType = body.Data, body.MimeType
+	case *session.ToolCallBlock:
+		f.ID, f.Name, f.Arguments, f.ThoughtSignature = body.ID, body.Name, body.Arguments, body.ThoughtSignature
 	}
+	return appendBlockFlat(b, c, &f)
+}
+
+// appendBlockFlat is appendBlock writing c's type, text and verbatim
+// members with the other members in f.
+func appendBlockFlat(b []byte, c *session.ContentBlock, f *blockFlat) ([]byte, error) {
+	t := c.Type
 	w := newObjIn(b, c.Extra, c.Layout)
 	w.str("type", t, false)
 	w.str("text", c.Text, t == session.BlockText)
 	w.str("textSignature", c.TextSignature, false)
-	w.str("thinking", c.Thinking, t == session.BlockThinking)
-	w.str("thinkingSignature", c.ThinkingSignature, false)
-	w.bool("redacted", c.Redacted, false)
-	w.str("data", c.Data, t == session.BlockImage)
-	w.str("mimeType", c.MimeType, t == session.BlockImage)
-	w.str("id", c.ID, t == session.BlockToolCall)
-	w.str("name", c.Name, t == session.BlockToolCall)
-	w.raw("arguments", c.Arguments, t == session.BlockToolCall, "{}")
-	w.str("thoughtSignature", c.ThoughtSignature, false)
+	w.str("thinking", f.Thinking, t == session.BlockThinking)
+	w.str("thinkingSignature", f.ThinkingSignature, false)
+	w.bool("redacted", f.Redacted, false)
+	w.str("data", f.Data, t == session.BlockImage)
+	w.str("mimeType", f.MimeType, t == session.BlockImage)
+	w.str("id", f.ID, t == session.BlockToolCall)
+	w.str("name", f.Name, t == session.BlockToolCall)
+	w.raw("arguments", f.Arguments, t == session.BlockToolCall, "{}")
+	w.str("thoughtSignature", f.ThoughtSignature, false)
 	return w.close()
 }
 
@@ -225,9 +240,11 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 		var blk session.ContentBlock
 		if r.d.PeekKind() != '{' {
 			// Not a block: keep the element verbatim in a block of no type.
-			if err := r.raw(&blk.Verbatim); err != nil {
+			v := &session.VerbatimBlock{}
+			if err := r.raw(&v.Value); err != nil {
 				return err
 			}
+			blk.Body = v
 		} else if err := r.block(&blk); err != nil {
 			return err
 		}
@@ -243,38 +260,113 @@ func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
 
 func (r *reader) block(c *session.ContentBlock) error {
 	var fs fieldSet
-	return r.objectIn("content block", &c.Layout, func() (*order, *[]session.Field) {
-		c.Extra = fs.finish(blockRequires(c.Type))
-		return orders().block, &c.Extra
-	}, func(key string) error {
+	var f blockFlat
+	var held []heldMember
+	typed := false
+	own := func(key string) error {
 		switch key {
-		case "type":
-			return r.sym(key, &c.Type, &fs)
 		case "text":
 			return r.str(key, &c.Text, &fs)
 		case "textSignature":
 			return r.str(key, &c.TextSignature, &fs)
 		case "thinking":
-			return r.str(key, &c.Thinking, &fs)
+			return r.str(key, &f.Thinking, &fs)
 		case "thinkingSignature":
-			return r.str(key, &c.ThinkingSignature, &fs)
+			return r.str(key, &f.ThinkingSignature, &fs)
 		case "redacted":
-			return r.boolean(key, &c.Redacted, &fs)
+			return r.boolean(key, &f.Redacted, &fs)
 		case "data":
-			return r.str(key, &c.Data, &fs)
+			return r.str(key, &f.Data, &fs)
 		case "mimeType":
-			return r.sym(key, &c.MimeType, &fs)
+			return r.sym(key, &f.MimeType, &fs)
 		case "id":
-			return r.str(key, &c.ID, &fs)
+			return r.str(key, &f.ID, &fs)
 		case "name":
-			return r.sym(key, &c.Name, &fs)
+			return r.sym(key, &f.Name, &fs)
 		case "arguments":
-			return r.raw(&c.Arguments)
+			return r.raw(&f.Arguments)
 		case "thoughtSignature":
-			return r.str(key, &c.ThoughtSignature, &fs)
+			return r.str(key, &f.ThoughtSignature, &fs)
 		}
 		return r.keepUnknown(key, &fs)
+	}
+	err := r.objectIn("content block", &c.Layout, func() (*order, *[]session.Field) {
+		if !typed {
+			_ = r.settle(held, "", own, &fs) // no type: nothing to decode
+		}
+		c.Extra = fs.finish(blockRequires(c.Type))
+		return orders().block, &c.Extra
+	}, func(key string) error {
+		switch {
+		case key == "type":
+			if err := r.sym(key, &c.Type, &fs); err != nil {
+				return err
+			}
+			typed = true
+			return r.settle(held, c.Type, own, &fs)
+		case !typed:
+			// Which members are the block's own depends on its type:
+			// one read before it is held until it is known.
+			v, err := r.d.ReadValue()
+			held = append(held, heldMember{key: key, value: bytes.Clone(v)})
+			return err
+		case !session.BlockDefines(c.Type, key):
+			return r.keepUnknown(key, &fs)
+		}
+		return own(key)
 	})
+	c.Body = f.body(c.Type)
+	return err
+}
+
+// blockFlat is every block type's members but text's, side by side, as
+// the decoder reads them; the block gets the body of its type.
+type blockFlat struct {
+	Thinking, ThinkingSignature string
+	Redacted                    bool
+	Data, MimeType              string
+	ID, Name                    string
+	Arguments                   session.Raw
+	ThoughtSignature            string
+}
+
+func (f *blockFlat) body(t string) session.BlockBody {
+	switch t {
+	case session.BlockThinking:
+		return &session.ThinkingBlock{Thinking: f.Thinking, ThinkingSignature: f.ThinkingSignature, Redacted: f.Redacted}
+	case session.BlockImage:
+		return &session.ImageBlock{Data: f.Data, MimeType: f.MimeType}
+	case session.BlockToolCall:
+		return &session.ToolCallBlock{ID: f.ID, Name: f.Name, Arguments: f.Arguments, ThoughtSignature: f.ThoughtSignature}
+	}
+	return nil
+}
+
+// heldMember is a member read before its object's type, as written.
+type heldMember struct {
+	key   string
+	value []byte
+}
+
+// settle decodes the held members that type t defines, with own, and
+// keeps the others verbatim, in the order they came.
+func (r *reader) settle(held []heldMember, t string, own func(key string) error, fs *fieldSet) error {
+	for _, h := range held {
+		if !session.BlockDefines(t, h.key) {
+			fs.add(h.key, h.value)
+			continue
+		}
+		saved := r.d
+		var sc scanner
+		sc.Reset(h.value)
+		r.d = &sc
+		err := own(h.key)
+		r.d = saved
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // blockRequires says which members are always written for a block type.

@@ -31,7 +31,7 @@ func fakeSecrets() map[string]string {
 func message(text string, args string) *session.Entry {
 	blocks := []session.ContentBlock{{Type: session.BlockText, Text: text}}
 	if args != "" {
-		blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, ID: "c1", Name: "bash", Arguments: session.Raw(args)})
+		blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "c1", Name: "bash", Arguments: session.Raw(args)}})
 	}
 	return &session.Entry{Type: session.TypeMessage, ID: "e1", Timestamp: "2026-12-03T00:00:00.000Z",
 		Message: &session.Message{Role: session.RoleAssistant, Content: session.Content{Blocks: blocks}, Timestamp: 1}}
@@ -80,8 +80,8 @@ func TestRedactKeepsWhatIsNotSecret(t *testing.T) {
 	if got := red.Message.Content.Blocks[0].Text; got != want || counts["private-key"] != 1 || counts["bearer-token"] != 1 {
 		t.Fatalf("text %q, counts %v", got, counts)
 	}
-	if string(red.Message.Content.Blocks[1].Arguments) != `{"note":"sk-short","n":[1,2.5,null,true]}` {
-		t.Fatalf("arguments without secrets changed: %s", red.Message.Content.Blocks[1].Arguments)
+	if string(red.Message.Content.Blocks[1].ToolCall().Arguments) != `{"note":"sk-short","n":[1,2.5,null,true]}` {
+		t.Fatalf("arguments without secrets changed: %s", red.Message.Content.Blocks[1].ToolCall().Arguments)
 	}
 	plain := message("nothing to see", `{"a":"b"}`)
 	if out, counts, err := r.RedactEntry(plain); err != nil || out != plain || counts != nil {

@@ -84,24 +84,28 @@ var base64Data = regexp.MustCompile(`^[A-Za-z0-9+/]*={0,2}$`)
 func exportBlocks(c session.Content) []exportBlock {
 	var out []exportBlock
 	for _, b := range c.Blocks {
-		switch b.Type {
-		case session.BlockText:
-			out = append(out, exportBlock{Kind: "text", Text: b.Text})
-		case session.BlockThinking:
-			out = append(out, exportBlock{Kind: "thinking", Text: b.Thinking})
-		case session.BlockToolCall:
-			out = append(out, exportBlock{Kind: "tool", Text: fmt.Sprintf("%s(%s)", b.Name, b.Arguments)})
-		case session.BlockImage:
-			switch b.MimeType {
+		switch t := b.Body.(type) {
+		case nil:
+			if b.Type == session.BlockText {
+				out = append(out, exportBlock{Kind: "text", Text: b.Text})
+			} else {
+				out = append(out, exportBlock{Kind: "other", Text: "[" + b.Type + "]"})
+			}
+		case *session.ThinkingBlock:
+			out = append(out, exportBlock{Kind: "thinking", Text: t.Thinking})
+		case *session.ToolCallBlock:
+			out = append(out, exportBlock{Kind: "tool", Text: fmt.Sprintf("%s(%s)", t.Name, t.Arguments)})
+		case *session.ImageBlock:
+			switch t.MimeType {
 			case "image/png", "image/jpeg", "image/gif", "image/webp":
-				if base64Data.MatchString(b.Data) {
+				if base64Data.MatchString(t.Data) {
 					// Checked: an image type and base64 only, so the URL
 					// cannot be anything but that image.
-					out = append(out, exportBlock{Kind: "image", Image: template.URL("data:" + b.MimeType + ";base64," + b.Data)})
+					out = append(out, exportBlock{Kind: "image", Image: template.URL("data:" + t.MimeType + ";base64," + t.Data)})
 					continue
 				}
 			}
-			out = append(out, exportBlock{Kind: "other", Text: "[image of type " + b.MimeType + "]"})
+			out = append(out, exportBlock{Kind: "other", Text: "[image of type " + t.MimeType + "]"})
 		default:
 			out = append(out, exportBlock{Kind: "other", Text: "[" + b.Type + "]"})
 		}

@@ -27,9 +27,9 @@ func exportTree(t testing.TB) (session.Header, *session.Tree) {
 	for _, e := range []*session.Entry{
 		msg("u1", "", session.RoleUser, text(`<script>alert("x")</script> & "quotes"`)),
 		msg("a1", "u1", session.RoleAssistant, text("first answer"),
-			session.ContentBlock{Type: session.BlockImage, MimeType: "image/png", Data: pixel},
-			session.ContentBlock{Type: session.BlockImage, MimeType: "text/html", Data: "PHNjcmlwdD4="},
-			session.ContentBlock{Type: session.BlockImage, MimeType: "image/png", Data: `x" onerror="alert(1)`}),
+			session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{MimeType: "image/png", Data: pixel}},
+			session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{MimeType: "text/html", Data: "PHNjcmlwdD4="}},
+			session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{MimeType: "image/png", Data: `x" onerror="alert(1)`}}),
 		msg("a2", "u1", session.RoleAssistant, text("second answer, on a branch")),
 		{Type: session.TypeLabel, ID: "l1", ParentID: "a2", Timestamp: ts, Body: &session.Label{TargetID: "a1", Label: "good <one>"}},
 		{Type: session.TypeCompaction, ID: "c1", ParentID: "l1", Timestamp: ts, Body: &session.Compaction{Summary: "summary of it all", FirstKeptEntryID: "a2"}},

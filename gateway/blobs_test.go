@@ -37,7 +37,7 @@ func TestLargeImageOverHTTP(t *testing.T) {
 	}
 	imageOf := func(what string, m *session.Message) {
 		t.Helper()
-		if m == nil || len(m.Content.Blocks) != 1 || m.Content.Blocks[0].Data != data {
+		if m == nil || len(m.Content.Blocks) != 1 || m.Content.Blocks[0].Image().Data != data {
 			t.Fatalf("%s: the image did not come back byte for byte", what)
 		}
 	}

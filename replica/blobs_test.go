@@ -27,7 +27,7 @@ func imageEntry(t *testing.T, id, parent string, size int) (*session.Entry, stri
 	data := base64.StdEncoding.EncodeToString(b)
 	return &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z",
 		Message: &session.Message{Role: session.RoleUser, Timestamp: 1, Content: session.BlocksContent(
-			session.ContentBlock{Type: session.BlockImage, Data: data, MimeType: "image/png"})}}, data
+			session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: data, MimeType: "image/png"}})}}, data
 }
 
 // A replica following sessions full of images holds their trees, not
@@ -85,7 +85,7 @@ func TestReplicaMemoryFollowsTreesNotImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := es[perSession-1].Message.Content.Blocks[0].Data; got != last {
+	if got := es[perSession-1].Message.Content.Blocks[0].Image().Data; got != last {
 		t.Fatal("the replica's entries do not hold the image")
 	}
 	if c := rb.Blobs().Cached(); c > cfg.BlobCacheBytes {
@@ -111,7 +111,7 @@ func TestReplicaMemoryFollowsTreesNotImages(t *testing.T) {
 		if e.HasBlobs() != refs {
 			t.Fatalf("event with refs=%v: holds references %v", refs, e.HasBlobs())
 		}
-		if !refs && len(e.Message.Content.Blocks[0].Data) < size {
+		if !refs && len(e.Message.Content.Blocks[0].Image().Data) < size {
 			t.Fatal("event image missing")
 		}
 	}

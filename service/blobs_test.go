@@ -103,7 +103,7 @@ func TestLargeEntriesTravelAsUploads(t *testing.T) {
 	switch {
 	case err == nil:
 		e, derr := codec.DecodeEntry(full.Entries[0])
-		if derr != nil || e.Message.Content.Blocks[1].Data != base64.StdEncoding.EncodeToString(img) {
+		if derr != nil || e.Message.Content.Blocks[1].Image().Data != base64.StdEncoding.EncodeToString(img) {
 			t.Fatalf("resolved entry differs (%v)", derr)
 		}
 	case code(err) == service.CodeTooLarge && strings.Contains(err.Error(), "refs: true"):
@@ -146,7 +146,7 @@ func TestBlobFirst(t *testing.T) {
 	err = f.c.Call(ctx, service.OpEntries, service.EntriesRequest{Session: "bf"}, &got)
 	if err == nil {
 		e, derr := codec.DecodeEntry(got.Entries[0])
-		if derr != nil || e.Message.Content.Blocks[0].Data != base64.StdEncoding.EncodeToString(img) {
+		if derr != nil || e.Message.Content.Blocks[0].Image().Data != base64.StdEncoding.EncodeToString(img) {
 			t.Fatalf("the image named by reference does not resolve (%v)", derr)
 		}
 	} else if code(err) != service.CodeTooLarge {

@@ -87,18 +87,21 @@ func eachMessageObj(o *slotObj, m *Message, fn func(o *slotObj) error) error {
 func eachBlockObj(o *slotObj, c *Content, fn func(o *slotObj) error) error {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
-		if b.Verbatim != nil {
+		if b.Verbatim() != nil {
 			continue
 		}
-		*o = slotObj{kind: b.Type, extra: &b.Extra, members: blockMembers}
-		o.addRaw(&b.Arguments)
-		switch b.Type {
-		case BlockText:
-			o.str, o.strKey = &b.Text, "text"
-		case BlockThinking:
-			o.str, o.strKey = &b.Thinking, "thinking"
-		case BlockImage:
-			o.str, o.strKey = &b.Data, "data"
+		*o = slotObj{kind: b.Type, extra: &b.Extra, members: blockMembersOf(b.Type)}
+		switch t := b.Body.(type) {
+		case nil:
+			if b.Type == BlockText {
+				o.str, o.strKey = &b.Text, "text"
+			}
+		case *ToolCallBlock:
+			o.addRaw(&t.Arguments)
+		case *ThinkingBlock:
+			o.str, o.strKey = &t.Thinking, "thinking"
+		case *ImageBlock:
+			o.str, o.strKey = &t.Data, "data"
 		}
 		if err := fn(o); err != nil {
 			return err

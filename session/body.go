@@ -268,6 +268,9 @@ func (e *Entry) Summary() string {
 	return ""
 }
 
+// isNil reports whether a body is nil, or a nil pointer of a body type.
+func isNil(b any) bool { return b == nil || reflect.ValueOf(b).IsNil() }
+
 // checkBody refuses an entry whose members do not match its type: a
 // message entry without a message, a known type without its body or with
 // another type's, a body or message on a type that has none.
@@ -283,7 +286,7 @@ func checkBody(e *Entry) error {
 	switch {
 	case want == nil && e.Body != nil:
 		return fmt.Errorf("%w: %s entry %q has the members of a %s entry", ErrInvalidEntry, e.Type, e.ID, e.Body.EntryType())
-	case want != nil && (e.Body == nil || reflect.ValueOf(e.Body).IsNil()):
+	case want != nil && isNil(e.Body):
 		return fmt.Errorf("%w: %s entry %q has no body (Entry.Body)", ErrInvalidEntry, e.Type, e.ID)
 	case want != nil && e.Body.EntryType() != e.Type:
 		return fmt.Errorf("%w: %s entry %q has the members of a %s entry", ErrInvalidEntry, e.Type, e.ID, e.Body.EntryType())

@@ -74,9 +74,31 @@ var (
 	costVerbatim  = map[string]string{"totalFromProvider": `tf`}
 )
 
-var blockMembers = map[string]byte{
-	"type": '"', "text": '"', "textSignature": '"', "thinking": '"', "thinkingSignature": '"', "redacted": 'b',
-	"data": '"', "mimeType": '"', "id": '"', "name": '"', "thoughtSignature": '"', "arguments": '*',
+// blockMembers are the members each known content block type defines.
+var blockMembers = map[string]map[string]byte{
+	BlockText:     {"type": '"', "text": '"', "textSignature": '"'},
+	BlockThinking: {"type": '"', "thinking": '"', "thinkingSignature": '"', "redacted": 'b'},
+	BlockImage:    {"type": '"', "data": '"', "mimeType": '"'},
+	BlockToolCall: {"type": '"', "id": '"', "name": '"', "thoughtSignature": '"', "arguments": '*'},
+}
+
+// otherBlockMembers are those of a block of a type this version does not
+// know: its type, and every other member kept verbatim.
+var otherBlockMembers = map[string]byte{"type": '"'}
+
+func blockMembersOf(t string) map[string]byte {
+	if m, ok := blockMembers[t]; ok {
+		return m
+	}
+	return otherBlockMembers
+}
+
+// BlockDefines reports whether content blocks of type t have a member
+// named key besides type: one that decoders put in the block's Text,
+// TextSignature or Body rather than in Extra.
+func BlockDefines(t, key string) bool {
+	_, ok := blockMembers[t][key]
+	return ok && key != "type"
 }
 
 var usageMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "totalTokens": '0', "cost": '{'}

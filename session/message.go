@@ -122,15 +122,18 @@ func (c Content) Clone() Content {
 	}
 	out := Content{Plain: c.Plain, Blocks: make([]ContentBlock, len(c.Blocks))}
 	for i, b := range c.Blocks {
-		b.Arguments = cloneRaw(b.Arguments)
-		b.Verbatim = cloneRaw(b.Verbatim)
+		if b.Body != nil {
+			b.Body = b.Body.clone()
+		}
 		b.Extra = cloneFields(b.Extra)
 		out.Blocks[i] = b
 	}
 	return out
 }
 
-// ContentBlock is one block of message content.
+// ContentBlock is one block of message content. A text block's members
+// are inline (most blocks are text); each other type's are in a Body of
+// that type, so a block is 104 bytes, not the union of every type's.
 type ContentBlock struct {
 	Type string
 
@@ -138,24 +141,13 @@ type ContentBlock struct {
 	Text          string
 	TextSignature string
 
-	// thinking
-	Thinking          string
-	ThinkingSignature string
-	Redacted          bool
-
-	// image: base64 data
-	Data     string
-	MimeType string
-
-	// toolCall
-	ID               string
-	Name             string
-	Arguments        Raw
-	ThoughtSignature string
-
-	// Verbatim holds a content element that was not a JSON object, kept
-	// as read; the other fields are then unused.
-	Verbatim Raw
+	// Body holds the members of the other block types: *ThinkingBlock,
+	// *ImageBlock or *ToolCallBlock for theirs; *VerbatimBlock for a
+	// content element that is not a JSON object (Type is then ""). nil
+	// for text blocks and for types this version does not know (their
+	// members are in Extra). A body of another type than Type is refused
+	// by ValidateFields.
+	Body BlockBody
 
 	Extra  []Field
 	Layout Layout

@@ -53,8 +53,15 @@ func countContent(c Content) int {
 	n := 0
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
-		n += strings.Count(b.Text, redactionPrefix) + strings.Count(b.Thinking, redactionPrefix) +
-			countRaw(b.Arguments) + countRaw(b.Verbatim) + countFields(b.Extra)
+		n += strings.Count(b.Text, redactionPrefix) + countFields(b.Extra)
+		switch t := b.Body.(type) {
+		case *ThinkingBlock:
+			n += strings.Count(t.Thinking, redactionPrefix)
+		case *ToolCallBlock:
+			n += countRaw(t.Arguments)
+		case *VerbatimBlock:
+			n += countRaw(t.Value)
+		}
 	}
 	return n
 }

@@ -280,12 +280,12 @@ func TestAppendBatchIsAllOrNothing(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	e := &session.Entry{Type: session.TypeMessage, ID: "a",
-		Message: &session.Message{Role: "assistant", Content: session.BlocksContent(session.ContentBlock{Type: "toolCall", Arguments: session.Raw(`{}`)}),
+		Message: &session.Message{Role: "assistant", Content: session.BlocksContent(session.ContentBlock{Type: "toolCall", Body: &session.ToolCallBlock{Arguments: session.Raw(`{}`)}}),
 			Usage: &session.Usage{Input: 1}}}
 	c := e.Clone()
-	c.Message.Content.Blocks[0].Arguments[0] = '['
+	c.Message.Content.Blocks[0].ToolCall().Arguments[0] = '['
 	c.Message.Usage.Input = 2
-	if e.Message.Content.Blocks[0].Arguments[0] != '{' || e.Message.Usage.Input != 1 {
+	if e.Message.Content.Blocks[0].ToolCall().Arguments[0] != '{' || e.Message.Usage.Input != 1 {
 		t.Fatal("Clone shares memory with the original")
 	}
 	// Every body type's own slices and pointers.

@@ -302,7 +302,7 @@ func validateRaws(e *Entry) error {
 			return "details", true
 		}
 		for i := range m.Content.Blocks {
-			if invalid(m.Content.Blocks[i].Arguments) {
+			if tc := m.Content.Blocks[i].ToolCall(); tc != nil && invalid(tc.Arguments) {
 				return fmt.Sprintf("content[%d].arguments", i), true
 			}
 		}

@@ -344,8 +344,12 @@ func (v *fieldCheck) content(at path, c Content, blocks int) {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
 		bp := at.item(i)
-		if b.Verbatim != nil {
-			v.fail(bp, fmt.Sprintf("holds %s: a content block is an object", kindOf(b.Verbatim)))
+		if b.Verbatim() != nil {
+			v.fail(bp, fmt.Sprintf("holds %s: a content block is an object", kindOf(b.Verbatim())))
+			return
+		}
+		if want := NewBlockBody(b.Type); (want == nil) != isNil(b.Body) || (b.Body != nil && b.Body.BlockType() != b.Type) {
+			v.fail(bp, fmt.Sprintf("a %q block's members are those of its type (ContentBlock.Body)", clip(b.Type)))
 			return
 		}
 		if blocks == blocksSystem && b.Type != BlockText {
@@ -354,27 +358,29 @@ func (v *fieldCheck) content(at path, c Content, blocks int) {
 		switch b.Type {
 		case BlockText, BlockThinking:
 		case BlockImage:
-			if b.Data == "" && !HasBlobRef(b.Extra, "data") {
+			img := b.Image()
+			if img.Data == "" && !HasBlobRef(b.Extra, "data") {
 				v.fail(bp.at("data"), "is required: the image as base64")
 			}
-			if !strings.HasPrefix(b.MimeType, "image/") || len(b.MimeType) > MaxNameLen {
-				v.fail(bp.at("mimeType"), fmt.Sprintf("%q is not an image type such as image/png", clip(b.MimeType)))
+			if !strings.HasPrefix(img.MimeType, "image/") || len(img.MimeType) > MaxNameLen {
+				v.fail(bp.at("mimeType"), fmt.Sprintf("%q is not an image type such as image/png", clip(img.MimeType)))
 			}
 		case BlockToolCall:
+			tc := b.ToolCall()
 			if blocks != blocksAssistant {
 				v.fail(bp.at("type"), "toolCall blocks belong in assistant messages")
 			}
-			v.name(bp.at("name"), b.Name)
-			if b.ID == "" || len(b.ID) > MaxNameLen {
+			v.name(bp.at("name"), tc.Name)
+			if tc.ID == "" || len(tc.ID) > MaxNameLen {
 				v.fail(bp.at("id"), "is required (at most 1024 bytes)")
 			}
-			if b.Arguments != nil && kindByte(b.Arguments) != '{' {
-				v.fail(bp.at("arguments"), fmt.Sprintf("holds %s, not an object", kindOf(b.Arguments)))
+			if tc.Arguments != nil && kindByte(tc.Arguments) != '{' {
+				v.fail(bp.at("arguments"), fmt.Sprintf("holds %s, not an object", kindOf(tc.Arguments)))
 			}
 		default:
 			v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
 		}
-		v.extra(bp, "a content block", b.Extra, blockMembers, blockVerbatim, b.Type)
+		v.extra(bp, "a content block", b.Extra, blockMembersOf(b.Type), blockVerbatim, b.Type)
 	}
 }
 

@@ -67,8 +67,10 @@ func (v *fieldCheck) rawsOfContent(at path, c Content) {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
 		bp := at.item(i)
-		v.raw(bp.at("arguments"), b.Arguments)
-		v.raw(bp, b.Verbatim)
+		if tc := b.ToolCall(); tc != nil {
+			v.raw(bp.at("arguments"), tc.Arguments)
+		}
+		v.raw(bp, b.Verbatim())
 		for _, f := range b.Extra {
 			v.verbatim(bp.at(f.Key), f.Value)
 		}

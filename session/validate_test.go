@@ -52,7 +52,7 @@ func BenchmarkValidateFields(b *testing.B) {
 			StopReason: "toolUse", Usage: &session.Usage{Input: 1000, Output: 200, TotalTokens: 1200, Cost: session.Cost{Input: 0.01, Total: 0.02}},
 			Content: session.BlocksContent(
 				session.ContentBlock{Type: session.BlockText, Text: strings.Repeat("text ", 150)},
-				session.ContentBlock{Type: session.BlockToolCall, ID: "call_1", Name: "bash", Arguments: session.Raw(`{"command":"ls -la /work","timeout":30}`)},
+				session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "call_1", Name: "bash", Arguments: session.Raw(`{"command":"ls -la /work","timeout":30}`)}},
 			)}}
 	b.Run("ValidateEntry", func(b *testing.B) {
 		for b.Loop() {

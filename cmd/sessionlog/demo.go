@@ -150,7 +150,7 @@ func playDemo(ctx context.Context, store session.Store) error {
 		},
 		func() (err error) {
 			_, err = s.AppendMessage(ctx, assistant("Let me read it first.", 1200, 40, session.ContentBlock{
-				Type: session.BlockToolCall, ID: "call_1", Name: "read", Arguments: session.Raw(`{"path":"client.go"}`)}))
+				Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "call_1", Name: "read", Arguments: session.Raw(`{"path":"client.go"}`)}}))
 			return
 		},
 		func() (err error) {

@@ -129,8 +129,8 @@ func entrySummary(e *session.Entry) string {
 		m := e.Message
 		text := m.Text()
 		for _, b := range m.Content.Blocks {
-			if b.Type == session.BlockToolCall {
-				text += " →" + b.Name
+			if tc := b.ToolCall(); tc != nil {
+				text += " →" + tc.Name
 			}
 		}
 		return m.Role + ": " + text

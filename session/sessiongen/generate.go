@@ -40,8 +40,7 @@ func Generate(n int) (session.Header, []*session.Entry) {
 				Role: session.RoleAssistant, API: "anthropic-messages", Provider: "anthropic", Model: "claude-sonnet-4",
 				Content: session.BlocksContent(
 					session.ContentBlock{Type: session.BlockText, Text: text(i, 30)},
-					session.ContentBlock{Type: session.BlockToolCall, ID: fmt.Sprintf("toolu_%d", i), Name: "read",
-						Arguments: session.Raw(fmt.Sprintf(`{"path":"src/file%d.go"}`, i))},
+					session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: fmt.Sprintf("toolu_%d", i), Name: "read", Arguments: session.Raw(fmt.Sprintf(`{"path":"src/file%d.go"}`, i))}},
 				),
 				Usage:      &session.Usage{Input: 1000 + int64(i), Output: 50, TotalTokens: 1050 + int64(i), Cost: session.Cost{Input: 0.003, Output: 0.00075, Total: 0.00375}},
 				StopReason: "toolUse", Timestamp: ms,

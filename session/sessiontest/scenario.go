@@ -220,7 +220,7 @@ func (r *runner) do(ctx context.Context, st step) (*session.Entry, error) {
 	case "assistant":
 		blocks := []session.ContentBlock{{Type: session.BlockText, Text: st.Text}}
 		for _, tc := range st.ToolCalls {
-			blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, ID: tc.ID, Name: tc.Name, Arguments: session.Raw(tc.Arguments)})
+			blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: session.Raw(tc.Arguments)}})
 		}
 		m := session.Message{Role: session.RoleAssistant, Content: session.BlocksContent(blocks...),
 			API: "test", Provider: st.Provider, Model: st.Model, StopReason: "stop"}
