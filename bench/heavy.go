@@ -140,7 +140,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 				data = unique[(k*7919)%len(unique)]
 			}
 			m.Role = session.RoleToolResult
-			m.ToolCallID, m.ToolName = fmt.Sprintf("c%d", i), "screenshot"
+			m.Body = &session.ToolResultFields{ToolCallID: fmt.Sprintf("c%d", i), ToolName: "screenshot"}
 			m.Content = session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "screen"},
 				session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: data, MimeType: "image/png"}})
 		}
@@ -181,7 +181,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 	var ours, base latencies
 	for i := range ops {
 		img := randomBytes(cfg.ImageBytes)
-		m := session.Message{Role: session.RoleToolResult, ToolCallID: fmt.Sprintf("n%d", i), ToolName: "screenshot", Timestamp: 1,
+		m := session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: fmt.Sprintf("n%d", i), ToolName: "screenshot"}, Timestamp: 1,
 			Content: session.BlocksContent(session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: base64.StdEncoding.EncodeToString(img), MimeType: "image/png"}})}
 		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("n%05d", i), ParentID: parent, Timestamp: session.FormatTime(time.Now()), Message: &m}
 		t0 := time.Now()
@@ -191,7 +191,7 @@ func imageSession(ctx context.Context, cfg Config, n *node, r *Report, p progres
 		ours = append(ours, time.Since(t0))
 		parent = e.ID
 		small, _ := codec.EncodeEntryMsgpack(&session.Entry{Type: session.TypeMessage, ID: "x", Timestamp: e.Timestamp,
-			Message: &session.Message{Role: session.RoleToolResult, Content: session.TextContent(string(session.NewBlobRef(img, session.BlobBase64).Raw()))}})
+			Message: &session.Message{Role: session.RoleToolResult, Content: session.TextContent(string(session.NewBlobRef(img, session.BlobBase64).Raw())), Body: &session.ToolResultFields{}}})
 		other := randomBytes(cfg.ImageBytes)
 		t0 = time.Now()
 		if _, err := raw.PutBytes(ctx, fmt.Sprintf("raw%d", i), other); err != nil {

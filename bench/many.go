@@ -47,8 +47,8 @@ func smallSession(id string) (session.Header, []*session.Entry) {
 		case 0:
 			e.Type, e.Message = session.TypeMessage, &session.Message{Role: session.RoleUser, Content: session.TextContent("fix the failing test in store.go"), Timestamp: 1735689601000}
 		case 1:
-			e.Type, e.Message = session.TypeMessage, &session.Message{Role: session.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4",
-				Content: session.TextContent("Done: the test passes."), StopReason: "stop", Timestamp: 1735689601000}
+			e.Type, e.Message = session.TypeMessage, &session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "anthropic", Model: "claude-sonnet-4", StopReason: "stop"},
+				Content: session.TextContent("Done: the test passes."), Timestamp: 1735689601000}
 		case 2:
 			e.Type, e.Body = session.TypeModelChange, &session.ModelChange{Provider: "anthropic", ModelID: "claude-sonnet-4"}
 		case 3:

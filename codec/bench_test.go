@@ -75,24 +75,24 @@ func BenchmarkEncodeEntry(b *testing.B) {
 }
 
 func stripLayouts(e *session.Entry) *session.Entry {
-	e.Layout = ""
+	e.Layout = session.Layout{}
 	strip := func(m *session.Message) {
 		if m == nil {
 			return
 		}
-		m.Layout = ""
+		m.Layout = session.Layout{}
 		for i := range m.Content.Blocks {
-			m.Content.Blocks[i].Layout = ""
+			m.Content.Blocks[i].Layout = session.Layout{}
 		}
-		if m.Usage != nil {
-			m.Usage.Layout, m.Usage.Cost.Layout = "", ""
+		if u := m.Usage(); u != nil {
+			u.Layout, u.Cost.Layout = session.Layout{}, session.Layout{}
 		}
 	}
 	strip(e.Message)
 	if c := e.Compaction(); c != nil {
 		strip(c.SystemMessage)
 		if c.Usage != nil {
-			c.Usage.Layout, c.Usage.Cost.Layout = "", ""
+			c.Usage.Layout, c.Usage.Cost.Layout = session.Layout{}, session.Layout{}
 		}
 	}
 	return e

@@ -135,7 +135,11 @@ func ContentDigest(m *session.Message) (string, error) {
 	var err error
 	switch m.Role {
 	case session.RoleCompactionSummary, session.RoleBranchSummary:
-		b = appendString(nil, m.Summary)
+		var summary string
+		if s := m.Summary(); s != nil {
+			summary = s.Summary
+		}
+		b = appendString(nil, summary)
 	default:
 		b, err = appendContent(nil, m.Content, nil)
 	}

@@ -299,7 +299,11 @@ func TestMigrateOldVersions(t *testing.T) {
 	c := session.BuildContext(mustBranch(t, ld.Tree), session.ContextOptions{})
 	var got []string
 	for _, m := range c.Messages {
-		got = append(got, m.Role+":"+m.Text()+m.Summary)
+		summary := ""
+		if s := m.Summary(); s != nil {
+			summary = s.Summary
+		}
+		got = append(got, m.Role+":"+m.Text()+summary)
 	}
 	want := []string{"compactionSummary:S", "user:two", "custom:hook"}
 	if !slices.Equal(got, want) {

@@ -61,10 +61,18 @@ func probeUsage() *session.Usage {
 }
 
 func probeMessage() *session.Message {
-	return &session.Message{Role: "r", Content: session.TextContent("c"), Timestamp: 1, API: "a", Provider: "p",
-		Model: "m", ResponseID: "i", Usage: probeUsage(), StopReason: "s", ErrorMessage: "e", ToolCallID: "t",
-		ToolName: "n", IsError: true, Details: session.Raw("0"), CustomType: "c", Display: true, Summary: "s",
-		TokensBefore: 1, FromID: "f", Extra: probeExtra}
+	return &session.Message{Role: "r", Content: session.TextContent("c"), Timestamp: 1, Extra: probeExtra}
+}
+
+// probeMessageJSON encodes a message with every member of every role
+// set: the encoders' member order.
+func probeMessageJSON() ([]byte, error) {
+	return appendMessageFlat(nil, probeMessage(), &messageFlat{
+		AssistantFields: session.AssistantFields{API: "a", Provider: "p", Model: "m", ResponseID: "i", Usage: probeUsage(),
+			StopReason: "s", ErrorMessage: "e"},
+		ToolCallID: "t", ToolName: "n", IsError: true, Details: session.Raw("0"), CustomType: "c", Display: true,
+		Summary: "s", TokensBefore: 1, FromID: "f",
+	})
 }
 
 // probeEntry encodes an entry of type t with every member of every type
@@ -83,10 +91,10 @@ func probeEntry(t session.EntryType) ([]byte, error) {
 var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usage, cost, edit *order }) {
 	o.entry = orderOf(func() ([]byte, error) { return probeEntry(session.TypeMessage) })
 	o.custom = orderOf(func() ([]byte, error) { return probeEntry(session.TypeCustomMessage) })
-	o.message = orderOf(func() ([]byte, error) { return EncodeMessage(probeMessage()) })
+	o.message = orderOf(probeMessageJSON)
 	o.block = orderOf(func() ([]byte, error) {
-		return appendBlockFlat(nil, &session.ContentBlock{Type: "x", Text: "t", TextSignature: "s", Extra: probeExtra},
-			&blockFlat{Thinking: "t", ThinkingSignature: "s", Redacted: true, Data: "d", MimeType: "m", ID: "i", Name: "n",
+		return appendBlockFlat(nil, &session.ContentBlock{Type: "x", Text: "t", Extra: probeExtra},
+			&blockFlat{TextSignature: "s", Thinking: "t", ThinkingSignature: "s", Redacted: true, Data: "d", MimeType: "m", ID: "i", Name: "n",
 				Arguments: session.Raw("{}"), ThoughtSignature: "s"})
 	})
 	o.usage = orderOf(func() ([]byte, error) { return appendUsage(nil, probeUsage(), nil) })
@@ -135,7 +143,7 @@ func (o *order) layout(keys []string, extra []session.Field) session.Layout {
 		prev = r
 	}
 	if inOrder {
-		return ""
+		return session.Layout{}
 	}
 	var seen keySet
 	for i, k := range keys {
@@ -147,7 +155,7 @@ func (o *order) layout(keys []string, extra []session.Field) session.Layout {
 			seen.add(k)
 		}
 		if twice || strings.Contains(k, layoutSep) {
-			return "" // a name twice: JSON.parse keeps its first place; leave it to the encoder's order
+			return session.Layout{} // a name twice: JSON.parse keeps its first place; leave it to the encoder's order
 		}
 	}
 	return internLayout(keys)
@@ -169,7 +177,7 @@ var layouts struct {
 func internLayout(keys []string) session.Layout {
 	s := strings.Join(keys, layoutSep)
 	if len(s) > maxLayoutLen {
-		return session.Layout(s)
+		return session.NewLayout(s)
 	}
 	layouts.Lock()
 	defer layouts.Unlock()
@@ -180,9 +188,11 @@ func internLayout(keys []string) session.Layout {
 		layouts.m = map[string]session.Layout{}
 	}
 	if len(layouts.m) < maxLayouts {
-		layouts.m[s] = session.Layout(s)
+		l := session.NewLayout(s)
+		layouts.m[s] = l
+		return l
 	}
-	return session.Layout(s)
+	return session.NewLayout(s)
 }
 
 // writtenMember is one member written by an objWriter with a layout: its name

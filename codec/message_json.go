@@ -34,36 +34,53 @@ func messageRequires(role, key string) bool {
 }
 
 func appendMessage(b []byte, m *session.Message) ([]byte, error) {
+	var f messageFlat
+	switch body := m.Body.(type) {
+	case *session.AssistantFields:
+		f.AssistantFields = *body
+	case *session.ToolResultFields:
+		f.ToolCallID, f.ToolName, f.IsError, f.Details = body.ToolCallID, body.ToolName, body.IsError, body.Details
+	case *session.CustomFields:
+		f.CustomType, f.Display, f.Details = body.CustomType, body.Display, body.Details
+	case *session.SummaryFields:
+		f.Summary, f.TokensBefore, f.FromID = body.Summary, body.TokensBefore, body.FromID
+	}
+	return appendMessageFlat(b, m, &f)
+}
+
+// appendMessageFlat is appendMessage writing m's role, content, timestamp
+// and verbatim members with the other members in f.
+func appendMessageFlat(b []byte, m *session.Message, f *messageFlat) ([]byte, error) {
 	req := func(k string) bool { return messageRequires(m.Role, k) }
 	w := newObjIn(b, m.Extra, m.Layout)
 	w.str("role", m.Role, true)
-	w.str("customType", m.CustomType, req("customType"))
-	w.str("toolCallId", m.ToolCallID, req("toolCallId"))
-	w.str("toolName", m.ToolName, req("toolName"))
+	w.str("customType", f.CustomType, req("customType"))
+	w.str("toolCallId", f.ToolCallID, req("toolCallId"))
+	w.str("toolName", f.ToolName, req("toolName"))
 	if w.want("content", !m.Content.IsZero(), req("content")) {
 		w.key("content")
 		w.b, w.err = appendContent(w.b, m.Content, w.err)
 	}
-	w.bool("display", m.Display, req("display"))
-	w.str("summary", m.Summary, req("summary"))
-	w.int("tokensBefore", m.TokensBefore, req("tokensBefore"))
-	w.str("fromId", m.FromID, req("fromId"))
-	w.str("api", m.API, req("api"))
-	w.str("provider", m.Provider, req("provider"))
-	w.str("model", m.Model, req("model"))
-	w.str("responseId", m.ResponseID, false)
-	if w.want("usage", m.Usage != nil, req("usage")) {
+	w.bool("display", f.Display, req("display"))
+	w.str("summary", f.Summary, req("summary"))
+	w.int("tokensBefore", f.TokensBefore, req("tokensBefore"))
+	w.str("fromId", f.FromID, req("fromId"))
+	w.str("api", f.API, req("api"))
+	w.str("provider", f.Provider, req("provider"))
+	w.str("model", f.Model, req("model"))
+	w.str("responseId", f.ResponseID, false)
+	if w.want("usage", f.Usage != nil, req("usage")) {
 		w.key("usage")
-		u := m.Usage
+		u := f.Usage
 		if u == nil {
 			u = &session.Usage{}
 		}
 		w.b, w.err = appendUsage(w.b, u, w.err)
 	}
-	w.str("stopReason", m.StopReason, req("stopReason"))
-	w.str("errorMessage", m.ErrorMessage, false)
-	w.raw("details", m.Details, false, "")
-	w.bool("isError", m.IsError, req("isError"))
+	w.str("stopReason", f.StopReason, req("stopReason"))
+	w.str("errorMessage", f.ErrorMessage, false)
+	w.raw("details", f.Details, false, "")
+	w.bool("isError", f.IsError, req("isError"))
 	// Every pi message shape ends with its timestamp. An Extra timestamp
 	// (one of the wrong kind, as read) gives way to a set one.
 	if m.Timestamp != 0 {
@@ -76,7 +93,7 @@ func appendMessage(b []byte, m *session.Message) ([]byte, error) {
 }
 
 func appendContent(b []byte, c session.Content, prev error) ([]byte, error) {
-	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == session.BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].TextSignature == "" {
+	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == session.BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].Body == nil {
 		return appendString(b, c.Blocks[0].Text), prev
 	}
 	if c.IsZero() {
@@ -104,6 +121,8 @@ func appendBlock(b []byte, c *session.ContentBlock) ([]byte, error) {
 			return b, fmt.Errorf("%w: content element is not valid JSON", ErrInvalid)
 		}
 		return append(b, body.Value...), nil
+	case *session.SignedText:
+		f.TextSignature = body.TextSignature
 	case *session.ThinkingBlock:
 		f.Thinking, f.ThinkingSignature, f.Redacted = body.Thinking, body.ThinkingSignature, body.Redacted
 	case *session.ImageBlock:
@@ -121,7 +140,7 @@ func appendBlockFlat(b []byte, c *session.ContentBlock, f *blockFlat) ([]byte, e
 	w := newObjIn(b, c.Extra, c.Layout)
 	w.str("type", t, false)
 	w.str("text", c.Text, t == session.BlockText)
-	w.str("textSignature", c.TextSignature, false)
+	w.str("textSignature", f.TextSignature, false)
 	w.str("thinking", f.Thinking, t == session.BlockThinking)
 	w.str("thinkingSignature", f.ThinkingSignature, false)
 	w.bool("redacted", f.Redacted, false)
@@ -164,56 +183,113 @@ func appendCost(b []byte, c *session.Cost) ([]byte, error) {
 
 func (r *reader) message(m *session.Message) error {
 	var fs fieldSet
-	return r.objectIn("message", &m.Layout, func() (*order, *[]session.Field) {
-		m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
-		return orders().message, &m.Extra
-	}, func(key string) error {
+	var f messageFlat
+	var held []heldMember
+	hasRole := false
+	defines := func(key string) bool { return session.MessageDefines(m.Role, key) }
+	own := func(key string) error {
 		switch key {
-		case "role":
-			return r.sym(key, &m.Role, &fs)
 		case "content":
 			return r.content(key, &m.Content, &fs)
 		case "timestamp":
 			return r.integer(key, &m.Timestamp, &fs)
 		case "api":
-			return r.sym(key, &m.API, &fs)
+			return r.sym(key, &f.API, &fs)
 		case "provider":
-			return r.sym(key, &m.Provider, &fs)
+			return r.sym(key, &f.Provider, &fs)
 		case "model":
-			return r.sym(key, &m.Model, &fs)
+			return r.sym(key, &f.Model, &fs)
 		case "responseId":
-			return r.str(key, &m.ResponseID, &fs)
+			return r.str(key, &f.ResponseID, &fs)
 		case "usage":
 			if r.d.PeekKind() != '{' {
 				return r.keep(key, &fs)
 			}
-			m.Usage = &session.Usage{}
-			return r.usage(m.Usage)
+			f.Usage = &session.Usage{}
+			return r.usage(f.Usage)
 		case "stopReason":
-			return r.sym(key, &m.StopReason, &fs)
+			return r.sym(key, &f.StopReason, &fs)
 		case "errorMessage":
-			return r.str(key, &m.ErrorMessage, &fs)
+			return r.str(key, &f.ErrorMessage, &fs)
 		case "toolCallId":
-			return r.str(key, &m.ToolCallID, &fs)
+			return r.str(key, &f.ToolCallID, &fs)
 		case "toolName":
-			return r.sym(key, &m.ToolName, &fs)
+			return r.sym(key, &f.ToolName, &fs)
 		case "isError":
-			return r.boolean(key, &m.IsError, &fs)
+			return r.boolean(key, &f.IsError, &fs)
 		case "details":
-			return r.raw(&m.Details)
+			return r.raw(&f.Details)
 		case "customType":
-			return r.sym(key, &m.CustomType, &fs)
+			return r.sym(key, &f.CustomType, &fs)
 		case "display":
-			return r.boolean(key, &m.Display, &fs)
+			return r.boolean(key, &f.Display, &fs)
 		case "summary":
-			return r.str(key, &m.Summary, &fs)
+			return r.str(key, &f.Summary, &fs)
 		case "tokensBefore":
-			return r.integer(key, &m.TokensBefore, &fs)
+			return r.integer(key, &f.TokensBefore, &fs)
 		case "fromId":
-			return r.str(key, &m.FromID, &fs)
+			return r.str(key, &f.FromID, &fs)
 		}
 		return r.keepUnknown(key, &fs)
+	}
+	err := r.objectIn("message", &m.Layout, func() (*order, *[]session.Field) {
+		if !hasRole {
+			_ = r.settle(held, defines, own, &fs) // no role: content and timestamp only
+		}
+		m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
+		return orders().message, &m.Extra
+	}, func(key string) error {
+		switch {
+		case key == "role":
+			if err := r.sym(key, &m.Role, &fs); err != nil {
+				return err
+			}
+			hasRole = true
+			return r.settle(held, defines, own, &fs)
+		case key == "content" || key == "timestamp":
+			return own(key) // every role's
+		case !hasRole:
+			// Which members are the message's own depends on its role:
+			// one read before it is held until it is known.
+			v, err := r.d.ReadValue()
+			held = append(held, heldMember{key: key, value: bytes.Clone(v)})
+			return err
+		case !defines(key):
+			return r.keepUnknown(key, &fs)
+		}
+		return own(key)
 	})
+	m.Body = f.body(m.Role)
+	return err
+}
+
+// messageFlat is every role's members but those all roles have, side by
+// side, as the decoder reads them; the message gets the body of its role.
+type messageFlat struct {
+	session.AssistantFields
+	ToolCallID, ToolName string
+	IsError              bool
+	Details              session.Raw
+	CustomType           string
+	Display              bool
+	Summary              string
+	TokensBefore         int64
+	FromID               string
+}
+
+func (f *messageFlat) body(role string) session.MessageBody {
+	switch role {
+	case session.RoleAssistant:
+		a := f.AssistantFields
+		return &a
+	case session.RoleToolResult:
+		return &session.ToolResultFields{ToolCallID: f.ToolCallID, ToolName: f.ToolName, IsError: f.IsError, Details: f.Details}
+	case session.RoleCustom:
+		return &session.CustomFields{CustomType: f.CustomType, Display: f.Display, Details: f.Details}
+	case session.RoleCompactionSummary, session.RoleBranchSummary:
+		return &session.SummaryFields{Summary: f.Summary, TokensBefore: f.TokensBefore, FromID: f.FromID}
+	}
+	return nil
 }
 
 func (r *reader) content(key string, c *session.Content, fs *fieldSet) error {
@@ -263,12 +339,13 @@ func (r *reader) block(c *session.ContentBlock) error {
 	var f blockFlat
 	var held []heldMember
 	typed := false
+	defines := func(key string) bool { return session.BlockDefines(c.Type, key) }
 	own := func(key string) error {
 		switch key {
 		case "text":
 			return r.str(key, &c.Text, &fs)
 		case "textSignature":
-			return r.str(key, &c.TextSignature, &fs)
+			return r.str(key, &f.TextSignature, &fs)
 		case "thinking":
 			return r.str(key, &f.Thinking, &fs)
 		case "thinkingSignature":
@@ -292,7 +369,7 @@ func (r *reader) block(c *session.ContentBlock) error {
 	}
 	err := r.objectIn("content block", &c.Layout, func() (*order, *[]session.Field) {
 		if !typed {
-			_ = r.settle(held, "", own, &fs) // no type: nothing to decode
+			_ = r.settle(held, defines, own, &fs) // no type: nothing to decode
 		}
 		c.Extra = fs.finish(blockRequires(c.Type))
 		return orders().block, &c.Extra
@@ -303,14 +380,14 @@ func (r *reader) block(c *session.ContentBlock) error {
 				return err
 			}
 			typed = true
-			return r.settle(held, c.Type, own, &fs)
+			return r.settle(held, defines, own, &fs)
 		case !typed:
 			// Which members are the block's own depends on its type:
 			// one read before it is held until it is known.
 			v, err := r.d.ReadValue()
 			held = append(held, heldMember{key: key, value: bytes.Clone(v)})
 			return err
-		case !session.BlockDefines(c.Type, key):
+		case !defines(key):
 			return r.keepUnknown(key, &fs)
 		}
 		return own(key)
@@ -322,6 +399,7 @@ func (r *reader) block(c *session.ContentBlock) error {
 // blockFlat is every block type's members but text's, side by side, as
 // the decoder reads them; the block gets the body of its type.
 type blockFlat struct {
+	TextSignature               string
 	Thinking, ThinkingSignature string
 	Redacted                    bool
 	Data, MimeType              string
@@ -332,6 +410,10 @@ type blockFlat struct {
 
 func (f *blockFlat) body(t string) session.BlockBody {
 	switch t {
+	case session.BlockText:
+		if f.TextSignature != "" {
+			return &session.SignedText{TextSignature: f.TextSignature}
+		}
 	case session.BlockThinking:
 		return &session.ThinkingBlock{Thinking: f.Thinking, ThinkingSignature: f.ThinkingSignature, Redacted: f.Redacted}
 	case session.BlockImage:
@@ -348,11 +430,11 @@ type heldMember struct {
 	value []byte
 }
 
-// settle decodes the held members that type t defines, with own, and
+// settle decodes the held members the object defines, with own, and
 // keeps the others verbatim, in the order they came.
-func (r *reader) settle(held []heldMember, t string, own func(key string) error, fs *fieldSet) error {
+func (r *reader) settle(held []heldMember, defines func(key string) bool, own func(key string) error, fs *fieldSet) error {
 	for _, h := range held {
-		if !session.BlockDefines(t, h.key) {
+		if !defines(h.key) {
 			fs.add(h.key, h.value)
 			continue
 		}

@@ -34,7 +34,7 @@ func message(text string, args string) *session.Entry {
 		blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "c1", Name: "bash", Arguments: session.Raw(args)}})
 	}
 	return &session.Entry{Type: session.TypeMessage, ID: "e1", Timestamp: "2026-12-03T00:00:00.000Z",
-		Message: &session.Message{Role: session.RoleAssistant, Content: session.Content{Blocks: blocks}, Timestamp: 1}}
+		Message: &session.Message{Role: session.RoleAssistant, Content: session.Content{Blocks: blocks}, Timestamp: 1, Body: &session.AssistantFields{}}}
 }
 
 func TestRedactDefaultRules(t *testing.T) {

@@ -24,7 +24,7 @@ type objWriter struct {
 	flushed bool
 	// layout, when set, is the member order to write back (layout.go):
 	// the object starts at start, and members locates what was written.
-	layout  session.Layout
+	layout  string
 	start   int
 	members []writtenMember
 }
@@ -36,7 +36,7 @@ func newObj(b []byte, extra []session.Field) objWriter {
 // newObjIn is newObj for an object read with layout l.
 func newObjIn(b []byte, extra []session.Field, l session.Layout) objWriter {
 	w := newObj(b, extra)
-	w.layout = l
+	w.layout = l.String()
 	return w
 }
 

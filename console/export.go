@@ -115,11 +115,11 @@ func exportBlocks(c session.Content) []exportBlock {
 
 func exportMessage(m *session.Message) exportMsg {
 	out := exportMsg{Role: m.Role, Blocks: exportBlocks(m.Content)}
-	if m.Provider != "" || m.Model != "" {
-		out.Model = m.Provider + "/" + m.Model
+	if a := m.Assistant(); a != nil && (a.Provider != "" || a.Model != "") {
+		out.Model = a.Provider + "/" + a.Model
 	}
-	if m.Summary != "" {
-		out.Blocks = append(out.Blocks, exportBlock{Kind: "text", Text: m.Summary})
+	if s := m.Summary(); s != nil && s.Summary != "" {
+		out.Blocks = append(out.Blocks, exportBlock{Kind: "text", Text: s.Summary})
 	}
 	return out
 }

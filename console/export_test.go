@@ -21,7 +21,7 @@ func exportTree(t testing.TB) (session.Header, *session.Tree) {
 	ts := "2025-01-01T00:00:01.000Z"
 	msg := func(id, parent, role string, blocks ...session.ContentBlock) *session.Entry {
 		return &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts,
-			Message: &session.Message{Role: role, Content: session.BlocksContent(blocks...), Timestamp: 1}}
+			Message: &session.Message{Role: role, Content: session.BlocksContent(blocks...), Timestamp: 1, Body: session.NewMessageBody(role)}}
 	}
 	text := func(s string) session.ContentBlock { return session.ContentBlock{Type: session.BlockText, Text: s} }
 	for _, e := range []*session.Entry{

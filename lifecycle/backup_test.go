@@ -86,7 +86,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 					continue
 				}
 				s, _ := session.New(st, system.Config())
-				if _, err := s.AppendMessage(wctx, session.Message{Role: session.RoleAssistant, Provider: "p", Model: "m", StopReason: "stop", Content: session.TextContent(fmt.Sprintf("w%d k%d", w, k)), Timestamp: 2}); err == nil {
+				if _, err := s.AppendMessage(wctx, session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop"}, Content: session.TextContent(fmt.Sprintf("w%d k%d", w, k)), Timestamp: 2}); err == nil {
 					appended.Add(1)
 				}
 				st.Close(ctx)

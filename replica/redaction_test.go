@@ -32,10 +32,10 @@ func TestRedactionOnWrite(t *testing.T) {
 			{Type: session.TypeMessage, ID: id + "1", Timestamp: "2026-12-03T00:00:00.000Z",
 				Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("my key is " + aws), Timestamp: 1}},
 			{Type: session.TypeMessage, ID: id + "2", ParentID: id + "1", Timestamp: "2026-12-03T00:00:01.000Z",
-				Message: &session.Message{Role: session.RoleAssistant, Provider: "p", Model: "m", StopReason: "stop", Timestamp: 2, Content: session.Content{Blocks: []session.ContentBlock{
+				Message: &session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop"}, Timestamp: 2, Content: session.Content{Blocks: []session.ContentBlock{
 					{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "c1", Name: "bash", Arguments: session.Raw(`{"command":"curl -H 'Authorization: token ` + gh + `'"}`)}}}}}},
 			{Type: session.TypeMessage, ID: id + "3", ParentID: id + "2", Timestamp: "2026-12-03T00:00:02.000Z",
-				Message: &session.Message{Role: session.RoleToolResult, ToolCallID: "c1", ToolName: "bash", Timestamp: 3,
+				Message: &session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: "c1", ToolName: "bash"}, Timestamp: 3,
 					Content: session.TextContent(strings.Repeat("env output line\n", 500) + "ANTHROPIC_API_KEY=" + ant + "\n")}},
 		}
 	}

@@ -80,10 +80,11 @@ func timeline(entries []*session.Entry) ([]UsageDay, bool) {
 	cut := false
 	for _, e := range entries {
 		m := e.Message
-		if m == nil || m.Role != session.RoleAssistant || m.Usage == nil {
+		if m == nil || m.Assistant() == nil || m.Assistant().Usage == nil {
 			continue
 		}
-		k := key{e.Timestamp[:min(10, len(e.Timestamp))], m.Provider + "/" + m.Model}
+		a := m.Assistant()
+		k := key{e.Timestamp[:min(10, len(e.Timestamp))], a.Provider + "/" + a.Model}
 		d := rows[k]
 		if d == nil {
 			if len(rows) == MaxTimeline {
@@ -94,9 +95,9 @@ func timeline(entries []*session.Entry) ([]UsageDay, bool) {
 			rows[k] = d
 		}
 		d.Replies++
-		d.Input += m.Usage.Input
-		d.Output += m.Usage.Output
-		d.Cost += m.Usage.Cost.Total
+		d.Input += a.Usage.Input
+		d.Output += a.Usage.Output
+		d.Cost += a.Usage.Cost.Total
 	}
 	out := make([]UsageDay, 0, len(rows))
 	for _, d := range rows {

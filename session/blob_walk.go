@@ -76,8 +76,13 @@ func eachSlotObj(e *Entry, fn func(o *slotObj) error) error {
 
 // eachMessageObj and eachBlockObj walk on with o, the walk's slotObj.
 func eachMessageObj(o *slotObj, m *Message, fn func(o *slotObj) error) error {
-	*o = slotObj{kind: "message", extra: &m.Extra, content: &m.Content, members: messageMembers}
-	o.addRaw(&m.Details)
+	*o = slotObj{kind: "message", extra: &m.Extra, content: &m.Content, members: messageMembersOf(m.Role)}
+	switch b := m.Body.(type) {
+	case *ToolResultFields:
+		o.addRaw(&b.Details)
+	case *CustomFields:
+		o.addRaw(&b.Details)
+	}
 	if err := fn(o); err != nil {
 		return err
 	}
@@ -297,7 +302,7 @@ func offloadable(e *Entry, threshold int) bool {
 
 // plainText is the length of content written as a plain string, or -1.
 func plainText(c Content) int {
-	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].TextSignature == "" {
+	if c.Plain && len(c.Blocks) == 1 && c.Blocks[0].Type == BlockText && len(c.Blocks[0].Extra) == 0 && c.Blocks[0].Body == nil {
 		return len(c.Blocks[0].Text)
 	}
 	return -1

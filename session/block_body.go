@@ -32,6 +32,12 @@ type ToolCallBlock struct {
 	ThoughtSignature string
 }
 
+// SignedText is a text block's signature (OpenAI's responses sign text
+// for the next turn); a text block without one has no body.
+type SignedText struct {
+	TextSignature string
+}
+
 // VerbatimBlock is a content element that was not a JSON object, kept as
 // read.
 type VerbatimBlock struct {
@@ -43,6 +49,7 @@ func (*ThinkingBlock) BlockType() string { return BlockThinking }
 func (*ImageBlock) BlockType() string    { return BlockImage }
 func (*ToolCallBlock) BlockType() string { return BlockToolCall }
 func (*VerbatimBlock) BlockType() string { return "" }
+func (*SignedText) BlockType() string    { return BlockText }
 
 func (b *ThinkingBlock) clone() BlockBody { c := *b; return &c }
 func (b *ImageBlock) clone() BlockBody    { c := *b; return &c }
@@ -52,6 +59,7 @@ func (b *ToolCallBlock) clone() BlockBody {
 	return &c
 }
 func (b *VerbatimBlock) clone() BlockBody { return &VerbatimBlock{Value: cloneRaw(b.Value)} }
+func (b *SignedText) clone() BlockBody    { c := *b; return &c }
 
 // NewBlockBody returns an empty body of block type t, or nil for text
 // blocks and types this version does not know: decoders fill it.
@@ -75,6 +83,24 @@ func (b *ContentBlock) Image() *ImageBlock { t, _ := b.Body.(*ImageBlock); retur
 
 // ToolCall returns a toolCall block's body, else nil.
 func (b *ContentBlock) ToolCall() *ToolCallBlock { t, _ := b.Body.(*ToolCallBlock); return t }
+
+// bodyFits reports whether b's body is one its type has: the type's own
+// for thinking, image and toolCall; none or a signature for text; none
+// for types this version does not know.
+func (b *ContentBlock) bodyFits() bool {
+	if isNil(b.Body) {
+		return b.Body == nil && NewBlockBody(b.Type) == nil
+	}
+	return b.Body.BlockType() == b.Type
+}
+
+// TextSignature is a text block's signature ("" for none).
+func (b *ContentBlock) TextSignature() string {
+	if s, ok := b.Body.(*SignedText); ok {
+		return s.TextSignature
+	}
+	return ""
+}
 
 // Verbatim returns the element of a content element that was not a JSON
 // object, else nil.

@@ -94,7 +94,7 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 				model = e
 			}
 		case TypeMessage:
-			if m := e.Message; m != nil && m.Role == RoleAssistant {
+			if m := e.Message; m != nil && m.Assistant() != nil {
 				model = e
 			}
 		case TypeActiveToolsChange:
@@ -115,7 +115,8 @@ func BuildContext(branch []*Entry, opts ContextOptions) Context {
 		b := model.ModelChange()
 		c.Model = &ModelRef{Provider: b.Provider, ModelID: b.ModelID}
 	default:
-		c.Model = &ModelRef{Provider: model.Message.Provider, ModelID: model.Message.Model}
+		a := model.Message.Assistant()
+		c.Model = &ModelRef{Provider: a.Provider, ModelID: a.Model}
 	}
 	p := projection{opts: opts}
 	if compactionAt < 0 {

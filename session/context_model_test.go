@@ -13,7 +13,7 @@ func TestContextModelIsTheLastSet(t *testing.T) {
 		return &session.Entry{Type: session.TypeModelChange, ID: id, Body: &session.ModelChange{Provider: provider, ModelID: model}}
 	}
 	reply := func(id, provider, model string) *session.Entry {
-		return &session.Entry{Type: session.TypeMessage, ID: id, Message: &session.Message{Role: session.RoleAssistant, Provider: provider, Model: model}}
+		return &session.Entry{Type: session.TypeMessage, ID: id, Message: &session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: provider, Model: model}}}
 	}
 	user := &session.Entry{Type: session.TypeMessage, ID: "u", Message: &session.Message{Role: session.RoleUser}}
 	tests := []struct {

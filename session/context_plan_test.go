@@ -20,9 +20,9 @@ func randomSession(r *rand.Rand, n int) (Header, []*Entry) {
 		case k < 3:
 			e.Type, e.Message = TypeMessage, &Message{Role: RoleUser, Content: TextContent(fmt.Sprint("u", i)), Timestamp: 1}
 		case k < 6:
-			e.Type, e.Message = TypeMessage, &Message{Role: RoleAssistant, Provider: "p", Model: fmt.Sprint("m", i), Content: TextContent("a"), Timestamp: 1}
+			e.Type, e.Message = TypeMessage, &Message{Role: RoleAssistant, Body: &AssistantFields{Provider: "p", Model: fmt.Sprint("m", i)}, Content: TextContent("a"), Timestamp: 1}
 		case k < 8:
-			e.Type, e.Message = TypeMessage, &Message{Role: RoleToolResult, ToolCallID: "c", ToolName: "t", Content: TextContent("r"), Timestamp: 1}
+			e.Type, e.Message = TypeMessage, &Message{Role: RoleToolResult, Body: &ToolResultFields{ToolCallID: "c", ToolName: "t"}, Content: TextContent("r"), Timestamp: 1}
 		case k < 9:
 			e.Type, e.Body = TypeThinkingLevelChange, &ThinkingLevelChange{ThinkingLevel: fmt.Sprint("t", i)}
 		case k < 10:

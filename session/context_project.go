@@ -34,10 +34,9 @@ func (p *projection) compaction(c *Context, comp *Entry) {
 		c.push(comp.ID, withContent(b.SystemMessage))
 	}
 	c.push(comp.ID, &Message{
-		Role:         RoleCompactionSummary,
-		Summary:      b.Summary,
-		TokensBefore: b.TokensBefore,
-		Timestamp:    epochMillis(comp.Timestamp),
+		Role:      RoleCompactionSummary,
+		Body:      &SummaryFields{Summary: b.Summary, TokensBefore: b.TokensBefore},
+		Timestamp: epochMillis(comp.Timestamp),
 	})
 }
 
@@ -66,12 +65,10 @@ func (p *projection) emit(c *Context, e *Entry) {
 			return
 		}
 		m := &Message{
-			Role:       RoleCustom,
-			CustomType: b.CustomType,
-			Content:    b.Content,
-			Display:    b.Display,
-			Details:    b.Details,
-			Timestamp:  epochMillis(e.Timestamp),
+			Role:      RoleCustom,
+			Content:   b.Content,
+			Body:      &CustomFields{CustomType: b.CustomType, Display: b.Display, Details: b.Details},
+			Timestamp: epochMillis(e.Timestamp),
 		}
 		// Content stored apart goes with the message, to be resolved
 		// there (see BlobRef).
@@ -88,8 +85,7 @@ func (p *projection) emit(c *Context, e *Entry) {
 		if b.Summary != "" && e.Type == TypeBranchSummary {
 			add(&Message{
 				Role:      RoleBranchSummary,
-				Summary:   b.Summary,
-				FromID:    b.FromID,
+				Body:      &SummaryFields{Summary: b.Summary, FromID: b.FromID},
 				Timestamp: epochMillis(e.Timestamp),
 			})
 		}

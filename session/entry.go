@@ -76,9 +76,27 @@ type Field struct {
 // Layout is the order of an object's members as read, where it differs
 // from the order encoders write them in (pi adds an assistant message's
 // responseId and durationMs after its timestamp): encoders then write
-// that order back, so a line round-trips byte for byte. "" is the
-// encoders' own order. Only codecs set and read it.
-type Layout string
+// that order back, so a line round-trips byte for byte. The zero Layout
+// is the encoders' own order. Only codecs set and read it. It is one
+// pointer: most objects have none, and those that have one share it.
+type Layout struct{ order *string }
+
+// NewLayout returns the layout whose order codecs spell as order (""
+// gives the zero Layout).
+func NewLayout(order string) Layout {
+	if order == "" {
+		return Layout{}
+	}
+	return Layout{order: &order}
+}
+
+// String is the order as given to NewLayout ("" for the zero Layout).
+func (l Layout) String() string {
+	if l.order == nil {
+		return ""
+	}
+	return *l.order
+}
 
 // Header is the first line of a session: its identity and provenance.
 type Header struct {

@@ -41,12 +41,34 @@ var entryMembers = map[EntryType]map[string]byte{
 	TypeContextEdit:   {"targetId": '"', "replacement": '{'},
 }
 
-// messageMembers are the members of a message of any role that the model
-// has fields for.
-var messageMembers = map[string]byte{
-	"role": '"', "content": '"', "timestamp": '0', "api": '"', "provider": '"', "model": '"', "responseId": '"',
-	"usage": '{', "stopReason": '"', "errorMessage": '"', "toolCallId": '"', "toolName": '"', "isError": 'b',
-	"details": '*', "customType": '"', "display": 'b', "summary": '"', "tokensBefore": '0', "fromId": '"',
+// messageMembers are the members the model has fields for, by message
+// role; otherMessageMembers those of every role.
+var (
+	messageMembers = map[string]map[string]byte{
+		RoleAssistant: {"role": '"', "content": '"', "timestamp": '0', "api": '"', "provider": '"', "model": '"',
+			"responseId": '"', "usage": '{', "stopReason": '"', "errorMessage": '"'},
+		RoleToolResult: {"role": '"', "content": '"', "timestamp": '0', "toolCallId": '"', "toolName": '"',
+			"isError": 'b', "details": '*'},
+		RoleCustom:            {"role": '"', "content": '"', "timestamp": '0', "customType": '"', "display": 'b', "details": '*'},
+		RoleCompactionSummary: {"role": '"', "content": '"', "timestamp": '0', "summary": '"', "tokensBefore": '0'},
+		RoleBranchSummary:     {"role": '"', "content": '"', "timestamp": '0', "summary": '"', "fromId": '"'},
+	}
+	otherMessageMembers = map[string]byte{"role": '"', "content": '"', "timestamp": '0'}
+)
+
+func messageMembersOf(role string) map[string]byte {
+	if m, ok := messageMembers[role]; ok {
+		return m
+	}
+	return otherMessageMembers
+}
+
+// MessageDefines reports whether messages of role have a member named
+// key besides role: one that decoders put in the message's Content,
+// Timestamp or Body rather than in Extra.
+func MessageDefines(role, key string) bool {
+	_, ok := messageMembersOf(role)[key]
+	return ok && key != "role"
 }
 
 // Members pi defines that the model keeps verbatim in Extra, by object,
@@ -95,7 +117,7 @@ func blockMembersOf(t string) map[string]byte {
 
 // BlockDefines reports whether content blocks of type t have a member
 // named key besides type: one that decoders put in the block's Text,
-// TextSignature or Body rather than in Extra.
+// Body rather than in Extra.
 func BlockDefines(t, key string) bool {
 	_, ok := blockMembers[t][key]
 	return ok && key != "type"

@@ -23,39 +23,22 @@ const (
 	BlockToolCall = "toolCall"
 )
 
-// Message is an agent message as pi stores it. Which fields apply depends on
-// Role; unknown members are kept in Extra.
+// Message is an agent message as pi stores it: the members every role
+// has, and the members of the roles that have more in a Body of that
+// role, so a user message is 112 bytes, not the union of every role's
+// fields. Unknown members are kept in Extra.
 type Message struct {
 	Role    string
 	Content Content
 	// Timestamp is epoch milliseconds.
 	Timestamp int64
 
-	// assistant
-	API          string
-	Provider     string
-	Model        string
-	ResponseID   string
-	Usage        *Usage
-	StopReason   string
-	ErrorMessage string
-
-	// toolResult
-	ToolCallID string
-	ToolName   string
-	IsError    bool
-
-	// toolResult and custom
-	Details Raw
-
-	// custom
-	CustomType string
-	Display    bool
-
-	// compactionSummary and branchSummary
-	Summary      string
-	TokensBefore int64
-	FromID       string
+	// Body holds the members of the roles that have more: *AssistantFields
+	// for assistant, *ToolResultFields for toolResult, *CustomFields for
+	// custom, *SummaryFields for compactionSummary and branchSummary. nil
+	// for the other roles (their members are in Extra). A body of another
+	// role is refused by ValidateFields.
+	Body MessageBody
 
 	Extra  []Field
 	Layout Layout
@@ -65,8 +48,9 @@ type Message struct {
 func (m Message) Clone() Message {
 	c := m
 	c.Content = m.Content.Clone()
-	c.Usage = m.Usage.Clone()
-	c.Details = cloneRaw(m.Details)
+	if m.Body != nil {
+		c.Body = m.Body.clone()
+	}
 	c.Extra = cloneFields(m.Extra)
 	return c
 }
@@ -131,20 +115,19 @@ func (c Content) Clone() Content {
 	return out
 }
 
-// ContentBlock is one block of message content. A text block's members
-// are inline (most blocks are text); each other type's are in a Body of
-// that type, so a block is 104 bytes, not the union of every type's.
+// ContentBlock is one block of message content. A text block's text is
+// inline (most blocks are text); each other type's members are in a Body
+// of that type, so a block is 88 bytes, not the union of every type's.
 type ContentBlock struct {
 	Type string
-
-	// text
-	Text          string
-	TextSignature string
+	// Text is a text block's text.
+	Text string
 
 	// Body holds the members of the other block types: *ThinkingBlock,
-	// *ImageBlock or *ToolCallBlock for theirs; *VerbatimBlock for a
-	// content element that is not a JSON object (Type is then ""). nil
-	// for text blocks and for types this version does not know (their
+	// *ImageBlock or *ToolCallBlock for theirs; *SignedText for a text
+	// block's signature, when it has one; *VerbatimBlock for a content
+	// element that is not a JSON object (Type is then ""). nil for other
+	// text blocks and for types this version does not know (their
 	// members are in Extra). A body of another type than Type is refused
 	// by ValidateFields.
 	Body BlockBody

@@ -15,7 +15,7 @@ func buildTree(t *testing.T) *session.Tree {
 	s := newSession(t, sessiontest.TestConfig())
 	e := must[*session.Entry](t)
 	u := e(s.AppendMessage(ctx, user("one")))
-	e(s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Provider: "p", Model: "m", StopReason: "stop", Content: session.TextContent("A"), Usage: &session.Usage{Input: 5, TotalTokens: 5}}))
+	e(s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop", Usage: &session.Usage{Input: 5, TotalTokens: 5}}, Content: session.TextContent("A")}))
 	e(s.SetLabel(ctx, u.ID, "start"))
 	e(s.SetName(ctx, "partial"))
 	e(s.MoveTo(ctx, u.ID))

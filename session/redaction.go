@@ -45,8 +45,14 @@ func CountRedactions(e *Entry) int {
 }
 
 func countMessage(m *Message) int {
-	return countContent(m.Content) + countRaw(m.Details) + strings.Count(m.ErrorMessage, redactionPrefix) +
-		strings.Count(m.Summary, redactionPrefix) + countFields(m.Extra)
+	n := countContent(m.Content) + countRaw(m.Details()) + countFields(m.Extra)
+	switch b := m.Body.(type) {
+	case *AssistantFields:
+		n += strings.Count(b.ErrorMessage, redactionPrefix)
+	case *SummaryFields:
+		n += strings.Count(b.Summary, redactionPrefix)
+	}
+	return n
 }
 
 func countContent(c Content) int {

@@ -72,7 +72,7 @@ func TestTransformsAndProjectorsMerge(t *testing.T) {
 	s := newSession(t, cfg)
 	e := must[*session.Entry](t)
 	e(s.AppendMessage(ctx, user("secret")))
-	e(s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, ToolCallID: "c", ToolName: "x", Content: session.TextContent("out")}))
+	e(s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: "c", ToolName: "x"}, Content: session.TextContent("out")}))
 	e(s.AppendCustom(ctx, "note", session.Raw(`1`)))
 	e(s.AppendCustom(ctx, "plan", session.Raw(`2`)))
 	e(s.AppendCustom(ctx, "other", session.Raw(`3`)))
@@ -280,12 +280,11 @@ func TestAppendBatchIsAllOrNothing(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	e := &session.Entry{Type: session.TypeMessage, ID: "a",
-		Message: &session.Message{Role: "assistant", Content: session.BlocksContent(session.ContentBlock{Type: "toolCall", Body: &session.ToolCallBlock{Arguments: session.Raw(`{}`)}}),
-			Usage: &session.Usage{Input: 1}}}
+		Message: &session.Message{Role: "assistant", Content: session.BlocksContent(session.ContentBlock{Type: "toolCall", Body: &session.ToolCallBlock{Arguments: session.Raw(`{}`)}}), Body: &session.AssistantFields{Usage: &session.Usage{Input: 1}}}}
 	c := e.Clone()
 	c.Message.Content.Blocks[0].ToolCall().Arguments[0] = '['
-	c.Message.Usage.Input = 2
-	if e.Message.Content.Blocks[0].ToolCall().Arguments[0] != '{' || e.Message.Usage.Input != 1 {
+	c.Message.Usage().Input = 2
+	if e.Message.Content.Blocks[0].ToolCall().Arguments[0] != '{' || e.Message.Usage().Input != 1 {
 		t.Fatal("Clone shares memory with the original")
 	}
 	// Every body type's own slices and pointers.
@@ -319,7 +318,7 @@ func TestForkBeforeNamesWhatItIs(t *testing.T) {
 	ctx := context.Background()
 	st := session.NewMemoryStore(sessiontest.TestHeader("g"))
 	s, _ := session.New(st, sessiontest.TestConfig())
-	a, err := s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Provider: "p", Model: "m", StopReason: "stop",
+	a, err := s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop"},
 		Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "hi"})})
 	if err != nil {
 		t.Fatal(err)

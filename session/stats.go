@@ -34,7 +34,7 @@ func (s *Stats) add(e *Entry) {
 		m := e.Message
 		s.Messages++
 		s.ByRole[m.Role]++
-		s.Usage.Add(m.Usage)
+		s.Usage.Add(m.Usage())
 		if m.Role == RoleAssistant {
 			for i := range m.Content.Blocks {
 				if m.Content.Blocks[i].Type == BlockToolCall {

@@ -294,7 +294,11 @@ func (v *fieldCheck) message(at path, m *Message) {
 	if m.Timestamp < 0 || m.Timestamp > MaxEpochMillis {
 		v.fail(at.at("timestamp"), fmt.Sprintf("is %d: epoch milliseconds must be 0..%d", m.Timestamp, int64(MaxEpochMillis)))
 	}
-	v.extra(at, "a message", m.Extra, messageMembers, messageVerbatim, "message")
+	v.extra(at, "a message", m.Extra, messageMembersOf(m.Role), messageVerbatim, "message")
+	if !m.bodyFits() {
+		v.fail(at, fmt.Sprintf("a %q message's members are those of its role (Message.Body)", clip(m.Role)))
+		return
+	}
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleSystem:
 		if m.Content.IsZero() && !HasBlobRef(m.Extra, "content") {
@@ -302,25 +306,33 @@ func (v *fieldCheck) message(at path, m *Message) {
 		}
 	}
 	v.content(at.at("content"), m.Content, blocksOf(m.Role))
-	if m.Role == RoleAssistant {
+	switch b := m.Body.(type) {
+	case *AssistantFields:
 		// Who answered, and how it ended: pi reads all three.
-		v.name(at.at("provider"), m.Provider)
-		v.name(at.at("model"), m.Model)
-		if m.StopReason == "" {
+		v.name(at.at("provider"), b.Provider)
+		v.name(at.at("model"), b.Model)
+		if b.StopReason == "" {
 			v.fail(at.at("stopReason"), "is required: how the answer ended (stop, length, toolUse, error, aborted, pending, deferred)")
+		} else if !stopReasons[b.StopReason] {
+			v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted, pending, deferred", clip(b.StopReason)))
 		}
+		v.maxLen(at.at("api"), b.API)
+		v.usage(at.at("usage"), b.Usage)
+	case *ToolResultFields:
+		v.maxLen(at.at("toolName"), b.ToolName)
+		v.maxLen(at.at("toolCallId"), b.ToolCallID)
+	case *CustomFields:
+		v.maxLen(at.at("customType"), b.CustomType)
+	case *SummaryFields:
+		v.count(at.at("tokensBefore"), b.TokensBefore)
 	}
-	if m.StopReason != "" && !stopReasons[m.StopReason] {
-		v.fail(at.at("stopReason"), fmt.Sprintf("%q is not one of stop, length, toolUse, error, aborted, pending, deferred", clip(m.StopReason)))
+}
+
+// maxLen refuses a name longer than MaxNameLen.
+func (v *fieldCheck) maxLen(at path, s string) {
+	if len(s) > MaxNameLen {
+		v.fail(at, fmt.Sprintf("is %d bytes (max %d)", len(s), MaxNameLen))
 	}
-	for _, f := range [...]struct{ k, s string }{{"provider", m.Provider}, {"model", m.Model}, {"api", m.API},
-		{"toolName", m.ToolName}, {"toolCallId", m.ToolCallID}, {"customType", m.CustomType}} {
-		if len(f.s) > MaxNameLen {
-			v.fail(at.at(f.k), fmt.Sprintf("is %d bytes (max %d)", len(f.s), MaxNameLen))
-		}
-	}
-	v.count(at.at("tokensBefore"), m.TokensBefore)
-	v.usage(at.at("usage"), m.Usage)
 }
 
 // Which content blocks a message may hold.
@@ -348,7 +360,7 @@ func (v *fieldCheck) content(at path, c Content, blocks int) {
 			v.fail(bp, fmt.Sprintf("holds %s: a content block is an object", kindOf(b.Verbatim())))
 			return
 		}
-		if want := NewBlockBody(b.Type); (want == nil) != isNil(b.Body) || (b.Body != nil && b.Body.BlockType() != b.Type) {
+		if !b.bodyFits() {
 			v.fail(bp, fmt.Sprintf("a %q block's members are those of its type (ContentBlock.Body)", clip(b.Type)))
 			return
 		}

@@ -56,7 +56,7 @@ func (v *fieldCheck) raws(e *Entry) {
 }
 
 func (v *fieldCheck) rawsOf(at path, m *Message) {
-	v.raw(at.at("details"), m.Details)
+	v.raw(at.at("details"), m.Details())
 	for _, f := range m.Extra {
 		v.verbatim(at.at(f.Key), f.Value)
 	}

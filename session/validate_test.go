@@ -48,8 +48,7 @@ func TestValidateHeader(t *testing.T) {
 // with usage and a tool call.
 func BenchmarkValidateFields(b *testing.B) {
 	e := &session.Entry{Type: session.TypeMessage, ID: "a1b2c3d4", ParentID: "00ff00ff", Timestamp: "2025-01-04T00:59:36.639Z",
-		Message: &session.Message{Role: session.RoleAssistant, Timestamp: 1735952376639, Provider: "anthropic", Model: "claude", API: "anthropic-messages",
-			StopReason: "toolUse", Usage: &session.Usage{Input: 1000, Output: 200, TotalTokens: 1200, Cost: session.Cost{Input: 0.01, Total: 0.02}},
+		Message: &session.Message{Role: session.RoleAssistant, Timestamp: 1735952376639, Body: &session.AssistantFields{Provider: "anthropic", Model: "claude", API: "anthropic-messages", StopReason: "toolUse", Usage: &session.Usage{Input: 1000, Output: 200, TotalTokens: 1200, Cost: session.Cost{Input: 0.01, Total: 0.02}}},
 			Content: session.BlocksContent(
 				session.ContentBlock{Type: session.BlockText, Text: strings.Repeat("text ", 150)},
 				session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "call_1", Name: "bash", Arguments: session.Raw(`{"command":"ls -la /work","timeout":30}`)}},

@@ -61,7 +61,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// An assistant message says who answered: a zero one is refused.
-	must(s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Provider: "anthropic", Model: "claude-x", StopReason: "stop",
+	must(s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "anthropic", Model: "claude-x", StopReason: "stop"},
 		Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "Done: 3 retries with backoff."})}))
 	must(s.SetLabel(ctx, u.ID, "start"))
 	must(s.MoveTo(ctx, u.ID, session.WithBranchSummary("tried backoff; the user wants a circuit breaker", nil, false)))
@@ -76,7 +76,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, m := range c.Messages {
-		fmt.Printf("%s: %s%s\n", m.Role, m.Summary, m.Text())
+		if s := m.Summary(); s != nil {
+			fmt.Printf("%s: %s\n", m.Role, s.Summary)
+			continue
+		}
+		fmt.Printf("%s: %s\n", m.Role, m.Text())
 	}
 
 	// A fork copies a branch into a new session: SelectFork only says

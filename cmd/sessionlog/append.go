@@ -73,13 +73,13 @@ func runAppend(ctx context.Context, e env) error {
 				return usageError("an assistant message says who answered: give -provider and -model")
 			}
 			m.Content = session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: *text})
-			m.Provider, m.Model, m.StopReason = *provider, *model, "stop"
+			m.Body = &session.AssistantFields{Provider: *provider, Model: *model, StopReason: "stop"}
 		case session.RoleToolResult:
 			if *toolCallID == "" || *toolName == "" {
 				return usageError("a toolResult needs -tool-call-id and -tool-name")
 			}
 			m.Content = session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: *text})
-			m.ToolCallID, m.ToolName, m.IsError = *toolCallID, *toolName, *isError
+			m.Body = &session.ToolResultFields{ToolCallID: *toolCallID, ToolName: *toolName, IsError: *isError}
 		default:
 			return usageError("unknown role %q (user, assistant, toolResult; other roles via -json)", *role)
 		}

@@ -134,8 +134,7 @@ func playDemo(ctx context.Context, store session.Store) error {
 		if len(calls) > 0 {
 			stop = "toolUse"
 		}
-		return session.Message{Role: session.RoleAssistant, API: "anthropic-messages", Provider: "anthropic",
-			Model: "claude-sonnet-4", Content: session.BlocksContent(blocks...), Usage: usage(in, out), StopReason: stop}
+		return session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{API: "anthropic-messages", Provider: "anthropic", Model: "claude-sonnet-4", Usage: usage(in, out), StopReason: stop}, Content: session.BlocksContent(blocks...)}
 	}
 	user := func(text string) session.Message {
 		return session.Message{Role: session.RoleUser, Content: session.TextContent(text)}
@@ -154,7 +153,7 @@ func playDemo(ctx context.Context, store session.Store) error {
 			return
 		},
 		func() (err error) {
-			_, err = s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, ToolCallID: "call_1", ToolName: "read",
+			_, err = s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: "call_1", ToolName: "read"},
 				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "func Get(url string) (*Response, error) { … }"})})
 			return
 		},

@@ -37,16 +37,14 @@ func Generate(n int) (session.Header, []*session.Entry) {
 			e.Message = &session.Message{Role: session.RoleUser, Content: session.TextContent(text(i, 40)), Timestamp: ms}
 		case 1:
 			e.Message = &session.Message{
-				Role: session.RoleAssistant, API: "anthropic-messages", Provider: "anthropic", Model: "claude-sonnet-4",
+				Role: session.RoleAssistant, Body: &session.AssistantFields{API: "anthropic-messages", Provider: "anthropic", Model: "claude-sonnet-4", Usage: &session.Usage{Input: 1000 + int64(i), Output: 50, TotalTokens: 1050 + int64(i), Cost: session.Cost{Input: 0.003, Output: 0.00075, Total: 0.00375}}, StopReason: "toolUse"},
 				Content: session.BlocksContent(
 					session.ContentBlock{Type: session.BlockText, Text: text(i, 30)},
 					session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: fmt.Sprintf("toolu_%d", i), Name: "read", Arguments: session.Raw(fmt.Sprintf(`{"path":"src/file%d.go"}`, i))}},
-				),
-				Usage:      &session.Usage{Input: 1000 + int64(i), Output: 50, TotalTokens: 1050 + int64(i), Cost: session.Cost{Input: 0.003, Output: 0.00075, Total: 0.00375}},
-				StopReason: "toolUse", Timestamp: ms,
+				), Timestamp: ms,
 			}
 		case 2:
-			e.Message = &session.Message{Role: session.RoleToolResult, ToolCallID: fmt.Sprintf("toolu_%d", i-1), ToolName: "read",
+			e.Message = &session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: fmt.Sprintf("toolu_%d", i-1), ToolName: "read"},
 				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: text(i, 60)}), Timestamp: ms}
 		}
 		entries = append(entries, e)

@@ -25,9 +25,9 @@ func Lines(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "
 // Msg is a message of role with text as its content, as a writer gives
 // it: an assistant's says who answered and how it ended.
 func Msg(role, text string) session.Message {
-	m := session.Message{Role: role, Content: session.TextContent(text)}
-	if role == session.RoleAssistant {
-		m.Provider, m.Model, m.StopReason = "test-provider", "test-model", "stop"
+	m := session.Message{Role: role, Content: session.TextContent(text), Body: session.NewMessageBody(role)}
+	if a := m.Assistant(); a != nil {
+		a.Provider, a.Model, a.StopReason = "test-provider", "test-model", "stop"
 	}
 	return m
 }

@@ -222,16 +222,14 @@ func (r *runner) do(ctx context.Context, st step) (*session.Entry, error) {
 		for _, tc := range st.ToolCalls {
 			blocks = append(blocks, session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: session.Raw(tc.Arguments)}})
 		}
-		m := session.Message{Role: session.RoleAssistant, Content: session.BlocksContent(blocks...),
-			API: "test", Provider: st.Provider, Model: st.Model, StopReason: "stop"}
+		m := session.Message{Role: session.RoleAssistant, Content: session.BlocksContent(blocks...), Body: &session.AssistantFields{API: "test", Provider: st.Provider, Model: st.Model, StopReason: "stop"}}
 		if u := st.Usage; u != nil {
-			m.Usage = &session.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
+			m.Assistant().Usage = &session.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
 				TotalTokens: u.TotalTokens, Cost: session.Cost{Total: u.Cost}}
 		}
 		return s.AppendMessage(ctx, m)
 	case "toolResult":
-		return s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, ToolCallID: st.ToolCallID,
-			ToolName: st.ToolName, IsError: st.IsError, Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: st.Text})})
+		return s.AppendMessage(ctx, session.Message{Role: session.RoleToolResult, Body: &session.ToolResultFields{ToolCallID: st.ToolCallID, ToolName: st.ToolName, IsError: st.IsError}, Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: st.Text})})
 	case "thinking":
 		return s.AppendThinkingLevelChange(ctx, st.Level)
 	case "model":
@@ -295,9 +293,9 @@ func (r *runner) forkPoint(st step) session.ForkPoint {
 func describe(m session.Message) string {
 	switch m.Role {
 	case session.RoleCompactionSummary, session.RoleBranchSummary:
-		return m.Role + ":" + m.Summary
+		return m.Role + ":" + m.Summary().Summary
 	case session.RoleCustom:
-		return "custom:" + m.CustomType + ":" + m.Text()
+		return "custom:" + m.Custom().CustomType + ":" + m.Text()
 	}
 	return m.Role + ":" + m.Text()
 }
