@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +66,10 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 		contexts = append(contexts, time.Since(t0))
 	}
 	goAppend, goContext := millis(appends.pct(50)), millis(contexts.pct(50))
+	goHTTP, err := goOverHTTP(ctx, gw.URL(), entry, ops)
+	if err != nil {
+		return err
+	}
 
 	run := func(name string, args ...string) (map[string]float64, error) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -112,6 +119,17 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 			r.note("clients: the TypeScript client was not timed: %v", err)
 		} else {
 			add("TypeScript (HTTP)", res)
+			// The same append as a bare node:http POST: what no client in
+			// Node goes under (same run), and what Node's HTTP costs by
+			// itself against Go's.
+			r.add(Row{Group: group, Name: "a bare node:http POST of the same append (the floor of a Node client)", Ours: res["bareAppend"], Base: goAppend, Unit: "ms",
+				BaseName: "Go service client over NATS, same run"})
+			r.add(Row{Group: group, Name: "TypeScript (HTTP) client: append p50 over the bare POST", Ours: res["append"], Base: res["bareAppend"], Unit: "ms",
+				BaseName: "the bare node:http POST of the append"})
+			r.add(Row{Group: group, Name: "Go's net/http: the same append", Ours: goHTTP.append, Base: goAppend, Unit: "ms",
+				BaseName: "Go service client over NATS, same run"})
+			r.add(Row{Group: group, Name: "node:http: a POST to a route that does nothing", Ours: res["bare"], Base: goHTTP.bare, Unit: "ms",
+				BaseName: "the same from Go's net/http"})
 		}
 		if _, err := os.Stat(filepath.Join(abs, "node_modules", "@nats-io", "transport-node")); err != nil {
 			r.note("clients: the TypeScript client over NATS was not timed: npm install in %s first", abs)
@@ -199,4 +217,54 @@ func serveOn(ctx context.Context, n *node, tweak func(*stream.Config), opts ...s
 		closeSearch()
 	}
 	return scfg, gw, stop, nil
+}
+
+// httpTimes are Go's net/http p50s against the gateway: an append of the
+// clients' entry, and a bare POST of the same size to a route that does
+// nothing.
+type httpTimes struct{ append, bare float64 }
+
+// goOverHTTP times Go's net/http client (one kept connection) through the
+// gateway at url, as the clients of other languages reach it.
+func goOverHTTP(ctx context.Context, url string, entry jsontext.Value, ops int) (httpTimes, error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer hc.CloseIdleConnections()
+	post := func(path string, body []byte, ok int) (time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+path, bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		res, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil && res.StatusCode != ok {
+			err = fmt.Errorf("bench: POST %s: %s", path, res.Status)
+		}
+		return time.Since(t0), err
+	}
+	if _, err := post("/v1/sessions", []byte(`{"id":"gohttpbench"}`), http.StatusOK); err != nil {
+		return httpTimes{}, err
+	}
+	body := []byte(`{"entries":[` + string(entry) + `]}`)
+	var appends, bare latencies
+	for range ops {
+		d, err := post("/v1/sessions/gohttpbench/entries", body, http.StatusOK)
+		if err != nil {
+			return httpTimes{}, err
+		}
+		appends = append(appends, d)
+	}
+	for range ops {
+		d, err := post("/v1/bench/nothing", body, http.StatusNotFound)
+		if err != nil {
+			return httpTimes{}, err
+		}
+		bare = append(bare, d)
+	}
+	return httpTimes{append: millis(appends.pct(50)), bare: millis(bare.pct(50))}, nil
 }
