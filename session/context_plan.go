@@ -56,91 +56,92 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s", ErrEntryNotFound, leafID)
 	}
-	depth := 0
+	// Walk up from the leaf to the latest compaction (the first met) and
+	// on to its first kept entry: the region the context takes whole.
+	// Above it only a few entries matter, found walking on up: a long
+	// session's context does not walk its whole branch.
+	var up []int32 // the region, leaf first
 	for p := leaf; p >= 0; p = t.parent[p] {
-		depth++
-	}
-	path := make([]int32, depth)
-	for p, k := leaf, depth-1; p >= 0; p, k = t.parent[p], k-1 {
-		path[k] = p
-	}
-	region := 0
-	for i := len(path) - 1; i >= 0; i-- {
-		if t.typeAt(path[i]) != TypeCompaction {
+		up = append(up, p)
+		if t.typeAt(p) != TypeCompaction {
 			continue
 		}
-		e := t.entries[path[i]]
+		e := t.entries[p]
 		if e == nil {
-			return nil, []int32{path[i]}, nil
+			return nil, []int32{p}, nil
 		}
 		comp := e.Compaction()
 		if comp == nil {
 			continue // as BuildContext: no compaction without its members
 		}
-		region = i
 		// The first kept entry, if it is on the path: looked up once,
-		// then found by position from the compaction back (it is near).
-		if kept, ok := t.lookup(comp.FirstKeptEntryID); ok && comp.RetainedTail == nil && kept < path[i] {
-			for k := i - 1; k >= 0; k-- {
-				if path[k] == kept {
-					region = k
+		// then found by position from the compaction up (it is near).
+		if kept, ok := t.lookup(comp.FirstKeptEntryID); ok && comp.RetainedTail == nil && kept < p {
+			n := len(up)
+			for q := t.parent[p]; q >= kept; q = t.parent[q] {
+				up = append(up, q)
+				if q == kept {
+					n = len(up)
 					break
 				}
-				if path[k] < kept {
-					break // positions only fall going up: it is not on the path
-				}
 			}
+			up = up[:n] // positions only fall going up: below it, it is not on the path
 		}
 		break
 	}
-	for _, p := range path[region:] {
+	region := slices.Clone(up)
+	slices.Reverse(region)
+	top := region[0]
+	for _, p := range region {
 		if t.entries[p] == nil {
 			missing = append(missing, p)
 		}
 	}
-	// The last thinking-level and active-tools entries before the
-	// region: the tree's settings positions, latest first, that are on
-	// the path (positions rise along a path: a binary search).
+	// The last thinking-level and active-tools entries above the region:
+	// the tree's settings positions, latest first, that are ancestors of
+	// its top (positions fall going up: one walk serves them all).
 	var pre []int32
 	thinking, tools := false, false
-	if region > 0 {
-		for k := len(t.settings) - 1; k >= 0 && !(thinking && tools); k-- {
-			p := t.settings[k]
-			if p >= path[region] {
-				continue
+	q := t.parent[top]
+	for k := len(t.settings) - 1; k >= 0 && q >= 0 && !(thinking && tools); k-- {
+		p := t.settings[k]
+		if p >= top {
+			continue
+		}
+		for q > p {
+			q = t.parent[q]
+		}
+		if q != p {
+			continue
+		}
+		switch t.typeAt(p) {
+		case TypeThinkingLevelChange:
+			if !thinking {
+				pre, thinking = append(pre, p), true
 			}
-			if _, on := slices.BinarySearch(path[:region], p); !on {
-				continue
-			}
-			switch t.typeAt(p) {
-			case TypeThinkingLevelChange:
-				if !thinking {
-					pre, thinking = append(pre, p), true
-				}
-			case TypeActiveToolsChange:
-				if !tools {
-					pre, tools = append(pre, p), true
-				}
+		case TypeActiveToolsChange:
+			if !tools {
+				pre, tools = append(pre, p), true
 			}
 		}
 	}
-	if len(missing) == 0 && !setsModel(t.entries, path[region:]) {
-		// The model comes from before the region: the last model change
+	if len(missing) == 0 && !setsModel(t.entries, region) {
+		// The model comes from above the region: the last model change
 		// or assistant message there (roles need the entries).
 		probed := 0
-		for i := region - 1; i >= 0 && probed < maxModelProbe; i-- {
-			p := path[i]
+	probe:
+		for p := t.parent[top]; p >= 0 && probed < maxModelProbe; p = t.parent[p] {
 			switch t.typeAt(p) {
 			case TypeModelChange:
 				pre = append(pre, p)
-				i = -1
+				break probe
 			case TypeMessage:
 				if e := t.entries[p]; e == nil {
 					missing = append(missing, p)
 					probed++
-				} else if e.Message != nil && e.Message.Role == RoleAssistant {
+				} else if e.Message != nil && e.Message.Assistant() != nil {
 					pre = append(pre, p)
-					i = -1
+					break probe
 				}
 			}
 		}
@@ -152,7 +153,7 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 	}
 	slices.Sort(pre)
 	pre = slices.Compact(pre)
-	keep = append(pre, path[region:]...)
+	keep = append(pre, region...)
 	slices.Sort(missing)
 	return keep, missing, nil
 }
@@ -162,7 +163,7 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 func setsModel(entries []*Entry, positions []int32) bool {
 	for _, p := range positions {
 		e := entries[p]
-		if e.Type == TypeModelChange || (e.Type == TypeMessage && e.Message != nil && e.Message.Role == RoleAssistant) {
+		if e.Type == TypeModelChange || (e.Type == TypeMessage && e.Message != nil && e.Message.Assistant() != nil) {
 			return true
 		}
 	}
