@@ -4,7 +4,7 @@ package session
 // and timestamp: each role that has more has a struct of its own. The set
 // is closed: only this package's types implement it.
 type MessageBody interface {
-	// Roles reports whether the body belongs to messages of role.
+	// belongsTo reports whether the body belongs to messages of role.
 	belongsTo(role string) bool
 	clone() MessageBody
 }
