@@ -268,6 +268,18 @@ func (e *Entry) Summary() string {
 	return ""
 }
 
+// bodyMismatch says what is wrong with the body got of what, when want
+// (nil: none) is the body it should have.
+func bodyMismatch(what string, got, want any, field string) string {
+	switch {
+	case want == nil:
+		return fmt.Sprintf("%s takes no %s (members of its own beyond those are kept in Extra), not a %T", what, field, got)
+	case isNil(got):
+		return fmt.Sprintf("%s has none of its members: %s holds them (a %T)", what, field, want)
+	}
+	return fmt.Sprintf("%s has the members of another kind: %s is a %T, not a %T", what, field, got, want)
+}
+
 // isNil reports whether a body is nil, or a nil pointer of a body type.
 func isNil(b any) bool { return b == nil || reflect.ValueOf(b).IsNil() }
 
@@ -287,7 +299,7 @@ func checkBody(e *Entry) error {
 	case want == nil && e.Body != nil:
 		return fmt.Errorf("%w: %s entry %q has the members of a %s entry", ErrInvalidEntry, e.Type, e.ID, e.Body.EntryType())
 	case want != nil && isNil(e.Body):
-		return fmt.Errorf("%w: %s entry %q has no body (Entry.Body)", ErrInvalidEntry, e.Type, e.ID)
+		return fmt.Errorf("%w: %s entry %q has none of its members (Entry.Body holds them: a %T)", ErrInvalidEntry, e.Type, e.ID, want)
 	case want != nil && e.Body.EntryType() != e.Type:
 		return fmt.Errorf("%w: %s entry %q has the members of a %s entry", ErrInvalidEntry, e.Type, e.ID, e.Body.EntryType())
 	}

@@ -296,7 +296,7 @@ func (v *fieldCheck) message(at path, m *Message) {
 	}
 	v.extra(at, "a message", m.Extra, messageMembersOf(m.Role), messageVerbatim, "message")
 	if !m.bodyFits() {
-		v.fail(at, fmt.Sprintf("a %q message's members are those of its role (Message.Body)", clip(m.Role)))
+		v.fail(at, bodyMismatch("a "+clip(m.Role)+" message", m.Body, NewMessageBody(m.Role), "Message.Body"))
 		return
 	}
 	switch m.Role {
@@ -361,7 +361,11 @@ func (v *fieldCheck) content(at path, c Content, blocks int) {
 			return
 		}
 		if !b.bodyFits() {
-			v.fail(bp, fmt.Sprintf("a %q block's members are those of its type (ContentBlock.Body)", clip(b.Type)))
+			want := NewBlockBody(b.Type)
+			if b.Type == BlockText {
+				want = &SignedText{} // the one body a text block may have
+			}
+			v.fail(bp, bodyMismatch("a "+clip(b.Type)+" block", b.Body, want, "ContentBlock.Body"))
 			return
 		}
 		if blocks == blocksSystem && b.Type != BlockText {

@@ -68,3 +68,43 @@ func BenchmarkValidateFields(b *testing.B) {
 		}
 	})
 }
+
+// A body that is not its type's or role's is refused with what it should
+// be.
+func TestBodiesMustFit(t *testing.T) {
+	ts := "2025-01-01T00:00:00.000Z"
+	for _, tt := range []struct {
+		name string
+		e    *session.Entry
+		want string
+	}{
+		{"assistant without its members", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleAssistant, Content: session.TextContent("x")}}, "*session.AssistantFields"},
+		{"user with an assistant's", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("x"), Body: &session.AssistantFields{}}}, "takes no Message.Body"},
+		{"tool result with an assistant's", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleToolResult, Content: session.TextContent("x"), Body: &session.AssistantFields{}}}, "*session.ToolResultFields"},
+		{"tool call without its members", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop"},
+				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockToolCall})}}, "*session.ToolCallBlock"},
+		{"image with a tool call's", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleUser,
+				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockImage, Body: &session.ToolCallBlock{ID: "c"}})}}, "not a *session.ImageBlock"},
+		{"label with a compaction's", &session.Entry{Type: session.TypeLabel, ID: "a", Timestamp: ts, Body: &session.Compaction{}}, "members of a compaction"},
+		{"compaction without its members", &session.Entry{Type: session.TypeCompaction, ID: "a", Timestamp: ts}, "*session.Compaction"},
+		{"typed nil", &session.Entry{Type: session.TypeLabel, ID: "a", Timestamp: ts, Body: (*session.Label)(nil)}, "none of its members"},
+		{"text with an image's", &session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: ts,
+			Message: &session.Message{Role: session.RoleUser,
+				Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Body: &session.ImageBlock{}})}}, "not a *session.SignedText"},
+		{"leaf with a body", &session.Entry{Type: session.TypeLeaf, ID: "a", Timestamp: ts, Body: &session.Label{}}, "members of a label"},
+		{"message entry with a body", &session.Entry{Type: session.TypeLabel, ID: "a", Timestamp: ts, Body: &session.Label{TargetID: "b"},
+			Message: &session.Message{Role: session.RoleUser}}, "has a message"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := session.ValidateFields(tt.e)
+			if !errors.Is(err, session.ErrInvalidEntry) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want ErrInvalidEntry saying %q", err, tt.want)
+			}
+		})
+	}
+}
