@@ -353,3 +353,30 @@ func kindName(k jsontext.Kind) string {
 	}
 	return "invalid"
 }
+
+// heldMember is a member read before its object's type, as written.
+type heldMember struct {
+	key   string
+	value []byte
+}
+
+// settle decodes the held members the object defines, with own, and
+// keeps the others verbatim, in the order they came.
+func (r *reader) settle(held []heldMember, defines func(key string) bool, own func(key string) error, fs *fieldSet) error {
+	for _, h := range held {
+		if !defines(h.key) {
+			fs.add(h.key, h.value)
+			continue
+		}
+		saved := r.d
+		var sc scanner
+		sc.Reset(h.value)
+		r.d = &sc
+		err := own(h.key)
+		r.d = saved
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
