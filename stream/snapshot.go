@@ -293,12 +293,12 @@ type loadedSnapshot struct {
 // loadSnapshot reads and verifies a session's current skeleton. A snapshot
 // being replaced while it is read can fail its checks: that read is tried
 // once more before the snapshot is given up.
-func (b *Backend) loadSnapshot(ctx context.Context, id string) (ls *loadedSnapshot, err error) {
+func (b *Backend) loadSnapshot(ctx context.Context, id string, head *snapshotHead) (ls *loadedSnapshot, err error) {
 	ctx, end := b.traceSnapshot(ctx, "load", id)
 	defer func() { end(err) }()
-	ls, err = b.loadSnapshotOnce(ctx, id)
+	ls, err = b.loadSnapshotOnce(ctx, id, head)
 	if errors.Is(err, errSnapshotRead) {
-		ls, err = b.loadSnapshotOnce(ctx, id)
+		ls, err = b.loadSnapshotOnce(ctx, id, nil) // the head again: it may name another now
 	}
 	return ls, err
 }
@@ -380,14 +380,16 @@ func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstrea
 // maxSnapshotObject bounds what getObject reads into memory.
 const maxSnapshotObject = 4 << 30
 
-func (b *Backend) loadSnapshotOnce(ctx context.Context, id string) (*loadedSnapshot, error) {
-	head, _, err := b.head(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, ErrNoSnapshot
+// loadSnapshotOnce loads the snapshot head names (nil: the current head).
+func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapshotHead) (*loadedSnapshot, error) {
+	if named == nil {
+		got, err := b.snapshotHeadOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		named = &got
 	}
-	if err != nil {
-		return nil, err
-	}
+	head := *named
 	skel, info, err := b.getObject(ctx, head.Object+".skel")
 	if err != nil {
 		return nil, err
