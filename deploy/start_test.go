@@ -132,12 +132,7 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 	}
 	var procs []*exec.Cmd
 	var logs []*clustertest.SyncBuffer
-	t.Cleanup(func() {
-		for _, p := range procs {
-			p.Process.Kill()
-			p.Wait()
-		}
-	})
+	var cmds [][]string
 	for i := range nodes {
 		n := &nodes[i]
 		verb, flags := flagsOf(n.args)
@@ -174,6 +169,17 @@ func startCluster(t *testing.T, bin string, nodes []deployedNode) {
 			}
 			cmd = append(cmd, "-"+name+"="+val)
 		}
+		cmds = append(cmds, cmd)
+	}
+	// Registered after the data dirs (t.TempDir above): cleanups run last
+	// first, so the processes are stopped before their dirs are removed.
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+	})
+	for _, cmd := range cmds {
 		p := exec.Command(bin, cmd...)
 		log := &clustertest.SyncBuffer{}
 		p.Stdout, p.Stderr = log, log
