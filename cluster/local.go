@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 )
@@ -16,7 +18,7 @@ func LocalClusterConfigs(dir string, n int) ([]Config, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: cluster of %d nodes", ErrInvalidConfig, n)
 	}
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -62,21 +64,56 @@ func StartAll(ctx context.Context, cfgs []Config) ([]*Node, error) {
 	return nodes, nil
 }
 
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n loopback TCP ports nobody listens on now, below
+// the range the system takes the ports of outgoing connections from. A
+// port the system hands out (":0") is in that range: while a node chosen
+// to listen on it is down (a restart, a kill), another node's route
+// connection can take it as its own end, and the node cannot listen on
+// it again ("address already in use"). No port is handed out twice in
+// one process.
+func FreePorts(n int) ([]int, error) {
+	given.Lock()
+	defer given.Unlock()
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
 			l.Close()
 		}
 	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := 10000, ephemeralStart()
+	ports := make([]int, 0, n)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 10000 {
+			return nil, fmt.Errorf("cluster: no free port in %d..%d", lo, hi)
+		}
+		port := lo + rand.IntN(hi-lo)
+		if given.ports[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			return nil, fmt.Errorf("cluster: reserve a port: %w", err)
+			continue // someone's
 		}
 		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		given.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+var given = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// ephemeralStart is where the system's ports for outgoing connections
+// begin (Linux's ip_local_port_range; 32768 where it cannot be read).
+func ephemeralStart() int {
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var lo, hi int
+		if _, err := fmt.Sscan(string(data), &lo, &hi); err == nil && lo > 11000 {
+			return lo
+		}
+	}
+	return 32768
 }

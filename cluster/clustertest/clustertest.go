@@ -109,15 +109,15 @@ func SmallNode(t testing.TB, maxPayload int32) (*cluster.Node, *nats.Conn) {
 	return n, c
 }
 
-// FreePort is a TCP port on loopback nobody listens on now.
+// FreePort is a TCP port on loopback nobody listens on now (see
+// cluster.FreePorts: not one the system may give an outgoing connection).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := cluster.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // SyncBuffer is output written by one goroutine (a process's copier, a
