@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/agentcore/sessionlog/session"
@@ -53,8 +52,7 @@ func appendBlockFlat(b []byte, c *session.ContentBlock, f *blockFlat) ([]byte, e
 func (r *reader) block(c *session.ContentBlock) error {
 	var fs fieldSet
 	var f blockFlat
-	var held []heldMember
-	typed := false
+	var k byKind
 	defines := func(key string) bool { return session.BlockDefines(c.Type, key) }
 	own := func(key string) error {
 		switch key {
@@ -84,29 +82,17 @@ func (r *reader) block(c *session.ContentBlock) error {
 		return r.keepUnknown(key, &fs)
 	}
 	err := r.objectIn("content block", &c.Layout, func() (*order, *[]session.Field) {
-		if !typed {
-			_ = r.settle(held, defines, own, &fs) // no type: nothing to decode
-		}
+		_ = r.kindRead(&k, &fs, defines, own) // no type: nothing to decode, all kept
 		c.Extra = fs.finish(blockRequires(c.Type))
 		return orders().block, &c.Extra
 	}, func(key string) error {
-		switch {
-		case key == "type":
+		if key == "type" {
 			if err := r.sym(key, &c.Type, &fs); err != nil {
 				return err
 			}
-			typed = true
-			return r.settle(held, defines, own, &fs)
-		case !typed:
-			// Which members are the block's own depends on its type:
-			// one read before it is held until it is known.
-			v, err := r.d.ReadValue()
-			held = append(held, heldMember{key: key, value: bytes.Clone(v)})
-			return err
-		case !defines(key):
-			return r.keepUnknown(key, &fs)
+			return r.kindRead(&k, &fs, defines, own)
 		}
-		return own(key)
+		return r.member(&k, key, &fs, defines, own)
 	})
 	c.Body = f.body(c.Type)
 	return err

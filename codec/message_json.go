@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -144,8 +143,7 @@ func appendCost(b []byte, c *session.Cost) ([]byte, error) {
 func (r *reader) message(m *session.Message) error {
 	var fs fieldSet
 	var f messageFlat
-	var held []heldMember
-	hasRole := false
+	var k byKind
 	defines := func(key string) bool { return session.MessageDefines(m.Role, key) }
 	own := func(key string) error {
 		switch key {
@@ -193,31 +191,20 @@ func (r *reader) message(m *session.Message) error {
 		return r.keepUnknown(key, &fs)
 	}
 	err := r.objectIn("message", &m.Layout, func() (*order, *[]session.Field) {
-		if !hasRole {
-			_ = r.settle(held, defines, own, &fs) // no role: content and timestamp only
-		}
-		m.Extra = fs.finish(func(k string) bool { return messageRequires(m.Role, k) })
+		_ = r.kindRead(&k, &fs, defines, own) // no role: content and timestamp only, decoded as read
+		m.Extra = fs.finish(func(key string) bool { return messageRequires(m.Role, key) })
 		return orders().message, &m.Extra
 	}, func(key string) error {
-		switch {
-		case key == "role":
+		switch key {
+		case "role":
 			if err := r.sym(key, &m.Role, &fs); err != nil {
 				return err
 			}
-			hasRole = true
-			return r.settle(held, defines, own, &fs)
-		case key == "content" || key == "timestamp":
+			return r.kindRead(&k, &fs, defines, own)
+		case "content", "timestamp":
 			return own(key) // every role's
-		case !hasRole:
-			// Which members are the message's own depends on its role:
-			// one read before it is held until it is known.
-			v, err := r.d.ReadValue()
-			held = append(held, heldMember{key: key, value: bytes.Clone(v)})
-			return err
-		case !defines(key):
-			return r.keepUnknown(key, &fs)
 		}
-		return own(key)
+		return r.member(&k, key, &fs, defines, own)
 	})
 	m.Body = f.body(m.Role)
 	return err

@@ -354,16 +354,45 @@ func kindName(k jsontext.Kind) string {
 	return "invalid"
 }
 
-// heldMember is a member read before its object's type, as written.
+// byKind reads the members of an object whose kind member (a block's
+// type, a message's role) decides which of the others are its own: those
+// defines names (once the kind is known) are decoded by own, the others
+// kept verbatim in fs, in place. A member read before the kind is held as
+// written until the kind is known. (defines, own and fs are passed to
+// each call, not kept here: kept in a struct, what they capture would be
+// moved to the heap, for every block and message read.)
+type byKind struct {
+	held  []heldMember
+	known bool
+}
+
+// heldMember is a member read before its object's kind, as written.
 type heldMember struct {
 	key   string
 	value []byte
 }
 
-// settle decodes the held members the object defines, with own, and
-// keeps the others verbatim, in the order they came.
-func (r *reader) settle(held []heldMember, defines func(key string) bool, own func(key string) error, fs *fieldSet) error {
-	for _, h := range held {
+// member reads a member other than the kind.
+func (r *reader) member(k *byKind, key string, fs *fieldSet, defines func(key string) bool, own func(key string) error) error {
+	switch {
+	case !k.known:
+		v, err := r.d.ReadValue()
+		k.held = append(k.held, heldMember{key: key, value: bytes.Clone(v)})
+		return err
+	case !defines(key):
+		return r.keepUnknown(key, fs)
+	}
+	return own(key)
+}
+
+// kindRead is called once the kind member is read (or, with the object
+// read, when it has none): the members held are decoded or kept.
+func (r *reader) kindRead(k *byKind, fs *fieldSet, defines func(key string) bool, own func(key string) error) error {
+	if k.known {
+		return nil
+	}
+	k.known = true
+	for _, h := range k.held {
 		if !defines(h.key) {
 			fs.add(h.key, h.value)
 			continue
@@ -378,5 +407,6 @@ func (r *reader) settle(held []heldMember, defines func(key string) bool, own fu
 			return err
 		}
 	}
+	k.held = nil
 	return nil
 }
