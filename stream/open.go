@@ -42,17 +42,15 @@ type opened struct {
 // after it, or, without a usable snapshot, from the whole stream.
 func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 	start := time.Now()
-	var info OpenInfo
-	o, err := b.openFromSnapshot(ctx, id, &info)
+	o, err := b.openFromSnapshot(ctx, id)
 	if err == nil {
-		info.FromSnapshot, info.SnapshotSeq, info.Took = true, o.info.SnapshotSeq, time.Since(start)
-		o.info = info
+		o.info.Took = time.Since(start)
 		return o, nil
 	}
+	var info OpenInfo
 	if !errors.Is(err, ErrNoSnapshot) {
 		info.Fallback = err
 	}
-	info.Tail = 0
 	t, epoch, last, err := b.loadTree(ctx, id)
 	info.Took = time.Since(start)
 	if err != nil {
@@ -64,7 +62,7 @@ func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 // openFromSnapshot loads the session's snapshot and the messages after
 // it. Those need only the head's sequence: they are read while the
 // skeleton is (each a third of the time of a long session's open).
-func (b *Backend) openFromSnapshot(ctx context.Context, id string, info *OpenInfo) (*opened, error) {
+func (b *Backend) openFromSnapshot(ctx context.Context, id string) (*opened, error) {
 	head, err := b.snapshotHeadOf(ctx, id)
 	if err != nil {
 		return nil, err
@@ -94,8 +92,8 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, info *OpenInf
 			return nil, fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
 		}
 	}
-	info.Tail = len(msgs)
-	return &opened{tree: ls.tree, epoch: ls.epoch, last: last, info: OpenInfo{SnapshotSeq: ls.seq}, body: ls.body, index: ls.index}, nil
+	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.seq, Tail: len(msgs)}
+	return &opened{tree: ls.tree, epoch: ls.epoch, last: last, info: info, body: ls.body, index: ls.index}, nil
 }
 
 // tailRead is a read of a session's messages after a sequence, running
