@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -366,10 +367,12 @@ type byKind struct {
 	known bool
 }
 
-// heldMember is a member read before its object's kind, as written.
+// heldMember is a member read before its object's kind, as written, and
+// where it was (its JSON pointer, for the errors of its decoding).
 type heldMember struct {
 	key   string
 	value []byte
+	at    string
 }
 
 // member reads a member other than the kind.
@@ -377,7 +380,7 @@ func (r *reader) member(k *byKind, key string, fs *fieldSet, defines func(key st
 	switch {
 	case !k.known:
 		v, err := r.d.ReadValue()
-		k.held = append(k.held, heldMember{key: key, value: bytes.Clone(v)})
+		k.held = append(k.held, heldMember{key: key, value: bytes.Clone(v), at: string(r.d.StackPointer())})
 		return err
 	case !defines(key):
 		return r.keepUnknown(key, fs)
@@ -403,6 +406,10 @@ func (r *reader) kindRead(k *byKind, fs *fieldSet, defines func(key string) bool
 		r.d = &sc
 		err := own(h.key)
 		r.d = saved
+		var me *MemberError
+		if errors.As(err, &me) {
+			me.Pointer = h.at + me.Pointer // read apart: its pointer was the value's own
+		}
 		if err != nil {
 			return err
 		}

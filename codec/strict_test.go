@@ -57,3 +57,23 @@ func TestDecodeEntryStrict(t *testing.T) {
 		})
 	}
 }
+
+// A member of the wrong kind is named by its place in the line whether
+// it comes before or after the member naming its object's kind (a
+// message's role, a block's type): members read before it are held and
+// decoded apart.
+func TestStrictNamesHeldMembers(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant","stopReason":5,"content":"x","timestamp":1}}`, "/message/stopReason"},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"stopReason":5,"role":"assistant","content":"x","timestamp":1}}`, "/message/stopReason"},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":5}],"timestamp":1}}`, "/message/content/0/text"},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"text":5,"type":"text"}],"timestamp":1}}`, "/message/content/0/text"},
+		{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"usage":{"input":"x"},"role":"assistant","content":"x","timestamp":1}}`, "/message/usage/input"},
+	} {
+		_, err := codec.DecodeEntryStrict([]byte(c.line))
+		var me *codec.MemberError
+		if !errors.As(err, &me) || me.Pointer != c.want {
+			t.Errorf("%s: got %v, want a MemberError at %s", c.line, err, c.want)
+		}
+	}
+}
