@@ -3,6 +3,7 @@ package codec_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -116,6 +117,37 @@ func BenchmarkManyMembers(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+		})
+	}
+}
+
+// BenchmarkEncodeEntryMsgpack encodes entries for the wire, as an append
+// does: pi 1.6's entries, and a user message of 900 bytes of text (the
+// append benchmarks' entry).
+func BenchmarkEncodeEntryMsgpack(b *testing.B) {
+	var pi []*session.Entry
+	for _, l := range pi16Lines(b) {
+		e, err := codec.DecodeEntry(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pi = append(pi, e)
+	}
+	m := session.Message{Role: session.RoleUser, Content: session.TextContent(strings.Repeat("x", 900)), Timestamp: 1735689600000}
+	text := []*session.Entry{{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}}
+	for _, c := range []struct {
+		name    string
+		entries []*session.Entry
+	}{{"pi", pi}, {"text-900", text}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, e := range c.entries {
+					if _, err := codec.EncodeEntryMsgpack(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 		})
 	}
 }

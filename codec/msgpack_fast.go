@@ -1,11 +1,12 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -17,8 +18,6 @@ import (
 // fuzz test FuzzMsgpackTranscoders holds the two to it — at a fraction of
 // the cost; anything unusual (invalid UTF-8 in a string) goes to the
 // token transcoder.
-
-var fastBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 type fastTranscoder struct {
 	d   tokens
@@ -33,17 +32,16 @@ func (slowPath) Error() string { return "codec: msgpack slow path" }
 func jsonToMsgpackFast(data []byte) ([]byte, bool) {
 	r := getReader(data)
 	defer putReader(r)
-	bp := fastBufs.Get().(*[]byte)
-	defer fastBufs.Put(bp)
-	t := fastTranscoder{d: r.d, out: (*bp)[:0]}
+	// The msgpack form is rarely longer than the JSON (a float can be):
+	// written straight into a buffer of that size, it is not copied.
+	t := fastTranscoder{d: r.d, out: make([]byte, 0, len(data)+len(data)/16+16)}
 	if err := t.value(); err != nil {
 		return nil, false
 	}
 	if err := r.end(); err != nil {
 		return nil, false
 	}
-	*bp = t.out
-	return append([]byte(nil), t.out...), true
+	return t.out, true
 }
 
 func (t *fastTranscoder) value() error {
@@ -114,6 +112,12 @@ func (t *fastTranscoder) str() error {
 	v, err := t.d.ReadValue()
 	if err != nil {
 		return err
+	}
+	if body := v[1 : len(v)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		// Nothing to unquote: the header is known before the body.
+		t.out = append(t.out, strHeader(len(body))...)
+		t.out = append(t.out, body...)
+		return nil
 	}
 	start := t.hole()
 	if t.out, err = jsontext.AppendUnquote(t.out, v); err != nil {

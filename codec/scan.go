@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -353,6 +354,11 @@ func (s *scanner) scanString(p int) (int, error) {
 	b := s.buf
 	q := p + 1
 	for {
+		// Eight plain ASCII bytes at a time, as appendString writes
+		// them: a long text is mostly that.
+		for q+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[q:])) {
+			q += 8
+		}
 		for q < len(b) && !stringStops[b[q]] {
 			q++
 		}

@@ -203,12 +203,18 @@ const hexDigits = "0123456789abcdef"
 // control character, '"', '\\' or outside ASCII (each of those takes
 // appendString's slow path, which decides).
 func plain8(s string) bool {
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	return plainWord(uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56)
+}
+
+// plainWord is plain8 of eight bytes loaded as one word.
+func plainWord(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	below := (w - 0x20*ones) & ^w & highs // a byte < 0x20 (for bytes < 0x80)
-	return (w&highs)|below|zero(w^('"'*ones))|zero(w^('\\'*ones)) == 0
+	// A byte is zero in v when (v - ones) & ^v & highs marks it (bytes
+	// below 0x80): below 0x20, '"' and '\\' are zero bytes of w - 0x20s,
+	// w ^ '"'s and w ^ '\\'s.
+	q, bs := w^('"'*ones), w^('\\'*ones)
+	return (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs)&highs == 0
 }
 
 // appendString quotes s exactly as JSON.stringify does: only '"', '\\' and

@@ -186,10 +186,11 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		}
 		// A wait for the writer's turn, or a conflict, may have
 		// outlasted what Ensure promised: cheap when it did not.
-		if err := s.b.blobs.ensureNamed(ctx, entries); err != nil {
+		names, err := s.b.blobs.ensureNamed(ctx, entries)
+		if err != nil {
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
-		msgs, err := s.messages(ctx, entries)
+		msgs, err := s.messages(ctx, entries, names)
 		if err != nil {
 			return err
 		}
@@ -322,7 +323,9 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats.Msg, error) {
+// messages are the entries' messages to publish; blobs[i] is what entry
+// i's blobsHeader lists.
+func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []string) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
 	for i, e := range entries {
@@ -336,8 +339,8 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry) ([]*nats
 		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
-		if names := blobNames(e); names != "" {
-			m.Header.Set(blobsHeader, names)
+		if blobs[i] != "" {
+			m.Header.Set(blobsHeader, blobs[i])
 		}
 		// Consumers of the entry continue the writer's trace.
 		s.b.tel.Inject(ctx, m.Header)

@@ -59,10 +59,11 @@ type Backend struct {
 	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
-	// elections fires when the partition's stream elects a leader (the
-	// server's advisory, heard through electionSub): attempts in flight
-	// are sent again at once (see attempt).
-	elections   signal
+	// interrupts fires when the partition's stream elects a leader (the
+	// server's advisory, heard through electionSub) and when the
+	// connection moves: attempts in flight are sent again at once (see
+	// attempt).
+	interrupts  signal
 	electionSub *nats.Subscription
 	// pendingIndex holds the partition's index records not written yet.
 	pendingIndex pendingIndex
@@ -186,9 +187,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	}
 	// One subscription per partition to its elections: attempts in flight
 	// are sent again at once, and the balancer (if any) looks again.
+	if b.parts[0] != b {
+		b.moves.notify(&b.interrupts) // the whole's own calls, if any
+	}
 	for _, p := range b.parts {
+		b.moves.notify(&p.interrupts)
 		sub, serr := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) {
-			p.elections.fire()
+			p.interrupts.fire()
 			if b.balancer != nil {
 				b.balancer.trigger()
 			}

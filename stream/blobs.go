@@ -481,27 +481,30 @@ func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshol
 	return out, nil
 }
 
-// ensureNamed ensures every blob entries name.
-func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) error {
-	for _, e := range entries {
+// ensureNamed ensures every blob entries name, and returns the names
+// each entry's blobsHeader lists ("" for none).
+func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) ([]string, error) {
+	names := make([]string, len(entries))
+	for i, e := range entries {
 		if e == nil {
 			continue
 		}
-		for _, ref := range e.BlobRefs() {
+		refs := e.BlobRefs()
+		for _, ref := range refs {
 			if err := bl.Ensure(ctx, ref, nil); err != nil {
-				return fmt.Errorf("entry %s: %w", e.ID, err)
+				return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 			}
 		}
+		names[i] = blobNames(refs)
 	}
-	return nil
+	return names, nil
 }
 
 // blobsHeader lists, on a stored entry, the blobs it names, so that
 // collection finds every reference reading headers only.
 const blobsHeader = "Sessionlog-Blobs"
 
-func blobNames(e *session.Entry) string {
-	refs := e.BlobRefs()
+func blobNames(refs []session.BlobRef) string {
 	if len(refs) == 0 {
 		return ""
 	}

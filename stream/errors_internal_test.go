@@ -44,7 +44,7 @@ func TestAttemptEndsAtAnElection(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		<-started
-		b.elections.fire()
+		b.interrupts.fire()
 	}()
 	done := make(chan error, 1)
 	go func() {

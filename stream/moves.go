@@ -16,7 +16,8 @@ type moves struct {
 	nc     *nats.Conn
 	status chan nats.Status
 	done   chan struct{}
-	moved  signal // at each reconnection
+	mu     sync.Mutex
+	tell   []*signal // fired at each reconnection
 }
 
 // watchMoves listens to nc until it closes or stop is called.
@@ -32,12 +33,20 @@ func (m *moves) run() {
 		if st == nats.CLOSED {
 			return
 		}
-		m.moved.fire()
+		m.mu.Lock()
+		for _, s := range m.tell {
+			s.fire()
+		}
+		m.mu.Unlock()
 	}
 }
 
-// next is done when the connection next moves.
-func (m *moves) next() context.Context { return m.moved.next() }
+// notify has s fired whenever the connection moves.
+func (m *moves) notify(s *signal) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tell = append(m.tell, s)
+}
 
 // signal is an event that those waiting for its next occurrence hear of:
 // next returns a context done when it next fires. A context, not a

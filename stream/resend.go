@@ -73,23 +73,20 @@ func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error
 // rather than after the attempt's timeout (which cost writers up to a
 // second past each election).
 func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) error) error {
-	moved, elected := b.moves.next(), b.elections.next()
+	interrupted := b.interrupts.next()
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
 	defer cancel()
-	// Cut short by either, with no goroutine per attempt.
-	stopMoved := context.AfterFunc(moved, cancel)
-	stopElected := context.AfterFunc(elected, cancel)
+	// Cut short by a move or an election, with no goroutine per attempt.
+	stop := context.AfterFunc(interrupted, cancel)
 	err := fn(actx)
-	stopMoved()
-	stopElected()
+	stop()
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	switch {
-	case moved.Err() != nil:
-		return errMoved // whatever it said, the attempt went to the server left behind
-	case elected.Err() != nil:
-		return errMoved // sent while nobody led: again, to the new leader
+	if interrupted.Err() != nil {
+		// Whatever it said, the attempt went to the server left behind,
+		// or was sent while nobody led: again, to the new leader.
+		return errMoved
 	}
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -288,6 +288,8 @@ type loadedSnapshot struct {
 	body       func(ctx context.Context) ([]*session.Entry, error)
 	// index, when the snapshot has one, reads entries of the body alone.
 	index *bodyIndex
+	// memo is what the session's next snapshot builds on, if anything.
+	memo *segMemo
 }
 
 // loadSnapshot reads and verifies a session's current skeleton. A snapshot
@@ -326,60 +328,6 @@ func (b *Backend) traceSnapshot(ctx context.Context, op, id string) (context.Con
 
 var errSnapshotRead = errors.New("read failed")
 
-// getObject reads a whole object of the snapshots' store by direct gets
-// — its description, then its chunks — like a session's messages: the
-// object store's own reader creates a consumer, a proposal to the meta
-// group, so every open from a snapshot waited out a lost meta leader. The
-// size and SHA-256 digest the description gives are checked.
-func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstream.ObjectInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
-	defer cancel()
-	var info *jetstream.ObjectInfo
-	err := b.resend(ctx, func(ctx context.Context) (err error) {
-		info, err = b.snaps.GetInfo(ctx, name)
-		return err
-	}, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
-	}
-	if info.Size > uint64(maxSnapshotObject) {
-		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, maxSnapshotObject)
-	}
-	data := make([]byte, 0, info.Size)
-	stream, subject := objStream(b.cfg.SnapshotBucket()), objChunks(b.cfg.SnapshotBucket(), info.NUID)
-	var last uint64
-	for chunks := uint32(0); chunks < info.Chunks; {
-		err := b.resend(ctx, func(ctx context.Context) error {
-			end, err := b.getBatchOf(ctx, stream, subject, last+1, func(m *jetstream.RawStreamMsg, _ uint64) error {
-				if uint64(len(data)+len(m.Data)) > info.Size {
-					return fmt.Errorf("chunks exceed the object's %d bytes", info.Size)
-				}
-				data, last = append(data, m.Data...), m.Sequence
-				chunks++
-				return nil
-			})
-			if err == nil && end.pending == 0 && chunks < info.Chunks {
-				err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
-			}
-			return err
-		}, nil)
-		if errors.Is(err, errNoMessages) {
-			err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
-		}
-	}
-	sum := sha256.Sum256(data)
-	if uint64(len(data)) != info.Size || info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(sum[:]) {
-		return nil, nil, fmt.Errorf("%w: %s: digest or size mismatch", ErrBadSnapshot, name)
-	}
-	return data, info, nil
-}
-
-// maxSnapshotObject bounds what getObject reads into memory.
-const maxSnapshotObject = 4 << 30
-
 // loadSnapshotOnce loads the snapshot head names (nil: the current head).
 func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapshotHead) (*loadedSnapshot, error) {
 	if named == nil {
@@ -390,10 +338,32 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapsh
 		named = &got
 	}
 	head := *named
-	skel, info, err := b.getObject(ctx, head.Object+".skel")
+	skel, info, err := b.fetchObject(ctx, head.Object+".skel")
 	if err != nil {
 		return nil, err
 	}
+	// The skeleton's digest is checked, and its session's header looked
+	// up, while it is decoded (a skeleton of megabytes takes as long to
+	// hash as to decode): nothing decoded is used before both are known.
+	var checks sync.WaitGroup
+	var digestErr, epochErr error
+	defer checks.Wait()
+	checks.Go(func() { digestErr = checkObject(head.Object+".skel", skel, info) })
+	ls, err := b.decodeSkeleton(ctx, id, head, skel, info, &checks, &epochErr)
+	checks.Wait()
+	if err := errors.Join(digestErr, err, epochErr); err != nil {
+		return nil, err
+	}
+	if ls.memo != nil {
+		b.segMemos.put(id, *ls.memo)
+	}
+	return ls, nil
+}
+
+// decodeSkeleton is loadSnapshotOnce's work on a skeleton read but not yet
+// checked; it starts the check of the snapshot's epoch in checks, which
+// sets epochErr.
+func (b *Backend) decodeSkeleton(ctx context.Context, id string, head snapshotHead, skel []byte, info *jetstream.ObjectInfo, checks *sync.WaitGroup, epochErr *error) (*loadedSnapshot, error) {
 	md := info.Metadata
 	version := md[metaVersion]
 	if version != strconv.Itoa(snapshotVersion) && version != strconv.Itoa(snapshotVersionOneBody) {
@@ -405,6 +375,14 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapsh
 	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
 		return nil, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
 	}
+	// A snapshot of an earlier session of the same id (deleted, created
+	// again) must not be used: its epoch names a header that is gone.
+	checks.Go(func() {
+		msg, err := b.stream.GetMsg(ctx, epoch)
+		if err != nil || msg.Subject != b.cfg.headerSubject(id) {
+			*epochErr = fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
+		}
+	})
 	// getObject checked the bytes against the object's SHA-256 digest:
 	// the metadata's checksum must be that digest (one pass over a
 	// skeleton of megabytes, not two).
@@ -427,12 +405,6 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapsh
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 	}
-	// A snapshot of an earlier session of the same id (deleted, created
-	// again) must not be used: its epoch names a header that is gone.
-	msg, err := b.stream.GetMsg(ctx, epoch)
-	if err != nil || msg.Subject != b.cfg.headerSubject(id) {
-		return nil, fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
-	}
 	ls := &loadedSnapshot{tree: t, epoch: epoch, seq: seq, index: bodyIndexOf(&doc, sk.IDs.Len())}
 	if version == strconv.Itoa(snapshotVersionOneBody) {
 		ls.body = b.oneBody(id, head.Object+".body", md[metaBodySHA])
@@ -446,8 +418,8 @@ func (b *Backend) loadSnapshotOnce(ctx context.Context, id string, named *snapsh
 		}
 		return ls, nil
 	}
-	// The next snapshot of the session builds on this one.
-	b.segMemos.put(id, segMemo{epoch: epoch, object: head.Object, segs: doc.Segs})
+	// The next snapshot of the session builds on this one (once checked).
+	ls.memo = &segMemo{epoch: epoch, object: head.Object, segs: doc.Segs}
 	ls.body = func(ctx context.Context) ([]*session.Entry, error) {
 		data := append(append(make([]byte, 0, len(doc.Header)+1+int(segsSize(doc.Segs))), doc.Header...), '\n')
 		for _, seg := range doc.Segs {

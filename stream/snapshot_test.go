@@ -3,12 +3,16 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -134,6 +138,11 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 		}},
 		{"skeleton checksum mismatch", true, func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id, name string) {
 			rewriteMeta(t, obs, name+".skel", "sha256", "00")
+		}},
+		{"skeleton bytes that are not its digest's", true, func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id, name string) {
+			// The description and the metadata agree on a digest the
+			// bytes do not have: only hashing the bytes finds it.
+			rewriteDigest(t, js, b.Config().Stream+"_SNAPSHOTS", name+".skel", []byte("other bytes"))
 		}},
 		{"skeleton missing", true, func(t *testing.T, b *stream.Backend, obs jetstream.ObjectStore, id, name string) {
 			if err := obs.Delete(ctx, name+".skel"); err != nil {
@@ -298,6 +307,37 @@ func headObject(t *testing.T, b *stream.Backend, id string) string {
 		t.Fatalf("head %s: %v", e.Value(), err)
 	}
 	return h.Object
+}
+
+// rewriteDigest rewrites the description of object name in bucket so
+// that its digest, and its metadata's, are those of other: the object's
+// own bytes are left as they are.
+func rewriteDigest(t *testing.T, js jetstream.JetStream, bucket, name string, other []byte) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, "OBJ_"+bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+	msg, err := s.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info map[string]any
+	if err := json.Unmarshal(msg.Data, &info); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(other)
+	info["digest"] = "SHA-256=" + base64.URLEncoding.EncodeToString(sum[:])
+	info["metadata"].(map[string]any)["sha256"] = hex.EncodeToString(sum[:])
+	data, _ := json.Marshal(info)
+	m := nats.NewMsg(subject)
+	m.Data = data
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func rewriteMeta(t *testing.T, obs jetstream.ObjectStore, id, key, val string) {

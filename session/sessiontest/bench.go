@@ -21,15 +21,22 @@ func ReportLatency(b *testing.B, lat []time.Duration) {
 }
 
 // Timed runs op once per benchmark iteration, timing each, and reports
-// the latencies as ReportLatency does.
+// the latencies as ReportLatency does, and the process's CPU time an
+// operation as cpu-µs (where the OS tells it): on a machine of few cores
+// shared with an in-process server, the CPU an operation costs is what
+// its latency grows by under load.
 func Timed(b *testing.B, op func() error) {
 	lat := make([]time.Duration, 0, b.N)
+	cpu0, cpuOK := processCPU()
 	for b.Loop() {
 		t0 := time.Now()
 		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK && len(lat) > 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(len(lat)), "cpu-µs")
 	}
 	ReportLatency(b, lat)
 }
