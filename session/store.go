@@ -115,7 +115,17 @@ type TreeStore struct {
 	// leaf is the tree's leaf as the last change left it, read without
 	// the lock: the most frequent read never waits for a change.
 	leaf atomic.Pointer[string]
+	// deferred, while pending, loads the tree that replaces a stand-in
+	// (NewDeferredTreeWriter); it is the writer's to call.
+	deferred Deferred
+	pending  atomic.Bool
 }
+
+// Deferred loads a store's tree (I/O: the backend's). A store made by
+// NewDeferredTreeWriter calls it once, as its writer, before the first
+// read or write that needs more than its stand-in answers; until it
+// succeeds every such call tries again.
+type Deferred func(ctx context.Context) (*Tree, error)
 
 var (
 	_ Store         = (*TreeStore)(nil)
@@ -157,6 +167,70 @@ func NewTreeWriter(t *Tree, onClose func(ctx context.Context) error) (*TreeStore
 	return s, &TreeWriter{s: s}
 }
 
+// NewDeferredTreeWriter is NewTreeWriter over a stand-in tree that
+// answers Leaf, Header and ReadStandIn only: the session's leaf and
+// header, and what a backend can tell from a part of the session (a
+// context, say). Every other read, and every write, first replaces it with
+// the tree load gives, which must hold the same leaf.
+func NewDeferredTreeWriter(standIn *Tree, load Deferred, onClose func(ctx context.Context) error) (*TreeStore, *TreeWriter) {
+	s, w := NewTreeWriter(standIn, onClose)
+	s.deferred = load
+	s.pending.Store(true)
+	return s, w
+}
+
+// Deferred reports whether the store still answers from its stand-in.
+func (s *TreeStore) Deferred() bool { return s.pending.Load() }
+
+// ReadStandIn runs fn on the tree as it is, without loading a deferred
+// one: standIn says whether t is the stand-in. fn runs under the read
+// lock and must not keep t.
+func (s *TreeStore) ReadStandIn(ctx context.Context, fn func(t *Tree, standIn bool) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return fn(s.tree, s.pending.Load())
+}
+
+// settle loads a deferred tree, taking the writer's turn for it.
+func (s *TreeStore) settle(ctx context.Context) error {
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	return s.load(ctx)
+}
+
+// load replaces the stand-in, if it is still there. Called as the writer.
+func (s *TreeStore) load(ctx context.Context) error {
+	if !s.pending.Load() {
+		return nil
+	}
+	if s.closing.Load() {
+		return ErrClosed
+	}
+	t, err := s.deferred(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.tree, s.deferred = t, nil
+	s.pending.Store(false)
+	s.noteLeaf()
+	return nil
+}
+
 // Write runs fn as the store's only writer, waiting for its turn while ctx
 // allows. fn reads t freely without the lock, and changes it only through
 // commit; readers meanwhile see the tree as the last commit left it.
@@ -177,6 +251,9 @@ func (s *TreeStore) write(ctx context.Context, fn func(t *Tree, commit Commit) e
 	if s.closing.Load() {
 		return ErrClosed
 	}
+	if err := s.load(ctx); err != nil {
+		return err
+	}
 	return fn(s.tree, s.commit)
 }
 
@@ -190,7 +267,12 @@ func (s *TreeStore) commit(change func(t *Tree) error) error {
 	return change(s.tree)
 }
 
-func (s *TreeStore) read(fn func(t *Tree) error) error {
+func (s *TreeStore) read(ctx context.Context, fn func(t *Tree) error) error {
+	if s.pending.Load() {
+		if err := s.settle(ctx); err != nil {
+			return err
+		}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -204,12 +286,12 @@ func (s *TreeStore) ReadTree(ctx context.Context, fn func(t *Tree) error) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.read(fn)
+	return s.read(ctx, fn)
 }
 
-// Header implements Store.
+// Header implements Store. A stand-in holds the session's header.
 func (s *TreeStore) Header(ctx context.Context) (h Header, err error) {
-	err = s.read(func(t *Tree) error { h = t.Header(); return nil })
+	err = s.ReadStandIn(ctx, func(t *Tree, _ bool) error { h = t.Header(); return nil })
 	return h, err
 }
 
@@ -248,43 +330,43 @@ func (s *TreeStore) AppendBatch(ctx context.Context, entries []*Entry) error {
 
 // Has implements IDChecker.
 func (s *TreeStore) Has(ctx context.Context, id string) (ok bool, err error) {
-	err = s.read(func(t *Tree) error { ok = t.Has(id); return nil })
+	err = s.read(ctx, func(t *Tree) error { ok = t.Has(id); return nil })
 	return ok, err
 }
 
 // Get implements Store.
 func (s *TreeStore) Get(ctx context.Context, id string) (e *Entry, err error) {
-	err = s.read(func(t *Tree) (err error) { e, err = t.Get(id); return err })
+	err = s.read(ctx, func(t *Tree) (err error) { e, err = t.Get(id); return err })
 	return e, err
 }
 
 // FindByType implements Store.
 func (s *TreeStore) FindByType(ctx context.Context, typ EntryType) (out []*Entry, err error) {
-	err = s.read(func(t *Tree) (err error) { out, err = t.FindByType(typ); return err })
+	err = s.read(ctx, func(t *Tree) (err error) { out, err = t.FindByType(typ); return err })
 	return out, err
 }
 
 // Label implements Store.
 func (s *TreeStore) Label(ctx context.Context, id string) (l string, err error) {
-	err = s.read(func(t *Tree) error { l, _ = t.Label(id); return nil })
+	err = s.read(ctx, func(t *Tree) error { l, _ = t.Label(id); return nil })
 	return l, err
 }
 
 // SessionName implements Store.
 func (s *TreeStore) SessionName(ctx context.Context) (n string, err error) {
-	err = s.read(func(t *Tree) error { n = t.Name(); return nil })
+	err = s.read(ctx, func(t *Tree) error { n = t.Name(); return nil })
 	return n, err
 }
 
 // PathToRoot implements Store.
 func (s *TreeStore) PathToRoot(ctx context.Context, id string) (p []*Entry, err error) {
-	err = s.read(func(t *Tree) error { p, err = t.PathToRoot(id); return err })
+	err = s.read(ctx, func(t *Tree) error { p, err = t.PathToRoot(id); return err })
 	return p, err
 }
 
 // Entries implements Store.
 func (s *TreeStore) Entries(ctx context.Context) (out []*Entry, err error) {
-	err = s.read(func(t *Tree) error {
+	err = s.read(ctx, func(t *Tree) error {
 		all, err := t.Entries()
 		out = append([]*Entry(nil), all...)
 		return err
@@ -294,7 +376,7 @@ func (s *TreeStore) Entries(ctx context.Context) (out []*Entry, err error) {
 
 // Stats implements Store.
 func (s *TreeStore) Stats(ctx context.Context) (st Stats, err error) {
-	err = s.read(func(t *Tree) error { st = t.Stats(); return nil })
+	err = s.read(ctx, func(t *Tree) error { st = t.Stats(); return nil })
 	return st, err
 }
 

@@ -389,7 +389,7 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	ctx, cancel := b.withTimeout(ctx) // the whole call
 	defer cancel()
 	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
-	o, err := b.openTree(ctx, id)
+	o, err := b.openTree(ctx, id, true)
 	if err != nil {
 		done(nil, err)
 		return nil, OpenInfo{}, err
@@ -397,11 +397,14 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	done(o, nil)
 	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
 	s.body, s.index = o.body, o.index
+	if o.tip != nil {
+		s.deferTo(o.tree, o.tip)
+	}
 	uncovered := o.tree.Len()
 	if o.info.FromSnapshot {
 		uncovered = o.info.Tail
 	}
-	s.snap.Loaded(id, uncovered, o.info.FromSnapshot && o.index == nil)
+	s.snap.Loaded(id, uncovered, o.info.FromSnapshot && o.index == nil && o.tip == nil)
 	return s, o.info, nil
 }
 
@@ -447,7 +450,7 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 	b = b.partOf(id)
 	start := time.Now()
 	ctx, done := b.traceBuild(ctx, "sessionlog.rebuild", id)
-	o, err := b.openTree(ctx, id)
+	o, err := b.openTree(ctx, id, false)
 	if err != nil {
 		done(nil, err)
 		return Loaded{}, err

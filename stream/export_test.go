@@ -161,3 +161,7 @@ func SnapshotHead(ctx context.Context, b *Backend, id string) (object, prev stri
 // ForgetSnapshots makes b forget the last snapshot of session id, so that
 // its next is written whole (the baseline of the segmented bodies).
 func ForgetSnapshots(b *Backend, id string) { b.forgetSnapshot(id) }
+
+// Deferred reports whether st still answers from a snapshot tip's
+// stand-in (its skeleton not read yet).
+func Deferred(st *Store) bool { return st.tree.Deferred() }

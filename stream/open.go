@@ -23,6 +23,10 @@ type OpenInfo struct {
 	Tail         int
 	// Fallback is why a snapshot that existed was not used.
 	Fallback error
+	// Deferred is set when the open read the snapshot's tip, not its
+	// skeleton: the store answers its leaf, header and context from it,
+	// and reads the skeleton when anything else is first asked.
+	Deferred bool
 	// Took is how long opening took.
 	Took time.Duration
 }
@@ -36,13 +40,16 @@ type opened struct {
 	info        OpenInfo
 	body        func(ctx context.Context) ([]*session.Entry, error)
 	index       *bodyIndex // reads some of the body's entries, if set
+	// tip is set when tree is a stand-in made from the snapshot's tip
+	// (openFromTip): the skeleton is read on first need.
+	tip *tipOpen
 }
 
 // openTree loads a session from its snapshot skeleton and the entries
 // after it, or, without a usable snapshot, from the whole stream.
-func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
+func (b *Backend) openTree(ctx context.Context, id string, tipOK bool) (*opened, error) {
 	start := time.Now()
-	o, err := b.openFromSnapshot(ctx, id)
+	o, err := b.openFromSnapshot(ctx, id, tipOK)
 	if err == nil {
 		o.info.Took = time.Since(start)
 		return o, nil
@@ -62,12 +69,19 @@ func (b *Backend) openTree(ctx context.Context, id string) (*opened, error) {
 // openFromSnapshot loads the session's snapshot and the messages after
 // it. Those need only the head's sequence: they are read while the
 // skeleton is (each a third of the time of a long session's open).
-func (b *Backend) openFromSnapshot(ctx context.Context, id string) (*opened, error) {
+func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (*opened, error) {
 	head, err := b.snapshotHeadOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	tail := b.prefetch(ctx, id, head.Seq)
+	if tipOK && head.Tip {
+		// A tip that does not serve (the tail reaches past it, or it
+		// does not load) leaves the skeleton to read, as without one.
+		if o, err := b.openFromTip(ctx, id, head, tail); err == nil || ctx.Err() != nil {
+			return o, err
+		}
+	}
 	ls, err := b.loadSnapshot(ctx, id, &head)
 	if err != nil {
 		tail.cancel()

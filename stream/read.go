@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -134,8 +135,22 @@ func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epo
 }
 
 func (b *Backend) loadTreeOnce(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
+	return b.readTree(ctx, id, 0, math.MaxUint64)
+}
+
+// errPastEnd ends a read at the sequence readTree was given.
+var errPastEnd = errors.New("stream: past the end of the read")
+
+// readTree reads the session from the stream into a tree, up to sequence
+// until; with epoch set, only the session whose header is at epoch (not
+// one deleted and created again).
+func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint64) (t *session.Tree, epoch, last uint64, err error) {
 	last, err = b.read(ctx, id, 0, func(r Message) error {
 		switch {
+		case r.Seq > until:
+			return errPastEnd
+		case r.Header != nil && t == nil && wantEpoch != 0 && r.Seq != wantEpoch:
+			return fmt.Errorf("%w: %s was created again (seq %d) since it was opened", session.ErrSessionNotFound, id, r.Seq)
 		case r.Header != nil && t == nil:
 			t = session.NewTree(*r.Header)
 			epoch = r.Seq
@@ -150,6 +165,9 @@ func (b *Backend) loadTreeOnce(ctx context.Context, id string) (t *session.Tree,
 		}
 		return nil
 	})
+	if errors.Is(err, errPastEnd) {
+		last, err = until, nil
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -54,7 +54,9 @@ var (
 // count, and the SHA-256 of skeleton and body.
 //
 // Snapshots are never replaced in place (a reader would lose the chunks
-// under it): each is a new pair "<id>-<epoch>-<seq>-<nuid>.skel/.body", and a head
+// under it): each is a new pair "<id>-<epoch>-<seq>-<nuid>.skel/.body"
+// (and ".tip" when the leaf's context is a small part of the session: see
+// open_tip.go), and a head
 // record in a key-value bucket names the current one. The previous pair is
 // kept for readers still on it; older ones are deleted.
 const (
@@ -76,6 +78,9 @@ type snapshotHead struct {
 	Epoch    uint64   `json:"epoch"`
 	Segs     []string `json:"segs,omitempty"`
 	PrevSegs []string `json:"prevSegs,omitempty"`
+	// Tip is set when the snapshot has a tip, "<object>.tip": its leaf's
+	// context branch, header first, as pi JSONL lines (see openFromTip).
+	Tip bool `json:"tip,omitempty"`
 }
 
 // segsOf are the body objects of the current snapshot, and prevSegsOf
@@ -160,6 +165,11 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 		}
 		seg.stored(name+".body", nuid, snap.data, seqs)
 	}
+	if snap.tip != nil {
+		if _, err := b.snaps.PutBytes(ctx, name+".tip", snap.tip); err != nil {
+			return fmt.Errorf("stream: snapshot %s: %w", id, err)
+		}
+	}
 	skel, err := msgpack.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("stream: encode skeleton: %w", err)
@@ -187,14 +197,14 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 		case err != nil && !errors.Is(err, ErrBadSnapshot):
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			b.deleteObjects(ctx, name+".skel", name+".body") // lost the race to another as new
+			b.deleteObjects(ctx, name+".skel", name+".body", name+".tip") // lost the race to another as new
 			return nil
 		}
 		if snap.reused && cur.Object != base {
-			b.deleteObjects(ctx, name+".skel", name+".body")
+			b.deleteObjects(ctx, name+".skel", name+".body", name+".tip")
 			return errHeadMoved
 		}
-		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf()})
+		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf(), Tip: snap.tip != nil})
 		if rev == 0 {
 			_, err = b.heads.Create(ctx, id, val)
 		} else {
@@ -211,7 +221,7 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 			// The one before the one before goes, with the segments
 			// neither of the two kept lists (best effort: an orphan
 			// only costs space).
-			b.deleteObjects(ctx, append([]string{cur.Prev + ".skel"}, without(cur.prevSegsOf(), cur.segsOf(), mine)...)...)
+			b.deleteObjects(ctx, append([]string{cur.Prev + ".skel", cur.Prev + ".tip"}, without(cur.prevSegsOf(), cur.segsOf(), mine)...)...)
 		}
 		return nil
 	}
@@ -265,7 +275,7 @@ func (b *Backend) deleteSnapshots(ctx context.Context, id string) (int, error) {
 	var names []string
 	for _, s := range []string{h.Object, h.Prev} {
 		if s != "" {
-			names = append(names, s+".skel", s+".body")
+			names = append(names, s+".skel", s+".body", s+".tip")
 		}
 	}
 	names = append(names, without(h.segsOf(), names)...)

@@ -141,7 +141,18 @@ type SnapshotSource struct {
 	entries    []*session.Entry
 	skeleton   session.Skeleton
 	epoch, seq uint64
+	// tip is the leaf's branch a stand-in is made from (StandInBranch):
+	// what an open answers a context from before it loads the skeleton.
+	tip []*session.Entry
 }
+
+// A tip is written only when it is this small: a session without a
+// compaction has its whole branch as its context, and then the skeleton
+// is the cheaper read.
+const (
+	maxTipEntries = 4096
+	maxTipBytes   = 2 << 20
+)
 
 // CaptureSnapshot takes t's snapshot source (call it under the lock that
 // guards t), a complete tree covering the session of the given epoch up
@@ -155,7 +166,13 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}, nil
+	src := &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}
+	if leaf := t.Leaf(); leaf != "" {
+		if tip, err := t.StandInBranch(leaf); err == nil && len(tip) <= maxTipEntries && len(tip) < len(entries) {
+			src.tip = tip
+		}
+	}
+	return src, nil
 }
 
 // encodedSnapshot is a snapshot encoded, ready to upload without a lock:
@@ -168,6 +185,7 @@ type encodedSnapshot struct {
 	doc        *skeletonDoc
 	data       []byte // the new segment's lines (nil: no new segment)
 	reused     bool   // it keeps segments of the snapshot before
+	tip        []byte // the tip's lines, header first (nil: none)
 }
 
 // encode makes the snapshot, keeping what it can of prev, the segments
@@ -192,6 +210,19 @@ func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
 			return nil, err
 		}
 		doc.Segs, es.data = append(doc.Segs, seg), data
+	}
+	if src.tip != nil {
+		tip := append(append([]byte(nil), hj...), '\n')
+		for _, e := range src.tip {
+			if tip, err = codec.AppendEntry(tip, e); err != nil {
+				return nil, err
+			}
+			if tip = append(tip, '\n'); len(tip) > maxTipBytes {
+				tip = nil
+				break
+			}
+		}
+		es.tip = tip
 	}
 	return es, nil
 }

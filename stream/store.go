@@ -40,6 +40,10 @@ type Store struct {
 
 	idx *indexer
 
+	// standIn, set when the store was opened from a snapshot's tip, gives
+	// contexts until the tree is loaded (never changed after the open).
+	standIn *session.StandIn
+
 	// freshAt is when the store was last known to hold every write
 	// acknowledged before then (see Fresh): nanoseconds on sinceStart's
 	// monotonic clock, 0 never.
@@ -79,6 +83,26 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 	s.tree, s.writer = session.NewTreeWriter(t, nil)
 	s.full.Store(!t.Partial())
 	return s
+}
+
+// deferTo makes the store's tree, a stand-in made from a snapshot's tip,
+// be replaced by the skeleton's on first need (see openFromTip).
+func (s *Store) deferTo(standIn *session.Tree, o *tipOpen) {
+	s.standIn = o.standIn
+	s.full.Store(false) // complete and fill go through the writer: the load first
+	s.tree, s.writer = session.NewDeferredTreeWriter(standIn, func(ctx context.Context) (*session.Tree, error) {
+		t, ls, err := s.b.loadSkeleton(ctx, s.id, s.epoch, o)
+		if err != nil {
+			return nil, err
+		}
+		// Called as the writer: body and index are the writer's.
+		s.body, s.index = nil, nil
+		if ls != nil {
+			s.body, s.index = ls.body, ls.index
+		}
+		s.full.Store(!t.Partial())
+		return t, nil
+	}, nil)
 }
 
 // writer is the store's writer at work: the tree, which it reads without
@@ -334,6 +358,11 @@ const maxContextRounds = 64
 // the body holding them; the others stay unread until something needs
 // them.
 func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entry, error) {
+	if s.standIn != nil {
+		if out, ok, err := s.contextFromTip(ctx, leaf); ok || err != nil {
+			return out, err
+		}
+	}
 	if !s.full.Load() {
 		err := s.write(ctx, func(w writer) error {
 			chunks := map[uint64][]byte{} // read in one round, kept for the next
