@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,7 +53,7 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 	// RequestTimeout unless the caller set a deadline.
 	ctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
-	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", trace.WithSpanKind(trace.SpanKindProducer))
+	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", producerSpan)
 	if span.IsRecording() {
 		span.SetAttributes(s.appendAttributes(entries)...)
 	}
@@ -95,9 +94,18 @@ func outcomeAttrs(outcome string) metric.MeasurementOption {
 	return metric.WithAttributes(telemetry.OutcomeKey.String(outcome))
 }
 
-func (s *Store) msgID(e *session.Entry) string {
-	return s.id + ":" + strconv.FormatUint(s.epoch, 10) + ":" + e.ID
+func (s *Store) msgID(e *session.Entry) string { return s.msgIDPrefix + e.ID }
+
+// subject is where the store publishes an entry of type typ.
+func (s *Store) subject(typ session.EntryType) string {
+	if !s.b.cfg.typed {
+		return s.subjects // one subject per session: the filter is the subject
+	}
+	return s.b.cfg.subject(s.id, string(typ))
 }
+
+// producerSpan is an append's span kind, made once.
+var producerSpan = trace.WithSpanKind(trace.SpanKindProducer)
 
 func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue {
 	first := entries[0]
@@ -336,10 +344,10 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []
 		if max > 0 && int64(len(data)) > max-1024 {
 			return nil, fmt.Errorf("%w: entry %s encodes to %d bytes; the server takes at most %d", ErrEntryTooLarge, e.ID, len(data), max)
 		}
-		m := nats.NewMsg(s.b.cfg.subject(s.id, string(e.Type)))
+		m := nats.NewMsg(s.subject(e.Type))
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
-		if blobs[i] != "" {
+		if blobs != nil && blobs[i] != "" {
 			m.Header.Set(blobsHeader, blobs[i])
 		}
 		// Consumers of the entry continue the writer's trace.
@@ -359,7 +367,7 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []
 func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(error)) (seq uint64, dup bool, err error) {
 	ctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
-	subjects := s.b.cfg.sessionSubjects(s.id)
+	subjects := s.subjects
 	span := trace.SpanFromContext(ctx)
 	err = s.b.resend(ctx, func(ctx context.Context) (err error) {
 		if span.IsRecording() {

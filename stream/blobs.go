@@ -482,9 +482,9 @@ func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshol
 }
 
 // ensureNamed ensures every blob entries name, and returns the names
-// each entry's blobsHeader lists ("" for none).
+// each entry's blobsHeader lists ("" for none; nil when none names any).
 func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) ([]string, error) {
-	names := make([]string, len(entries))
+	var names []string // nil while no entry names a blob
 	for i, e := range entries {
 		if e == nil {
 			continue
@@ -495,7 +495,12 @@ func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) ([]s
 				return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 			}
 		}
-		names[i] = blobNames(refs)
+		if len(refs) > 0 {
+			if names == nil {
+				names = make([]string, len(entries))
+			}
+			names[i] = blobNames(refs)
+		}
 	}
 	return names, nil
 }
