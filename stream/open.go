@@ -78,8 +78,14 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 	if tipOK && head.Tip {
 		// A tip that does not serve (the tail reaches past it, or it
 		// does not load) leaves the skeleton to read, as without one.
-		if o, err := b.openFromTip(ctx, id, head, tail); err == nil || ctx.Err() != nil {
-			return o, err
+		o, err := b.openFromTip(ctx, id, head, tail)
+		if err == nil {
+			return o, nil
+		}
+		if ctx.Err() != nil {
+			tail.cancel()
+			tail.wait() // the open owns the read: it ends before the open does
+			return nil, err
 		}
 	}
 	ls, err := b.loadSnapshot(ctx, id, &head)
