@@ -32,7 +32,13 @@ func objMetas(bucket string) string { return "$O." + bucket + ".M.>" }
 // group, so every open from a snapshot waited out a lost meta leader. The
 // size and SHA-256 digest the description gives are checked.
 func (b *Backend) getObject(ctx context.Context, name string) ([]byte, *jetstream.ObjectInfo, error) {
-	data, info, err := b.fetchObject(ctx, name)
+	return b.getObjectMax(ctx, name, maxSnapshotObject)
+}
+
+// getObjectMax is getObject of an object of at most max bytes: a larger
+// one is refused before it is read.
+func (b *Backend) getObjectMax(ctx context.Context, name string, max int64) ([]byte, *jetstream.ObjectInfo, error) {
+	data, info, err := b.fetchObjectMax(ctx, name, max)
 	if err == nil {
 		err = checkObject(name, data, info)
 	}
@@ -55,6 +61,10 @@ func checkObject(name string, data []byte, info *jetstream.ObjectInfo) error {
 // fetchObject is getObject without the digest's check, which its caller
 // makes (see checkObject) before it trusts anything read from the bytes.
 func (b *Backend) fetchObject(ctx context.Context, name string) ([]byte, *jetstream.ObjectInfo, error) {
+	return b.fetchObjectMax(ctx, name, maxSnapshotObject)
+}
+
+func (b *Backend) fetchObjectMax(ctx context.Context, name string, max int64) ([]byte, *jetstream.ObjectInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
 	var info *jetstream.ObjectInfo
@@ -65,8 +75,8 @@ func (b *Backend) fetchObject(ctx context.Context, name string) ([]byte, *jetstr
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w: %s: %w", ErrBadSnapshot, errSnapshotRead, name, err)
 	}
-	if info.Size > uint64(maxSnapshotObject) {
-		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, maxSnapshotObject)
+	if info.Size > uint64(max) {
+		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, max)
 	}
 	data := make([]byte, 0, info.Size)
 	stream, subject := objStream(b.cfg.SnapshotBucket()), objChunks(b.cfg.SnapshotBucket(), info.NUID)

@@ -34,7 +34,8 @@ func (b *Backend) openFromTip(ctx context.Context, id string, head snapshotHead,
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { epochErr = b.checkEpoch(ctx, id, head.Epoch) })
-	data, _, err := b.getObject(ctx, head.Object+".tip")
+	// Tips are written up to maxTipBytes: a larger one is not ours.
+	data, _, err := b.getObjectMax(ctx, head.Object+".tip", maxTipBytes)
 	if err != nil {
 		return nil, err
 	}

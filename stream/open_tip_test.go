@@ -1,9 +1,11 @@
 package stream_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +205,24 @@ func TestOpenFromTipFallsBack(t *testing.T) {
 			all, _ := st.Entries(ctx)
 			s, _ := session.New(st, system.Config())
 			if _, err := s.AppendCompaction(ctx, session.Compaction{Summary: "again", FirstKeptEntryID: all[10].ID, TokensBefore: 10}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a tip over the size tips are written at", func(t *testing.T, b *stream.Backend, st *stream.Store) {
+			obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The tip as written, its header line padded with blanks
+			// (still a tip that loads) past the size tips are written at.
+			name := headObject(t, b, st.ID()) + ".tip"
+			tip, err := obs.GetBytes(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := bytes.IndexByte(tip, '\n')
+			padded := slices.Concat(tip[:at], bytes.Repeat([]byte(" "), 2<<20), tip[at:])
+			if _, err := obs.PutBytes(ctx, name, padded); err != nil {
 				t.Fatal(err)
 			}
 		}},
