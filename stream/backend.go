@@ -398,7 +398,7 @@ func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInf
 	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
 	s.body, s.index = o.body, o.index
 	if o.tip != nil {
-		s.deferTo(o.tree, o.tip)
+		s.deferTo(o.tip)
 	}
 	uncovered := o.tree.Len()
 	if o.info.FromSnapshot {

@@ -78,14 +78,8 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 	if tipOK && head.Tip {
 		// A tip that does not serve (the tail reaches past it, or it
 		// does not load) leaves the skeleton to read, as without one.
-		o, err := b.openFromTip(ctx, id, head, tail)
-		if err == nil {
+		if o, err := b.openFromTip(ctx, id, head, tail); err == nil {
 			return o, nil
-		}
-		if ctx.Err() != nil {
-			tail.cancel()
-			tail.wait() // the open owns the read: it ends before the open does
-			return nil, err
 		}
 	}
 	ls, err := b.loadSnapshot(ctx, id, &head)
@@ -104,16 +98,25 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 			return nil, err
 		}
 	}
-	for _, r := range msgs {
-		if r.Header != nil {
-			return nil, fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
-		}
-		if err := ls.tree.Apply(r.Entry); err != nil {
-			return nil, fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
-		}
+	if err := applyTail(ls.tree.Apply, msgs); err != nil {
+		return nil, err
 	}
 	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.seq, Tail: len(msgs)}
 	return &opened{tree: ls.tree, epoch: ls.epoch, last: last, info: info, body: ls.body, index: ls.index}, nil
+}
+
+// applyTail applies the messages read after a snapshot with apply (a
+// tree's or a stand-in's): entries only.
+func applyTail(apply func(*session.Entry) error, msgs []Message) error {
+	for _, r := range msgs {
+		if r.Header != nil {
+			return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
+		}
+		if err := apply(r.Entry); err != nil {
+			return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
+		}
+	}
+	return nil
 }
 
 // tailRead is a read of a session's messages after a sequence, running

@@ -47,13 +47,8 @@ func (b *Backend) openFromTip(ctx context.Context, id string, head snapshotHead,
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range msgs {
-		if r.Header != nil {
-			return nil, fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
-		}
-		if err := si.Apply(r.Entry); err != nil {
-			return nil, err // beyond the stand-in: the skeleton is read
-		}
+	if err := applyTail(si.Apply, msgs); err != nil {
+		return nil, err // beyond the stand-in: the skeleton is read
 	}
 	wg.Wait()
 	if epochErr != nil {
@@ -104,13 +99,7 @@ func (b *Backend) loadSkeleton(ctx context.Context, id string, epoch uint64, o *
 	head := o.head
 	ls, err := b.loadSnapshotOnce(ctx, id, &head)
 	if err == nil {
-		for _, r := range o.tail {
-			if err = ls.tree.Apply(r.Entry); err != nil {
-				err = fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
-				break
-			}
-		}
-		if err == nil {
+		if err = applyTail(ls.tree.Apply, o.tail); err == nil {
 			return ls.tree, ls, nil
 		}
 	}

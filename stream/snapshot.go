@@ -385,15 +385,8 @@ func (b *Backend) decodeSkeleton(ctx context.Context, id string, head snapshotHe
 	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
 		return nil, fmt.Errorf("%w: metadata %v", ErrBadSnapshot, md)
 	}
-	// A snapshot of an earlier session of the same id (deleted, created
-	// again) must not be used: its epoch names a header that is gone.
-	checks.Go(func() {
-		msg, err := b.stream.GetMsg(ctx, epoch)
-		if err != nil || msg.Subject != b.cfg.headerSubject(id) {
-			*epochErr = fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
-		}
-	})
-	// getObject checked the bytes against the object's SHA-256 digest:
+	checks.Go(func() { *epochErr = b.checkEpoch(ctx, id, epoch) })
+	// checkObject checks the bytes against the object's SHA-256 digest:
 	// the metadata's checksum must be that digest (one pass over a
 	// skeleton of megabytes, not two).
 	if want, err := hex.DecodeString(md[metaSHA]); err != nil || info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(want) {

@@ -94,10 +94,10 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 
 // deferTo makes the store's tree, a stand-in made from a snapshot's tip,
 // be replaced by the skeleton's on first need (see openFromTip).
-func (s *Store) deferTo(standIn *session.Tree, o *tipOpen) {
+func (s *Store) deferTo(o *tipOpen) {
 	s.standIn = o.standIn
 	s.full.Store(false) // complete and fill go through the writer: the load first
-	s.tree, s.writer = session.NewDeferredTreeWriter(standIn, func(ctx context.Context) (*session.Tree, error) {
+	s.tree, s.writer = session.NewDeferredTreeWriter(o.standIn.Tree(), func(ctx context.Context) (*session.Tree, error) {
 		t, ls, err := s.b.loadSkeleton(ctx, s.id, s.epoch, o)
 		if err != nil {
 			return nil, err
