@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -25,14 +26,22 @@ const maxModelProbe = 64
 // context of the branch ending at leafID needs that the tree has not
 // loaded. Load them (Fill) and ask again until none is left.
 func (t *Tree) ContextNeeds(leafID string) ([]int32, error) {
-	_, missing, err := t.contextPlan(leafID)
+	_, missing, err := t.contextPlan(leafID, 0)
 	return missing, err
 }
 
 // ContextBranch returns the reduced branch ending at leafID, root first:
 // ErrPartial while ContextNeeds lists entries to load.
 func (t *Tree) ContextBranch(leafID string) ([]*Entry, error) {
-	keep, missing, err := t.contextPlan(leafID)
+	return t.contextBranch(leafID, 0)
+}
+
+// errPlanTooLong is a context plan whose region passed its limit.
+var errPlanTooLong = errors.New("session: the context's region is longer than asked")
+
+// contextBranch is ContextBranch with contextPlan's limit.
+func (t *Tree) contextBranch(leafID string, limit int) ([]*Entry, error) {
+	keep, missing, err := t.contextPlan(leafID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +56,9 @@ func (t *Tree) ContextBranch(leafID string) ([]*Entry, error) {
 }
 
 // contextPlan computes the reduced branch (keep, positions in path order)
-// and what of it, or of what decides it, is not loaded.
-func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
+// and what of it, or of what decides it, is not loaded. With limit set, a
+// region of more entries is errPlanTooLong, found without walking on.
+func (t *Tree) contextPlan(leafID string, limit int) (keep, missing []int32, err error) {
 	if leafID == "" {
 		return nil, nil, nil
 	}
@@ -62,7 +72,9 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 	// session's context does not walk its whole branch.
 	var up []int32 // the region, leaf first
 	for p := leaf; p >= 0; p = t.parent[p] {
-		up = append(up, p)
+		if up = append(up, p); limit > 0 && len(up) > limit {
+			return nil, nil, errPlanTooLong
+		}
 		if t.typeAt(p) != TypeCompaction {
 			continue
 		}
@@ -86,6 +98,9 @@ func (t *Tree) contextPlan(leafID string) (keep, missing []int32, err error) {
 				}
 			}
 			up = up[:n] // positions only fall going up: below it, it is not on the path
+			if limit > 0 && len(up) > limit {
+				return nil, nil, errPlanTooLong
+			}
 		}
 		break
 	}

@@ -36,17 +36,27 @@ type StandIn struct {
 
 // StandInBranch is what a stand-in of leaf's branch is made from: the
 // context branch of leaf, and leaf itself last when the context does not
-// take it (a leaf move, a label).
-func (t *Tree) StandInBranch(leaf string) ([]*Entry, error) {
-	branch, err := t.ContextBranch(leaf)
-	if err != nil || leaf == "" || (len(branch) > 0 && branch[len(branch)-1].ID == leaf) {
-		return branch, err
+// take it (a leaf move, a label). ok is false when it would hold more
+// than max entries: the walk stops there (a long session without a
+// compaction would be walked whole, for nothing).
+func (t *Tree) StandInBranch(leaf string, max int) (branch []*Entry, ok bool, err error) {
+	branch, err = t.contextBranch(leaf, max)
+	switch {
+	case errors.Is(err, errPlanTooLong):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case leaf != "" && (len(branch) == 0 || branch[len(branch)-1].ID != leaf):
+		e, err := t.Get(leaf)
+		if err != nil {
+			return nil, false, err
+		}
+		branch = append(branch, e)
 	}
-	e, err := t.Get(leaf)
-	if err != nil {
-		return nil, err
+	if len(branch) > max {
+		return nil, false, nil
 	}
-	return append(branch, e), nil
+	return branch, true, nil
 }
 
 // NewStandIn makes the stand-in of the session h from branch, the

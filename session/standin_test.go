@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -22,7 +23,7 @@ func TestStandInBuildsTheSameContext(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		tip, err := full.StandInBranch(full.Leaf())
+		tip, _, err := full.StandInBranch(full.Leaf(), len(all))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestStandInAnswersItsLeavesOnly(t *testing.T) {
 	for _, e := range all {
 		_ = full.Apply(e)
 	}
-	tip, _ := full.StandInBranch(full.Leaf())
+	tip, _, _ := full.StandInBranch(full.Leaf(), len(all))
 	s, err := NewStandIn(h, tip)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +97,29 @@ func TestStandInAnswersItsLeavesOnly(t *testing.T) {
 		}
 		if _, err := s.ContextBranch(e.ID); !errors.Is(err, ErrBeyondStandIn) {
 			t.Fatalf("context of %s: %v, want ErrBeyondStandIn", e.ID, err)
+		}
+	}
+}
+
+// StandInBranch stops at max entries, and says so, however long the
+// branch above.
+func TestStandInBranchStopsAtMax(t *testing.T) {
+	h := Header{Version: CurrentVersion, ID: "long", Timestamp: "2026-01-01T00:00:00.000Z"}
+	tr := NewTree(h)
+	for i := range 100 {
+		e := &Entry{Type: TypeMessage, ID: fmt.Sprintf("e%03d", i), ParentID: tr.Leaf(), Timestamp: "2026-01-01T00:00:01.000Z",
+			Message: &Message{Role: RoleUser, Content: TextContent("u"), Timestamp: 1}}
+		if err := tr.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		max    int
+		wantOK bool
+	}{{99, false}, {10, false}, {100, true}, {1000, true}} {
+		branch, ok, err := tr.StandInBranch(tr.Leaf(), c.max)
+		if err != nil || ok != c.wantOK || (ok && len(branch) != 100) || (!ok && branch != nil) {
+			t.Fatalf("max %d: %d entries, ok %v, %v; want ok %v", c.max, len(branch), ok, err, c.wantOK)
 		}
 	}
 }

@@ -168,7 +168,7 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 	}
 	src := &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}
 	if leaf := t.Leaf(); leaf != "" {
-		if tip, err := t.StandInBranch(leaf); err == nil && len(tip) <= maxTipEntries && len(tip) < len(entries) {
+		if tip, ok, err := t.StandInBranch(leaf, maxTipEntries); err == nil && ok && len(tip) < len(entries) {
 			src.tip = tip
 		}
 	}
