@@ -109,7 +109,7 @@ var producerSpan = trace.WithSpanKind(trace.SpanKindProducer)
 
 func (s *Store) appendAttributes(entries []*session.Entry) []attribute.KeyValue {
 	first := entries[0]
-	kv := telemetry.Messaging(telemetry.OpSend, s.b.cfg.subject(s.id, string(first.Type)), s.msgID(first))
+	kv := telemetry.Messaging(telemetry.OpSend, s.subject(first.Type), s.msgID(first))
 	kv = append(kv, telemetry.SessionKey.String(s.id), telemetry.StreamKey.String(s.b.cfg.Stream),
 		telemetry.EntryKey.String(string(first.Type)), telemetry.EntriesKey.Int(len(entries)))
 	if len(entries) > 1 {

@@ -135,7 +135,7 @@ const inFlightPolls = 20
 func (s *Store) leaderLast(ctx context.Context) (uint64, error) {
 	rctx, cancel := s.b.withTimeout(ctx)
 	defer cancel()
-	last, err := s.b.freshLast(rctx, s.b.cfg.sessionSubjects(s.id))
+	last, err := s.b.freshLast(rctx, s.subjects)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return 0, fmt.Errorf("%w: %s", session.ErrSessionNotFound, s.id)
