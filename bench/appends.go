@@ -43,27 +43,22 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 	}
 	js := b.JetStream()
 	subject := rawSubject(b, "raw")
-	raw := make(latencies, 0, cfg.Ops)
-	start := time.Now()
-	for range cfg.Ops {
-		t0 := time.Now()
-		if _, err := js.Publish(ctx, subject, payload); err != nil {
-			return fmt.Errorf("bench: raw publish: %w", err)
-		}
-		raw = append(raw, time.Since(t0))
+	raw, rawRate, err := timeOps(cfg.Ops, "raw publish", func() error { _, err := js.Publish(ctx, subject, payload); return err })
+	if err != nil {
+		return err
 	}
-	rawRate := float64(cfg.Ops) / time.Since(start).Seconds()
 	// The same publishes as an append sends them: a message id (the
 	// server's dedupe) and the session's last-sequence check, which the
 	// server answers by looking up the session's subjects. Any client of
 	// optimistic, exactly-once appends pays these: the floor under ours.
 	// The same again encoding the entry in turn, as a writer must (its
 	// parent is the leaf it finds): the floor with the format's encoding.
-	floor, err := checkedLatencies(ctx, cfg, js, newCheckedSession(b, "rawp50", nil), payload)
+	checked, checkedEnc := newCheckedSession(b, "rawp50", nil), newCheckedSession(b, "rawp50enc", &msg)
+	floor, _, err := timeOps(cfg.Ops, "checked publish", func() error { return checked.publish(ctx, js, payload) })
 	if err != nil {
 		return err
 	}
-	encoded, err := checkedLatencies(ctx, cfg, js, newCheckedSession(b, "rawp50enc", &msg), payload)
+	encoded, _, err := timeOps(cfg.Ops, "checked publish encoding", func() error { return checkedEnc.publish(ctx, js, payload) })
 	if err != nil {
 		return err
 	}
@@ -77,16 +72,10 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 	if err != nil {
 		return err
 	}
-	ours := make(latencies, 0, cfg.Ops)
-	start = time.Now()
-	for range cfg.Ops {
-		t0 := time.Now()
-		if _, err := sess.AppendMessage(ctx, msg); err != nil {
-			return fmt.Errorf("bench: append: %w", err)
-		}
-		ours = append(ours, time.Since(t0))
+	ours, ourRate, err := timeOps(cfg.Ops, "append", func() error { _, err := sess.AppendMessage(ctx, msg); return err })
+	if err != nil {
+		return err
 	}
-	ourRate := float64(cfg.Ops) / time.Since(start).Seconds()
 	group := fmt.Sprintf("One writer, %d B entries, fsync %s", len(payload), n.sync)
 	p50 := Row{Group: group, Name: "append latency p50", Ours: micros(ours.pct(50)), Base: micros(raw.pct(50)), Unit: "µs", BaseName: "raw sync publish (nats.go)", Goal: "≤ 1.25x"}
 	p50.Met = p50.Ratio() <= 1.25
@@ -198,17 +187,19 @@ func (c *checkedSession) publish(ctx context.Context, js jetstream.JetStream, pa
 	return nil
 }
 
-// checkedLatencies times cfg.Ops publishes of c one after another.
-func checkedLatencies(ctx context.Context, cfg Config, js jetstream.JetStream, c *checkedSession, payload []byte) (latencies, error) {
-	out := make(latencies, 0, cfg.Ops)
-	for range cfg.Ops {
+// timeOps runs op n times one after another, timing each, and gives the
+// latencies and the rate; what names op in an error.
+func timeOps(n int, what string, op func() error) (latencies, float64, error) {
+	out := make(latencies, 0, n)
+	start := time.Now()
+	for range n {
 		t0 := time.Now()
-		if err := c.publish(ctx, js, payload); err != nil {
-			return nil, fmt.Errorf("bench: checked publish: %w", err)
+		if err := op(); err != nil {
+			return nil, 0, fmt.Errorf("bench: %s: %w", what, err)
 		}
 		out = append(out, time.Since(t0))
 	}
-	return out, nil
+	return out, float64(n) / time.Since(start).Seconds(), nil
 }
 
 // concurrentChecked is concurrentRaw with checked publishes: writers
