@@ -380,34 +380,6 @@ func (b *Backend) OpenStore(ctx context.Context, id string) (*Store, error) {
 	return s, err
 }
 
-// OpenStoreInfo is OpenStore also saying how the session was loaded.
-func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInfo, error) {
-	if err := ValidateSessionID(id); err != nil {
-		return nil, OpenInfo{}, err
-	}
-	b = b.partOf(id)
-	ctx, cancel := b.withTimeout(ctx) // the whole call
-	defer cancel()
-	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
-	o, err := b.openTree(ctx, id, true)
-	if err != nil {
-		done(nil, err)
-		return nil, OpenInfo{}, err
-	}
-	done(o, nil)
-	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
-	s.body, s.index = o.body, o.index
-	if o.tip != nil {
-		s.deferTo(o.tip)
-	}
-	uncovered := o.tree.Len()
-	if o.info.FromSnapshot {
-		uncovered = o.info.Tail
-	}
-	s.snap.Loaded(id, uncovered, o.info.FromSnapshot && o.index == nil && o.tip == nil)
-	return s, o.info, nil
-}
-
 // traceBuild starts the span of building a session's tree (an open, a
 // replica's rebuild); done ends it and records its duration by source.
 func (b *Backend) traceBuild(ctx context.Context, name, id string) (context.Context, func(o *opened, err error)) {

@@ -45,6 +45,34 @@ type opened struct {
 	tip *tipOpen
 }
 
+// OpenStoreInfo is OpenStore also saying how the session was loaded.
+func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInfo, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return nil, OpenInfo{}, err
+	}
+	b = b.partOf(id)
+	ctx, cancel := b.withTimeout(ctx) // the whole call
+	defer cancel()
+	ctx, done := b.traceBuild(ctx, "sessionlog.open", id)
+	o, err := b.openTree(ctx, id, true)
+	if err != nil {
+		done(nil, err)
+		return nil, OpenInfo{}, err
+	}
+	done(o, nil)
+	s := newStore(b, o.tree, o.epoch, o.last, b.policy)
+	s.body, s.index = o.body, o.index
+	if o.tip != nil {
+		s.deferTo(o.tip)
+	}
+	uncovered := o.tree.Len()
+	if o.info.FromSnapshot {
+		uncovered = o.info.Tail
+	}
+	s.snap.Loaded(id, uncovered, o.info.FromSnapshot && o.index == nil && o.tip == nil)
+	return s, o.info, nil
+}
+
 // openTree loads a session from its snapshot skeleton and the entries
 // after it, or, without a usable snapshot, from the whole stream.
 func (b *Backend) openTree(ctx context.Context, id string, tipOK bool) (*opened, error) {
