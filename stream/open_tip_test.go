@@ -226,6 +226,15 @@ func TestOpenFromTipFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"a tip that is not one", func(t *testing.T, b *stream.Backend, st *stream.Store) {
+			obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := obs.PutBytes(ctx, headObject(t, b, st.ID())+".tip", []byte("{\"type\":\"session\"}\nnot json\n")); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"the tip object gone", func(t *testing.T, b *stream.Backend, st *stream.Store) {
 			obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
 			if err != nil {
