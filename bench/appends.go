@@ -77,8 +77,14 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 		return err
 	}
 	group := fmt.Sprintf("One writer, %d B entries, fsync %s", len(payload), n.sync)
-	p50 := Row{Group: group, Name: "append latency p50", Ours: micros(ours.pct(50)), Base: micros(raw.pct(50)), Unit: "µs", BaseName: "raw sync publish (nats.go)", Goal: "≤ 1.25x"}
-	p50.Met = p50.Ratio() <= 1.25
+	// The goals: 1.25x with fsync on every write, where the disk is most
+	// of an append; 1.5x at the server's default, where our CPU shows.
+	goal := 1.25
+	if strings.HasPrefix(n.sync, "default") {
+		goal = 1.5
+	}
+	p50 := Row{Group: group, Name: "append latency p50", Ours: micros(ours.pct(50)), Base: micros(raw.pct(50)), Unit: "µs", BaseName: "raw sync publish (nats.go)", Goal: fmt.Sprintf("≤ %gx", goal)}
+	p50.Met = p50.Ratio() <= goal
 	r.add(p50)
 	r.add(Row{Group: group, Name: "append latency p50, against a checked publish", Ours: micros(ours.pct(50)), Base: micros(floor.pct(50)), Unit: "µs",
 		BaseName: "raw publish with an append's message id and sequence check"})

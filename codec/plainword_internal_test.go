@@ -1,5 +1,7 @@
 package codec
+
 import "testing"
+
 func TestPlainWordExhaustive(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		for pos := 0; pos < 8; pos++ {

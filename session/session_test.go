@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -325,5 +326,67 @@ func TestForkBeforeNamesWhatItIs(t *testing.T) {
 	}
 	if _, err := s.SelectFork(ctx, session.Before(a.ID)); err == nil || !strings.Contains(err.Error(), "is an assistant message, not a user message") {
 		t.Fatalf("fork before an assistant message: %v", err)
+	}
+}
+
+// ApplyChecked skips field validation (CheckBatch did it) but never where
+// an entry goes: a taken id or a missing parent is refused, and nothing
+// after it is applied.
+func TestApplyCheckedKeepsTheTreeWhole(t *testing.T) {
+	msg := func(id, parent string) *session.Entry {
+		m := user("hi " + id)
+		return &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	}
+	tests := []struct {
+		name    string
+		entries []*session.Entry
+		err     error
+		applied int
+	}{
+		{"a chain", []*session.Entry{msg("b", "a"), msg("c", "b")}, nil, 3},
+		{"a taken id", []*session.Entry{msg("b", "a"), msg("a", "b"), msg("c", "b")}, session.ErrDuplicateID, 2},
+		{"a missing parent", []*session.Entry{msg("b", "x")}, session.ErrParentNotFound, 1},
+		{"a nil entry", []*session.Entry{nil}, session.ErrInvalidEntry, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := session.NewTree(sessiontest.TestHeader("apply-checked"))
+			if err := tree.Apply(msg("a", "")); err != nil {
+				t.Fatal(err)
+			}
+			if err := tree.CheckBatch(context.Background(), tc.entries); (err == nil) != (tc.err == nil) {
+				t.Fatalf("CheckBatch: %v", err)
+			}
+			err := tree.ApplyChecked(tc.entries)
+			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
+				t.Fatalf("ApplyChecked: %v, want %v", err, tc.err)
+			}
+			if got := tree.Len(); got != tc.applied {
+				t.Fatalf("%d entries in the tree, want %d", got, tc.applied)
+			}
+		})
+	}
+}
+
+// FormatTime writes what time.Format writes, over the years and moments a
+// hand-written formatter gets wrong first.
+func TestFormatTimeIsTheLayout(t *testing.T) {
+	moments := []time.Time{
+		time.Date(2025, 1, 2, 3, 4, 5, 6_000_000, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 12, 0, 0, 1, time.FixedZone("x", -7*3600)),
+		time.Unix(0, 0),
+	}
+	for i := range 2000 {
+		moments = append(moments, time.Unix(int64(i)*987_654_321, int64(i)*7_777_777%1e9))
+	}
+	for _, m := range moments {
+		if got, want := session.FormatTime(m), m.UTC().Format(session.TimeLayout); got != want {
+			t.Errorf("FormatTime(%v) = %s, want %s", m, got, want)
+		}
 	}
 }

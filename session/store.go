@@ -201,8 +201,15 @@ func (s *TreeStore) ReadStandIn(ctx context.Context, fn func(t *Tree, standIn bo
 func (s *TreeStore) settle(ctx context.Context) error {
 	select {
 	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		// Another writer has the turn: wait for it, or for ctx. (Only
+		// then is ctx's Done asked for: a deadline may make its timer
+		// on the first call.)
+		select {
+		case s.writer <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	defer func() { <-s.writer }()
 	return s.load(ctx)
@@ -244,8 +251,15 @@ func (s *TreeStore) write(ctx context.Context, fn func(t *Tree, commit Commit) e
 	}
 	select {
 	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		// Another writer has the turn: wait for it, or for ctx. (Only
+		// then is ctx's Done asked for: a deadline may make its timer
+		// on the first call.)
+		select {
+		case s.writer <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	defer func() { <-s.writer }()
 	if s.closing.Load() {

@@ -264,6 +264,23 @@ func (t *Tree) ApplyValidated(v Validated) error {
 	return nil
 }
 
+// ApplyChecked adds entries CheckBatch has passed against this tree, in
+// order. Their fields are not validated again (that is most of Apply's
+// cost); where each goes is: an entry whose id is taken or whose parent
+// is missing is refused, and nothing after it is applied.
+func (t *Tree) ApplyChecked(entries []*Entry) error {
+	for _, e := range entries {
+		if e == nil {
+			return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
+		}
+		if err := t.check(e, nil, func(*Entry) error { return nil }, false); err != nil {
+			return err
+		}
+		t.apply(e)
+	}
+	return nil
+}
+
 // Grow makes room for n more entries, for a caller about to apply many.
 func (t *Tree) Grow(n int) {
 	if n <= 0 {

@@ -50,8 +50,9 @@ func (s *Store) AppendWith(ctx context.Context, entries []*session.Entry, opts A
 	}
 	start := time.Now()
 	// The whole call, resends and catching up included, is bounded by
-	// RequestTimeout unless the caller set a deadline.
-	ctx, cancel := s.b.withTimeout(ctx)
+	// RequestTimeout unless the caller set a deadline: a bound whose timer
+	// is made only if something waits on it.
+	ctx, cancel := s.b.withBound(ctx)
 	defer cancel()
 	ctx, span := s.b.tel.Tracer.Start(ctx, "sessionlog.append", producerSpan)
 	if span.IsRecording() {
@@ -221,15 +222,16 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		}
 		if err == nil && !dup {
 			err := w.commit(func(t *session.Tree) error {
-				for _, e := range entries {
-					_ = t.Apply(e) // checked above; only this writer changes t
+				// Checked above, and only this writer changes t.
+				if err := t.ApplyChecked(entries); err != nil {
+					return err
 				}
 				s.applied(entries)
 				s.lastSeq = seq
 				return nil
 			})
 			if err != nil {
-				return fmt.Errorf("stream: append to %s: stored at %d, but the store was closed meanwhile: %w", s.id, seq, err)
+				return fmt.Errorf("stream: append to %s: stored at %d, but not applied to the open session: %w", s.id, seq, err)
 			}
 			// Stored behind its sequence check: the session held
 			// nothing else when it was, so the store misses no write

@@ -74,7 +74,7 @@ func (b *Backend) resend(ctx context.Context, fn func(ctx context.Context) error
 // second past each election).
 func (b *Backend) attempt(ctx context.Context, fn func(ctx context.Context) error) error {
 	interrupted := b.interrupts.next()
-	actx, cancel := context.WithTimeout(ctx, b.cfg.AttemptTimeout)
+	actx, cancel := attemptContext(ctx, b.cfg.AttemptTimeout)
 	defer cancel()
 	// Cut short by a move or an election, with no goroutine per attempt.
 	stop := context.AfterFunc(interrupted, cancel)
