@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/console"
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/transcript"
 )
 
 func runExport(ctx context.Context, e env) error {
@@ -15,9 +17,17 @@ func runExport(ctx context.Context, e env) error {
 	rf := addRepoFlags(fs)
 	out := fs.String("o", "", "write to this file (atomically) instead of stdout")
 	asHTML := fs.Bool("html", false, "a self-contained HTML page (context, tree, images), readable offline, instead of a pi file")
+	format := fs.String("format", "pi", "the file's format: pi, or claude-code or codex for a session imported from one (its lines, as they were)")
 	args, err := parseArgs(fs, e.args, 1, "one session id")
 	if err != nil {
 		return err
+	}
+	f, err := transcript.ParseFormat(*format)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if *asHTML && f != transcript.FormatPi {
+		return usageError("-html and -format %s: choose one", *format)
 	}
 	return withSession(ctx, rf, args[0], func(s *session.Session) error {
 		h, err := s.Header(ctx)
@@ -29,9 +39,16 @@ func runExport(ctx context.Context, e env) error {
 			return err
 		}
 		var data []byte
-		if *asHTML {
+		switch {
+		case *asHTML:
 			data, err = exportHTML(ctx, s, h, entries)
-		} else {
+		case f != transcript.FormatPi:
+			var skipped int
+			data, skipped, err = transcript.Export(f, entries)
+			if err == nil && skipped > 0 {
+				fmt.Fprintf(e.stderr, "%d entries are not %s lines (appended since the import): not written\n", skipped, f)
+			}
+		default:
 			data, err = codec.EncodeFile(&h, entries)
 		}
 		if err != nil {

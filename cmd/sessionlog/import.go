@@ -16,18 +16,23 @@ import (
 	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/transcript"
 )
 
-// runImport imports pi session files: files, and directories searched for
-// them (a whole ~/.pi/agent/sessions tree), each a session; a summary says
-// what was imported and what was skipped, and why.
+// runImport imports session files — pi's, Claude Code's transcripts (with
+// their subagents) and Codex's rollouts, each recognised by its content —
+// from files and directories searched for them (a whole
+// ~/.pi/agent/sessions, ~/.claude/projects or ~/.codex/sessions tree),
+// each a session; a summary says what was imported and what was skipped,
+// and why.
 func runImport(ctx context.Context, e env) error {
 	fs := newFlags("import", e)
 	rf := addRepoFlags(fs)
 	rf.create = true
 	id := fs.String("id", "", "session id to import as (default: the file's; one file only)")
 	lenient := fs.Bool("lenient", false, "skip bad lines (listed on stderr) instead of refusing the file")
-	args, err := parseArgs(fs, e.args, -1, "pi session files or directories")
+	format := fs.String("format", "auto", "the files' format: auto (recognised by their content), pi, claude-code or codex")
+	args, err := parseArgs(fs, e.args, -1, "session files or directories (pi, Claude Code, Codex)")
 	if err != nil {
 		return err
 	}
@@ -37,6 +42,12 @@ func runImport(ctx context.Context, e env) error {
 	}
 	if *id != "" && len(files) != 1 {
 		return usageError("-id names one session: give one file")
+	}
+	var forced transcript.Format
+	if *format != "auto" {
+		if forced, err = transcript.ParseFormat(*format); err != nil {
+			return usageError("%v", err)
+		}
 	}
 	mode := codec.Strict
 	if *lenient {
@@ -50,7 +61,7 @@ func runImport(ctx context.Context, e env) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n, err := importFile(ctx, repo, f, *id, mode, e.stderr)
+			n, err := importFile(ctx, repo, f, *id, forced, mode, e.stderr)
 			progress(i + 1)
 			if err != nil {
 				if len(files) == 1 {
@@ -83,30 +94,62 @@ type importedSession struct {
 	entries int
 }
 
-// importFile imports one pi file as a session (as id when set).
-func importFile(ctx context.Context, repo session.Repo, path, id string, mode codec.Mode, stderr io.Writer) (importedSession, error) {
+// importFile imports one file as a session (as id when set), in format f
+// or, when f is empty, the one its content says.
+func importFile(ctx context.Context, repo session.Repo, path, id string, f transcript.Format, mode codec.Mode, stderr io.Writer) (importedSession, error) {
 	data, err := filestore.ReadFile(path, 0)
 	if err != nil {
 		return importedSession{}, err
 	}
-	ld, err := codec.DecodeFile(data, path, mode, codec.WithRunner(parallel.Lines))
-	if err != nil {
-		return importedSession{}, err
+	if f == "" {
+		if f, err = transcript.Detect(data); err != nil {
+			return importedSession{}, fmt.Errorf("%s: %w (pass -format)", path, err)
+		}
 	}
-	for _, is := range ld.Issues {
+	var h session.Header
+	var tree *session.Tree
+	var issues []*codec.LineError
+	if f == transcript.FormatPi {
+		ld, err := codec.DecodeFile(data, path, mode, codec.WithRunner(parallel.Lines))
+		if err != nil {
+			return importedSession{}, err
+		}
+		h, tree, issues = ld.Tree.Header(), ld.Tree, ld.Issues
+	} else {
+		d, err := transcript.Decode(f, data, transcript.SourceFor(f, path), mode)
+		if err != nil {
+			return importedSession{}, err
+		}
+		h, issues = d.Header, d.Issues
+		if tree, err = transcriptTree(d); err != nil {
+			return importedSession{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for _, is := range issues {
 		fmt.Fprintf(stderr, "skipped %v\n", is)
 	}
-	h := ld.Tree.Header()
 	if id != "" {
 		h.ID = id
 	}
 	if err := session.ValidateSessionID(h.ID); err != nil {
 		return importedSession{}, fmt.Errorf("%w (pass -id to import under another id)", err)
 	}
-	if err := lifecycle.Import(ctx, repo, h, ld.Tree); err != nil {
+	if err := lifecycle.Import(ctx, repo, h, tree); err != nil {
 		return importedSession{}, err
 	}
-	return importedSession{h.ID, ld.Tree.Len()}, nil
+	return importedSession{h.ID, tree.Len()}, nil
+}
+
+// transcriptTree is a decoded transcript's tree.
+func transcriptTree(d *transcript.Decoded) (*session.Tree, error) {
+	t := session.NewTree(d.Header)
+	t.Grow(len(d.Entries))
+	for _, e := range d.Entries {
+		if err := t.Apply(e); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // sessionFiles expands the arguments: files as they are, directories to

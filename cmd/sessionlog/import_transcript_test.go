@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Claude Code's and Codex's files go into the embedded store as they are
+// found on disk — a project's directory with its subagents, a rollout —
+// and come back out byte for byte; a subagent is a session linked to its
+// main one.
+func TestImportTranscriptsAndExportThemBack(t *testing.T) {
+	data, home := t.TempDir(), t.TempDir()
+	const main = "4d5611e5-241a-462a-8d15-5122611a9569"
+	project := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter")
+	rollouts := filepath.Join(home, ".codex", "sessions", "2026", "05", "11")
+	const rollout = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+	files := map[string]string{
+		filepath.Join(project, main+".jsonl"):                                    "claude-code/" + main + ".jsonl",
+		filepath.Join(project, main, "subagents", "agent-a2898e3.jsonl"):         "claude-code/" + main + "/subagents/agent-a2898e3.jsonl",
+		filepath.Join(project, main, "subagents", "agent-acompact-e1f845.jsonl"): "claude-code/" + main + "/subagents/agent-acompact-e1f845.jsonl",
+		filepath.Join(rollouts, rollout):                                         "codex/" + rollout,
+	}
+	for dst, src := range files {
+		b, err := os.ReadFile(filepath.Join("..", "..", "transcript", "testdata", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(dst), 0o700)
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A session with an image, which the store keeps apart as a blob.
+	img := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xfa, 0x11, 0x3c}, 200_000))
+	withImage := filepath.Join(project, "0b0e7a1c-0000-4000-8000-000000000001.jsonl")
+	os.WriteFile(withImage, []byte(fmt.Sprintf(`{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"0b0e7a1c-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","message":{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"%s"}}]}}`+"\n", img)), 0o600)
+
+	code, out, stderr := runIn(t, data, "", "import", filepath.Join(home, ".claude", "projects"), filepath.Join(home, ".codex", "sessions"))
+	if code != 0 || !strings.Contains(stderr, "imported 5 of 5 sessions") {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, stderr)
+	}
+	ids := map[string]string{
+		main:                                   filepath.Join(project, main+".jsonl"),
+		main + "_agent-a2898e3":                filepath.Join(project, main, "subagents", "agent-a2898e3.jsonl"),
+		main + "_agent-acompact-e1f845":        filepath.Join(project, main, "subagents", "agent-acompact-e1f845.jsonl"),
+		"019e1625-789d-76c0-80ab-3724b5ddb799": filepath.Join(rollouts, rollout),
+		"0b0e7a1c-0000-4000-8000-000000000001": withImage,
+	}
+	for id, file := range ids {
+		format := "claude-code"
+		if strings.Contains(file, ".codex") {
+			format = "codex"
+		}
+		exported := filepath.Join(t.TempDir(), "back.jsonl")
+		mustRun(t, data, "", "export", id, "-format", format, "-o", exported)
+		want, _ := os.ReadFile(file)
+		got, _ := os.ReadFile(exported)
+		if string(got) != string(want) {
+			t.Errorf("%s: the export is not the file (%d bytes against %d)", id, len(got), len(want))
+		}
+	}
+	// The subagent names its session; the main session's context starts
+	// at its compaction; exporting as the other format says why not.
+	if h := mustRun(t, data, "", "export", main+"_agent-a2898e3"); !strings.Contains(firstLine(h), `"parentSession":"`+main+`"`) {
+		t.Errorf("the subagent's header: %s", firstLine(h))
+	}
+	if ctx := mustRun(t, data, "", "context", main); !strings.Contains(ctx, "compactionSummary") || !strings.Contains(ctx, "This session is being continued") {
+		t.Errorf("the context lacks the compaction's summary")
+	}
+	if code, _, stderr := runIn(t, data, "", "export", main, "-format", "codex"); code != 1 || !strings.Contains(stderr, "holds no lines of that format") {
+		t.Errorf("export as codex: exit %d: %s", code, stderr)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

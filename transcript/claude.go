@@ -1,0 +1,300 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// claudeLine is what the decoder reads of a Claude Code line; the rest
+// stays in the line, kept whole.
+type claudeLine struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	UUID              string          `json:"uuid"`
+	ParentUUID        *string         `json:"parentUuid"`
+	LogicalParentUUID string          `json:"logicalParentUuid"`
+	Timestamp         string          `json:"timestamp"`
+	SessionID         string          `json:"sessionId"`
+	CWD               string          `json:"cwd"`
+	Version           string          `json:"version"`
+	Message           json.RawMessage `json:"message"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	CompactMetadata   *struct {
+		PreTokens int64 `json:"preTokens"`
+	} `json:"compactMetadata"`
+	Summary     string `json:"summary"`     // the old "summary" lines: a title
+	CustomTitle string `json:"customTitle"` // "custom-title" lines (/rename)
+}
+
+// claudeDecoder turns Claude Code lines into entries, one line at a time,
+// keeping what later lines need: the ids given, the last entry, the tool
+// calls' names (a tool result names only its call) and the last compact
+// boundary's token count.
+type claudeDecoder struct {
+	lines
+	preTokens int64
+}
+
+func newClaudeDecoder() *claudeDecoder {
+	return &claudeDecoder{lines: newLines(FormatClaudeCode)}
+}
+
+// line decodes line number no (1-based) into its entries.
+func (d *claudeDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
+	var l claudeLine
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+	}
+	if l.Type == "" {
+		return nil, fmt.Errorf("%w: a line without a type", ErrBadLine)
+	}
+	ts := d.stamp(l.Timestamp)
+	id := d.idFor(no, l.UUID)
+	parent := d.last
+	switch {
+	case l.Type == "system" && l.Subtype == "compact_boundary" && d.ids[l.LogicalParentUUID]:
+		parent = l.LogicalParentUUID
+	case l.ParentUUID != nil && *l.ParentUUID == "":
+		parent = ""
+	case l.ParentUUID != nil && d.ids[*l.ParentUUID]:
+		parent = *l.ParentUUID
+	case l.ParentUUID != nil:
+		// Its parent is in another file (a subagent's first lines name
+		// the main session's): a root here, as in the file's own tree.
+		parent = ""
+	case l.UUID != "" && hasNullParent(raw):
+		parent = "" // "parentUuid": null: a root
+	}
+	if l.Type == "system" && l.Subtype == "compact_boundary" && l.CompactMetadata != nil {
+		d.preTokens = l.CompactMetadata.PreTokens
+	}
+
+	var entries []*session.Entry
+	var err error
+	switch {
+	case l.Type == "user" && l.IsCompactSummary:
+		entries, err = d.compaction(id, parent, ts, raw, l.Message)
+	case (l.Type == "user" || l.Type == "assistant") && len(l.Message) > 0:
+		var msgs []json.RawMessage
+		msgs, err = d.claudeMessages(l.Type, l.Message, ts)
+		if err == nil && len(msgs) == 0 {
+			entries, err = d.custom(id, parent, ts, l.Type, raw)
+		} else if err == nil {
+			entries, err = d.messages(id, parent, ts, msgs, raw)
+		}
+	case (l.Type == "summary" && l.Summary != "") || (l.Type == "custom-title" && l.CustomTitle != ""):
+		name := l.Summary
+		if l.Type == "custom-title" {
+			name = l.CustomTitle
+		}
+		entries, err = d.sessionName(id, parent, ts, name, raw)
+	default:
+		entries, err = d.custom(id, parent, ts, l.Type, raw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.added(entries)
+	return entries, nil
+}
+
+// hasNullParent reports whether a line says "parentUuid": null (json
+// leaves the pointer nil for null and for absent alike).
+func hasNullParent(raw []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	v, ok := m["parentUuid"]
+	return ok && string(v) == "null"
+}
+
+// claudeBlock is one block of a Claude message's content.
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+type claudeMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stop_reason"`
+	Usage      *struct {
+		Input      int64 `json:"input_tokens"`
+		Output     int64 `json:"output_tokens"`
+		CacheRead  int64 `json:"cache_read_input_tokens"`
+		CacheWrite int64 `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+}
+
+// claudeMessages maps a user or assistant line's message to pi messages:
+// none when nothing in it maps (the line is then kept as a custom entry),
+// several when a user line carries several tool results.
+func (d *claudeDecoder) claudeMessages(typ string, raw json.RawMessage, ts stamp) ([]json.RawMessage, error) {
+	var m claudeMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, err)
+	}
+	var text string
+	if json.Unmarshal(m.Content, &text) == nil {
+		if typ == "assistant" {
+			return one(d.assistant(&m, []piBlock{textBlock(text)}, ts))
+		}
+		return one(piUser(text, nil, ts))
+	}
+	var blocks []claudeBlock
+	if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		return nil, fmt.Errorf("%w: message content: %v", ErrBadLine, err)
+	}
+	if typ == "assistant" {
+		var out []piBlock
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				out = append(out, textBlock(b.Text))
+			case "thinking":
+				out = append(out, piBlock{Type: "thinking", Thinking: ptr(b.Thinking), ThinkingSignature: b.Signature})
+			case "tool_use":
+				d.tools[b.ID] = b.Name
+				out = append(out, toolCall(b.ID, b.Name, b.Input))
+			}
+		}
+		if len(out) == 0 {
+			return nil, nil
+		}
+		return one(d.assistant(&m, out, ts))
+	}
+	// A user line: its prompt's blocks, then a tool result for each
+	// tool_result block, in order.
+	var msgs []json.RawMessage
+	var prompt []piBlock
+	for _, b := range blocks {
+		if pb, ok := mediaBlock(&b); ok {
+			prompt = append(prompt, pb)
+			continue
+		}
+		switch b.Type {
+		case "tool_result":
+			content, err := d.resultContent(b.Content)
+			if err != nil {
+				return nil, err
+			}
+			r, err := piToolResult(b.ToolUseID, d.tools[b.ToolUseID], content, b.IsError, ts)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, r)
+		}
+	}
+	if len(prompt) > 0 {
+		u, err := piUser("", prompt, ts)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append([]json.RawMessage{u}, msgs...)
+	}
+	return msgs, nil
+}
+
+// resultContent maps a tool_result's content: a string, or text and
+// image blocks.
+func (d *claudeDecoder) resultContent(raw json.RawMessage) ([]piBlock, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []piBlock{}, nil
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return []piBlock{textBlock(text)}, nil
+	}
+	var blocks []claudeBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("%w: tool result content: %v", ErrBadLine, err)
+	}
+	out := []piBlock{}
+	for _, b := range blocks {
+		if pb, ok := mediaBlock(&b); ok {
+			out = append(out, pb)
+		}
+	}
+	return out, nil
+}
+
+// mediaBlock maps a text block, or an image given inline (base64), to
+// pi's; ok is false for other blocks.
+func mediaBlock(b *claudeBlock) (piBlock, bool) {
+	switch {
+	case b.Type == "text":
+		return textBlock(b.Text), true
+	case b.Type == "image" && b.Source != nil && b.Source.Type == "base64" && b.Source.Data != "":
+		return piBlock{Type: "image", Data: b.Source.Data, MimeType: b.Source.MediaType}, true
+	}
+	return piBlock{}, false
+}
+
+// assistant is an assistant message as pi writes one for Anthropic's API.
+func (d *claudeDecoder) assistant(m *claudeMessage, blocks []piBlock, ts stamp) (json.RawMessage, error) {
+	a := piAssistant{
+		Role: "assistant", Content: blocks, API: "anthropic-messages", Provider: "anthropic",
+		Model: m.Model, StopReason: "stop", Timestamp: ts.ms,
+	}
+	if a.Model == "" {
+		a.Model = "unknown"
+	}
+	switch m.StopReason {
+	case "tool_use":
+		a.StopReason = "toolUse"
+	case "max_tokens":
+		a.StopReason = "length"
+	}
+	if u := m.Usage; u != nil {
+		a.Usage = piUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
+			TotalTokens: u.Input + u.Output + u.CacheRead + u.CacheWrite}
+	}
+	return marshal(a)
+}
+
+// compaction is Claude Code's summary after a compact boundary: the
+// boundary before it is kept as it is (a custom entry), and the summary
+// line becomes the compaction, keeping nothing before it.
+func (d *claudeDecoder) compaction(id, parent string, ts stamp, raw []byte, msg json.RawMessage) ([]*session.Entry, error) {
+	var m claudeMessage
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, err)
+	}
+	summary := ""
+	var text string
+	var blocks []claudeBlock
+	if json.Unmarshal(m.Content, &text) == nil {
+		summary = text
+	} else if json.Unmarshal(m.Content, &blocks) == nil {
+		var parts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		summary = strings.Join(parts, "\n")
+	}
+	e, err := d.compactionEntry(id, parent, ts, summary, d.preTokens, raw)
+	if err != nil {
+		return nil, err
+	}
+	return []*session.Entry{e}, nil
+}

@@ -1,0 +1,74 @@
+package transcript
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Line is the line of format f an entry keeps, if it keeps one: a message,
+// name or compaction keeps it beside its members, a custom entry of the
+// format's type is it. The parts a line with several tool results became,
+// and entries appended since the import, keep none.
+func Line(f Format, e *session.Entry) ([]byte, bool, error) {
+	if e == nil {
+		return nil, false, nil
+	}
+	if c := e.Custom(); c != nil {
+		if strings.HasPrefix(c.CustomType, f.customPrefix()) {
+			return c.Data, len(c.Data) > 0, nil
+		}
+		return nil, false, nil
+	}
+	return f.kept(e)
+}
+
+// Export writes a session's entries, in order, as a file of format f (a
+// Claude Code transcript or a Codex rollout): the lines its import kept.
+// skipped counts the entries that keep none and are not part of a line
+// (appended since the import, by pi or a client). A session holding none of the
+// format's lines is ErrNotImported.
+func Export(f Format, entries []*session.Entry) (data []byte, skipped int, err error) {
+	if f != FormatClaudeCode && f != FormatCodex {
+		return nil, 0, fmt.Errorf("%w: %q is not a transcript format", ErrUnknownFormat, f)
+	}
+	var buf bytes.Buffer
+	lines := 0
+	ids := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e != nil {
+			ids[e.ID] = true
+		}
+	}
+	for _, e := range entries {
+		line, ok, err := Line(f, e)
+		if err != nil {
+			return nil, skipped, err
+		}
+		if !ok {
+			if !isPart(e, ids) {
+				skipped++
+			}
+			continue
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		lines++
+	}
+	if lines == 0 {
+		return nil, skipped, fmt.Errorf("%w: %s", ErrNotImported, f)
+	}
+	return buf.Bytes(), skipped, nil
+}
+
+// isPart reports whether e is one of the entries a line with several
+// tool results became before its last (<line's id>~<n>).
+func isPart(e *session.Entry, ids map[string]bool) bool {
+	if e == nil {
+		return false
+	}
+	base, n, ok := strings.Cut(e.ID, "~")
+	return ok && n != "" && strings.Trim(n, "0123456789") == "" && ids[base]
+}

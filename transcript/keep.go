@@ -1,0 +1,175 @@
+package transcript
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// How an entry keeps its line without holding its text twice. A message's
+// texts, tool outputs and images are most of a line's bytes, and its entry
+// holds them already: the kept line (the member <format>Shared) has each
+// string of at least minShared bytes that the entry's own JSON also holds,
+// byte for byte, replaced by a reference to it: "\u0000" and the first 16
+// hex digits of the string's SHA-256. A line kept that way is given back
+// exactly when the entry's JSON holds the same strings; keep checks that it
+// does before it shares anything, and keeps the line whole (the member
+// <format>) otherwise.
+
+// minShared is the shortest string a kept line shares with its entry.
+const minShared = 256
+
+// refLen is a reference's length as a JSON string token: a quote, \u0000,
+// 16 hex digits, a quote.
+const refLen = 1 + 6 + 16 + 1
+
+// keep adds line to e as the member that keeps it, sharing what it can.
+func (f Format) keep(e *session.Entry, line []byte) error {
+	pool, err := sharedStrings(e)
+	if err != nil {
+		return err
+	}
+	key, value := f.lineKey(), line
+	if len(pool) > 0 {
+		var template []byte
+		shared := 0
+		template = rewriteStrings(nil, line, func(tok []byte) []byte {
+			if len(tok) < minShared {
+				return nil
+			}
+			h := stringRef(tok)
+			if p, ok := pool[h]; !ok || !bytes.Equal(p, tok) {
+				return nil
+			}
+			shared++
+			return []byte(`"\u0000` + h + `"`)
+		})
+		if shared > 0 {
+			back, err := restore(template, pool)
+			if err == nil && bytes.Equal(back, line) {
+				key, value = f.sharedKey(), template
+			}
+		}
+	}
+	e.Extra = append(e.Extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(value))})
+	return nil
+}
+
+func (f Format) sharedKey() string { return f.lineKey() + "Shared" }
+
+// kept gives back the line e keeps: whole, or from its template and e's
+// own strings.
+func (f Format) kept(e *session.Entry) ([]byte, bool, error) {
+	for _, fl := range e.Extra {
+		switch fl.Key {
+		case f.lineKey():
+			return fl.Value, len(fl.Value) > 0, nil
+		case f.sharedKey():
+			pool, err := sharedStrings(e)
+			if err != nil {
+				return nil, true, err
+			}
+			line, err := restore(fl.Value, pool)
+			if err != nil {
+				return nil, true, fmt.Errorf("transcript: entry %s: %w", e.ID, err)
+			}
+			return line, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// sharedStrings are the string tokens of at least minShared bytes in e's
+// JSON, but for the members that keep its line, by reference.
+func sharedStrings(e *session.Entry) (map[string][]byte, error) {
+	bare := *e
+	bare.Extra = nil
+	for _, fl := range e.Extra {
+		if !isKeepKey(fl.Key) {
+			bare.Extra = append(bare.Extra, fl)
+		}
+	}
+	j, err := codec.EncodeEntry(&bare)
+	if err != nil {
+		return nil, err
+	}
+	pool := map[string][]byte{}
+	rewriteStrings(nil, j, func(tok []byte) []byte {
+		if len(tok) >= minShared {
+			pool[stringRef(tok)] = tok
+		}
+		return nil
+	})
+	return pool, nil
+}
+
+func isKeepKey(k string) bool {
+	for _, f := range []Format{FormatClaudeCode, FormatCodex} {
+		if k == f.lineKey() || k == f.sharedKey() {
+			return true
+		}
+	}
+	return false
+}
+
+func stringRef(tok []byte) string {
+	sum := sha256.Sum256(tok)
+	return hex.EncodeToString(sum[:8])
+}
+
+// restore puts the shared strings back into a template.
+func restore(template []byte, pool map[string][]byte) ([]byte, error) {
+	var missing error
+	out := rewriteStrings(make([]byte, 0, len(template)*4), template, func(tok []byte) []byte {
+		if len(tok) != refLen || !bytes.HasPrefix(tok, []byte(`"\u0000`)) {
+			return nil
+		}
+		p, ok := pool[string(tok[7:23])]
+		if !ok {
+			missing = fmt.Errorf("a shared string (%s) is not in the entry", tok[7:23])
+			return nil
+		}
+		return p
+	})
+	return out, missing
+}
+
+// rewriteStrings copies the JSON text src to dst with each string value
+// (not member names) replaced by what repl returns for its token (quotes
+// and escapes included), or kept when repl returns nil. src must be valid
+// JSON.
+func rewriteStrings(dst, src []byte, repl func(tok []byte) []byte) []byte {
+	i, last := 0, 0
+	for i < len(src) {
+		if src[i] != '"' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(src) && src[end] != '"' {
+			if src[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		end++ // past the closing quote
+		j := end
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+			j++
+		}
+		isName := j < len(src) && src[j] == ':'
+		if !isName {
+			if r := repl(src[i:end]); r != nil {
+				dst = append(dst, src[last:i]...)
+				dst = append(dst, r...)
+				last = end
+			}
+		}
+		i = end
+	}
+	return append(dst, src[last:]...)
+}
