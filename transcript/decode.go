@@ -148,9 +148,11 @@ type LineDecoder interface {
 	Header(src Source) (h session.Header, ok bool)
 }
 
-// NewLineDecoder returns a decoder for f (Claude Code or Codex).
+// NewLineDecoder returns a decoder for f.
 func NewLineDecoder(f Format) (LineDecoder, error) {
 	switch f {
+	case FormatPi:
+		return &piLines{}, nil
 	case FormatClaudeCode:
 		return &headed{dec: newClaudeDecoder()}, nil
 	case FormatCodex:
@@ -165,6 +167,9 @@ func NewLineDecoder(f Format) (LineDecoder, error) {
 // without its newline that is not JSON is a write cut short: skipped in
 // both modes, and reported.
 func Decode(f Format, data []byte, src Source, mode codec.Mode) (*Decoded, error) {
+	if f == FormatPi {
+		return nil, fmt.Errorf("%w: pi's files are read by codec.DecodeFile", ErrUnknownFormat)
+	}
 	dec, err := NewLineDecoder(f)
 	if err != nil {
 		return nil, err

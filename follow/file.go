@@ -1,0 +1,264 @@
+package follow
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/transcript"
+)
+
+// fileState is what the state file keeps of a file: how far it was taken
+// in and how to tell it was rewritten since.
+type fileState struct {
+	Format  string `json:"format"`
+	Session string `json:"session"`
+	Offset  int64  `json:"offset"`  // bytes of the complete lines taken in
+	Lines   int    `json:"lines"`   // how many lines those are
+	Head    string `json:"head"`    // SHA-256 of its first HeadLen bytes
+	HeadLen int64  `json:"headLen"` // at most headBytes
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"modTime"` // Unix nanoseconds
+}
+
+// headBytes of a file are hashed to notice it was rewritten: an agent's
+// file only grows, and its first line names the session.
+const headBytes = 4096
+
+// maxRead bounds what one poll reads of a file: a large file is taken in
+// over several polls.
+const maxRead = 32 << 20
+
+type file struct {
+	path   string
+	st     fileState
+	dec    transcript.LineDecoder // nil until the file's lines up to Offset are replayed
+	src    transcript.Source
+	store  session.Store
+	active time.Time
+}
+
+// poll takes in the file's new complete lines; changed reports that its
+// state moved.
+func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (changed bool, err error) {
+	info, err := os.Stat(fl.path)
+	if err != nil {
+		return false, err
+	}
+	size, mod := info.Size(), info.ModTime().UnixNano()
+	if size == fl.st.Size && mod == fl.st.ModTime {
+		return false, nil
+	}
+	f, err := os.Open(fl.path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if fl.st.Offset > 0 {
+		head, err := readAt(f, 0, fl.st.HeadLen)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case size < fl.st.Offset:
+			fmt.Fprintf(log, "%s: truncated (%d bytes, %d taken in): read again from the start; lines already in session %s are not appended again\n", fl.path, size, fl.st.Offset, fl.st.Session)
+			fl.restart()
+		case hashOf(head) != fl.st.Head:
+			fmt.Fprintf(log, "%s: rewritten (its first bytes changed): read again from the start; lines already in session %s are not appended again\n", fl.path, fl.st.Session)
+			fl.restart()
+		}
+	}
+	seen := func() { fl.st.Size, fl.st.ModTime = size, mod } // nothing more until the file changes
+	if fl.dec == nil {
+		if err := fl.replay(f); err != nil {
+			return false, err
+		}
+		if fl.dec == nil {
+			seen() // not a whole line yet
+			return false, nil
+		}
+	}
+	data, err := readAt(f, fl.st.Offset, min(size-fl.st.Offset, maxRead))
+	if err != nil {
+		return false, err
+	}
+	end := bytes.LastIndexByte(data, '\n') + 1
+	if end == 0 {
+		seen() // only a line being written
+		return false, nil
+	}
+	var entries []*session.Entry
+	no := fl.st.Lines
+	for _, line := range bytes.SplitAfter(data[:end], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		no++
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		got, err := fl.dec.Line(no, line)
+		if err != nil {
+			fmt.Fprintf(log, "%s:%d: skipped: %v\n", fl.path, no, err)
+			continue
+		}
+		entries = append(entries, got...)
+	}
+	if err := fl.append(ctx, repo, entries, log); err != nil {
+		// Nothing is marked taken in: the lines are read again (the
+		// decoder replayed up to them), and those stored meanwhile are
+		// recognised by their ids.
+		fl.dec = nil
+		if errors.Is(err, errNoHeader) {
+			seen()
+			return false, nil
+		}
+		return false, err
+	}
+	fl.st.Offset += int64(end)
+	fl.st.Lines = no
+	if fl.st.HeadLen < headBytes {
+		fl.st.HeadLen = min(fl.st.Offset, headBytes)
+		head, err := readAt(f, 0, fl.st.HeadLen)
+		if err != nil {
+			return false, err
+		}
+		fl.st.Head = hashOf(head)
+	}
+	seen()
+	if int64(len(data)) == maxRead {
+		fl.st.Size = -1 // more to read next poll
+	}
+	return true, nil
+}
+
+// errNoHeader is a file whose lines so far do not say which session it
+// is: its session is made when one does.
+var errNoHeader = errors.New("follow: no line says which session this is, or when it started")
+
+// restart forgets how far the file was read (its session stays).
+func (fl *file) restart() {
+	fl.st.Offset, fl.st.Lines, fl.st.Head, fl.st.HeadLen = 0, 0, "", 0
+	fl.dec = nil
+}
+
+// replay makes the file's decoder and feeds it the lines taken in before
+// (a follow started again, or a failed append): the decoder's ids and
+// parents for the next lines depend on them. It also settles the format.
+func (fl *file) replay(f *os.File) error {
+	head, err := readAt(f, 0, 64<<10)
+	if err != nil {
+		return err
+	}
+	format := transcript.Format(fl.st.Format)
+	if format == "" {
+		if format, err = transcript.Detect(head); err != nil {
+			if bytes.IndexByte(head, '\n') < 0 {
+				return nil // not a whole line yet
+			}
+			return err
+		}
+		fl.st.Format = string(format)
+	}
+	dec, err := transcript.NewLineDecoder(format)
+	if err != nil {
+		return err
+	}
+	fl.src = transcript.SourceFor(format, fl.path)
+	if fl.st.Offset > 0 {
+		before, err := readAt(f, 0, fl.st.Offset)
+		if err != nil {
+			return err
+		}
+		no := 0
+		for _, line := range bytes.SplitAfter(before, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			no++
+			if line = bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(line)) > 0 {
+				_, _ = dec.Line(no, line) // reported when first read
+			}
+		}
+	}
+	fl.dec = dec
+	return nil
+}
+
+// append stores entries in the file's session (made on its first lines),
+// leaving out those it holds already.
+func (fl *file) append(ctx context.Context, repo session.Repo, entries []*session.Entry, log io.Writer) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if fl.store == nil {
+		h, ok := fl.dec.Header(fl.src)
+		if !ok {
+			return errNoHeader
+		}
+		st, err := repo.Open(ctx, h.ID)
+		if errors.Is(err, session.ErrSessionNotFound) {
+			if st, err = repo.Create(ctx, h); err == nil {
+				fmt.Fprintf(log, "%s: new session %s (%s)\n", fl.path, h.ID, fl.st.Format)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		fl.store, fl.st.Session = st, h.ID
+	}
+	fresh := entries[:0:0]
+	has, _ := fl.store.(session.IDChecker)
+	for _, e := range entries {
+		if has != nil {
+			if ok, err := has.Has(ctx, e.ID); err != nil {
+				return err
+			} else if ok {
+				continue
+			}
+		}
+		fresh = append(fresh, e)
+	}
+	if err := session.AppendAll(session.ForImport(ctx), fl.store, fresh); err != nil {
+		return err
+	}
+	if len(fresh) > 0 {
+		fmt.Fprintf(log, "%s: +%d entries in session %s\n", fl.path, len(fresh), fl.st.Session)
+	}
+	return nil
+}
+
+func (fl *file) closeStore(ctx context.Context, log io.Writer) {
+	if fl.store == nil {
+		return
+	}
+	if err := fl.store.Close(ctx); err != nil {
+		fmt.Fprintf(log, "%s: closing session %s: %v\n", fl.path, fl.st.Session, err)
+	}
+	fl.store = nil
+}
+
+func readAt(f *os.File, off, n int64) ([]byte, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	buf := make([]byte, n)
+	k, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:k], nil
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,196 @@
+package follow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Follower tails Config.Dirs into a repository. Its methods are called
+// from one goroutine (Run's caller); it starts none.
+type Follower struct {
+	cfg   Config
+	repo  session.Repo
+	log   io.Writer
+	files map[string]*file // by path
+	polls int
+	dirty bool // state changed since it was saved
+}
+
+// New returns a follower of cfg.Dirs into repo, resuming from the state
+// file when there is one.
+func New(cfg Config, repo session.Repo) (*Follower, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	f := &Follower{cfg: cfg, repo: repo, log: cfg.Log, files: map[string]*file{}}
+	if f.log == nil {
+		f.log = io.Discard
+	}
+	if cfg.StatePath != "" {
+		data, err := os.ReadFile(cfg.StatePath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("follow: state: %w", err)
+		default:
+			var st map[string]fileState
+			if err := json.Unmarshal(data, &st); err != nil {
+				return nil, fmt.Errorf("follow: state %s: %w", cfg.StatePath, err)
+			}
+			for p, s := range st {
+				f.files[p] = &file{path: p, st: s}
+			}
+		}
+	}
+	return f, nil
+}
+
+// Run polls until ctx ends, then closes the sessions it holds and saves
+// its state. It returns nil when ctx ended it.
+func (f *Follower) Run(ctx context.Context) error {
+	defer f.Close(context.WithoutCancel(ctx))
+	t := time.NewTicker(f.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := f.Poll(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Poll takes in what the files gained since the last poll (and looks for
+// new files when a rescan is due). A file it cannot read or store is
+// reported to the log and tried again next time; Poll fails only when the
+// state cannot be saved.
+func (f *Follower) Poll(ctx context.Context) error {
+	if f.polls%f.cfg.RescanEvery == 0 {
+		f.rescan()
+	}
+	f.polls++
+	paths := make([]string, 0, len(f.files))
+	for p := range f.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // a main session before its subagents
+	now := time.Now()
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			break
+		}
+		fl := f.files[p]
+		changed, err := fl.poll(ctx, f.repo, f.log)
+		if errors.Is(err, fs.ErrNotExist) {
+			f.forget(ctx, p)
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(f.log, "%s: %v (tried again next poll)\n", p, err)
+		}
+		if changed {
+			f.dirty = true
+			fl.active = now
+		}
+		if fl.store != nil && now.Sub(fl.active) > f.cfg.IdleClose {
+			fl.closeStore(ctx, f.log)
+		}
+	}
+	return f.save()
+}
+
+// rescan walks the directories for files not followed yet.
+func (f *Follower) rescan() {
+	for _, dir := range f.cfg.Dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == dir && errors.Is(err, fs.ErrNotExist) {
+					return filepath.SkipDir // not there yet: looked for again next rescan
+				}
+				return nil // an unreadable corner: skip it
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				if _, ok := f.files[p]; !ok {
+					f.files[p] = &file{path: p}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(f.log, "%s: %v\n", dir, err)
+		}
+	}
+}
+
+func (f *Follower) forget(ctx context.Context, p string) {
+	fl := f.files[p]
+	fl.closeStore(ctx, f.log)
+	delete(f.files, p)
+	f.dirty = true
+	fmt.Fprintf(f.log, "%s: gone; its session %q stays\n", p, fl.st.Session)
+}
+
+// save writes the state file, when there is one and it changed.
+func (f *Follower) save() error {
+	if f.cfg.StatePath == "" || !f.dirty {
+		return nil
+	}
+	st := make(map[string]fileState, len(f.files))
+	for p, fl := range f.files {
+		if fl.st.Offset > 0 {
+			st[p] = fl.st
+		}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(f.cfg.StatePath), 0o700); err != nil {
+		return fmt.Errorf("follow: state: %w", err)
+	}
+	if err := filestore.WriteAtomic(f.cfg.StatePath, data, 0o600); err != nil {
+		return fmt.Errorf("follow: state: %w", err)
+	}
+	f.dirty = false
+	return nil
+}
+
+// Close closes the sessions the follower holds and saves its state. It is
+// idempotent.
+func (f *Follower) Close(ctx context.Context) error {
+	for _, fl := range f.files {
+		fl.closeStore(ctx, f.log)
+	}
+	return f.save()
+}
+
+// Files is what the follower knows of each file, by path.
+func (f *Follower) Files() map[string]FileInfo {
+	out := make(map[string]FileInfo, len(f.files))
+	for p, fl := range f.files {
+		out[p] = FileInfo{Session: fl.st.Session, Format: fl.st.Format, Lines: fl.st.Lines, Offset: fl.st.Offset}
+	}
+	return out
+}
+
+// FileInfo is a followed file: its session and how far it was read.
+type FileInfo struct {
+	Session, Format string
+	Lines           int
+	Offset          int64
+}
