@@ -85,6 +85,9 @@ type Config struct {
 	// @earendil-works/pi-coding-agent (or @mariozechner/…): pi's own loader is timed on the same
 	// files (needs node).
 	PiModules string
+	// TranscriptFile is the Claude Code transcript the transcripts part
+	// imports and follows.
+	TranscriptFile string
 	// Only, if set, limits the run to these parts (see Parts).
 	Only []string
 	// Progress, if set, gets a line per step.
@@ -92,7 +95,11 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness", "transcripts"}
+
+// DefaultTranscript is a real Claude Code transcript kept as a test
+// fixture, from the repository's root.
+const DefaultTranscript = "transcript/testdata/claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 
 // does reports whether the run includes a part.
 func (c Config) does(part string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, part) }
@@ -105,6 +112,7 @@ func DefaultConfig() Config {
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
 		// SearchSessions is left 0: set, it runs the search part (minutes at 10,000).
 		SearchEntries: 100, HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
+		TranscriptFile: DefaultTranscript,
 	}
 }
 
@@ -116,6 +124,7 @@ func QuickConfig() Config {
 		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000, ClientOps: 20, ClientsDir: "clients",
 		SearchSessions: 100, SearchEntries: 20,
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
+		TranscriptFile: DefaultTranscript,
 	}
 }
 
@@ -203,6 +212,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				if cfg.does("retention") {
 					if err := retention(ctx, cfg, n, r, p); err != nil {
+						return err
+					}
+				}
+				if cfg.does("transcripts") {
+					if err := transcriptsPart(ctx, cfg, n, r, p); err != nil {
 						return err
 					}
 				}

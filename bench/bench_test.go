@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 	cfg := bench.QuickConfig()
 	cfg.Dir = t.TempDir()
+	cfg.TranscriptFile = filepath.Join("..", bench.DefaultTranscript)
 	cfg.PiModules = os.Getenv("SESSIONLOG_PI_MODULES") // npm install @earendil-works/pi-coding-agent
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -32,6 +34,7 @@ func TestQuickRunReportsEveryMeasurement(t *testing.T) {
 		"member stored apart", "members apart (cold)", "append p50 of an entry with a new image", "bytes stored (entries + blobs)",
 		"context by reference", "resolve the context's", "compacted (keeps 200)", "(new backend), median", "dry run:", "run: archive to the object store", "full backup", "restore into an empty deployment",
 		"search p50", "search p99", "index lag p50", "index lag p99",
+		"decode into entries", "import into the store", "follow lag p50", "follow lag p99",
 	} {
 		found := false
 		for _, row := range r.Rows {
