@@ -21,10 +21,10 @@ func runFollow(ctx context.Context, e env) error {
 	interval := fs.Duration("interval", def.Interval, "how often files are checked for new lines")
 	state := fs.String("state", "", "where the follow keeps how far it read each file (default: follow-state.json in -data; \"none\": nowhere)")
 	once := fs.Bool("once", false, "take in what the files hold now, then stop")
-	args, err := parseArgs(fs, e.args, -1, "directories (default: ~/.claude/projects ~/.codex/sessions ~/.pi/agent/sessions)")
-	if err != nil {
+	if err := parseFlags(fs, e.args); err != nil {
 		return err
 	}
+	args := fs.Args() // directories; none: the agents' own
 	cfg := def
 	cfg.Interval, cfg.Log = *interval, e.stderr
 	cfg.Dirs = args

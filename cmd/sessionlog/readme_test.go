@@ -79,6 +79,15 @@ func TestREADMECommands(t *testing.T) {
 		"s.jsonl": filepath.Join(tmp, "s.jsonl"), "s.html": filepath.Join(tmp, "s.html"),
 	}
 	os.WriteFile(filepath.Join(tmp, "entries.jsonl"), []byte(`{"type":"custom","customType":"readme","data":{"ok":true}}`+"\n"), 0o600)
+	// A home with a Claude Code project and a Codex rollout, for import,
+	// export -format and follow.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	const uuid = "0f0f0f0f-1111-4222-8333-444455556666"
+	claude, codex := filepath.Join(home, ".claude", "projects"), filepath.Join(home, ".codex", "sessions")
+	copyFile(t, "../../transcript/testdata/claude-code/short.jsonl", filepath.Join(claude, "-w", uuid+".jsonl"))
+	copyFile(t, "../../transcript/testdata/codex/sample_codex_session.jsonl", filepath.Join(codex, "2025", "12", "28", "rollout-2025-12-28T12-18-30-019b64e5-57fa-7463-b644-fba7e456f905.jsonl"))
+	vars["~/.claude/projects"], vars["~/.codex/sessions"], vars["UUID"], vars["t.jsonl"] = claude, codex, uuid, filepath.Join(tmp, "t.jsonl")
 	ran := 0
 	for _, c := range cmds {
 		args := words(strings.TrimPrefix(c, "./sessionlog "))
@@ -117,7 +126,11 @@ func TestREADMECommands(t *testing.T) {
 		case "archive", "unarchive":
 			filled = append(filled, "-dir", filepath.Join(tmp, "archive"))
 		case "import":
-			filled = append(filled, "-id", vars["NEWID"]) // the session itself is still here
+			if !strings.Contains(c, "~") {
+				filled = append(filled, "-id", vars["NEWID"]) // the session itself is still here
+			}
+		case "follow":
+			filled = append(filled, "-once")
 		}
 		if verb == "unarchive" {
 			filled = append(filled, "-id", vars["NEW"])
@@ -139,5 +152,19 @@ func TestREADMECommands(t *testing.T) {
 	}
 	if ran < 25 {
 		t.Fatalf("ran %d of the README's commands", ran)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
