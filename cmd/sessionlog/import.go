@@ -40,6 +40,9 @@ func runImport(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	if *id == "" {
+		files = withSubagents(files)
+	}
 	if *id != "" && len(files) != 1 {
 		return usageError("-id names one session: give one file")
 	}
@@ -185,6 +188,29 @@ func sessionFiles(args []string) ([]string, error) {
 		return nil, errors.New("no .jsonl files in " + strings.Join(args, ", "))
 	}
 	return out, nil
+}
+
+// withSubagents adds to files the subagents of the Claude Code sessions
+// among them (<session>/subagents/*.jsonl beside <session>.jsonl) that a
+// directory given whole did not bring already: a session comes with them.
+func withSubagents(files []string) []string {
+	seen := map[string]bool{}
+	for _, f := range files {
+		seen[f] = true
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, f)
+		subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(f, ".jsonl"), "subagents", "*.jsonl"))
+		sort.Strings(subs)
+		for _, s := range subs {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // progressOn returns a function that shows "done/total" on w when w is a

@@ -78,6 +78,20 @@ func TestImportTranscriptsAndExportThemBack(t *testing.T) {
 	}
 }
 
+// A session file given alone brings its subagents.
+func TestImportOfOneClaudeSessionBringsItsSubagents(t *testing.T) {
+	data, project := t.TempDir(), t.TempDir()
+	const main = "4d5611e5-241a-462a-8d15-5122611a9569"
+	src := filepath.Join("..", "..", "transcript", "testdata", "claude-code")
+	for _, f := range []string{main + ".jsonl", main + "/subagents/agent-a2898e3.jsonl", main + "/subagents/agent-acompact-e1f845.jsonl"} {
+		copyFile(t, filepath.Join(src, f), filepath.Join(project, f))
+	}
+	code, out, stderr := runIn(t, data, "", "import", filepath.Join(project, main+".jsonl"))
+	if code != 0 || !strings.Contains(stderr, "imported 3 of 3 sessions") || !strings.Contains(out, main+"_agent-a2898e3\t") {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
