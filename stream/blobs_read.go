@@ -1,0 +1,236 @@
+package stream
+
+// Reading blobs: through the cache, resolving the references of entries
+// and messages, and in pieces for clients that cannot take a blob whole.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Get returns the content ref stands for (see session.BlobFetch: the
+// blob's bytes, or their base64 text for a base64 reference), from the
+// cache when it is there. The bytes are shared: callers must not modify
+// them.
+func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+	key := ref.SHA256
+	if ref.Encoding == session.BlobBase64 {
+		key += ":base64" // cached as the text it resolves to
+	}
+	bl.mu.Lock()
+	b, ok := bl.cache.Get(key)
+	bl.mu.Unlock()
+	if ok {
+		bl.count(ctx, "hit", 0)
+		return b, nil
+	}
+	v, err, _ := bl.flight.Do(key, func() (any, error) { return bl.fetch(ctx, ref, key) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]byte, error) {
+	name := ref.SHA256
+	b, err := bl.obs.GetBytes(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream: get blob %s: %w", name, err)
+	}
+	if int64(len(b)) != ref.Size {
+		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
+	}
+	bl.count(ctx, "get", int64(len(b)))
+	b = session.BlobContent(ref, b)
+	bl.fetches.Add(1)
+	if int64(len(b)) <= bl.max/4 {
+		bl.mu.Lock()
+		if _, ok := bl.cache.Peek(key); !ok {
+			bl.cache.Put(key, b)
+			bl.cached += int64(len(b))
+			bl.cache.TrimWhile(func() bool { return bl.cached > bl.max }, nil, func(_ string, v []byte) { bl.cached -= int64(len(v)) })
+		}
+		bl.mu.Unlock()
+	}
+	return b, nil
+}
+
+// Cached is how many bytes of blobs the cache holds.
+func (bl *Blobs) Cached() int64 {
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	return bl.cached
+}
+
+// fetcher is session.BlobFetch over ctx.
+func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
+	return func(ref session.BlobRef) ([]byte, error) { return bl.Get(ctx, ref) }
+}
+
+// Fetcher returns a session.BlobFetch for resolving refs in one pass: a
+// blob named more than once among them is read once, whatever the cache
+// keeps, and held only until its last use. It is safe for concurrent use.
+func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
+	var mu sync.Mutex
+	type key struct{ name, enc string }
+	uses := map[key]int{}
+	for _, r := range refs {
+		uses[key{r.SHA256, r.Encoding}]++
+	}
+	held := map[key][]byte{}
+	return func(ref session.BlobRef) ([]byte, error) {
+		k := key{ref.SHA256, ref.Encoding}
+		mu.Lock()
+		b, ok := held[k]
+		mu.Unlock()
+		if !ok {
+			var err error
+			if b, err = bl.Get(ctx, ref); err != nil {
+				return nil, err
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch n := uses[k]; {
+		case n > 1:
+			held[k] = b
+			uses[k] = n - 1
+		default:
+			delete(held, k)
+			delete(uses, k)
+		}
+		return b, nil
+	}
+}
+
+// resolvers is how many messages are resolved at once: fetches are
+// round trips, worth overlapping beyond the cores.
+const resolvers = 8
+
+// ResolveMessagePtrs replaces each message holding references by a copy
+// with their content, resolving several at once.
+func (bl *Blobs) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message) error {
+	var refs []session.BlobRef
+	var todo []int
+	for i, m := range msgs {
+		if r := session.MessageBlobRefs(m); len(r) > 0 {
+			refs = append(refs, r...)
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	get := bl.Fetcher(ctx, refs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, resolvers)
+	for w := range min(resolvers, len(todo)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) || errs[w] != nil || ctx.Err() != nil {
+					return
+				}
+				i := todo[k]
+				r, err := session.ResolveMessage(msgs[i], get)
+				if err != nil {
+					errs[w] = fmt.Errorf("stream: resolve message %d: %w", i, err)
+					return
+				}
+				msgs[i] = r
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(append(errs, ctx.Err())...)
+}
+
+// Resolve returns e with its references replaced by their content.
+func (bl *Blobs) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+	return session.ResolveEntry(e, bl.fetcher(ctx))
+}
+
+// ResolveAll is Resolve for each entry; the slice is changed in place.
+func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
+	var refs []session.BlobRef
+	for _, e := range entries {
+		refs = append(refs, e.BlobRefs()...)
+	}
+	if len(refs) == 0 {
+		return entries, nil
+	}
+	get := bl.Fetcher(ctx, refs)
+	for i, e := range entries {
+		r, err := session.ResolveEntry(e, get)
+		if err != nil {
+			return nil, fmt.Errorf("stream: resolve entry %s: %w", e.ID, err)
+		}
+		entries[i] = r
+	}
+	return entries, nil
+}
+
+// BlobPiece is a run of a blob's bytes, read in pieces by a client that
+// cannot take it whole (a service reply, an HTTP response written as it
+// is read).
+type BlobPiece struct {
+	Data []byte
+	Size int64 // the whole blob's
+	// Next is where the following piece starts (an opaque position in
+	// the object store), 0 after the last.
+	Next uint64
+}
+
+// errPieceFull stops a batch once a piece holds what it may.
+var errPieceFull = errors.New("piece full")
+
+// ReadPiece reads up to limit bytes of blob name (at least one chunk of
+// the object store's) from position from (0: its start).
+func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit int) (BlobPiece, error) {
+	m, err := bl.meta(ctx, name)
+	if err != nil {
+		return BlobPiece{}, err
+	}
+	if m == nil || m.info.Deleted {
+		return BlobPiece{}, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	p := BlobPiece{Size: int64(m.info.Size)}
+	if m.info.Size == 0 {
+		return p, nil
+	}
+	subject := objChunks(bl.bucket, m.info.NUID)
+	from = max(from, 1)
+	for {
+		// The server sends no more than the piece can take.
+		end, err := bl.b.getBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
+			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > limit {
+				p.Next = c.Sequence
+				return errPieceFull
+			}
+			p.Data = append(p.Data, c.Data...)
+			from = c.Sequence + 1
+			return nil
+		})
+		switch {
+		case errors.Is(err, errPieceFull):
+			return p, nil
+		case errors.Is(err, errNoMessages):
+			return p, nil
+		case err != nil:
+			return BlobPiece{}, fmt.Errorf("stream: read blob %s: %w", name, err)
+		case end.pending == 0:
+			return p, nil
+		}
+	}
+}
