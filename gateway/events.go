@@ -200,7 +200,7 @@ func (e *eventWriter) entry(sc stream.Config, m jetstream.Msg) error {
 			if ent, err = session.ResolveEntry(ent, e.fetch.get); err != nil {
 				// The stream ends: the client resumes from the last event
 				// it got (with ?refs=true to read blobs itself).
-				e.send(fmt.Sprintf("event: error\ndata: {\"code\":\"unresolved\",\"message\":%q,\"lastEventId\":%d}\n\n", err.Error(), e.last))
+				e.send(fmt.Sprintf("event: error\ndata: {\"code\":\"unresolved\",\"message\":%q,\"lastEventId\":%d}\n\n", service.PublicMessage(err.Error()), e.last))
 				return err
 			}
 		}

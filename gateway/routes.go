@@ -453,7 +453,9 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	if pe.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((pe.RetryAfterMs+999)/1000, 10))
 	}
-	b, _ := json.Marshal(service.ErrorReply{Error: pe})
+	public := *pe
+	public.Message = service.PublicMessage(pe.Message)
+	b, _ := json.Marshal(service.ErrorReply{Error: &public})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)

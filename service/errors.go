@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -151,7 +152,24 @@ func errorOf(err error) *Error {
 	}
 	var ce *session.ConflictError
 	if errors.As(err, &ce) {
-		return &Error{Code: CodeConflict, Message: err.Error(), Leaf: ce.Leaf, Sequence: ce.Sequence}
+		msg := fmt.Sprintf("the session changed meanwhile: its leaf is now %q", ce.Leaf)
+		if ce.Sequence > 0 {
+			msg += fmt.Sprintf(", at sequence %d", ce.Sequence)
+		}
+		return &Error{Code: CodeConflict, Message: msg, Leaf: ce.Leaf, Sequence: ce.Sequence}
+	}
+	var te *session.TargetError
+	if errors.As(err, &te) && (te.Op == "move" || te.Op == "label") {
+		// Both name it with the request's target member.
+		return &Error{Code: CodeInvalidTarget, Field: "/target", Message: fmt.Sprintf("target %q %s", te.ID, te.Reason)}
+	}
+	var fe *session.FieldError
+	if errors.As(err, &fe) && !fe.Header {
+		msg := fe.Pointer + " " + fe.Reason
+		if fe.Entry != "" {
+			msg = fmt.Sprintf("entry %q: %s", fe.Entry, msg)
+		}
+		return &Error{Code: CodeInvalidEntry, Message: msg}
 	}
 	var qe *search.QueryError
 	if errors.As(err, &qe) {
@@ -169,6 +187,23 @@ func errorOf(err error) *Error {
 		}
 	}
 	return &Error{Code: code, Message: err.Error()}
+}
+
+// internalPrefix is a Go package's prefix on an error's text (session:,
+// stream: …): it names the server's code, which a client neither sees nor
+// can act on.
+var internalPrefix = regexp.MustCompile(`(^|: |\()(session|stream|codec|service|lifecycle|search|filestore|cluster|replica|transcript|follow|gateway): `)
+
+// PublicMessage is an error's text as a client reads it: without the
+// package prefixes the server's errors carry. Every error a client is
+// sent goes through it (the service's replies, the gateway's).
+func PublicMessage(msg string) string { return internalPrefix.ReplaceAllString(msg, "$1") }
+
+// public is e as a client is sent it.
+func (e *Error) public() *Error {
+	c := *e
+	c.Message = PublicMessage(e.Message)
+	return &c
 }
 
 // decodeRequest unmarshals a request strictly: unknown members, duplicate

@@ -153,14 +153,17 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		}
 		if e.ID != "" {
 			if err := session.ValidateID(e.ID); err != nil {
-				return nil, &Error{Code: CodeInvalidEntry, Field: field() + "/id", Message: err.Error()}
+				return nil, &Error{Code: CodeInvalidEntry, Field: field() + "/id", Message: field() + "/id: " + PublicMessage(err.Error())}
 			}
 		}
 		if err := session.ValidateFields(withPlaceholders(e)); err != nil {
+			// Named by its place in the request: the entry's id, if it
+			// has one yet, is the server's placeholder.
 			pe := &Error{Code: CodeInvalidEntry, Field: field(), Message: err.Error()}
 			var fe *session.FieldError
 			if errors.As(err, &fe) {
 				pe.Field += fe.Pointer
+				pe.Message = pe.Field + " " + fe.Reason
 			}
 			return nil, pe
 		}
@@ -196,10 +199,42 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 			}
 		}
 		if err := st.AppendWith(ctx, entries, opts); err != nil {
-			return nil, err
+			return nil, placeEntryError(ctx, st, req, entries, err)
 		}
 		return appended(ctx, st, entries...)
 	})
+}
+
+// placeEntryError names the member of the request behind a missing parent
+// or a taken id, which the store reports by the entries' ids (ids the
+// server may have given them).
+func placeEntryError(ctx context.Context, st *stream.Store, req *AppendRequest, entries []*session.Entry, err error) error {
+	missingParent, taken := errors.Is(err, session.ErrParentNotFound), errors.Is(err, session.ErrDuplicateID)
+	if !missingParent && !taken {
+		return err
+	}
+	earlier := map[string]bool{}
+	for i, e := range entries {
+		field := "/entries/" + strconv.Itoa(i)
+		switch {
+		case missingParent && e.ParentID != "" && !earlier[e.ParentID]:
+			if ok, herr := st.Has(ctx, e.ParentID); herr == nil && !ok {
+				if i == 0 && req.Parent != nil && *req.Parent == e.ParentID {
+					field = "/parent"
+				} else {
+					field += "/parentId"
+				}
+				return &Error{Code: CodeParentNotFound, Field: field, Message: fmt.Sprintf("%s: %q is not an entry of session %q", field, e.ParentID, req.Session)}
+			}
+		case taken && e.ID != "":
+			if ok, herr := st.Has(ctx, e.ID); herr == nil && ok || earlier[e.ID] {
+				field += "/id"
+				return &Error{Code: CodeDuplicateID, Field: field, Message: fmt.Sprintf("%s: %q is an entry of session %q already, with other content", field, e.ID, req.Session)}
+			}
+		}
+		earlier[e.ID] = true
+	}
+	return err
 }
 
 // attemptCopies are entries as the client sent them, for one attempt to
