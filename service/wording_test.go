@@ -77,8 +77,8 @@ func TestWriteErrorsAreWordedForClients(t *testing.T) {
 func TestPublicMessage(t *testing.T) {
 	for in, want := range map[string]string{
 		`stream: append to w: session: invalid entry "e1": /message/role bad`: `append to w: invalid entry "e1": /message/role bad`,
-		`cannot read (codec: malformed line)`:                                  `cannot read (malformed line)`,
-		`the sessions: 3 of them`:                                              `the sessions: 3 of them`,
+		`cannot read (codec: malformed line)`:                                 `cannot read (malformed line)`,
+		`the sessions: 3 of them`:                                             `the sessions: 3 of them`,
 		`session not found: "session: x"`:                                     `session not found: "session: x"`,
 	} {
 		if got := service.PublicMessage(in); got != want {
