@@ -58,6 +58,7 @@ func init() {
 		"watch":      {"print entries of some types from every session as JSON lines, from now (-from) or through a durable consumer (-durable)", runWatch},
 		"wait":       {"wait until a session has applied a sequence (read-your-writes); print its leaf", runWait},
 		"mcp":        {"serve sessions over the Model Context Protocol on stdio (list, search, contexts, trees, entries; -allow-writes: append, label) for agent hosts", runMCP},
+		"status":     {"print a node's or a cluster's health in one screen: servers, partitions and leaders, followers' lag, streams, consumers, usage, warnings", runStatus},
 		"probe":      {"ask a node's /readyz or /healthz; exit 0 only when it answers 200 (container healthchecks)", runProbe},
 		"bench":      {"measure appends, opens, contexts and listing against raw JetStream; print ratios", runBench},
 		"version":    {"print the version and the commit it was built from (also --version)", runVersion},

@@ -87,14 +87,16 @@ func TestServeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	outs := make([]*bytes.Buffer, 3)
+	stops := make([]context.CancelFunc, 3)
 	for i, c := range cfgs {
 		outs[i] = &bytes.Buffer{}
 		args := []string{"serve", "-data", c.DataDir, "-listen", c.Listen, "-name", c.ServerName,
 			"-cluster", c.Cluster.Name, "-cluster-listen", c.Cluster.Listen, "-cluster-size", "3",
 			"-routes", strings.Join(c.Cluster.Routes, ","), "-http", ""}
+		ctx, cancel := context.WithCancel(context.Background())
+		stops[i] = cancel
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -104,7 +106,12 @@ func TestServeCluster(t *testing.T) {
 			}
 		}()
 	}
-	defer func() { cancel(); wg.Wait() }()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+		wg.Wait()
+	}()
 	for _, c := range cfgs {
 		sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 			_, err := os.Stat(serveURLFile(c.DataDir))
@@ -140,6 +147,32 @@ func TestServeCluster(t *testing.T) {
 	if err != nil || s.CachedInfo().Config.Replicas != 3 {
 		t.Fatalf("stream replicas: %v %v", err, s)
 	}
+
+	// status on the cluster: three servers, a leader and two current
+	// followers for the partition, no warnings; with a node stopped, a
+	// warning names it and status exits 1.
+	var status string
+	sessiontest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		code, out, stderr := runIn(t, "", "", "status", "-url", url1)
+		if code != 0 {
+			return fmt.Errorf("status: exit %d: %s\n%s", code, stderr, out)
+		}
+		status = out
+		return nil
+	})
+	for _, want := range []string{"3 server(s): " + cfgs[0].ServerName, "no warnings", "SESSIONS", "KV_SESSIONS_INDEX"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+	stops[2]()
+	sessiontest.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		code, out, _ := runIn(t, "", "", "status", "-url", url1)
+		if code != 1 || !strings.Contains(out, "WARNINGS") || !strings.Contains(out, cfgs[2].ServerName) {
+			return fmt.Errorf("status with a node stopped: exit %d\n%s", code, out)
+		}
+		return nil
+	})
 }
 
 // serve stops within its bound whatever clients do: here one sends a
