@@ -80,7 +80,25 @@ type T struct {
 	// ReplicaRepairs counts repairs of stuck or dead stream replicas, by
 	// stream, action (stepdown, peer-remove) and outcome (ok, refused).
 	ReplicaRepairs metric.Int64Counter
+
+	// The deployment's health, observed by a node from JetStream's API
+	// (see stream.Backend.Health), by stream (StreamKey): messages and
+	// bytes; whether it has a leader (1, or 0 while none is elected);
+	// its followers by state (StateKey: current, behind, offline) and the
+	// most operations any is behind; each durable consumer's pending
+	// messages (ConsumerKey); the account's stored bytes and limit; and
+	// how many warnings the health report holds.
+	StreamMessages, StreamBytes, StreamLeader metric.Int64ObservableGauge
+	StreamFollowers, FollowerLag              metric.Int64ObservableGauge
+	ConsumerPending                           metric.Int64ObservableGauge
+	AccountStore, AccountStoreLimit, Warnings metric.Int64ObservableGauge
 }
+
+// StateKey is a follower's state in a StreamFollowers observation.
+const StateKey = attribute.Key("sessionlog.state")
+
+// ConsumerKey names the consumer of a ConsumerPending observation.
+const ConsumerKey = attribute.Key("sessionlog.consumer")
 
 // RedactKindKey tells which rule a Redactions observation counts.
 const RedactKindKey = attribute.Key("sessionlog.redaction.kind")
@@ -125,7 +143,36 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.Retention, _ = m.Int64Counter("sessionlog.retention.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions scheduled retention handled, by outcome: archived (and deleted), deleted, kept."))
 	t.ReplicaRepairs, _ = m.Int64Counter("sessionlog.replica.repairs", metric.WithUnit("{repair}"), metric.WithDescription("Repairs of stream replicas that stopped catching up by themselves, by stream, action (stepdown, peer-remove) and outcome (ok, refused)."))
 	t.Redactions, _ = m.Int64Counter("sessionlog.redactions", metric.WithUnit("{secret}"), metric.WithDescription("Secrets replaced in entries before they were stored, by kind."))
+	t.StreamMessages, _ = m.Int64ObservableGauge("sessionlog.stream.messages", metric.WithUnit("{message}"), metric.WithDescription("Messages in each stream of the deployment."))
+	t.StreamBytes, _ = m.Int64ObservableGauge("sessionlog.stream.size", metric.WithUnit("By"), metric.WithDescription("Bytes in each stream of the deployment."))
+	t.StreamLeader, _ = m.Int64ObservableGauge("sessionlog.stream.leader", metric.WithDescription("1 when the stream has a leader (or is not clustered), 0 while one is elected."))
+	t.StreamFollowers, _ = m.Int64ObservableGauge("sessionlog.stream.followers", metric.WithUnit("{server}"), metric.WithDescription("A stream's followers by state: current, behind, offline."))
+	t.FollowerLag, _ = m.Int64ObservableGauge("sessionlog.stream.follower_lag", metric.WithUnit("{operation}"), metric.WithDescription("Operations the furthest follower of a stream is behind its leader."))
+	t.ConsumerPending, _ = m.Int64ObservableGauge("sessionlog.consumer.pending", metric.WithUnit("{message}"), metric.WithDescription("Messages a durable consumer has not been delivered yet."))
+	t.AccountStore, _ = m.Int64ObservableGauge("sessionlog.account.stored", metric.WithUnit("By"), metric.WithDescription("Bytes the account stores in JetStream."))
+	t.AccountStoreLimit, _ = m.Int64ObservableGauge("sessionlog.account.store_limit", metric.WithUnit("By"), metric.WithDescription("The account's JetStream storage limit (0: none)."))
+	t.Warnings, _ = m.Int64ObservableGauge("sessionlog.health.warnings", metric.WithUnit("{warning}"), metric.WithDescription("Warnings of the deployment's health report (see sessionlog status)."))
 	return t
+}
+
+// Zero records nothing for every counter an alert or dashboard reads, so
+// that each series exists from the start (a rate over a missing series is
+// no data, not zero): appends by outcome, conflicts by resolution, blobs
+// by op, retention by outcome.
+func (t *T) Zero(ctx context.Context) {
+	for _, o := range []string{"ok", "duplicate", "conflict", "error"} {
+		t.Appends.Add(ctx, 0, metric.WithAttributes(OutcomeKey.String(o)))
+	}
+	for _, r := range []string{"returned", "rebased", "retried", "resent"} {
+		t.Conflicts.Add(ctx, 0, metric.WithAttributes(attribute.String("resolution", r)))
+	}
+	for _, op := range []string{"put", "exists", "touch", "get", "hit", "collect"} {
+		t.Blobs.Add(ctx, 0, metric.WithAttributes(BlobOpKey.String(op)))
+		t.BlobBytes.Add(ctx, 0, metric.WithAttributes(BlobOpKey.String(op)))
+	}
+	for _, o := range []string{"archived", "deleted", "kept"} {
+		t.Retention.Add(ctx, 0, metric.WithAttributes(OutcomeKey.String(o)))
+	}
 }
 
 // Seconds is the time since start, for histograms.

@@ -80,6 +80,13 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer memoryReleaser(ctx)()
+	instruments := telemetry.Default() // on the providers Setup installed
+	instruments.Zero(ctx)
+	unregister, err := registerHealth(instruments, a.backends)
+	if err != nil {
+		return err
+	}
+	defer unregister()
 	defer func() {
 		// Stopping is bounded whatever clients do: requests in flight get
 		// stopGrace, then are cut off.
