@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
@@ -206,13 +209,24 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#sessions .session-link`)),
 		poll(`document.querySelectorAll('#sessions .session-link').length === 2`),
 		shot(t, dir, "1-list"),
+	)
+	if err != nil {
+		t.Fatalf("list: %v\n%s", err, page(ctx))
+	}
+	// The list says what each session is about (its first message, as
+	// pi's picker does), the model, tokens and cost, and how long ago.
+	if got := text(ctx, t, "#sessions"); !strings.Contains(got, "plan the heliotrope garden") || !strings.Contains(got, "nothing about flowers") ||
+		!strings.Contains(got, "claude") || !strings.Contains(got, "$0.0100") || !strings.Contains(got, "30") || !strings.Contains(got, "ago") && !strings.Contains(got, "just now") {
+		t.Fatalf("the session list: %q", got)
+	}
+	err = chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#search-q`), "heliotrope"),
 		chromedp.Click(chromedp.CSS(`#search-form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#hits .hit`)),
 		shot(t, dir, "2-search"),
 	)
 	if err != nil {
-		t.Fatalf("list and search: %v\n%s", err, page(ctx))
+		t.Fatalf("search: %v\n%s", err, page(ctx))
 	}
 	if got := text(ctx, t, "#hits"); !strings.Contains(got, "alpha") || strings.Contains(got, "beta") || !strings.Contains(got, "heliotrope") {
 		t.Fatalf("search hits: %q", got)
@@ -227,6 +241,75 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if got := text(ctx, t, "#context"); !strings.Contains(got, "heliotrope") {
 		t.Fatalf("context: %q", got)
+	}
+	// A row's type and its text stand apart, whatever the type's length.
+	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll('#tree .row')].map(row => {
+		const kind = row.querySelector('.kind'), text = [...row.childNodes].find(n => n.nodeType === 3 && n.textContent.trim());
+		if (!text) return 99;
+		const r = document.createRange(); r.selectNodeContents(text);
+		return r.getBoundingClientRect().left - kind.getBoundingClientRect().right;
+	})`))
+	if err != nil || len(gaps) == 0 {
+		t.Fatalf("measuring rows: %v %v", err, gaps)
+	}
+	for _, g := range gaps {
+		if g < 6 {
+			t.Fatalf("a row's type runs into its text: %v px apart (%v)", g, gaps)
+		}
+	}
+	// The keys of pi's /tree, from the entry the hit selected (the
+	// first): ↓ moves on, ↓ at the end stays, ← goes to the parent, ↑ at
+	// the top stays, Enter shows the context, / goes to the search.
+	selected := `(document.querySelector('#tree .row.selected') || {}).dataset?.id || ''`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`current.close(); document.getElementById('tree').focus(); true`)); err != nil {
+		t.Fatalf("focus the tree: %v", err)
+	}
+	keys := func(k string) string {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+			t.Fatalf("key %q: %v", k, err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](selected))
+		if err != nil {
+			t.Fatalf("key %q: %v", k, err)
+		}
+		return got
+	}
+	got := []string{keys(kb.ArrowDown), keys(kb.ArrowDown), keys(kb.ArrowLeft), keys(kb.ArrowUp)}
+	if want := []string{tree.Nodes[1].ID, tree.Nodes[1].ID, tree.Nodes[0].ID, tree.Nodes[0].ID}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("↓ ↓ ← ↑ selected %v, want %v", got, want)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.KeyEvent(kb.Enter),
+		poll(`document.getElementById('tab-context').classList.contains('active') && document.querySelectorAll('#context .msg').length === 1`),
+		chromedp.KeyEvent("/"),
+		poll(`document.activeElement === document.getElementById('search-q')`),
+		shot(t, dir, "2b-keys"),
+	)
+	if err != nil {
+		t.Fatalf("Enter and /: %v\n%s", err, page(ctx))
+	}
+	// It follows the system's colour scheme.
+	scheme := func(v string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+			return err
+		})
+	}
+	if err := chromedp.Do(ctx, scheme("dark"), shot(t, dir, "2c-dark")); err != nil {
+		t.Fatalf("dark scheme: %v", err)
+	}
+	bg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	if err != nil || bg != "rgb(20, 24, 28)" {
+		t.Fatalf("dark scheme: %v, background %q", err, bg)
+	}
+	err = chromedp.Do(ctx,
+		scheme("light"),
+		chromedp.Navigate(s.url+"/#/s/alpha"),
+		chromedp.WaitVisible(chromedp.CSS(`#tree .row`)),
+	)
+	if err != nil {
+		t.Fatalf("back to the session: %v", err)
 	}
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, imageEntry))),

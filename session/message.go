@@ -159,6 +159,12 @@ func (u *Usage) Clone() *Usage {
 	return &c
 }
 
+// Tokens is the usage's tokens in all: TotalTokens, or the sum of the
+// parts when a writer left TotalTokens out (or it is the smaller).
+func (u Usage) Tokens() int64 {
+	return max(u.TotalTokens, u.Input+u.Output+u.CacheRead+u.CacheWrite)
+}
+
 // Add accumulates o into u (Extra fields are not summed).
 func (u *Usage) Add(o *Usage) {
 	if o == nil {

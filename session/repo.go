@@ -46,6 +46,14 @@ type SessionInfo struct {
 	// Metadata is the header's metadata object (a RawMessage: written as
 	// the JSON it is, by either JSON package).
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// FirstMessage is the start of the first user message (Stats.
+	// FirstUser): what a picker shows of a session without a name.
+	FirstMessage string `json:"firstMessage,omitempty"`
+	// Model is the last model the session used; Tokens and Cost its
+	// usage in total (Stats.Usage).
+	Model  string  `json:"model,omitempty"`
+	Tokens int64   `json:"tokens,omitempty"`
+	Cost   float64 `json:"cost,omitempty"`
 }
 
 // ListOptions pages a listing.
@@ -168,7 +176,8 @@ func (t *Tree) Info() SessionInfo {
 	h := t.Header()
 	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
 		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf(),
-		Labels: t.listed.List(), Metadata: json.RawMessage(h.Metadata)}
+		Labels: t.listed.List(), Metadata: json.RawMessage(h.Metadata),
+		FirstMessage: t.stats.FirstUser, Model: t.stats.Model, Tokens: t.stats.Usage.Tokens(), Cost: t.stats.Usage.Cost.Total}
 	last := ""
 	if n := len(t.entries); n > 0 && t.entries[n-1] != nil {
 		last = t.entries[n-1].Timestamp

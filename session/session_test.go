@@ -390,3 +390,27 @@ func TestFormatTimeIsTheLayout(t *testing.T) {
 		}
 	}
 }
+
+// A listing says what a session is about: its first user message on one
+// line, cut short; the model it used last; its tokens and cost.
+func TestInfoSaysWhatASessionIsAbout(t *testing.T) {
+	long := strings.Repeat("word ", 100)
+	tree := session.NewTree(sessiontest.TestHeader("about"))
+	entries := []*session.Entry{
+		{Type: session.TypeMessage, ID: "u1", Timestamp: "2025-01-01T00:00:00.000Z", Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("  fix the\n\tretry loop  " + long), Timestamp: 1}},
+		{Type: session.TypeModelChange, ID: "m1", ParentID: "u1", Timestamp: "2025-01-01T00:00:01.000Z", Body: &session.ModelChange{Provider: "anthropic", ModelID: "claude-x"}},
+		{Type: session.TypeMessage, ID: "u2", ParentID: "m1", Timestamp: "2025-01-01T00:00:02.000Z", Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("second"), Timestamp: 2}},
+	}
+	for _, e := range entries {
+		if err := tree.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := tree.Info()
+	if !strings.HasPrefix(in.FirstMessage, "fix the retry loop word word") || len([]rune(in.FirstMessage)) != session.FirstUserRunes || strings.ContainsAny(in.FirstMessage, "\n\t") {
+		t.Fatalf("first message %q (%d runes)", in.FirstMessage, len([]rune(in.FirstMessage)))
+	}
+	if in.Model != "claude-x" {
+		t.Fatalf("model %q", in.Model)
+	}
+}

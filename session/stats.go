@@ -1,6 +1,10 @@
 package session
 
-import "maps"
+import (
+	"maps"
+	"strings"
+	"unicode"
+)
 
 // Stats summarises a whole session (every branch).
 type Stats struct {
@@ -19,7 +23,16 @@ type Stats struct {
 	Usage Usage
 	// Redactions counts the secrets replaced on write (CountRedactions).
 	Redactions int `json:",omitempty" msgpack:",omitempty"`
+	// FirstUser is the start of the first user message's text (what pi's
+	// session picker shows of a session), at most FirstUserRunes runes on
+	// one line.
+	FirstUser string `json:",omitempty" msgpack:",omitempty"`
+	// Model is the model of the last assistant message or model change.
+	Model string `json:",omitempty" msgpack:",omitempty"`
 }
+
+// FirstUserRunes bounds Stats.FirstUser.
+const FirstUserRunes = 160
 
 func newStats() Stats {
 	return Stats{ByType: map[EntryType]int{}, ByRole: map[string]int{}}
@@ -35,12 +48,22 @@ func (s *Stats) add(e *Entry) {
 		s.Messages++
 		s.ByRole[m.Role]++
 		s.Usage.Add(m.Usage())
+		if m.Role == RoleUser && s.FirstUser == "" {
+			s.FirstUser = oneLine(m.Content.Text(), FirstUserRunes)
+		}
+		if a := m.Assistant(); a != nil && a.Model != "" {
+			s.Model = a.Model
+		}
 		if m.Role == RoleAssistant {
 			for i := range m.Content.Blocks {
 				if m.Content.Blocks[i].Type == BlockToolCall {
 					s.ToolCalls++
 				}
 			}
+		}
+	case TypeModelChange:
+		if b := e.ModelChange(); b != nil && b.ModelID != "" {
+			s.Model = b.ModelID
 		}
 	case TypeCompaction:
 		s.Compactions++
@@ -65,4 +88,31 @@ func (s Stats) clone() Stats {
 	s.Usage.Extra = nil
 	s.Usage.Cost.Extra = nil
 	return s
+}
+
+// oneLine is text with its runs of white space made one space, cut to at
+// most max runes.
+func oneLine(text string, max int) string {
+	var b strings.Builder
+	n, space := 0, false
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if n == max {
+			break
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+			if n == max {
+				break
+			}
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }

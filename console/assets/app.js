@@ -95,6 +95,16 @@ async function route() {
 
 // ---- sessions ----
 
+// ago says how long ago an RFC 3339 time was, as a person would.
+function ago(when, now = Date.now()) {
+  const t = Date.parse(when);
+  if (!Number.isFinite(t)) return when || "";
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  const units = [[60, "s", 1], [3600, "min", 60], [86400, "h", 3600], [86400 * 30, "d", 86400], [86400 * 365, "mo", 86400 * 30]];
+  for (const [limit, unit, size] of units) if (s < limit) return s < 10 && size === 1 ? "just now" : `${Math.floor(s / size)} ${unit} ago`;
+  return `${Math.floor(s / (86400 * 365))} y ago`;
+}
+
 const FILTERS = [["name", "name contains"], ["cwd", "working dir"], ["label", "label(s), a,b"], ["meta", "meta k=v, …"], ["since", "since (RFC 3339)"], ["until", "until (RFC 3339)"]];
 
 async function listView(main, params) {
@@ -119,7 +129,10 @@ async function listView(main, params) {
   }
   const table = h("table", { id: "sessions" });
   let sortKey = "updated", asc = false;
-  const cols = [["id", "id"], ["name", "name"], ["cwd", "cwd"], ["updated", "updated"], ["entries", "entries"], ["labels", "labels"]];
+  // What a session is about first, as pi's picker shows it: its name, or
+  // its first user message; then what it used and when.
+  const cols = [["about", "session"], ["model", "model"], ["entries", "entries"], ["tokens", "tokens"], ["cost", "cost"], ["updated", "updated"], ["labels", "labels"]];
+  for (const s of sessions) s.about = s.name || s.firstMessage || s.id;
   const render = () => {
     const rows = [...sessions].sort((a, b) => {
       const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
@@ -128,9 +141,15 @@ async function listView(main, params) {
     table.replaceChildren(
       h("thead", {}, h("tr", {}, cols.map(([k, t]) => h("th", { onclick: () => { asc = sortKey === k ? !asc : true; sortKey = k; render(); } }, t + (sortKey === k ? (asc ? " ▲" : " ▼") : ""))))),
       h("tbody", {}, rows.map((s) => h("tr", {},
-        h("td", {}, h("a", { href: "#/s/" + encodeURIComponent(s.id), class: "session-link" }, s.id)),
-        h("td", {}, s.name || ""), h("td", { class: "muted" }, s.cwd || ""), h("td", { class: "muted" }, s.updated),
-        h("td", {}, String(s.entries)), h("td", {}, (s.labels || []).map((l) => h("span", { class: "tag" }, l)))))));
+        h("td", { class: "about" },
+          h("a", { href: "#/s/" + encodeURIComponent(s.id), class: "session-link", title: s.firstMessage || "" }, s.about),
+          h("div", { class: "muted small" }, [s.id, s.cwd].filter(Boolean).join(" · "))),
+        h("td", { class: "muted" }, s.model || ""),
+        h("td", { class: "num" }, String(s.entries)),
+        h("td", { class: "num" }, s.tokens ? s.tokens.toLocaleString("en") : ""),
+        h("td", { class: "num" }, s.cost ? "$" + s.cost.toFixed(s.cost < 1 ? 4 : 2) : ""),
+        h("td", { class: "muted updated", title: s.updated }, ago(s.updated)),
+        h("td", {}, (s.labels || []).map((l) => h("span", { class: "tag" }, l)))))));
   };
   render();
   const more = next ? h("a", { href: "#/?" + qs({ ...Object.fromEntries(params), cursor: next }), id: "next-page" }, "next page →") : null;
@@ -256,6 +275,46 @@ async function sessionView(main, id, wantEntry) {
     }
   }
   treeBox.addEventListener("scroll", () => requestAnimationFrame(renderRows));
+  // The keys of pi's /tree: ↑/↓ move, ← folds (or goes to the parent),
+  // → unfolds (or goes to the first child), Enter shows the entry's
+  // context, / searches.
+  treeBox.addEventListener("keydown", (ev) => {
+    const at = st.rows.findIndex((row) => row.i === st.selected);
+    const go = (r) => {
+      if (r < 0 || r >= st.rows.length) return;
+      st.selected = st.rows[r].i;
+      const top = r * ROW;
+      if (top < treeBox.scrollTop) treeBox.scrollTop = top;
+      else if (top + ROW > treeBox.scrollTop + treeBox.clientHeight) treeBox.scrollTop = top + ROW - treeBox.clientHeight;
+      renderRows();
+    };
+    const n = at >= 0 ? st.nodes[st.rows[at].i] : null;
+    switch (ev.key) {
+      case "ArrowDown": go(at < 0 ? 0 : at + 1); break;
+      case "ArrowUp": go(at < 0 ? 0 : at - 1); break;
+      case "ArrowLeft":
+        if (!n) return;
+        if (st.rows[at].kids && !st.collapsed.has(n.id)) { st.collapsed.add(n.id); relayout(); }
+        else if (n.parentId && st.byId.has(n.parentId)) go(st.rows.findIndex((row) => row.i === st.byId.get(n.parentId)));
+        break;
+      case "ArrowRight":
+        if (!n) return;
+        if (st.collapsed.has(n.id)) { st.collapsed.delete(n.id); relayout(); }
+        else if (st.rows[at].kids) go(at + 1);
+        break;
+      case "Enter":
+        if (!n) return;
+        st.tab = "context";
+        select(st.selected);
+        break;
+      case "/":
+        document.getElementById("search-q").focus();
+        break;
+      default:
+        return;
+    }
+    ev.preventDefault();
+  });
 
   async function select(i) {
     st.selected = i;
