@@ -1,5 +1,5 @@
 // Package deploy holds deployment configurations for sessionlog — a
 // three-node nats-server cluster, systemd units, Kubernetes manifests, a
 // compose file and a Dockerfile — and the tests that check them. See
-// README.md.
+// README.md and docs/operations.md.
 package deploy

@@ -64,7 +64,7 @@ func (g *Gateway) routes() http.Handler {
 		http.Redirect(w, r, console.Prefix, http.StatusFound)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see the README's HTTP section)", r.Method, r.URL.Path)}, http.StatusNotFound)
+		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see docs/protocol.md, Over HTTP)", r.Method, r.URL.Path)}, http.StatusNotFound)
 	})
 	return mux
 }

@@ -4,7 +4,7 @@ import "github.com/agentcore/sessionlog/session"
 
 // Conflict handling is decided here and only here: what an append does
 // when another writer appended to the session since this store last saw
-// it. Who gets what (the README's table "Conflicts" is this one):
+// it. Who gets what (the table of conflict policies in docs/concepts.md is this one):
 //
 //	library Store.Append/AppendBatch   the backend's policy: ReturnConflict,
 //	                                   or what WithConflictPolicy set

@@ -14,7 +14,7 @@ import (
 // Deleting a session: its messages, its index record, its snapshots and
 // the blobs no other session names, with a report of what went. The
 // bytes leave the disk when the file store reclaims their blocks (see the
-// README's "Delete means gone"): JetStream has no per-message erase on
+// "Delete means gone" in docs/operations.md): JetStream has no per-message erase on
 // streams that deny deletes, which ours do and cannot stop doing.
 
 // DeleteReport says what deleting a session removed.

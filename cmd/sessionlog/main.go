@@ -1,5 +1,5 @@
 // Command sessionlog stores LLM-agent sessions as trees of entries. See
-// README.md; `sessionlog help` lists the verbs.
+// docs/cli.md; `sessionlog help` lists the verbs.
 package main
 
 import (

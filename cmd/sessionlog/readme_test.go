@@ -8,33 +8,63 @@ import (
 	"testing"
 )
 
-// readmeCommands are the `./sessionlog …` lines of the README's block
-// under "The binary", comments and optional [parts] taken off.
+// readmeCommands are the `./sessionlog …` lines of the README's tour and
+// of the command line's block (docs/cli.md, under "The binary"), in that
+// order, comments and optional [parts] taken off.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, "## The binary")
-	j := strings.Index(s[i:], "\n```\n")
-	if i < 0 || j < 0 {
-		t.Fatal("no block under ## The binary")
-	}
-	optional := regexp.MustCompile(`\s*\[[^\]]*\]`)
 	var out []string
-	for _, line := range strings.Split(s[i:i+j], "\n") {
-		if !strings.HasPrefix(line, "./sessionlog ") {
-			continue
+	for _, src := range []struct{ file, heading string }{{"../../README.md", "## A five-minute tour"}, {"../../docs/cli.md", "## The binary"}} {
+		b, err := os.ReadFile(src.file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if k := strings.Index(line, "  #"); k >= 0 {
-			line = line[:k]
+		s := string(b)
+		i := strings.Index(s, src.heading)
+		if i < 0 {
+			t.Fatalf("%s has no %q", src.file, src.heading)
 		}
-		line = optional.ReplaceAllString(strings.TrimSpace(line), "")
-		out = append(out, strings.ReplaceAll(line, "…", ""))
+		s = s[i+len(src.heading):]
+		if j := strings.Index(s, "\n## "); j >= 0 {
+			s = s[:j]
+		}
+		n := len(out)
+		optional := regexp.MustCompile(`\s*\[[^\]]*\]`)
+		for _, block := range fencedBlocks(s, "sh") {
+			for _, line := range strings.Split(block, "\n") {
+				if !strings.HasPrefix(line, "./sessionlog ") {
+					continue
+				}
+				if k := strings.Index(line, "  #"); k >= 0 {
+					line = line[:k]
+				}
+				line = optional.ReplaceAllString(strings.TrimSpace(line), "")
+				out = append(out, strings.ReplaceAll(line, "…", ""))
+			}
+		}
+		if len(out) == n {
+			t.Fatalf("no commands under %q in %s", src.heading, src.file)
+		}
 	}
 	return out
+}
+
+// fencedBlocks are the bodies of s's ```lang blocks.
+func fencedBlocks(s, lang string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, "```"+lang+"\n")
+		if i < 0 {
+			return out
+		}
+		s = s[i+len(lang)+4:]
+		j := strings.Index(s, "\n```")
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[:j])
+		s = s[j+4:]
+	}
 }
 
 // words splits a command line as a shell would: blanks, and "quoted
@@ -142,7 +172,7 @@ func TestREADMECommands(t *testing.T) {
 		out = strings.TrimSpace(out)
 		switch {
 		case verb == "new":
-			vars["ID"] = out
+			vars["ID"], vars["ENTRY"] = out, "" // the entry placeholders are this session's
 		case verb == "append" && vars["ENTRY"] == "" && strings.Contains(c, "-text"):
 			vars["ENTRY"] = out
 		case verb == "append" && strings.Contains(c, "-seq"):

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docPages are the README and the pages of docs/.
+func docPages(t *testing.T) map[string]string {
+	t.Helper()
+	pages := map[string]string{}
+	files, _ := filepath.Glob("../../docs/*.md")
+	for _, f := range append(files, "../../README.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[f] = string(b)
+	}
+	if len(pages) < 7 {
+		t.Fatalf("%d pages", len(pages))
+	}
+	return pages
+}
+
+// Nothing in the docs rots: every `sessionlog` line of a shell block names
+// a verb the binary has, with flags that verb takes; every JSON block
+// parses; every Go block is Go; every link to a file of the repository
+// finds it. (The command line's block and the README's tour also run:
+// TestREADMECommands.)
+func TestDocsAreTrue(t *testing.T) {
+	usage := map[string]string{} // verb → its flags, as -h prints them
+	flagsOf := func(verb string) (string, bool) {
+		if u, ok := usage[verb]; ok {
+			return u, true
+		}
+		if _, ok := verbs[verb]; !ok {
+			return "", false
+		}
+		var out, errb bytes.Buffer
+		Run(context.Background(), []string{verb, "-h"}, strings.NewReader(""), &out, &errb)
+		usage[verb] = out.String() + errb.String()
+		return usage[verb], true
+	}
+	flag := regexp.MustCompile(`^-{1,2}([a-z][a-z0-9-]*)`)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	lines, jsons, gos, links := 0, 0, 0, 0
+	for page, s := range docPages(t) {
+		for _, lang := range []string{"sh", "bash"} {
+			for _, block := range fencedBlocks(s, lang) {
+				for _, line := range strings.Split(block, "\n") {
+					if k := strings.Index(line, "  #"); k >= 0 {
+						line = line[:k]
+					}
+					w := words(strings.TrimSpace(line))
+					for len(w) > 0 && strings.Contains(w[0], "=") { // ENV=value sessionlog …
+						w = w[1:]
+					}
+					if len(w) < 2 || (w[0] != "sessionlog" && w[0] != "./sessionlog") {
+						continue
+					}
+					lines++
+					verb := w[1]
+					if verb == "--version" || verb == "help" {
+						continue
+					}
+					u, ok := flagsOf(verb)
+					if !ok {
+						t.Errorf("%s: %q: no verb %q", page, line, verb)
+						continue
+					}
+					for _, a := range w[2:] {
+						if m := flag.FindStringSubmatch(a); m != nil && !strings.Contains(u, "-"+m[1]+" ") && !strings.Contains(u, "-"+m[1]+"\n") {
+							t.Errorf("%s: %q: %s takes no flag -%s", page, line, verb, m[1])
+						}
+					}
+				}
+			}
+		}
+		for _, block := range fencedBlocks(s, "json") {
+			jsons++
+			if !json.Valid([]byte(block)) {
+				t.Errorf("%s: a JSON block that does not parse:\n%s", page, block)
+			}
+		}
+		for _, block := range fencedBlocks(s, "go") {
+			gos++
+			// "…" on a line of its own, or as a block's body, marks what a
+			// sketch leaves out.
+			block = regexp.MustCompile(`(?m)^\s*…\s*$`).ReplaceAllString(block, "")
+			block = strings.ReplaceAll(block, "{ … }", "{}")
+			src := block
+			if !strings.HasPrefix(strings.TrimSpace(src), "package ") {
+				src = "package doc\n" + src
+			}
+			if _, err := parser.ParseFile(token.NewFileSet(), page, src, 0); err != nil {
+				if _, err2 := parser.ParseFile(token.NewFileSet(), page, "package doc\nfunc _() {\n"+block+"\n}\n", 0); err2 != nil {
+					t.Errorf("%s: a Go block that is not Go (%v):\n%s", page, err, block)
+				}
+			}
+		}
+		for _, m := range link.FindAllStringSubmatch(s, -1) {
+			target := m[1]
+			if strings.HasPrefix(target, "http") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			links++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				t.Errorf("%s: a link to %s, which is not there", page, m[1])
+			}
+		}
+	}
+	t.Logf("%d sessionlog lines, %d JSON blocks, %d Go blocks, %d links checked", lines, jsons, gos, links)
+	if lines < 40 || links < 10 {
+		t.Fatalf("only %d sessionlog lines and %d links found", lines, links)
+	}
+}
