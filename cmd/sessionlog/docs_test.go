@@ -4,13 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // docPages are the README and the pages of docs/.
@@ -123,4 +133,100 @@ func TestDocsAreTrue(t *testing.T) {
 	if lines < 40 || links < 10 {
 		t.Fatalf("only %d sessionlog lines and %d links found", lines, links)
 	}
+}
+
+// The docs' requests to a running node — `nats req sessionlog.v1.…` and
+// `curl` lines — are sent, in order, to a node started here: each is one
+// the protocol takes (its answer may be an error about the state of the
+// sessions a line names, never a malformed request or an unknown route).
+func TestDocsRequestsAreWellFormed(t *testing.T) {
+	data := t.TempDir()
+	listen := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb clustertest.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "-data", data, "-listen", listen, "-http", httpAddr}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); <-done }()
+	sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		_, err := os.Stat(serveURLFile(data))
+		return err
+	})
+	nc, err := nats.Connect("nats://" + listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	host := regexp.MustCompile(`^(https?://)?(localhost|127\.0\.0\.1):8080`)
+	sent := 0
+	pages := docPages(t)
+	for _, page := range []string{"../../docs/protocol.md", "../../docs/operations.md", "../../README.md"} {
+		for _, block := range fencedBlocks(pages[page], "sh") {
+			for _, line := range strings.Split(block, "\n") {
+				if k := strings.Index(line, "  #"); k >= 0 {
+					line = line[:k]
+				}
+				w := words(strings.TrimSpace(line))
+				switch {
+				case len(w) == 4 && w[0] == "nats" && w[1] == "req" && strings.HasPrefix(w[2], "sessionlog.v1."):
+					msg, err := nc.Request(w[2], []byte(w[3]), 10*time.Second)
+					if err != nil {
+						t.Errorf("%s: %s: %v", page, line, err)
+						continue
+					}
+					var reply struct{ Error *service.Error }
+					if json.Unmarshal(msg.Data, &reply) != nil {
+						t.Errorf("%s: %s: the answer is not JSON: %s", page, line, msg.Data)
+					} else if e := reply.Error; e != nil && (e.Code == service.CodeBadRequest || e.Code == service.CodeInternal) {
+						t.Errorf("%s: %s: %s %s: %s", page, line, e.Code, e.Field, e.Message)
+					}
+					sent++
+				case len(w) >= 3 && w[0] == "curl" && !strings.Contains(line, "https://"):
+					method, url, body, stream := "GET", "", "", false
+					for k := 1; k < len(w); k++ {
+						switch a := w[k]; {
+						case a == "-d":
+							method, body, k = "POST", w[k+1], k+1
+						case a == "-X":
+							method, k = w[k+1], k+1
+						case a == "-sN" || a == "-N":
+							stream = true
+						case !strings.HasPrefix(a, "-"):
+							url = host.ReplaceAllString(a, "http://"+httpAddr)
+						}
+					}
+					rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+					req, _ := http.NewRequestWithContext(rctx, method, url, strings.NewReader(body))
+					if body != "" {
+						req.Header.Set("Content-Type", "application/json")
+					}
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						rcancel()
+						t.Errorf("%s: %s: %v", page, line, err)
+						continue
+					}
+					if !stream {
+						b, _ := io.ReadAll(resp.Body)
+						var reply struct{ Error *service.Error }
+						_ = json.Unmarshal(b, &reply)
+						if e := reply.Error; resp.StatusCode >= 300 && (e == nil || e.Code == service.CodeBadRequest || e.Code == service.CodeInternal || strings.HasPrefix(e.Message, "no route")) {
+							t.Errorf("%s: %s: %s %s", page, line, resp.Status, b)
+						}
+					} else if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+						t.Errorf("%s: %s: %s %s", page, line, resp.Status, resp.Header.Get("Content-Type"))
+					}
+					resp.Body.Close()
+					rcancel()
+					sent++
+				}
+			}
+		}
+	}
+	if sent < 12 {
+		t.Fatalf("only %d requests sent", sent)
+	}
+	t.Logf("%d requests of the docs sent to a node", sent)
 }

@@ -67,17 +67,20 @@ func fencedBlocks(s, lang string) []string {
 	}
 }
 
-// words splits a command line as a shell would: blanks, and "quoted
-// strings" kept whole.
+// words splits a command line as a shell would: blanks, and "quoted" or
+// 'quoted' strings kept whole (the other quote inside one is a character).
 func words(line string) []string {
 	var out []string
 	var cur strings.Builder
-	quoted, any := false, false
+	var quote rune
+	any := false
 	for _, r := range line {
 		switch {
-		case r == '"':
-			quoted, any = !quoted, true
-		case (r == ' ' || r == '\t') && !quoted:
+		case quote == 0 && (r == '"' || r == '\''):
+			quote, any = r, true
+		case r == quote:
+			quote = 0
+		case (r == ' ' || r == '\t') && quote == 0:
 			if any {
 				out = append(out, cur.String())
 				cur.Reset()
