@@ -95,11 +95,53 @@ func TestDocsAreTrue(t *testing.T) {
 				}
 			}
 		}
+		// An agent host's configuration that starts sessionlog (JSON, TOML)
+		// gives it a verb and flags it has.
+		checkArgs := func(what string, args []string) {
+			if len(args) == 0 {
+				t.Errorf("%s: %s starts sessionlog without a verb", page, what)
+				return
+			}
+			u, ok := flagsOf(args[0])
+			if !ok {
+				t.Errorf("%s: %s: no verb %q", page, what, args[0])
+				return
+			}
+			for _, a := range args[1:] {
+				if m := flag.FindStringSubmatch(a); m != nil && !strings.Contains(u, "-"+m[1]+" ") && !strings.Contains(u, "-"+m[1]+"\n") {
+					t.Errorf("%s: %s: %s takes no flag -%s", page, what, args[0], m[1])
+				}
+			}
+			lines++
+		}
 		for _, block := range fencedBlocks(s, "json") {
 			jsons++
-			if !json.Valid([]byte(block)) {
-				t.Errorf("%s: a JSON block that does not parse:\n%s", page, block)
+			var v struct {
+				MCPServers map[string]struct {
+					Command string
+					Args    []string
+				} `json:"mcpServers"`
 			}
+			if err := json.Unmarshal([]byte(block), &v); err != nil {
+				t.Errorf("%s: a JSON block that does not parse (%v):\n%s", page, err, block)
+			}
+			for name, srv := range v.MCPServers {
+				if srv.Command == "sessionlog" {
+					checkArgs("mcpServers."+name, srv.Args)
+				}
+			}
+		}
+		for _, block := range fencedBlocks(s, "toml") {
+			if !strings.Contains(block, `command = "sessionlog"`) {
+				continue
+			}
+			var args []string
+			m := regexp.MustCompile(`(?m)^args = (\[.*\])$`).FindStringSubmatch(block)
+			if m == nil || json.Unmarshal([]byte(m[1]), &args) != nil {
+				t.Errorf("%s: a TOML block starting sessionlog without args sessionlog can read:\n%s", page, block)
+				continue
+			}
+			checkArgs("TOML", args)
 		}
 		for _, block := range fencedBlocks(s, "go") {
 			gos++
