@@ -109,7 +109,7 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithClientTelemetry(g.cfg.Telemetry)),
+	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithPropagator(g.cfg.Telemetry.Propagator())),
 		refs: 1, rateKey: rateKey, name: name}
 	g.mu.Lock()
 	if old, ok := g.users.Peek(key); ok && old.refs == 0 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -199,7 +198,7 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 		return nil, SearchOutput{}, err
 	}
 	if reply.Hits == nil {
-		reply.Hits = []search.Hit{}
+		reply.Hits = []service.SearchHit{}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d hits of %d\n", len(reply.Hits), reply.Total)

@@ -62,32 +62,11 @@ func (s *Service) read(ctx context.Context, id string, maxLag time.Duration, fn 
 
 // readAs is read with the request's Freshness, checked.
 func (s *Service) readAs(ctx context.Context, id string, f Freshness, fn func(st *stream.Store) (any, error)) (any, error) {
-	maxLag, err := f.maxLag()
+	maxLag, err := f.MaxLag()
 	if err != nil {
 		return nil, err
 	}
 	return s.read(ctx, id, maxLag, fn)
-}
-
-// maxLag is the staleness f accepts (0: none), or why f is refused.
-func (f Freshness) maxLag() (time.Duration, error) {
-	switch f.Consistency {
-	case "", Linearizable:
-		if f.MaxLagMs != 0 {
-			return 0, badRequest("/maxLagMs", "maxLagMs bounds a %q read; a linearizable one is never stale", Replica)
-		}
-		return 0, nil
-	case Replica:
-		ms := f.MaxLagMs
-		if ms == 0 {
-			ms = DefaultMaxLagMs
-		}
-		if ms < 1 || ms > MaxMaxLagMs {
-			return 0, badRequest("/maxLagMs", "maxLagMs must be 1 to %d, not %d", MaxMaxLagMs, f.MaxLagMs)
-		}
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	return 0, badRequest("/consistency", "consistency must be %q or %q, not %q", Linearizable, Replica, f.Consistency)
 }
 
 // write runs fn on the session's store as the cache holds it, saving the

@@ -330,7 +330,7 @@ func (s *Service) replyAsync(req micro.Request, body []byte, h nats.Header) {
 }
 
 func errorBody(e *Error) []byte {
-	body, _ := json.Marshal(ErrorReply{Error: e.public()})
+	body, _ := json.Marshal(ErrorReply{Error: publicError(e)})
 	return body
 }
 

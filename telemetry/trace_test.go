@@ -101,7 +101,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
-	client := service.NewClient(nc, svcCfg.Subject, service.WithClientTelemetry(r.tel))
+	client := service.NewClient(nc, svcCfg.Subject, service.WithPropagator(r.tel.Propagator()))
 
 	handled := make(chan trace.SpanContext, 1)
 	sub, err := replica.Subscribe(ctx, r.b, replica.DefaultEventConfig("tel-compactions", session.TypeCompaction), func(ctx context.Context, ev replica.Event) error {

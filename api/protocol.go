@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -49,10 +48,27 @@ type SearchRequest struct {
 	Offset  int    `json:"offset,omitzero"`
 }
 
-// SearchReply is a page of hits (search.Result): each names its session
-// and entry, with a snippet and the byte ranges of the matched words in
-// it.
-type SearchReply = search.Result
+// SearchReply is a page of hits, best first.
+type SearchReply struct {
+	Hits []SearchHit `json:"hits"`
+	// Total is how many entries match (sessions since deleted included
+	// until the node's index learns of it).
+	Total uint64 `json:"total"`
+}
+
+// SearchHit is one entry that matches: its session, where it is, and
+// text around the first matches, with the byte ranges [start, end) of
+// the matched words in Snippet.
+type SearchHit struct {
+	Session   string   `json:"session"`
+	Entry     string   `json:"entry"`
+	Type      string   `json:"type"`
+	Role      string   `json:"role,omitempty"`
+	Timestamp string   `json:"timestamp"`
+	Score     float64  `json:"score"`
+	Snippet   string   `json:"snippet"`
+	Matches   [][2]int `json:"matches"`
+}
 
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {
@@ -86,6 +102,27 @@ type Freshness struct {
 	// MaxLagMs bounds a "replica" read's staleness: default
 	// DefaultMaxLagMs, at most MaxMaxLagMs.
 	MaxLagMs int64 `json:"maxLagMs,omitzero"`
+}
+
+// MaxLag is the staleness f accepts (0: none), or why f is refused.
+func (f Freshness) MaxLag() (time.Duration, error) {
+	switch f.Consistency {
+	case "", Linearizable:
+		if f.MaxLagMs != 0 {
+			return 0, badRequest("/maxLagMs", "maxLagMs bounds a %q read; a linearizable one is never stale", Replica)
+		}
+		return 0, nil
+	case Replica:
+		ms := f.MaxLagMs
+		if ms == 0 {
+			ms = DefaultMaxLagMs
+		}
+		if ms < 1 || ms > MaxMaxLagMs {
+			return 0, badRequest("/maxLagMs", "maxLagMs must be 1 to %d, not %d", MaxMaxLagMs, f.MaxLagMs)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return 0, badRequest("/consistency", "consistency must be %q or %q, not %q", Linearizable, Replica, f.Consistency)
 }
 
 // The consistencies a read may ask for (Freshness).

@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
-
-	"github.com/agentcore/sessionlog/telemetry"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Client calls a sessionlog service over NATS. Errors the service returns
@@ -18,15 +18,17 @@ import (
 type Client struct {
 	nc      *nats.Conn
 	subject string
-	tel     *telemetry.T
+	prop    propagation.TextMapPropagator
 }
 
 // ClientOption configures NewClient.
 type ClientOption func(*Client)
 
-// WithClientTelemetry sets the propagator requests carry the caller's
-// trace with (default: the global one).
-func WithClientTelemetry(t *telemetry.T) ClientOption { return func(c *Client) { c.tel = t } }
+// WithPropagator sets the propagator requests carry the caller's trace
+// with (default: the global one).
+func WithPropagator(p propagation.TextMapPropagator) ClientOption {
+	return func(c *Client) { c.prop = p }
+}
 
 // NewClient calls the service at subject (Config.Subject, sessionlog.v1)
 // over nc. Requests carry the trace of their context (traceparent).
@@ -35,8 +37,8 @@ func NewClient(nc *nats.Conn, subject string, opts ...ClientOption) *Client {
 	for _, o := range opts {
 		o(c)
 	}
-	if c.tel == nil {
-		c.tel = telemetry.Default()
+	if c.prop == nil {
+		c.prop = otel.GetTextMapPropagator()
 	}
 	return c
 }
@@ -46,7 +48,7 @@ func NewClient(nc *nats.Conn, subject string, opts ...ClientOption) *Client {
 func (c *Client) Call(ctx context.Context, op string, req, reply any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return fmt.Errorf("service: %s request: %w", op, err)
+		return fmt.Errorf("sessionlog: %s request: %w", op, err)
 	}
 	out, err := c.Raw(ctx, op, body)
 	if err != nil {
@@ -56,7 +58,7 @@ func (c *Client) Call(ctx context.Context, op string, req, reply any) error {
 		return nil
 	}
 	if err := json.Unmarshal(out, reply); err != nil {
-		return fmt.Errorf("service: %s reply: %w", op, err)
+		return fmt.Errorf("sessionlog: %s reply: %w", op, err)
 	}
 	return nil
 }
@@ -71,7 +73,7 @@ func (c *Client) Raw(ctx context.Context, op string, body []byte) ([]byte, error
 	}
 	req := nats.NewMsg(c.subject + "." + op)
 	req.Data = body
-	c.tel.Inject(ctx, req.Header)
+	c.prop.Inject(ctx, headerCarrier(req.Header))
 	msg, err := c.nc.RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
@@ -79,7 +81,7 @@ func (c *Client) Raw(ctx context.Context, op string, body []byte) ([]byte, error
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("no reply to %s: %v", op, err)}
 	case err != nil:
-		return nil, fmt.Errorf("service: %s: %w", op, err)
+		return nil, fmt.Errorf("sessionlog: %s: %w", op, err)
 	}
 	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
 		var er ErrorReply
@@ -89,4 +91,25 @@ func (c *Client) Raw(ctx context.Context, op string, body []byte) ([]byte, error
 		return nil, &Error{Code: Code(code), Message: msg.Header.Get(micro.ErrorHeader)}
 	}
 	return msg.Data, nil
+}
+
+// headerCarrier reads and writes NATS headers as they are: NATS header
+// names are case-sensitive, and W3C's are lowercase (traceparent).
+type headerCarrier nats.Header
+
+func (h headerCarrier) Get(key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (h headerCarrier) Set(key, value string) { h[key] = []string{value} }
+
+func (h headerCarrier) Keys() []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	return keys
 }
