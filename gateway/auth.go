@@ -111,13 +111,15 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	}
 	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithPropagator(g.cfg.Telemetry.Propagator())),
 		refs: 1, rateKey: rateKey, name: name}
+	var done []*nats.Conn
 	g.mu.Lock()
 	if old, ok := g.users.Peek(key); ok && old.refs == 0 {
-		old.nc.Close()
+		done = append(done, old.nc)
 	}
 	g.users.Put(key, u)
-	g.evict()
+	done = append(done, g.evict()...)
 	g.mu.Unlock()
+	closeConns(done)
 	return u, func() { g.release(u) }, nil
 }
 
@@ -160,20 +162,32 @@ func (g *Gateway) connect(ctx context.Context, opts ...nats.Option) (*nats.Conn,
 }
 
 func (g *Gateway) release(u *userConn) {
+	var done []*nats.Conn
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	u.refs--
 	if cur, _ := g.users.Peek(u.key); u.refs == 0 && cur != u {
-		u.nc.Close() // replaced while in use (it had lost its server)
+		done = append(done, u.nc) // replaced while in use (it had lost its server)
 	}
-	g.evict()
+	done = append(done, g.evict()...)
+	g.mu.Unlock()
+	closeConns(done)
 }
 
-// evict closes idle connections past MaxUsers, least recently used first.
-// Called with mu held.
-func (g *Gateway) evict() {
+// evict takes idle connections past MaxUsers out, least recently used
+// first, for the caller to close once it lets go of mu (closing drains,
+// which is network I/O). Called with mu held.
+func (g *Gateway) evict() []*nats.Conn {
+	var out []*nats.Conn
 	for _, u := range g.users.Trim(g.cfg.MaxUsers, func(_ [32]byte, u *userConn) bool { return u.refs == 0 }) {
-		u.nc.Close()
+		out = append(out, u.nc)
+	}
+	return out
+}
+
+// closeConns closes connections taken out of the pool.
+func closeConns(conns []*nats.Conn) {
+	for _, nc := range conns {
+		nc.Close()
 	}
 }
 

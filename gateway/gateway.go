@@ -5,11 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/agentcore/sessionlog/mcpserver"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agentcore/sessionlog/mcpserver"
 
 	"github.com/nats-io/nats.go"
 	"golang.org/x/net/netutil"
@@ -248,13 +249,15 @@ func (g *Gateway) Close(ctx context.Context) error {
 		err = g.srv.Close()
 	}
 	g.wg.Wait()
+	var done []*nats.Conn
 	g.mu.Lock()
 	for k, u := range g.users.All() {
-		u.nc.Close()
+		done = append(done, u.nc)
 		g.users.Remove(k)
 	}
 	err = errors.Join(err, g.serrErr)
 	g.mu.Unlock()
+	closeConns(done)
 	return err
 }
 

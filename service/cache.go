@@ -17,6 +17,9 @@ import (
 type cache struct {
 	b   *stream.Backend
 	max int
+	// report hears of a store whose Close failed: its Close writes the
+	// session's index record, so a failure leaves a listing stale.
+	report func(id string, err error)
 
 	mu     sync.Mutex
 	m      *lru.Cache[string, *held]
@@ -24,14 +27,28 @@ type cache struct {
 }
 
 type held struct {
+	id      string
 	st      *stream.Store
 	usedAt  time.Time // when last released
 	refs    int
 	dropped bool
 }
 
-func newCache(b *stream.Backend, max int) *cache {
-	return &cache{b: b, max: max, m: lru.New[string, *held]()}
+func newCache(b *stream.Backend, max int, report func(id string, err error)) *cache {
+	return &cache{b: b, max: max, report: report, m: lru.New[string, *held]()}
+}
+
+// shut closes stores taken out of the cache — never under its lock: a
+// Close writes the index — and reports each that failed.
+func (c *cache) shut(ctx context.Context, hs ...*held) error {
+	var errs []error
+	for _, h := range hs {
+		if err := h.st.Close(ctx); err != nil {
+			c.report(h.id, err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // freshness is how current a store acquired must be.
@@ -86,19 +103,17 @@ func (c *cache) get(ctx context.Context, id string) (*held, error) {
 	c.mu.Lock()
 	if _, ok := c.m.Peek(id); ok || c.closed { // opened meanwhile by another request
 		c.mu.Unlock()
-		st.Close(ctx)
+		c.shut(ctx, &held{id: id, st: st})
 		if !ok {
 			return nil, ErrClosed
 		}
 		return c.get(ctx, id)
 	}
-	h := &held{st: st, refs: 1}
+	h := &held{id: id, st: st, refs: 1}
 	c.m.Put(id, h)
 	victims := c.evict()
 	c.mu.Unlock()
-	for _, v := range victims {
-		v.st.Close(ctx)
-	}
+	c.shut(ctx, victims...)
 	return h, nil
 }
 
@@ -126,11 +141,9 @@ func (c *cache) release(ctx context.Context, h *held) {
 	}
 	c.mu.Unlock()
 	if closeIt {
-		h.st.Close(context.WithoutCancel(ctx))
+		victims = append(victims, h)
 	}
-	for _, v := range victims {
-		v.st.Close(context.WithoutCancel(ctx))
-	}
+	c.shut(context.WithoutCancel(ctx), victims...)
 }
 
 // expire closes the stores nobody used for idle: a session read once is
@@ -146,9 +159,7 @@ func (c *cache) expire(ctx context.Context, idle time.Duration) {
 		}
 	}
 	c.mu.Unlock()
-	for _, v := range victims {
-		v.st.Close(ctx)
-	}
+	c.shut(ctx, victims...)
 }
 
 // drop forgets id's store (h, or whatever is held when h is nil). A store
@@ -173,14 +184,14 @@ func (c *cache) drop(id string, h *held) *stream.Store {
 func (c *cache) close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
-	var errs []error
+	var idle []*held
 	for id, h := range c.m.All() {
 		c.m.Remove(id)
 		h.dropped = true
 		if h.refs == 0 {
-			errs = append(errs, h.st.Close(ctx))
+			idle = append(idle, h)
 		}
 	}
 	c.mu.Unlock()
-	return errors.Join(errs...)
+	return c.shut(ctx, idle...)
 }

@@ -5,6 +5,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -43,6 +44,10 @@ type Limits struct {
 
 // Config configures a Service.
 type Config struct {
+	// Logger hears what fails where no request can be told: a session
+	// closed out of the cache whose index record could not be written.
+	// Nil: slog.Default().
+	Logger *slog.Logger
 	// Name and Version are announced by micro ($SRV.INFO).
 	Name    string
 	Version string

@@ -414,7 +414,7 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/consistency", "a delete is a write: consistency and maxLagMs are for reads")
 	}
 	if st := s.cache.drop(req.Session, nil); st != nil {
-		st.Close(ctx)
+		_ = s.cache.shut(ctx, &held{id: req.Session, st: st}) // being deleted: reported, not in the way
 	}
 	rep, err := s.b.DeleteSession(ctx, req.Session)
 	if err != nil {

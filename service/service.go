@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,9 +76,16 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	closeFailed := func(id string, err error) {
+		logger.Warn("sessionlog: closing a session out of the service's cache failed; its listing may be stale until its next write", "session", id, "stream", b.Config().Stream, "error", err)
+	}
 	s := &Service{
 		cfg: cfg, b: b, nc: nc, uploads: b.Uploads(), staged: semaphore.NewWeighted(cfg.Limits.MaxStagedBytes),
-		cache: newCache(b, cfg.MaxOpenSessions),
+		cache: newCache(b, cfg.MaxOpenSessions, closeFailed),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
 		waits: make(chan struct{}, cfg.MaxWaits), waitsBy: map[string]int{},
