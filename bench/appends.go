@@ -77,8 +77,9 @@ func appends(ctx context.Context, cfg Config, n *node, r *Report, p progress) er
 		return err
 	}
 	group := fmt.Sprintf("One writer, %d B entries, fsync %s", len(payload), n.sync)
-	// The goals: 1.25x with fsync on every write, where the disk is most
-	// of an append; 1.5x at the server's default, where our CPU shows.
+	// The goals are tighter with fsync on every write, where the disk is
+	// most of an append, than at the server's default, where our CPU shows
+	// (BENCHMARKS.md, The goals).
 	goal := 1.25
 	if strings.HasPrefix(n.sync, "default") {
 		goal = 1.5

@@ -19,7 +19,7 @@ import (
 	"github.com/agentcore/sessionlog/stream"
 )
 
-// Heavy sessions (issue 16): what storing members apart costs and saves.
+// Heavy sessions: what storing members apart costs and saves.
 // First the threshold: appends and cold reads of entries of a few sizes,
 // stored inline against stored apart. Then a session of many images,
 // half of them repeats: an image entry's append against a raw object

@@ -18,20 +18,20 @@ import (
 	"github.com/agentcore/sessionlog/stream"
 )
 
-// The many-sessions part (issue 15): a deployment of cfg.ManySessions
+// The many-sessions part: a deployment of cfg.ManySessions
 // sessions of 20 small entries each (see generate),
 // and what it costs the server per session (memory once idle, disk),
 // what a listing costs (the first page in a new process, later pages),
 // and opening a random session. Beside it, raw publishes of the same
 // count of sessions in two subject layouts measure what each distinct
 // subject costs the server: one subject per entry type (the layout of
-// deployments made before issue 15) and one subject per session.
+// older deployments) and one subject per session.
 
 // manyEntries are the entries of each generated session, header aside.
 const manyEntries = 19
 
 // manyPartitions is the layout of the generated deployment: atomic
-// batches are staged one at a time per stream (~4 ms each here), so
+// batches are staged one at a time per stream, so
 // partitions are what makes generating a million sessions take minutes.
 const manyPartitions = 4
 

@@ -17,7 +17,7 @@ import (
 	"github.com/agentcore/sessionlog/transcript"
 )
 
-// Other agents' transcripts (issue 34): importing a real 3 MB Claude Code
+// Other agents' transcripts: importing a real 3 MB Claude Code
 // transcript against reading its lines with json.Valid (the least any
 // reader of the file does), and how far a follow runs behind a file
 // appended to at a steady pace.

@@ -442,7 +442,7 @@ func (n *Node) Close(ctx context.Context) error {
 // every 250 ms, two unanswered), where a TCP connection to a paused or
 // cut-off server would stay up for minutes: a session's writers on a
 // paused node resume elsewhere within the second a follower's fault may
-// cost (issue 32's goal). A live server answers a ping from its read loop
+// cost. A live server answers a ping from its read loop
 // at once, however busy its disk. Requests that were in flight are
 // resent by the stream package once the connection has moved.
 func ClientOptions(name string) []nats.Option {

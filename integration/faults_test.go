@@ -253,7 +253,7 @@ func runFaults(t *testing.T, nodes int) {
 		fmt.Fprintf(&report, "  %-60s %s\n", k, quantiles(indexLags[k]))
 	}
 	fmt.Fprintf(&report, "index lag over the whole run: %s; probe errors %d\n", quantiles(probe.all()), probe.errs)
-	report.WriteString("goals (issue 32: a follower's fault p99 <= 1s, a leader's <= its elections' p99 + 1s):\n" + goalReport(gaps, elections, kinds))
+	report.WriteString("goals (a follower's fault p99 <= 1s, a leader's <= its elections' p99 + 1s):\n" + goalReport(gaps, elections, kinds))
 	report.WriteString(linReport + "\n")
 	report.WriteString("replica repairs made by the nodes:\n")
 	for _, nd := range c.nodes {

@@ -65,7 +65,7 @@ func TestBadRequests(t *testing.T) {
 		{name: "forged cursor", op: service.OpList, body: `{"cursor":"nonsense"}`, wantCode: service.CodeBadRequest, wantField: "/cursor"},
 		{name: "entries page too large", op: service.OpEntries, body: `{"session":"bad","limit":1000}`, wantCode: service.CodeTooLarge, wantField: "/limit"},
 		{name: "wait without a sequence", op: service.OpWait, body: `{"session":"bad"}`, wantCode: service.CodeBadRequest, wantField: "/sequence"},
-		// Values that once made a session unreadable (issue 12): refused, naming the member.
+		// Values that once made a session unreadable: refused, naming the member.
 		{name: "message timestamp 1.5", op: service.OpAppend, body: msgWith(`"timestamp":1.5`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
 		{name: "message timestamp 1e400", op: service.OpAppend, body: msgWith(`"timestamp":1e400`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},
 		{name: "message timestamp 2^64", op: service.OpAppend, body: msgWith(`"timestamp":18446744073709551616`), wantCode: service.CodeInvalidEntry, wantField: "/entries/0/message/timestamp"},

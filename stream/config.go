@@ -142,10 +142,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// DefaultOffloadThreshold is where offloading pays (BENCHMARKS.md, issue
-// 16): from 128 KiB a member stored apart is read back faster than
-// inline (0.72–0.84x, cold) for appends 1.3–1.45x as long; at 64 KiB
-// reads cost 1.1–1.8x and appends 1.2–2.2x, from 256 KiB both win.
+// DefaultOffloadThreshold is where storing a member apart starts to pay:
+// from here a member stored apart reads back faster than inline, for an
+// append that takes somewhat longer (BENCHMARKS.md, Heavy sessions, has
+// the measurements).
 const DefaultOffloadThreshold = 128 << 10
 
 // SnapshotBucket names the object store of snapshots (its KV of heads is
