@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,17 +188,18 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 		return nil, err
 	}
 	var its []jetstream.MessagesContext
+	var filters []stream.TypeFilter
 	stop := func() {
 		for _, it := range its {
 			it.Stop()
 		}
 	}
 	for _, p := range b.Partitions() {
-		filters, _ := p.TypeSubjects(cfg.Types...)
+		filter := p.TypeFilter(cfg.Types...)
 		cc := jetstream.ConsumerConfig{
 			Durable:        cfg.Durable,
 			Description:    "sessionlog event consumer",
-			FilterSubjects: filters,
+			FilterSubjects: filter.Subjects,
 			AckPolicy:      jetstream.AckExplicitPolicy,
 			AckWait:        cfg.AckWait,
 			MaxDeliver:     -1, // dead letters are ours to route, not the server's to drop
@@ -230,18 +230,18 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 			stop()
 			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
 		}
-		its = append(its, it)
+		its, filters = append(its, it), append(filters, filter)
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &Subscription{b: b, cfg: cfg, its: its, cancel: cancel}
-	for _, it := range its {
+	for i, it := range its {
 		s.wg.Add(1)
-		go s.run(sctx, it, h)
+		go s.run(sctx, it, filters[i], h)
 	}
 	return s, nil
 }
 
-func (s *Subscription) run(ctx context.Context, it jetstream.MessagesContext, h Handler) {
+func (s *Subscription) run(ctx context.Context, it jetstream.MessagesContext, filter stream.TypeFilter, h Handler) {
 	defer s.wg.Done()
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
@@ -253,12 +253,12 @@ func (s *Subscription) run(ctx context.Context, it jetstream.MessagesContext, h 
 			continue // heartbeats missed: the iterator re-pulls
 		}
 		s.handling.Lock()
-		s.handle(ctx, msg, h)
+		s.handle(ctx, msg, filter, h)
 		s.handling.Unlock()
 	}
 }
 
-func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler) {
+func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, filter stream.TypeFilter, h Handler) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		s.note(func(st *EventStatus) { st.LastError = err })
@@ -273,7 +273,7 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, h Handler)
 	// Where a session is one subject, the consumer takes in its headers
 	// and entries of every type: those not of ours are acknowledged
 	// unread beyond their type.
-	if typ, terr := s.b.TypeOf(msg.Subject(), msg.Data()); terr == nil && !slices.Contains(s.cfg.Types, typ) {
+	if !filter.Keep(msg.Subject(), msg.Data()) {
 		_ = msg.Ack()
 		return
 	}

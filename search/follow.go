@@ -65,9 +65,9 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return err
 	}
-	filters, typed := p.TypeSubjects(indexedTypes...)
+	filter := p.TypeFilter(indexedTypes...)
 	cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: filters,
+		FilterSubjects: filter.Subjects,
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    from + 1,
 	})
@@ -87,7 +87,7 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	ix.pos[p.Index()], ix.cons[p.Index()] = from, cons
 	ix.mu.Unlock()
 	ix.wg.Add(2)
-	go ix.follow(fctx, p, it, typed)
+	go ix.follow(fctx, p, it, filter)
 	go ix.forget(fctx, w)
 	return nil
 }
@@ -121,7 +121,7 @@ func (ix *Indexer) position(ctx context.Context, p stream.Partition) (uint64, er
 	return pos, nil
 }
 
-func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.MessagesContext, typed bool) {
+func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.MessagesContext, filter stream.TypeFilter) {
 	defer ix.wg.Done()
 	defer it.Stop()
 	cfg := ix.x.cfg
@@ -177,10 +177,8 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 			continue
 		}
 		last, pending = meta.Sequence.Stream, true
-		if !typed {
-			if typ, err := ix.b.TypeOf(msg.Subject(), msg.Data()); err != nil || !slices.Contains(indexedTypes, typ) {
-				continue
-			}
+		if !filter.Keep(msg.Subject(), msg.Data()) {
+			continue
 		}
 		m, err := ix.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 		if err == nil && m.Entry != nil {

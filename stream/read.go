@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -277,20 +278,44 @@ func (p Partition) Stream() jetstream.Stream { return p.b.stream }
 // Subjects is the filter of every session's messages in the partition.
 func (p Partition) Subjects() string { return p.b.cfg.Prefix + ".>" }
 
-// TypeSubjects is the filter of the partition's entries of the given
-// types. With a subject per session (every deployment but those made
+// TypeFilter picks a partition's entries of some types out of its
+// messages, in either subject layout: Subjects are the consumer filter
+// to ask the server for, and Keep decides each message the filter let
+// through. With a subject per session (every deployment but those made
 // before it) the subject does not tell a session's entries apart, so the
-// filter takes in every entry of the partition and the consumer keeps
-// those of its types (Message.Entry.Type); typed says the filter already
-// did.
-func (p Partition) TypeSubjects(types ...session.EntryType) (filters []string, typed bool) {
-	if !p.b.cfg.typed {
-		return []string{p.b.cfg.Prefix + ".*"}, false
+// filter takes in every message of the partition and Keep reads each
+// one's type; in the older layout of a subject per entry type the
+// subjects did it, and Keep keeps all.
+type TypeFilter struct {
+	Subjects []string
+	typed    bool
+	types    []session.EntryType
+	b        *Backend
+}
+
+// TypeFilter is the partition's filter of entries of the given types.
+func (p Partition) TypeFilter(types ...session.EntryType) TypeFilter {
+	f := TypeFilter{types: slices.Clone(types), b: p.b, typed: p.b.cfg.typed}
+	if !f.typed {
+		f.Subjects = []string{p.b.cfg.Prefix + ".*"}
+		return f
 	}
 	for _, t := range types {
-		filters = append(filters, p.b.cfg.Prefix+".*."+string(t))
+		f.Subjects = append(f.Subjects, p.b.cfg.Prefix+".*."+string(t))
 	}
-	return filters, true
+	return f
+}
+
+// Keep reports whether a message the filter let through may be an entry
+// of its types: false for a header or an entry of another type. A message
+// whose type cannot be read is kept, so that decoding it reports why (an
+// event consumer dead-letters it, an indexer notes it).
+func (f TypeFilter) Keep(subject string, data []byte) bool {
+	if f.typed {
+		return true
+	}
+	typ, err := f.b.TypeOf(subject, data)
+	return err != nil || slices.Contains(f.types, typ)
 }
 
 // WatchIndex watches the partition's index from now on: a deletion (a

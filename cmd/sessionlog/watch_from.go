@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,8 +46,8 @@ func watchFrom(ctx context.Context, b *stream.Backend, types []session.EntryType
 	var wg sync.WaitGroup
 	errs := make(chan error, len(b.Partitions()))
 	for _, part := range b.Partitions() {
-		filters, typed := part.TypeSubjects(types...)
-		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: start.policy}
+		filter := part.TypeFilter(types...)
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filter.Subjects, DeliverPolicy: start.policy}
 		switch start.policy {
 		case jetstream.DeliverByStartSequencePolicy:
 			cfg.OptStartSeq = start.seq
@@ -67,7 +66,7 @@ func watchFrom(ctx context.Context, b *stream.Backend, types []session.EntryType
 		go func() {
 			defer wg.Done()
 			defer it.Stop()
-			if err := watchPartition(ctx, b, it, types, typed, p); err != nil {
+			if err := watchPartition(ctx, b, it, filter, p); err != nil {
 				errs <- err
 				cancel()
 			}
@@ -80,7 +79,7 @@ func watchFrom(ctx context.Context, b *stream.Backend, types []session.EntryType
 	return <-errs // nil when none
 }
 
-func watchPartition(ctx context.Context, b *stream.Backend, it jetstream.MessagesContext, types []session.EntryType, typed bool, p *printer) error {
+func watchPartition(ctx context.Context, b *stream.Backend, it jetstream.MessagesContext, filter stream.TypeFilter, p *printer) error {
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -93,10 +92,8 @@ func watchPartition(ctx context.Context, b *stream.Backend, it jetstream.Message
 		if err != nil {
 			continue
 		}
-		if !typed {
-			if typ, err := b.TypeOf(msg.Subject(), msg.Data()); err != nil || !slices.Contains(types, typ) {
-				continue
-			}
+		if !filter.Keep(msg.Subject(), msg.Data()) {
+			continue
 		}
 		m, err := b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 		if err != nil || m.Entry == nil {
