@@ -1,12 +1,8 @@
 package cluster
 
 import (
-	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/lifecycle"
-
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -43,15 +39,6 @@ type Tenant struct {
 	// MaxConnections bounds the tenant's connections (0: no limit), the
 	// service connection of each node among them.
 	MaxConnections int `json:"maxConnections,omitempty"`
-	// Offload, when set, is the tenant's own offload threshold in bytes
-	// (stream.Config.OffloadThreshold; 0: store everything inline).
-	Offload *int `json:"offload,omitempty"`
-	// Redact, when set, is the tenant's own redaction on write
-	// (stream.Config.Redact), in place of the deployment's.
-	Redact *codec.RedactConfig `json:"redact,omitempty"`
-	// Retention, when set, is the tenant's own retention policy, in place
-	// of the deployment's (serve -retention).
-	Retention *lifecycle.Policy `json:"retention,omitempty"`
 }
 
 // User is one set of credentials: a name and password (plain, or a bcrypt
@@ -86,10 +73,12 @@ func (a *AuthConfig) Validate() error {
 	if len(a.ClientPermissions.Publish) == 0 || len(a.ClientPermissions.Subscribe) == 0 {
 		return fmt.Errorf("%w: auth needs client permissions to publish and subscribe", ErrInvalidConfig)
 	}
-	return a.validateTenants()
+	return a.CheckTenants()
 }
 
-func (a *AuthConfig) validateTenants() error {
+// CheckTenants checks the tenants and their users alone (Validate also
+// wants the client permissions, which the caller sets later).
+func (a *AuthConfig) CheckTenants() error {
 	if len(a.Tenants) == 0 {
 		return fmt.Errorf("%w: auth without tenants would let nobody in", ErrInvalidConfig)
 	}
@@ -107,18 +96,6 @@ func (a *AuthConfig) validateTenants() error {
 			return fmt.Errorf("%w: tenant %q has no users", ErrInvalidConfig, t.Name)
 		case t.MaxStore < 0 || t.MaxConnections < 0:
 			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
-		case t.Offload != nil && *t.Offload < 0:
-			return fmt.Errorf("%w: tenant %q has a negative offload threshold", ErrInvalidConfig, t.Name)
-		}
-		if t.Retention != nil {
-			if err := t.Retention.Validate(); err != nil {
-				return fmt.Errorf("%w: tenant %q: retention: %w", ErrInvalidConfig, t.Name, err)
-			}
-		}
-		if t.Redact != nil {
-			if _, err := t.Redact.Redactor(); err != nil {
-				return fmt.Errorf("%w: tenant %q: redact: %w", ErrInvalidConfig, t.Name, err)
-			}
 		}
 		tenants[t.Name] = true
 		for j, u := range t.Users {
@@ -146,25 +123,6 @@ func (a *AuthConfig) validateTenants() error {
 		}
 	}
 	return nil
-}
-
-// LoadAuth reads tenants from a JSON file ({"tenants":[…]}), refusing
-// unknown fields.
-func LoadAuth(path string) (*AuthConfig, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: tenants: %w", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	var a AuthConfig
-	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("%w: tenants file %s: %v", ErrInvalidConfig, path, err)
-	}
-	if err := a.validateTenants(); err != nil {
-		return nil, fmt.Errorf("tenants file %s: %w", path, err)
-	}
-	return &a, nil
 }
 
 // serviceKeys are the node's own credentials in each tenant's account,

@@ -24,6 +24,7 @@ import (
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
+	"github.com/agentcore/sessionlog/tenants"
 )
 
 // apiFlags configure what `serve` offers clients besides NATS itself: the
@@ -31,6 +32,7 @@ import (
 type apiFlags struct {
 	http       string
 	tenants    string
+	tenantFile *tenants.File // read from tenants
 	tlsCert    string
 	tlsKey     string
 	tlsCA      string
@@ -86,10 +88,12 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		a.retention = &p
 	}
 	if a.tenants != "" {
-		auth, err := cluster.LoadAuth(a.tenants)
+		f, err := tenants.Load(a.tenants)
 		if err != nil {
 			return err
 		}
+		a.tenantFile = f
+		auth := f.Auth()
 		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
 		cfg.Auth = auth
 	}
@@ -257,7 +261,8 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 				return nil, errors.Join(err, out.close(ctx))
 			}
 			out.conns = append(out.conns, rc)
-			conns = append(conns, conn{tenant: t.Name, offload: t.Offload, redact: t.Redact, retention: t.Retention, store: nc, respond: rc})
+			own, _ := a.tenantFile.Of(t.Name)
+			conns = append(conns, conn{tenant: t.Name, offload: own.Offload, redact: own.Redact, retention: own.Retention, store: nc, respond: rc})
 		}
 	}
 	for _, c := range conns {
