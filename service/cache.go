@@ -11,7 +11,7 @@ import (
 )
 
 // cache keeps recently used sessions open between requests, so a request
-// costs a freshness check (Store.Sync: one round trip) rather than a load.
+// costs a freshness check (Store.CatchUp: one round trip) rather than a load.
 // Stores are reference counted: one evicted or dropped while a request
 // uses it is closed when that request releases it.
 type cache struct {
@@ -70,7 +70,7 @@ func (c *cache) acquire(ctx context.Context, id string, fresh freshness) (*strea
 		if fresh.never {
 			return h.st, release, nil
 		}
-		err = h.st.SyncWithin(ctx, fresh.maxLag)
+		err = h.st.CatchUpWithin(ctx, fresh.maxLag)
 		if err == nil {
 			return h.st, release, nil
 		}

@@ -69,7 +69,7 @@ func TestAppendWithPoliciesAndPreconditions(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if err := b.Sync(ctx); err != nil {
+			if err := b.CatchUp(ctx); err != nil {
 				t.Fatal(err)
 			}
 			got, gerr := b.Get(ctx, "a1")
@@ -104,7 +104,7 @@ func TestSyncFollowsOtherWritersAndDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close(ctx)
-	if err := b.Sync(ctx); err != nil { // nothing new: no catch-up
+	if err := b.CatchUp(ctx); err != nil { // nothing new: no catch-up
 		t.Fatal(err)
 	}
 	for _, id := range []string{"x1", "x2"} {
@@ -113,7 +113,7 @@ func TestSyncFollowsOtherWritersAndDeletes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Sync(ctx); err != nil {
+	if err := b.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sa, _ := a.Sequence(ctx)
@@ -124,7 +124,7 @@ func TestSyncFollowsOtherWritersAndDeletes(t *testing.T) {
 	if err := bk.Delete(ctx, h.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Sync(ctx); !errors.Is(err, session.ErrSessionNotFound) {
+	if err := b.CatchUp(ctx); !errors.Is(err, session.ErrSessionNotFound) {
 		t.Fatalf("sync after delete: %v, want ErrSessionNotFound", err)
 	}
 }

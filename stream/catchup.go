@@ -18,18 +18,18 @@ import (
 // applied. The read may be answered by a replica that is behind the
 // stream's leader (see read), so "caught up" means caught up with that
 // replica. Where the store must have seen every acknowledged write — a
-// read that follows Sync, an append that lost its sequence check, an
+// read that follows CatchUp, an append that lost its sequence check, an
 // append whose caller has seen more than the store — it asks the leader
 // for the session's last sequence and reads until it has reached it.
 
-// Sync brings the store up to date with the stream at the cost of a read
+// CatchUp brings the store up to date with the stream at the cost of a read
 // barrier and one direct get when nothing changed: it learns the
 // session's last sequence and catches up only if that is newer than what
-// the store holds. Reads that follow a Sync see every append acknowledged
+// the store holds. Reads that follow a CatchUp see every append acknowledged
 // before it started. A session deleted since the store was opened gives
 // session.ErrSessionNotFound; one deleted and created again gives
 // ErrRecreated (the store cannot follow: open it again).
-func (s *Store) Sync(ctx context.Context) error {
+func (s *Store) CatchUp(ctx context.Context) error {
 	ctx, cancel := s.b.withTimeout(ctx) // the whole call
 	defer cancel()
 	start := sinceStart()
@@ -52,16 +52,16 @@ func (s *Store) Sync(ctx context.Context) error {
 	return err
 }
 
-// SyncWithin is Sync for a reader that accepts an answer up to maxLag
+// CatchUpWithin is CatchUp for a reader that accepts an answer up to maxLag
 // stale: one that misses no write acknowledged more than maxLag before
 // the call. A store known to be that fresh — synced, or appended to with
 // its sequence check, within maxLag — answers as it is, with no request
-// at all; an older one is synced. maxLag <= 0 is Sync.
-func (s *Store) SyncWithin(ctx context.Context, maxLag time.Duration) error {
+// at all; an older one catches up. maxLag <= 0 is CatchUp.
+func (s *Store) CatchUpWithin(ctx context.Context, maxLag time.Duration) error {
 	if at := s.freshAt.Load(); maxLag > 0 && at != 0 && sinceStart()-time.Duration(at) <= maxLag {
 		return nil
 	}
-	return s.Sync(ctx)
+	return s.CatchUp(ctx)
 }
 
 // Staleness is how long ago the store was last known to hold every
@@ -88,7 +88,7 @@ var started = time.Now()
 
 func sinceStart() time.Duration { return max(time.Since(started), 1) }
 
-// catchUpWithLeader is Sync for the writer.
+// catchUpWithLeader is CatchUp for the writer.
 func (s *Store) catchUpWithLeader(ctx context.Context, w writer) error {
 	last, err := s.leaderLast(ctx)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // every read used to stall while a lost meta leader was replaced) and no
 // state on the server: it is one request answered by whichever replica
 // takes it. A replica may be behind the leader; callers that must see the
-// latest write compare with the leader's last sequence (Store.Sync).
+// latest write compare with the leader's last sequence (Store.CatchUp).
 //
 // orbit.go's jetstreamext.GetBatch asks the same, but ends its iteration
 // silently on a timeout, which would make a read cut short look complete,

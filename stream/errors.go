@@ -23,7 +23,7 @@ var (
 	// does not fit the tree. It is terminal: reading again gives it again.
 	ErrCorrupt = errors.New("stream: session data is corrupt")
 
-	// ErrRecreated is returned by a store (Sync, an append's
+	// ErrRecreated is returned by a store (CatchUp, an append's
 	// catching up) whose session was deleted and created again since the
 	// store was opened: the store cannot follow the new one; open it
 	// again. It is not corruption.

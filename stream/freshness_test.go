@@ -8,11 +8,11 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
-// TestSyncWithin: a reader that accepts a bounded staleness is answered
+// TestCatchUpWithin: a reader that accepts a bounded staleness is answered
 // from the store as it is while it is known fresh enough — missing a
 // write made elsewhere a moment ago, within the bound — and is synced
 // once the bound has passed.
-func TestSyncWithin(t *testing.T) {
+func TestCatchUpWithin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b := newBackend(t)
@@ -50,27 +50,27 @@ func TestSyncWithin(t *testing.T) {
 		return l
 	}
 	// Within the bound: answered as it is, without their write.
-	if err := st.SyncWithin(ctx, time.Hour); err != nil {
+	if err := st.CatchUpWithin(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if got := leaf(); got != "mine" {
 		t.Fatalf("a read within the bound synced: leaf %q", got)
 	}
 	// Past it (a bound of a nanosecond has passed by now): synced.
-	if err := st.SyncWithin(ctx, time.Nanosecond); err != nil {
+	if err := st.CatchUpWithin(ctx, time.Nanosecond); err != nil {
 		t.Fatal(err)
 	}
 	if got := leaf(); got != "theirs" {
 		t.Fatalf("a read past the bound was not synced: leaf %q", got)
 	}
-	// And no bound is Sync.
+	// And no bound is CatchUp.
 	if err := w.Append(ctx, textEntry("third", "theirs")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SyncWithin(ctx, 0); err != nil {
+	if err := st.CatchUpWithin(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := leaf(); got != "third" {
-		t.Fatalf("SyncWithin(0) did not sync: leaf %q", got)
+		t.Fatalf("CatchUpWithin(0) did not sync: leaf %q", got)
 	}
 }

@@ -201,7 +201,7 @@ func (f *indexFollower) indexUpTo(ctx context.Context, p *Backend, id string, se
 	}
 	// The store's own indexer writes the record, on Close: once, even
 	// when the catch-up below has asked it to already.
-	err = st.Sync(ctx)
+	err = st.CatchUp(ctx)
 	if err == nil {
 		err = st.ReadStateAt(ctx, func(t *session.Tree, last uint64) error {
 			st.idx.touch(t.Info(), last)

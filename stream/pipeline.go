@@ -75,7 +75,7 @@ func (e *PipelineError) Unwrap() error { return e.Err }
 var ErrPipelineClosed = errors.New("stream: pipeline closed")
 
 // Pipeline starts a pipeline of appends to the store's session, from the
-// state the store holds (Sync first to start from the stream's). It runs
+// state the store holds (CatchUp first to start from the stream's). It runs
 // until ctx ends or it is closed. Entries appended to it must not be
 // changed afterwards (the tree keeps them), nor appended through the
 // store by other means meanwhile: that is another writer, and stops the

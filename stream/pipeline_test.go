@@ -140,7 +140,7 @@ func TestPipelineStopsAtAnotherWrite(t *testing.T) {
 	if err := p.Append(pipelineEntry(20)); !errors.As(err, &perr) {
 		t.Fatalf("append after the chain stopped: %v", err)
 	}
-	if err := st.Sync(ctx); err != nil {
+	if err := st.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	es, _ := st.Entries(ctx)

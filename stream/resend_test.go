@@ -244,7 +244,7 @@ func TestReadBarriersAreShared(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.Sync(ctx); err != nil {
+			if err := r.CatchUp(ctx); err != nil {
 				errs <- err
 				return
 			}
@@ -298,7 +298,7 @@ func TestRecreatedIsNotCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close(ctx)
-	err = st.Sync(ctx)
+	err = st.CatchUp(ctx)
 	if !errors.Is(err, stream.ErrRecreated) || errors.Is(err, stream.ErrCorrupt) {
 		t.Fatalf("sync of a re-created session: %v", err)
 	}

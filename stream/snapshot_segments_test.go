@@ -246,7 +246,7 @@ func TestSnapshotsOfTwoWritersInTurn(t *testing.T) {
 	defer st2.Close(ctx)
 	snap := func(st *stream.Store, n int) {
 		t.Helper()
-		if err := st.Sync(ctx); err != nil {
+		if err := st.CatchUp(ctx); err != nil {
 			t.Fatal(err)
 		}
 		fill(t, st, n, -1)

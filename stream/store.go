@@ -18,7 +18,7 @@ const MaxBatch = 1000
 
 // Store is one session kept in the stream. It implements session.Store;
 // reads come from the tree it keeps, which holds every entry this store
-// wrote or caught up with (Sync catches up with the stream).
+// wrote or caught up with (CatchUp catches up with the stream).
 //
 // Readers never wait for a write in flight: appends, catch-ups and the
 // loading of a partial tree take turns as the tree's writer (see
