@@ -15,11 +15,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/lifecycle"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/server"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -129,12 +128,10 @@ func (a *apiFlags) backendOptions() []stream.Option {
 
 // api is what startAPI started; close stops it all.
 type api struct {
+	srv      *server.Server // the services, backends and indexes of every account
 	services []*service.Service
 	backends []*stream.Backend
-	conns    []*nats.Conn
 	gw       *gateway.Gateway
-	indexes  []*search.Index
-	indexers []*search.Indexer
 	// policies are the backends' retention policies (nil: none).
 	policies []*lifecycle.Policy
 	// stops end the periodic jobs and wait for them.
@@ -232,82 +229,29 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes, svcCfg.Limits.MaxUploadBytes = a.maxUpload, a.maxUpload
 	svcCfg.Limits.MaxStagedBytes = max(svcCfg.Limits.MaxStagedBytes, int64(a.maxUpload))
-	// Each service keeps its store on one connection and answers on
-	// another (with tenants: one that may publish only to inboxes).
-	type conn struct {
-		tenant         string
-		offload        *int
-		redact         *codec.RedactConfig
-		retention      *lifecycle.Policy
-		store, respond *nats.Conn
-	}
-	var conns []conn
-	if cfg.Auth == nil {
-		nc, err := node.Connect()
-		if err != nil {
-			return nil, err
-		}
-		out.conns = append(out.conns, nc)
-		conns = append(conns, conn{store: nc, respond: nc})
-	} else {
+	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
+	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
-			nc, err := node.ConnectTenant(t.Name)
-			if err != nil {
-				return nil, errors.Join(err, out.close(ctx))
-			}
-			out.conns = append(out.conns, nc)
-			rc, err := node.ConnectTenantResponder(t.Name)
-			if err != nil {
-				return nil, errors.Join(err, out.close(ctx))
-			}
-			out.conns = append(out.conns, rc)
 			own, _ := a.tenantFile.Of(t.Name)
-			conns = append(conns, conn{tenant: t.Name, offload: own.Offload, redact: own.Redact, retention: own.Retention, store: nc, respond: rc})
+			scfg.Tenants = append(scfg.Tenants, server.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention})
 		}
 	}
-	for _, c := range conns {
-		tsc := sc
-		if c.offload != nil {
-			tsc.OffloadThreshold = *c.offload
+	if a.search {
+		scfg.OpenSearch = func(ctx context.Context, tenant string, b *stream.Backend) (*search.Index, *search.Indexer, error) {
+			return openSearch(ctx, cfg, tenant, b)
 		}
-		if c.redact != nil {
-			tsc.Redact = c.redact
-		}
-		b, err := stream.New(ctx, c.store, tsc, a.backendOptions()...)
-		if err != nil {
-			return nil, errors.Join(err, out.close(ctx))
-		}
-		// Every account the same layout: the first one's settles a count
-		// left to the deployment.
-		sc.Partitions = b.Config().Partitions
-		out.backends = append(out.backends, b)
+	}
+	srv, err := server.Start(ctx, node, scfg)
+	if err != nil {
+		return nil, err
+	}
+	out.srv, out.backends, out.services = srv, srv.Backends, srv.Services
+	for _, t := range srv.Tenants {
 		pol := a.retention
-		if c.retention != nil {
-			pol = c.retention
+		if t.Retention != nil {
+			pol = t.Retention
 		}
 		out.policies = append(out.policies, pol)
-		// Clients may not create streams: the dead letters' is made here.
-		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
-			return nil, errors.Join(err, out.close(ctx))
-		}
-		sCfg := svcCfg
-		sCfg.Tenant = c.tenant
-		if a.search {
-			x, ix, err := openSearch(ctx, cfg, c.tenant, b)
-			if err != nil {
-				return nil, errors.Join(err, out.close(ctx))
-			}
-			out.indexes, out.indexers = append(out.indexes, x), append(out.indexers, ix)
-			sCfg.Search = x
-		}
-		if c.tenant != "" {
-			sCfg.Owners = node.TenantOwners(c.tenant)
-		}
-		svc, err := service.Start(ctx, c.respond, b, sCfg)
-		if err != nil {
-			return nil, errors.Join(err, out.close(ctx))
-		}
-		out.services = append(out.services, svc)
 	}
 	if a.blobGC > 0 {
 		out.periodic(a.blobGC, out.collect)
@@ -376,15 +320,8 @@ func (a *api) close(ctx context.Context) error {
 	if a.gw != nil {
 		errs = append(errs, a.gw.Close(ctx))
 	}
-	for _, s := range a.services {
-		errs = append(errs, s.Close(ctx))
-	}
-	errs = append(errs, a.closeSearch(ctx))
-	for _, b := range a.backends {
-		errs = append(errs, b.Close(ctx))
-	}
-	for _, nc := range a.conns {
-		nc.Close()
+	if a.srv != nil {
+		errs = append(errs, a.srv.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -39,15 +39,3 @@ func openSearch(ctx context.Context, cfg cluster.Config, tenant string, b *strea
 	}
 	return x, ix, nil
 }
-
-// closeSearch stops the indexers, then closes their indexes.
-func (a *api) closeSearch(ctx context.Context) error {
-	var errs []error
-	for _, ix := range a.indexers {
-		errs = append(errs, ix.Close(ctx))
-	}
-	for _, x := range a.indexes {
-		errs = append(errs, x.Close())
-	}
-	return errors.Join(errs...)
-}

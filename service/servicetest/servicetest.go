@@ -4,6 +4,7 @@ package servicetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/server"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -46,50 +47,36 @@ func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenan
 	if err != nil {
 		t.Fatal(err)
 	}
-	var svcs []*service.Service
+	// The node's services as serve starts them: each tenant's store and
+	// responder connections, backend, dead letters, an index of its own
+	// (in memory), and service.
+	sc := server.Config{Stream: scfg, Service: service.DefaultConfig(sessiontest.TestConfig()),
+		OpenSearch: func(ctx context.Context, _ string, b *stream.Backend) (*search.Index, *search.Indexer, error) {
+			x, _, err := search.Open(search.DefaultConfig(""))
+			if err != nil {
+				return nil, nil, err
+			}
+			ix, err := search.Follow(ctx, x, b)
+			if err != nil {
+				return nil, nil, errors.Join(err, x.Close())
+			}
+			return x, ix, nil
+		}}
+	for _, tn := range tenants {
+		sc.Tenants = append(sc.Tenants, server.Tenant{Name: tn.Name})
+	}
+	srv, err := server.Start(ctx, n, sc)
+	if err != nil {
+		n.Close(context.Background())
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		for _, s := range svcs {
-			s.Close(context.Background())
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
 		}
 		n.Close(context.Background())
 	})
-	for _, tn := range tenants {
-		nc, err := n.ConnectTenant(tn.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := n.ConnectTenantResponder(tn.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := stream.New(ctx, nc, scfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scfg = b.Config()
-		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		sc := service.DefaultConfig(sessiontest.TestConfig())
-		sc.Tenant, sc.Owners = tn.Name, n.TenantOwners(tn.Name)
-		// Each tenant's own index, in memory, as serve keeps one.
-		x, _, err := search.Open(search.DefaultConfig(""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := search.Follow(ctx, x, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close(context.Background()); x.Close() })
-		sc.Search = x
-		svc, err := service.Start(ctx, rc, b, sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svcs = append(svcs, svc)
-	}
-	return &Tenants{Node: n, Stream: scfg}
+	return &Tenants{Node: n, Stream: srv.Backends[0].Config()}
 }
 
 var own atomic.Int64
