@@ -64,8 +64,8 @@ func TestOffloadedPiSamplesResolveExactly(t *testing.T) {
 						t.Fatalf("%s: the stored form is refused by the strict reader: %v\n%s", at, err, js)
 					}
 				}
-				if session.ValidateFields(e) == nil {
-					if err := session.ValidateFields(strict); err != nil {
+				if session.ValidateWrite(e) == nil {
+					if err := session.ValidateWrite(strict); err != nil {
 						t.Fatalf("%s: the stored form does not validate: %v\n%s", at, err, js)
 					}
 				}
@@ -116,7 +116,7 @@ func TestOffloadStoresImagesDecoded(t *testing.T) {
 		if tc.enc == session.BlobBase64 && !bytes.Equal(stored, img) {
 			t.Fatal("image stored encoded")
 		}
-		if err := session.ValidateFields(off); err != nil {
+		if err := session.ValidateWrite(off); err != nil {
 			t.Fatal(err)
 		}
 		res, err := session.ResolveEntry(off, func(ref session.BlobRef) ([]byte, error) { return session.BlobContent(ref, stored), nil })
@@ -145,7 +145,7 @@ func TestMalformedReferencesAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := codec.DecodeEntryStrict([]byte(tc.line))
 			if err == nil {
-				err = session.ValidateFields(e)
+				err = session.ValidateWrite(e)
 			}
 			if !errors.Is(err, session.ErrInvalidEntry) && !errors.Is(err, codec.ErrInvalid) {
 				t.Fatalf("got %v, want an invalid entry", err)
@@ -160,7 +160,7 @@ func TestMalformedReferencesAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := session.ValidateFields(e); err != nil {
+	if err := session.ValidateWrite(e); err != nil {
 		t.Fatalf("a well-formed reference is refused: %v", err)
 	}
 	if refs := e.BlobRefs(); len(refs) != 1 || refs[0].SHA256 != good {

@@ -156,7 +156,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 				return nil, &Error{Code: CodeInvalidEntry, Field: field() + "/id", Message: field() + "/id: " + PublicMessage(err.Error())}
 			}
 		}
-		if err := session.ValidateFields(withPlaceholders(e)); err != nil {
+		if err := session.ValidateWrite(withPlaceholders(e)); err != nil {
 			// Named by its place in the request: the entry's id, if it
 			// has one yet, is the server's placeholder.
 			pe := &Error{Code: CodeInvalidEntry, Field: field(), Message: err.Error()}
@@ -290,7 +290,7 @@ func retried(ctx context.Context, st *stream.Store, entries []*session.Entry) (a
 }
 
 // withPlaceholders gives an entry the id and timestamp it will get, so
-// that ValidateEntry can check the rest before anything is assigned.
+// that ValidateLoad can check the rest before anything is assigned.
 func withPlaceholders(e *session.Entry) *session.Entry {
 	c := *e
 	if c.ID == "" {

@@ -168,7 +168,7 @@ type Entry struct {
 	// *UsageRecord and *ContextEdit for theirs. nil for message and leaf
 	// entries and for types this version does not know (their members are
 	// in Extra); a Body of another type than Type is refused by
-	// ValidateFields.
+	// ValidateWrite.
 	Body Body
 
 	Extra  []Field

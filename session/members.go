@@ -1,6 +1,6 @@
 package session
 
-// The members pi defines, by object: what ValidateFields checks and what
+// The members pi defines, by object: what ValidateWrite checks and what
 // content stored apart may stand for (blob_walk.go). Read from pi 1.6.0's
 // session-manager and pi-ai types; pi 0.73's are a subset.
 

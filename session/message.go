@@ -37,7 +37,7 @@ type Message struct {
 	// for assistant, *ToolResultFields for toolResult, *CustomFields for
 	// custom, *SummaryFields for compactionSummary and branchSummary. nil
 	// for the other roles (their members are in Extra). A body of another
-	// role is refused by ValidateFields.
+	// role is refused by ValidateWrite.
 	Body MessageBody
 
 	Extra  []Field
@@ -129,7 +129,7 @@ type ContentBlock struct {
 	// element that is not a JSON object (Type is then ""). nil for other
 	// text blocks and for types this version does not know (their
 	// members are in Extra). A body of another type than Type is refused
-	// by ValidateFields.
+	// by ValidateWrite.
 	Body BlockBody
 
 	Extra  []Field

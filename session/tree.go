@@ -185,7 +185,7 @@ func (t *Tree) Branch(id string) ([]*Entry, error) {
 func (t *Tree) Stats() Stats { return t.stats.clone() }
 
 // Check reports whether e could be applied, without applying it.
-func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateEntry, false) }
+func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateLoad, false) }
 
 // check validates e against the tree plus the ids in added (entries of the
 // same batch that come before e). A label of a missing entry is refused
@@ -235,15 +235,15 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// Validated is an entry ValidateEntry has passed: what can be checked of
+// Validated is an entry ValidateLoad has passed: what can be checked of
 // an entry on its own is checked apart from applying it (where it can run
 // in parallel, as decoding a file does), and ApplyValidated checks only
 // what depends on the tree.
 type Validated struct{ e *Entry }
 
-// Validate runs ValidateEntry on e.
+// Validate runs ValidateLoad on e.
 func Validate(e *Entry) (Validated, error) {
-	if err := ValidateEntry(e); err != nil {
+	if err := ValidateLoad(e); err != nil {
 		return Validated{}, err
 	}
 	return Validated{e}, nil
@@ -364,7 +364,7 @@ func reverse[T any](s []T) {
 
 // CheckBatch reports whether entries could be written in order, without
 // applying any. It is the check of every write: each entry must pass
-// ValidateFields, not only ValidateEntry as loaded ones do, and a label
+// ValidateWrite, not only ValidateLoad as loaded ones do, and a label
 // must name an entry that exists, unless ctx is ForImport.
 func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
 	strict := !importing(ctx)
@@ -373,7 +373,7 @@ func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
 		added = make(map[string]*Entry, len(entries))
 	}
 	for _, e := range entries {
-		if err := t.check(e, added, ValidateFields, strict); err != nil {
+		if err := t.check(e, added, ValidateWrite, strict); err != nil {
 			return err
 		}
 		if added != nil {

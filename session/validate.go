@@ -5,10 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
-// Bounds of the members ValidateFields checks. pi writes nothing near
+// Bounds of the members ValidateWrite checks. pi writes nothing near
 // them; they exist so that no client can make one value the size of a
 // reply page.
 const (
@@ -22,7 +21,7 @@ const (
 	MaxEpochMillis = 8_640_000_000_000_000
 )
 
-// FieldError says which member of an entry ValidateFields refuses and why.
+// FieldError says which member of an entry ValidateWrite refuses and why.
 type FieldError struct {
 	Entry  string // the entry's id ("" when it has none yet), or the session's
 	Header bool   // the member is the header's
@@ -103,114 +102,6 @@ func keptZero(kind byte, r Raw) bool {
 		return kind == '0'
 	}
 	return false
-}
-
-// ValidateFields checks every member pi defines of a known entry type —
-// its kind, its range, and the members the type requires — beyond what
-// ValidateEntry checks. It is what every write applies (Tree.CheckBatch):
-// whatever passes is written, and read back, by every backend and by pi.
-// Loaders do not apply it, so files written by others still load.
-// Entries of unknown types are checked only as ValidateEntry does.
-func ValidateFields(e *Entry) error {
-	// ValidateEntry's check of verbatim values is left to raws below,
-	// which is stricter: each value is read once.
-	if err := validateShape(e); err != nil {
-		return err
-	}
-	v := fieldCheck{id: e.ID}
-	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
-		v.fail(root.at("timestamp"), fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(e.Timestamp)))
-	}
-	v.raws(e)
-	if !typeName(string(e.Type)) {
-		v.fail(root.at("type"), fmt.Sprintf("%q is not a type name: 1 to %d letters, digits, '_' or '-'", clip(string(e.Type)), MaxTypeLen))
-	}
-	members, known := entryMembers[e.Type]
-	if !known {
-		return v.err
-	}
-	for _, f := range e.Extra {
-		switch f.Key {
-		case "type", "id", "parentId", "timestamp":
-			v.fail(root.at(f.Key), "is set twice")
-		}
-	}
-	refKind := "entry"
-	if e.Type != TypeCustomMessage {
-		refKind = ""
-	}
-	v.extra(root, "", e.Extra, members, nil, refKind)
-	if e.Message != nil {
-		v.message(root.at("message"), e.Message)
-	}
-	// validateShape saw that the body is of the entry's type.
-	switch b := e.Body.(type) {
-	case *ThinkingLevelChange:
-		if !thinkingLevels[b.ThinkingLevel] {
-			v.fail(root.at("thinkingLevel"), fmt.Sprintf("%q is not one of off, minimal, low, medium, high, xhigh", clip(b.ThinkingLevel)))
-		}
-	case *ModelChange:
-		v.name(root.at("provider"), b.Provider)
-		v.name(root.at("modelId"), b.ModelID)
-	case *ActiveToolsChange:
-		for i, t := range b.ActiveTools {
-			v.name(root.at("activeTools").item(i), t)
-		}
-	case *Compaction:
-		if b.FirstKeptEntryID == "" {
-			v.fail(root.at("firstKeptEntryId"), "is required: the entry the kept context starts from")
-		} else if err := ValidateID(b.FirstKeptEntryID); err != nil {
-			v.fail(root.at("firstKeptEntryId"), err.Error())
-		}
-		v.count(root.at("tokensBefore"), b.TokensBefore)
-		for i := range b.RetainedTail {
-			v.message(root.at("retainedTail").item(i), &b.RetainedTail[i])
-		}
-		v.usage(root.at("usage"), b.Usage)
-		if m := b.SystemMessage; m != nil {
-			v.message(root.at("systemMessage"), m)
-			if m.Role != RoleSystem {
-				v.fail(root.at("systemMessage").at("role"), fmt.Sprintf("is %q: a compaction's systemMessage is a system message", clip(m.Role)))
-			}
-		}
-	case *BranchSummary:
-		if b.FromID == "" {
-			v.fail(root.at("fromId"), "is required: the leaf the branch was left from")
-		} else if len(b.FromID) > MaxIDLen {
-			v.fail(root.at("fromId"), fmt.Sprintf("is %d bytes (max %d)", len(b.FromID), MaxIDLen))
-		}
-		v.usage(root.at("usage"), b.Usage)
-	case *UsageRecord:
-		v.name(root.at("kind"), b.Kind)
-		v.name(root.at("provider"), b.Provider)
-		v.name(root.at("model"), b.Model)
-		if b.Usage == nil {
-			v.fail(root.at("usage"), "is required: the tokens and cost used")
-		}
-		v.usage(root.at("usage"), b.Usage)
-		if len(b.Note) > MaxNameLen {
-			v.fail(root.at("note"), fmt.Sprintf("is %d bytes (max %d)", len(b.Note), MaxNameLen))
-		}
-	case *ContextEdit:
-		v.contextEdit(b)
-	case *Custom:
-		v.name(root.at("customType"), b.CustomType)
-	case *CustomMessage:
-		v.name(root.at("customType"), b.CustomType)
-		if b.Content.IsZero() && !HasBlobRef(e.Extra, "content") {
-			v.fail(root.at("content"), "is required (a string or content blocks)")
-		}
-		v.content(root.at("content"), b.Content, blocksUser)
-	case *Label:
-		if len(b.Label) > MaxNameLen {
-			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(b.Label), MaxNameLen))
-		}
-	case *SessionName:
-		if len(b.Name) > MaxNameLen {
-			v.fail(root.at("name"), fmt.Sprintf("is %d bytes (max %d)", len(b.Name), MaxNameLen))
-		}
-	}
-	return v.err
 }
 
 // path is a JSON pointer that is spelled out only when a check fails: a

@@ -43,26 +43,26 @@ func TestValidateHeader(t *testing.T) {
 	}
 }
 
-// BenchmarkValidateFields is the cost every write now pays, against
-// ValidateEntry (what writes paid before) on the same assistant message
+// BenchmarkValidateWrite is the cost every write now pays, against
+// ValidateLoad (what writes paid before) on the same assistant message
 // with usage and a tool call.
-func BenchmarkValidateFields(b *testing.B) {
+func BenchmarkValidateWrite(b *testing.B) {
 	e := &session.Entry{Type: session.TypeMessage, ID: "a1b2c3d4", ParentID: "00ff00ff", Timestamp: "2025-01-04T00:59:36.639Z",
 		Message: &session.Message{Role: session.RoleAssistant, Timestamp: 1735952376639, Body: &session.AssistantFields{Provider: "anthropic", Model: "claude", API: "anthropic-messages", StopReason: "toolUse", Usage: &session.Usage{Input: 1000, Output: 200, TotalTokens: 1200, Cost: session.Cost{Input: 0.01, Total: 0.02}}},
 			Content: session.BlocksContent(
 				session.ContentBlock{Type: session.BlockText, Text: strings.Repeat("text ", 150)},
 				session.ContentBlock{Type: session.BlockToolCall, Body: &session.ToolCallBlock{ID: "call_1", Name: "bash", Arguments: session.Raw(`{"command":"ls -la /work","timeout":30}`)}},
 			)}}
-	b.Run("ValidateEntry", func(b *testing.B) {
+	b.Run("ValidateLoad", func(b *testing.B) {
 		for b.Loop() {
-			if err := session.ValidateEntry(e); err != nil {
+			if err := session.ValidateLoad(e); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("ValidateFields", func(b *testing.B) {
+	b.Run("ValidateWrite", func(b *testing.B) {
 		for b.Loop() {
-			if err := session.ValidateFields(e); err != nil {
+			if err := session.ValidateWrite(e); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -101,7 +101,7 @@ func TestBodiesMustFit(t *testing.T) {
 			Message: &session.Message{Role: session.RoleUser}}, "has a message"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := session.ValidateFields(tt.e)
+			err := session.ValidateWrite(tt.e)
 			if !errors.Is(err, session.ErrInvalidEntry) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want ErrInvalidEntry saying %q", err, tt.want)
 			}

@@ -138,7 +138,7 @@ func (p *Pipeline) Append(e *session.Entry) error {
 	if parent == "" && e.Type != session.TypeSession {
 		e.ParentID = p.last
 	}
-	if err := session.ValidateFields(e); err != nil {
+	if err := session.ValidateWrite(e); err != nil {
 		e.ParentID = parent
 		return err
 	}

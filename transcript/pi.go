@@ -186,7 +186,7 @@ func entry(v any, key string, raw []byte) (*session.Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadLine, err)
 	}
-	if err := session.ValidateFields(e); err != nil {
+	if err := session.ValidateWrite(e); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadLine, err)
 	}
 	return e, nil

@@ -75,7 +75,7 @@ func appendEntries(ctx context.Context, e env, s *session.Session, entries []*se
 		return err
 	}
 	for i, en := range entries {
-		if err := session.ValidateFields(en); err != nil {
+		if err := session.ValidateWrite(en); err != nil {
 			var fe *session.FieldError
 			if errors.As(err, &fe) {
 				return fmt.Errorf("entry %d (%s), at %s: %w", i+1, en.Type, fe.Pointer, err)
