@@ -15,7 +15,6 @@ type (
 	BlobReply      = api.BlobReply
 	BlobRequest    = api.BlobRequest
 	Client         = api.Client
-	ClientOption   = api.ClientOption
 	Code           = api.Code
 	ContextReply   = api.ContextReply
 	ContextRequest = api.ContextRequest
@@ -74,9 +73,7 @@ const (
 	CodeTooLarge         = api.CodeTooLarge
 	CodeUnavailable      = api.CodeUnavailable
 	CodeUploadNotFound   = api.CodeUploadNotFound
-	DefaultMaxLagMs      = api.DefaultMaxLagMs
 	Linearizable         = api.Linearizable
-	MaxMaxLagMs          = api.MaxMaxLagMs
 	MaxTimeline          = api.MaxTimeline
 	OpAppend             = api.OpAppend
 	OpBlob               = api.OpBlob
@@ -98,7 +95,6 @@ const (
 	OpUpload             = api.OpUpload
 	OpWait               = api.OpWait
 	Replica              = api.Replica
-	UploadPiece          = api.UploadPiece
 )
 
 // Variables and functions of package api.

@@ -230,5 +230,4 @@ func Messaging(op attribute.KeyValue, subject, msgID string) []attribute.KeyValu
 var (
 	OpSend    = semconv.MessagingOperationTypeSend
 	OpProcess = semconv.MessagingOperationTypeProcess
-	OpReceive = semconv.MessagingOperationTypeReceive
 )
