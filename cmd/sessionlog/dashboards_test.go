@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/nats-io/nats.go"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentcore/sessionlog/cluster/clustertest"
@@ -86,23 +84,9 @@ func TestDashboardAndAlertsNameMetricsANodeExports(t *testing.T) {
 	// A node, and the work its panels show.
 	data := t.TempDir()
 	metrics := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
-	listen := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb clustertest.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"serve", "-data", data, "-listen", listen, "-http", "", "-metrics", metrics}, strings.NewReader(""), &out, &errb)
-	}()
-	defer func() { cancel(); <-done }()
-	sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		_, err := os.Stat(serveURLFile(data))
-		return err
-	})
-	nc, err := nats.Connect("nats://" + listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	serveFor(t, data, "-http", "", "-metrics", metrics)
+	nc := connectServe(t, data)
+	ctx := t.Context()
 	c := service.NewClient(nc, "sessionlog.v1")
 	call := func(op string, req any) error { return c.Call(ctx, op, req, nil) }
 	if err := call(service.OpCreate, service.CreateRequest{ID: "dash"}); err != nil {

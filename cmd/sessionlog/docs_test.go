@@ -16,11 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
-	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // docPages are the README and the pages of docs/.
@@ -183,24 +180,10 @@ func TestDocsAreTrue(t *testing.T) {
 // sessions a line names, never a malformed request or an unknown route).
 func TestDocsRequestsAreWellFormed(t *testing.T) {
 	data := t.TempDir()
-	listen := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb clustertest.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"serve", "-data", data, "-listen", listen, "-http", httpAddr}, strings.NewReader(""), &out, &errb)
-	}()
-	defer func() { cancel(); <-done }()
-	sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-		_, err := os.Stat(serveURLFile(data))
-		return err
-	})
-	nc, err := nats.Connect("nats://" + listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	serveFor(t, data, "-http", httpAddr)
+	nc := connectServe(t, data)
+	ctx := t.Context()
 	host := regexp.MustCompile(`^(https?://)?(localhost|127\.0\.0\.1):8080`)
 	sent := 0
 	pages := docPages(t)

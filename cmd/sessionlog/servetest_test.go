@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/nats-io/nats.go"
 )
 
 // serveFor runs `sessionlog serve -data data` with more args until the
@@ -31,4 +32,20 @@ func serveFor(t *testing.T, data string, args ...string) (stdout, stderr *cluste
 		return err
 	})
 	return stdout, stderr
+}
+
+// connectServe connects to the serve running on data (the URL it left in
+// serve.url), until the test ends.
+func connectServe(t *testing.T, data string) *nats.Conn {
+	t.Helper()
+	url, err := os.ReadFile(serveURLFile(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.TrimSpace(string(url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
