@@ -6,6 +6,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 )
@@ -22,27 +23,13 @@ type Query struct {
 	Limit, Offset int
 }
 
-// Hit is one entry found.
-type Hit struct {
-	Session   string  `json:"session"`
-	Entry     string  `json:"entry"`
-	Type      string  `json:"type"`
-	Role      string  `json:"role,omitempty"`
-	Timestamp string  `json:"timestamp"`
-	Score     float64 `json:"score"`
-	// Snippet is text around the first matches, and Matches the byte
-	// ranges [start, end) of matched words in it.
-	Snippet string   `json:"snippet"`
-	Matches [][2]int `json:"matches"`
-}
-
-// Result is a page of hits, best first.
-type Result struct {
-	Hits []Hit `json:"hits"`
-	// Total is how many entries match (sessions since deleted included
-	// until the index learns of it).
-	Total uint64 `json:"total"`
-}
+// Hit is one entry found, and Result a page of hits, best first: the
+// protocol's own types, so that a service answers with what the index
+// returns.
+type (
+	Hit    = api.SearchHit
+	Result = api.SearchReply
+)
 
 // Exists tells whether a session still exists; hits of the others are
 // left out of a result (and forgotten).

@@ -29,13 +29,5 @@ func (s *Service) search(ctx context.Context, data []byte) (any, error) {
 		return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d searches running on this node: the limit", cap(s.searches)), RetryAfterMs: 500}
 	}
 	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
-	res, err := s.cfg.Search.Search(ctx, q, s.b.Exists)
-	if err != nil {
-		return nil, err
-	}
-	reply := SearchReply{Total: res.Total, Hits: make([]SearchHit, len(res.Hits))}
-	for i, h := range res.Hits {
-		reply.Hits[i] = SearchHit(h)
-	}
-	return reply, nil
+	return s.cfg.Search.Search(ctx, q, s.b.Exists)
 }
