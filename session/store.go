@@ -197,19 +197,27 @@ func (s *TreeStore) ReadStandIn(ctx context.Context, fn func(t *Tree, standIn bo
 	return fn(s.tree, s.pending.Load())
 }
 
-// settle loads a deferred tree, taking the writer's turn for it.
-func (s *TreeStore) settle(ctx context.Context) error {
+// takeTurn waits for the writer's turn, or for ctx; the caller gives it
+// back (<-s.writer). ctx's Done is asked for only when another writer has
+// the turn: a deadline may make its timer on the first call.
+func (s *TreeStore) takeTurn(ctx context.Context) error {
 	select {
 	case s.writer <- struct{}{}:
+		return nil
 	default:
-		// Another writer has the turn: wait for it, or for ctx. (Only
-		// then is ctx's Done asked for: a deadline may make its timer
-		// on the first call.)
-		select {
-		case s.writer <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	}
+	select {
+	case s.writer <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settle loads a deferred tree, taking the writer's turn for it.
+func (s *TreeStore) settle(ctx context.Context) error {
+	if err := s.takeTurn(ctx); err != nil {
+		return err
 	}
 	defer func() { <-s.writer }()
 	return s.load(ctx)
@@ -249,17 +257,8 @@ func (s *TreeStore) write(ctx context.Context, fn func(t *Tree, commit Commit) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	select {
-	case s.writer <- struct{}{}:
-	default:
-		// Another writer has the turn: wait for it, or for ctx. (Only
-		// then is ctx's Done asked for: a deadline may make its timer
-		// on the first call.)
-		select {
-		case s.writer <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := s.takeTurn(ctx); err != nil {
+		return err
 	}
 	defer func() { <-s.writer }()
 	if s.closing.Load() {
