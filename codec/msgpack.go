@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -233,24 +234,28 @@ func jsonToMsgpackTokens(data []byte) ([]byte, error) {
 }
 
 func encodeNumber(enc *msgpack.Encoder, lit string) error {
-	if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
-		return enc.EncodeInt(i)
-	}
-	if u, err := strconv.ParseUint(lit, 10, 64); err == nil {
-		return enc.EncodeUint(u)
-	}
-	f, err := strconv.ParseFloat(lit, 64)
+	kind, i, u, f, err := classifyNumber(lit)
 	if err != nil {
-		// 1e400: JSON.parse makes it Infinity, which neither JSON nor
-		// the wire's reader holds.
-		return fmt.Errorf("%w: the number %s is beyond what a float64 holds", ErrInvalid, truncate([]byte(lit)))
+		return err
 	}
-	return enc.EncodeFloat64(f)
+	switch kind {
+	case numInt:
+		return enc.EncodeInt(i)
+	case numUint:
+		return enc.EncodeUint(u)
+	case numFloat:
+		return enc.EncodeFloat64(f)
+	}
+	if err := enc.EncodeExtHeader(numberExt, len(lit)); err != nil {
+		return err
+	}
+	_, err = enc.Writer().Write([]byte(lit))
+	return err
 }
 
 // msgpackToJSON transcodes one msgpack value to JSON. Binary values become
-// base64 strings and timestamps ISO-8601 strings; other extension types are
-// refused.
+// base64 strings, timestamps ISO-8601 strings and number literals
+// (number.go) themselves; other extension types are refused.
 func msgpackToJSON(data []byte) ([]byte, error) {
 	rd := bytes.NewReader(data)
 	dec := msgpack.NewDecoder(rd)
@@ -386,6 +391,9 @@ func (m *mpReader) value(b []byte, depth int) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case msgpcode.IsExt(c):
+		if typ, n, ok := extHeader(m.data[len(m.data)-m.rd.Len():]); ok && typ == numberExt {
+			return m.numberLiteral(b, n)
+		}
 		t, err := dec.DecodeTime()
 		if err != nil {
 			return b, fmt.Errorf("extension type is not a timestamp: %w", err)
@@ -393,4 +401,24 @@ func (m *mpReader) value(b []byte, depth int) ([]byte, error) {
 		return appendString(b, t.UTC().Format(time.RFC3339Nano)), nil
 	}
 	return b, fmt.Errorf("unknown msgpack code 0x%02x", c)
+}
+
+// numberLiteral appends the JSON number held by the extension of n bytes
+// at the reader's position.
+func (m *mpReader) numberLiteral(b []byte, n int) ([]byte, error) {
+	if _, _, err := m.dec.DecodeExtHeader(); err != nil {
+		return b, err
+	}
+	if n > m.rd.Len() {
+		return b, fmt.Errorf("declared length %d exceeds the %d bytes left", n, m.rd.Len())
+	}
+	pos := len(m.data) - m.rd.Len()
+	lit := m.data[pos : pos+n]
+	if !validNumberLiteral(lit) {
+		return b, fmt.Errorf("number extension holds %q, not a JSON number", truncate(lit))
+	}
+	if _, err := m.rd.Seek(int64(n), io.SeekCurrent); err != nil {
+		return b, err
+	}
+	return append(b, lit...), nil
 }

@@ -3,9 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -164,9 +162,21 @@ func strHeader(n int) []byte {
 }
 
 // number writes a JSON number as encodeNumber does: the smallest integer
-// form when it is an integer, else a float64.
+// form when it is an integer, a float64 when that gives the literal back,
+// else the literal (number.go).
 func (t *fastTranscoder) number(lit string) error {
-	if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
+	kind, i, u, f, err := classifyNumber(lit)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case numUint:
+		t.uint(u)
+	case numFloat:
+		t.out = binary.BigEndian.AppendUint64(append(t.out, 0xcb), math.Float64bits(f))
+	case numLiteral:
+		t.out = appendNumberExt(t.out, lit)
+	case numInt:
 		if i >= 0 {
 			t.uint(uint64(i))
 			return nil
@@ -183,19 +193,7 @@ func (t *fastTranscoder) number(lit string) error {
 		default:
 			t.out = binary.BigEndian.AppendUint64(append(t.out, 0xd3), uint64(i))
 		}
-		return nil
 	}
-	if u, err := strconv.ParseUint(lit, 10, 64); err == nil {
-		t.uint(u)
-		return nil
-	}
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		// 1e400: JSON.parse makes it Infinity, which neither JSON nor
-		// the wire's reader holds.
-		return fmt.Errorf("%w: the number %s is beyond what a float64 holds", ErrInvalid, truncate([]byte(lit)))
-	}
-	t.out = binary.BigEndian.AppendUint64(append(t.out, 0xcb), math.Float64bits(f))
 	return nil
 }
 

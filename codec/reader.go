@@ -253,6 +253,10 @@ func (r *reader) integer(key string, dst *int64, fs *fieldSet) error {
 		return err
 	}
 	n, perr := strconv.ParseInt(string(v), 10, 64)
+	if perr == nil && n == 0 && v[0] == '-' {
+		fs.add(key, v) // -0: kept as written, as 1.5 is below
+		return nil
+	}
 	if perr != nil {
 		if r.strict {
 			return &MemberError{Pointer: string(r.d.StackPointer()), Kind: "a number", Reason: "the number " + truncate(v) + " where an integer belongs"}
@@ -281,6 +285,11 @@ func (r *reader) float(key string, dst *float64, fs *fieldSet) error {
 		return err // out of range
 	}
 	*dst = f
+	if !canonicalFloat(f, string(v)) {
+		// 0.10 or 1.0: the value is f, its written form is kept beside
+		// it (objWriter.float writes it while the value is still f).
+		fs.add(key, v)
+	}
 	return nil
 }
 

@@ -41,12 +41,18 @@ func newObjIn(b []byte, extra []session.Field, l session.Layout) objWriter {
 }
 
 func (w *objWriter) hasExtra(key string) bool {
+	_, ok := w.extraOf(key)
+	return ok
+}
+
+// extraOf is the Extra member named key.
+func (w *objWriter) extraOf(key string) (session.Raw, bool) {
 	for _, f := range w.extra {
 		if f.Key == key {
-			return true
+			return f.Value, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // want decides whether a known field is written.
@@ -98,6 +104,19 @@ func (w *objWriter) int(k string, v int64, required bool) {
 }
 
 func (w *objWriter) float(k string, v float64, required bool) {
+	if lit, kept := w.extraOf(k); kept && validNumberLiteral(lit) {
+		// A literal kept beside the value (reader.float): written as read
+		// while it still is the value (or the value is unset, as with a
+		// number kept in Extra alone); a changed value is written as
+		// itself, and the literal then not at all.
+		w.key(k)
+		if f, err := strconv.ParseFloat(string(lit), 64); err == nil && (f == v || v == 0) {
+			w.b = append(w.b, lit...)
+		} else {
+			w.b, w.err = appendFloat(w.b, v, k, w.err)
+		}
+		return
+	}
 	if w.want(k, v != 0, required) {
 		w.key(k)
 		w.b, w.err = appendFloat(w.b, v, k, w.err)

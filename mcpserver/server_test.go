@@ -3,17 +3,23 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/mcpserver"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
+	"github.com/agentcore/sessionlog/transcript"
 )
 
 // connect starts a node with a tenant and its service, and an MCP server
@@ -272,5 +278,99 @@ func TestSessionResourceAndSubscription(t *testing.T) {
 	case uri := <-updated:
 		t.Fatalf("told of %s after unsubscribing", uri)
 	case <-time.After(time.Second):
+	}
+}
+
+// importTranscript appends a transcript fixture's entries to a new
+// session through the service, as an import into a fleet does, and
+// returns the session's id.
+func importTranscript(t *testing.T, svc *service.Client, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := transcript.Detect(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := transcript.Decode(f, data, transcript.SourceFor(f, file), codec.Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := service.CreateRequest{ID: d.Header.ID, Cwd: d.Header.Cwd, ParentSession: d.Header.ParentSession, Metadata: jsontext.Value(d.Header.Metadata)}
+	if err := svc.Call(ctx, service.OpCreate, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	for len(d.Entries) > 0 {
+		n := min(len(d.Entries), 100)
+		areq := service.AppendRequest{Session: d.Header.ID}
+		for _, e := range d.Entries[:n] {
+			j, err := codec.EncodeEntry(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			areq.Entries = append(areq.Entries, j)
+		}
+		if err := svc.Call(ctx, service.OpAppend, areq, &service.AppendReply{}); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		d.Entries = d.Entries[n:]
+	}
+	return d.Header.ID
+}
+
+// Every read tool answers on every shape of session the store holds —
+// imported Claude Code and Codex sessions with their metadata objects,
+// metadata of every JSON kind, unknown entry types — and each structured
+// reply passes the client's validation against the tool's own output
+// schema (the SDK's client checks it). list_sessions once failed on any
+// page holding a session with metadata: its inferred schema said metadata
+// was an array of bytes.
+func TestReadToolsOnEveryShapeOfSession(t *testing.T) {
+	cs, svc := connect(t, mcpserver.DefaultConfig())
+	ctx := context.Background()
+	ids := []string{
+		importTranscript(t, svc, "claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"),
+		importTranscript(t, svc, "codex/numbers.jsonl"),
+	}
+	for i, meta := range []string{`{"source":"langgraph","thread_id":"t-1","checkpoint_ns":"","step":-1,"writes":{"a":[1,2.50,{"b":null}]}}`,
+		`{"deep":{"er":{"still":[[[["\u001b[31mred\u001b[0m"]]]]}}}`, `{"x":"line\nbreak </script> ]]> ` + "`" + `"}`} {
+		id := fmt.Sprintf("shape-%d", i)
+		if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: id, Metadata: jsontext.Value(meta)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		appendTo(t, svc, id, `{"type":"message","message":{"role":"user","content":"shape `+id+`","timestamp":1}}`,
+			`{"type":"x-future-type","payload":{"n":1.0}}`)
+		ids = append(ids, id)
+	}
+	seen := map[string]bool{}
+	for cursor := ""; ; {
+		text, st, isErr := call(t, cs, "list_sessions", map[string]any{"cursor": cursor, "limit": 2})
+		if isErr {
+			t.Fatalf("list_sessions: %s", text)
+		}
+		for _, s := range st["sessions"].([]any) {
+			seen[s.(map[string]any)["id"].(string)] = true
+		}
+		next, _ := st["next"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			t.Errorf("list_sessions never listed %s", id)
+		}
+		for _, tool := range []string{"get_context", "get_tree"} {
+			if text, _, isErr := call(t, cs, tool, map[string]any{"session": id}); isErr {
+				t.Errorf("%s %s: %s", tool, id, text)
+			}
+		}
+		if text, _, isErr := call(t, cs, "list_sessions", map[string]any{"metadata": map[string]any{"source": "langgraph"}}); isErr {
+			t.Errorf("list_sessions with a metadata filter: %s", text)
+		}
 	}
 }

@@ -20,7 +20,7 @@ var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true,
 
 // entryMembers are the members each known entry type defines (besides
 // type, id, parentId and timestamp), with the kind of JSON value each
-// holds ('"' string, 'b' boolean, '0' integer, '{', '[', '*' any). An
+// holds ('"' string, 'b' boolean, '0' integer, 'n' any number, '{', '[', '*' any). An
 // Extra field of one of these names is that member holding another kind
 // of value — or its zero, which decoders keep so that an explicit ""
 // or false survives a round trip.
@@ -125,7 +125,7 @@ func BlockDefines(t, key string) bool {
 
 var usageMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "totalTokens": '0', "cost": '{'}
 
-var costMembers = map[string]byte{"input": '0', "output": '0', "cacheRead": '0', "cacheWrite": '0', "total": '0'}
+var costMembers = map[string]byte{"input": 'n', "output": 'n', "cacheRead": 'n', "cacheWrite": 'n', "total": 'n'}
 
 // replacementMembers are the members of a context_edit's replacement.
 var replacementMembers = map[string]byte{"content": '"'}

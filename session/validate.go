@@ -65,7 +65,7 @@ func (v *fieldCheck) extra(at path, what string, fs []Field, members map[string]
 			}
 			continue
 		}
-		if keptZero(kind, f.Value) {
+		if keptZero(kind, f.Value) || keptNumber(kind, f.Value) {
 			continue
 		}
 		v.fail(at.at(f.Key), fmt.Sprintf("holds %s, not the kind of value %s has there", kindOf(f.Value), what))
@@ -102,6 +102,17 @@ func keptZero(kind byte, r Raw) bool {
 		return kind == '0'
 	}
 	return false
+}
+
+// keptNumber reports whether r is a number kept as written where one
+// belongs: any number for a member of kind 'n' (0.10, 1.0), an integral
+// one for kind '0' (-0, 1e3, 1.0; never 1.5).
+func keptNumber(kind byte, r Raw) bool {
+	if kindByte(r) != '0' || kind != '0' && kind != 'n' {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(r), 64)
+	return err == nil && (kind == 'n' || f == math.Trunc(f))
 }
 
 // path is a JSON pointer that is spelled out only when a check fails: a

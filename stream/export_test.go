@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/session"
 )
 
 // Resend exposes the resending of requests whose outcome is unknown.
@@ -165,3 +166,13 @@ func ForgetSnapshots(b *Backend, id string) { b.forgetSnapshot(id) }
 // Deferred reports whether st still answers from a snapshot tip's
 // stand-in (its skeleton not read yet).
 func Deferred(st *Store) bool { return st.tree.Deferred() }
+
+// ReplayedEntries reads a session's entries from its messages in the
+// stream alone, no snapshot.
+func (b *Backend) ReplayedEntries(ctx context.Context, id string) ([]*session.Entry, error) {
+	t, _, _, err := b.loadTreeOnce(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return t.Entries()
+}

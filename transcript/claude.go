@@ -292,7 +292,7 @@ func (d *claudeDecoder) compaction(id, parent string, ts stamp, raw []byte, msg 
 		}
 		summary = strings.Join(parts, "\n")
 	}
-	e, err := d.compactionEntry(id, parent, ts, summary, d.preTokens, raw)
+	e, err := d.compactionEntry(id, parent, ts, summary, d.preTokens, nil, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ type codexItem struct {
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
 	Message   string          `json:"message"` // compacted
+	// Replacement is a compacted line's replacement_history (Codex
+	// 0.8x on): the history the model is sent from there on.
+	Replacement []json.RawMessage `json:"replacement_history"`
 	// session_meta and turn_context
 	ID        string `json:"id"`
 	CWD       string `json:"cwd"`
@@ -108,7 +111,11 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 		entries, err = d.custom(id, parent, ts, custom, raw)
 	case kind == "compacted":
 		var e *session.Entry
-		if e, err = d.compactionEntry(id, parent, ts, it.Message, 0, raw); err == nil {
+		var retained []json.RawMessage
+		if retained, err = d.replacement(&it, ts); err != nil {
+			return nil, err
+		}
+		if e, err = d.compactionEntry(id, parent, ts, it.Message, 0, retained, raw); err == nil {
 			entries = []*session.Entry{e}
 		}
 	case kind == "response_item":
@@ -130,7 +137,7 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 
 // responseItem maps a response item to a pi message: nil for the items
 // that are not the conversation (reasoning, which is encrypted, web
-// searches, the developer's instructions).
+// searches). Developer messages are system messages.
 func (d *codexDecoder) responseItem(it *codexItem, ts stamp) (json.RawMessage, error) {
 	switch it.Type {
 	case "message":
@@ -146,6 +153,18 @@ func (d *codexDecoder) responseItem(it *codexItem, ts stamp) (json.RawMessage, e
 			}
 		}
 		switch it.Role {
+		case "developer", "system":
+			// The instructions Codex sends the model as developer
+			// messages: pi 1.6's system message.
+			var text strings.Builder
+			for _, c := range it.Content {
+				text.WriteString(c.Text)
+			}
+			return marshal(struct {
+				Role      string `json:"role"`
+				Content   string `json:"content"`
+				Timestamp int64  `json:"timestamp"`
+			}{"system", text.String(), ts.ms})
 		case "user":
 			if blocks == nil {
 				blocks = []piBlock{}
@@ -247,4 +266,30 @@ func (d *codexDecoder) headerInfo(raw []byte, h *headerInfo) {
 	if h.ts == "" {
 		h.ts = l.Timestamp
 	}
+}
+
+// replacement maps a compacted line's replacement_history to the messages
+// the context holds after it, as codex-rs rebuilds the history on resume
+// (rollout reconstruction: the replacement history replaces what came
+// before). nil when the line has none: then the summary alone stands for
+// what came before.
+func (d *codexDecoder) replacement(it *codexItem, ts stamp) ([]json.RawMessage, error) {
+	if it.Replacement == nil {
+		return nil, nil
+	}
+	out := []json.RawMessage{}
+	for i, raw := range it.Replacement {
+		var item codexItem
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return nil, fmt.Errorf("%w: replacement_history/%d: %v", ErrBadLine, i, err)
+		}
+		m, err := d.responseItem(&item, ts)
+		if err != nil {
+			return nil, fmt.Errorf("replacement_history/%d: %w", i, err)
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

@@ -272,14 +272,16 @@ func (l *lines) sessionName(id, parent string, ts stamp, name string, raw []byte
 }
 
 // compactionEntry is a compaction that keeps nothing before it: the
-// context starts with its summary.
-func (l *lines) compactionEntry(id, parent string, ts stamp, summary string, tokensBefore int64, raw []byte) (*session.Entry, error) {
+// context starts with its summary, then retained (the messages that stand
+// for what came before, when the agent wrote them down) if not nil.
+func (l *lines) compactionEntry(id, parent string, ts stamp, summary string, tokensBefore int64, retained []json.RawMessage, raw []byte) (*session.Entry, error) {
 	e, err := entry(struct {
 		piHead
-		Summary          string `json:"summary"`
-		FirstKeptEntryID string `json:"firstKeptEntryId"`
-		TokensBefore     int64  `json:"tokensBefore"`
-	}{head("compaction", id, parent, ts), summary, id, tokensBefore}, "", nil)
+		Summary          string            `json:"summary"`
+		FirstKeptEntryID string            `json:"firstKeptEntryId"`
+		TokensBefore     int64             `json:"tokensBefore"`
+		RetainedTail     []json.RawMessage `json:"retainedTail,omitempty"`
+	}{head("compaction", id, parent, ts), summary, id, tokensBefore, retained}, "", nil)
 	if err == nil {
 		err = l.format.keep(e, raw)
 	}

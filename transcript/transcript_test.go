@@ -293,26 +293,46 @@ func TestCodexContextIsTheConversation(t *testing.T) {
 			_, tree := decode(t, fx)
 			var want []string
 			for _, raw := range bytes.Split(bytes.TrimSpace(fx.data), []byte("\n")) {
+				// What codex-rs sends on resume: the response items, with
+				// developer messages; a compacted line replaces all before
+				// it with its replacement_history (or its summary alone).
+				type item struct {
+					Type        string            `json:"type"`
+					Role        string            `json:"role"`
+					CallID      string            `json:"call_id"`
+					Replacement []json.RawMessage `json:"replacement_history"`
+				}
 				var l struct {
 					Type    string `json:"type"`
-					Payload struct {
-						Type   string `json:"type"`
-						Role   string `json:"role"`
-						CallID string `json:"call_id"`
-					} `json:"payload"`
+					Payload item   `json:"payload"`
 				}
 				if err := json.Unmarshal(raw, &l); err != nil {
 					t.Fatal(err)
 				}
-				p := l.Payload
-				switch {
-				case l.Type != "response_item":
-				case p.Type == "message" && (p.Role == "user" || p.Role == "assistant"):
-					want = append(want, p.Role)
-				case p.Type == "function_call" || p.Type == "custom_tool_call":
-					want = append(want, "call "+p.CallID)
-				case p.Type == "function_call_output" || p.Type == "custom_tool_call_output":
-					want = append(want, "result "+p.CallID)
+				add := func(p item) {
+					switch {
+					case p.Type == "message" && (p.Role == "user" || p.Role == "assistant"):
+						want = append(want, p.Role)
+					case p.Type == "message" && p.Role == "developer":
+						want = append(want, "system")
+					case p.Type == "function_call" || p.Type == "custom_tool_call":
+						want = append(want, "call "+p.CallID)
+					case p.Type == "function_call_output" || p.Type == "custom_tool_call_output":
+						want = append(want, "result "+p.CallID)
+					}
+				}
+				switch l.Type {
+				case "response_item":
+					add(l.Payload)
+				case "compacted":
+					want = []string{"compactionSummary"}
+					for _, r := range l.Payload.Replacement {
+						var it item
+						if err := json.Unmarshal(r, &it); err != nil {
+							t.Fatal(err)
+						}
+						add(it)
+					}
 				}
 			}
 			branch, err := tree.Branch(tree.Leaf())
