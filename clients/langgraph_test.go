@@ -33,10 +33,10 @@ func clientApp(t *testing.T, dir, what string, packages ...string) string {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skipf("npm is not installed: the %s tests are not run", what)
+		skipPeer(t, "npm is not installed: the %s tests are not run", what)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not installed: the %s tests are not run", what)
+		skipPeer(t, "node is not installed: the %s tests are not run", what)
 	}
 	app, _ := filepath.Abs(filepath.Join("typescript", dir))
 	if err := os.MkdirAll(app, 0o755); err != nil {
@@ -51,7 +51,7 @@ func clientApp(t *testing.T, dir, what string, packages ...string) string {
 	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", self}, packages...)...)
 	install.Dir = app
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("npm install of %s and the client failed (%v: %s): the %s tests are not run", what, err, lastLine(out), what)
+		skipPeer(t, "npm install of %s and the client failed (%v: %s): the %s tests are not run", what, err, lastLine(out), what)
 	}
 	return app
 }
@@ -67,7 +67,7 @@ type vitestResult struct {
 // in the same run (and the one MemorySaver skips: channel values stored
 // by version, as LangGraph's Postgres saver stores them).
 func TestLangGraphValidation(t *testing.T) {
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, langGraphApp(t), node, "test-langgraph/validate.test.js")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -140,7 +140,7 @@ func lastLines(b []byte, n int) string {
 // back to an earlier state with another input and runs on — a branch in
 // the session's tree. The thread id is no session id.
 func TestLangGraphStateGraph(t *testing.T) {
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, langGraphApp(t), node, "test-langgraph/graph.mjs")
 	thread := "a thread / with spaces, ü and " + strings.Repeat("x", 200)
 	phase := func(name string) map[string]any {
@@ -216,7 +216,7 @@ func TestLangGraphReadmeExample(t *testing.T) {
 // SESSIONLOG_URL naming a gateway, and returns what it printed.
 func runReadmeExample(t *testing.T, app, name string) string {
 	t.Helper()
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, app, node)
 	if err := os.WriteFile(filepath.Join(a.app, "example.mjs"), []byte(readmeExample(t, name)), 0o644); err != nil {
 		t.Fatal(err)

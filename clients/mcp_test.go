@@ -22,7 +22,7 @@ func TestMCPTypeScriptClientOverStdio(t *testing.T) {
 	app := clientApp(t, ".mcp-test", "MCP TypeScript SDK", mcpPackages...)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go on PATH to build sessionlog: the MCP stdio test is not run")
+		skipPeer(t, "%s", "no go on PATH to build sessionlog: the MCP stdio test is not run")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -36,7 +36,7 @@ func TestMCPTypeScriptClientOverStdio(t *testing.T) {
 			t.Fatalf("sessionlog %v: %v\n%s", args, err, out)
 		}
 	}
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, app, node, "test-mcp/stdio.mjs")
 	out, err := a.cmd(ctx, "stdio.mjs", bin, data, "mcp1", "kestrel").Output()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ func agentsApp(t *testing.T) string {
 // reads and the same failures, and another process reads the same
 // (clients/typescript/test-openai/session.test.mjs).
 func TestOpenAIAgentsSession(t *testing.T) {
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, agentsApp(t), node, "test-openai/session.test.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -41,7 +40,7 @@ func TestOpenAIAgentsSession(t *testing.T) {
 // session lose nothing — both turns are stored, each whole, the later one
 // after the other's (clients/typescript/test-openai/runner.mjs).
 func TestOpenAIAgentsRunner(t *testing.T) {
-	node, _ := exec.LookPath("node")
+	node := testNode(t)
 	a := newAppTest(t, agentsApp(t), node, "test-openai/runner.mjs")
 	session := "runner session: " + t.Name()
 	type turn struct {

@@ -123,3 +123,96 @@ func TestLenientReadsAsPiDoes(t *testing.T) {
 		}
 	}
 }
+
+// Files of pi 0.x (format versions 1 and 2) read as pi 1.6.0 reads them:
+// a usage written without totalTokens (pi 0.x wrote none) stays without
+// one in the context, and numbers keep their written form; stats derive
+// the total from the parts and say so.
+func TestOldPiFilesReadAsPiDoes(t *testing.T) {
+	node, modules := piNode(t)
+	asst := func(extra string) string {
+		return `"message":{"role":"assistant","content":[{"type":"text","text":"done"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-3-5-sonnet","usage":{"input":1200,"output":80,"cacheRead":300,"cacheWrite":0,"cost":{"input":0.0036,"output":0.0012,"cacheRead":0.00009,"cacheWrite":0,"total":0.00489}},"stopReason":"stop","timestamp":1735689602000` + extra + `}`
+	}
+	files := map[string][]string{
+		"v1": {`{"type":"session","id":"old-v1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}`,
+			`{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"fix it","timestamp":1735689601000}}`,
+			`{"type":"message","timestamp":"2025-01-01T00:00:02.000Z",` + asst("") + `}`,
+			`{"type":"message","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"and the rate 1.0","timestamp":1735689603000,"weight":1.0}}`},
+		"v2": {`{"type":"session","version":2,"id":"old-v2","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}`,
+			`{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"fix it","timestamp":1735689601000}}`,
+			`{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z",` + asst(`,"durationMs":12.50`) + `}`},
+	}
+	dir := t.TempDir()
+	var names, paths []string
+	ours := map[string]any{}
+	for name, lines := range files {
+		p := filepath.Join(dir, name+".jsonl")
+		data := sessiontest.Lines(lines...)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		names, paths = append(names, name), append(paths, p)
+		ld, err := codec.DecodeFile(data, p, codec.Strict)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		branch, err := ld.Tree.Branch(ld.Tree.Leaf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []json.RawMessage
+		for _, m := range session.BuildContext(branch, session.ContextOptions{}).Messages {
+			b, err := codec.EncodeMessage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "totalTokens") {
+				t.Errorf("%s: a usage without totalTokens is given one: %s", name, b)
+			}
+			msgs = append(msgs, b)
+		}
+		b, _ := json.Marshal(msgs)
+		var v any
+		json.Unmarshal(b, &v)
+		ours[name] = v
+		if st := ld.Tree.Stats(); st.Usage.TotalTokens != 1580 || st.DerivedTotals != 1 {
+			t.Errorf("%s: stats total %d (%d derived), want 1580 derived from the parts of 1", name, st.Usage.TotalTokens, st.DerivedTotals)
+		}
+		// Written out as version 3, the usage still has no total.
+		h := ld.Tree.Header()
+		out, err := codec.EncodeFile(&h, mustEntries(t, ld.Tree))
+		if err != nil || strings.Contains(string(out), "totalTokens") || !strings.Contains(string(out), `"total":0.00489}`) {
+			t.Errorf("%s written as version 3: %v\n%s", name, err, out)
+		}
+	}
+	script := filepath.Join(dir, "context.mjs")
+	os.WriteFile(script, []byte(piContextScript), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, append([]string{script, modules}, paths...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pi: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(paths) {
+		t.Fatalf("pi printed %d contexts for %d files:\n%s", len(lines), len(paths), out)
+	}
+	for i, name := range names {
+		var theirs any
+		if err := json.Unmarshal([]byte(lines[i]), &theirs); err != nil {
+			t.Fatalf("%s: pi printed %q", name, lines[i])
+		}
+		if !reflect.DeepEqual(ours[name], theirs) {
+			t.Errorf("%s: sessionlog gives\n%v\npi 1.6.0 gives\n%v", name, ours[name], theirs)
+		}
+	}
+}
+
+func mustEntries(t *testing.T, tr *session.Tree) []*session.Entry {
+	t.Helper()
+	es, err := tr.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}

@@ -26,6 +26,11 @@ const layoutSep = "\x00"
 type order struct {
 	rank  map[string]int
 	extra int
+	// always are the members the encoder writes even when zero: one the
+	// object did not have is recorded in its Layout, and not written
+	// (pi 0.x's usages have no totalTokens; adding one changes the
+	// context pi reads).
+	always []string
 }
 
 // probeKey is the Extra member a probe object carries to find where the
@@ -98,15 +103,26 @@ var orders = sync.OnceValue(func() (o struct{ entry, custom, message, block, usa
 				Arguments: session.Raw("{}"), ThoughtSignature: "s"})
 	})
 	o.usage = orderOf(func() ([]byte, error) { return appendUsage(nil, probeUsage(), nil) })
+	o.usage.always = membersOf(func() ([]byte, error) { return appendUsage(nil, &session.Usage{}, nil) })
 	o.cost = orderOf(func() ([]byte, error) {
 		u := probeUsage()
 		return appendCost(nil, &u.Cost)
 	})
+	o.cost.always = membersOf(func() ([]byte, error) { return appendCost(nil, &session.Cost{}) })
 	o.edit = orderOf(func() ([]byte, error) {
 		return appendEdit(nil, &session.Replacement{Content: session.TextContent("c"), Extra: probeExtra})
 	})
 	return o
 })
+
+// membersOf is the member names of an object encoded by enc.
+func membersOf(enc func() ([]byte, error)) []string {
+	var names []string
+	for k := range orderOf(enc).rank {
+		names = append(names, k)
+	}
+	return names
+}
 
 // entryOrder is the order of an entry of type t.
 func entryOrder(t session.EntryType) *order {
@@ -142,7 +158,7 @@ func (o *order) layout(keys []string, extra []session.Field) session.Layout {
 		}
 		prev = r
 	}
-	if inOrder {
+	if inOrder && o.hasAlways(keys, kept) {
 		return session.Layout{}
 	}
 	var seen keySet
@@ -159,6 +175,17 @@ func (o *order) layout(keys []string, extra []session.Field) session.Layout {
 		}
 	}
 	return internLayout(keys)
+}
+
+// hasAlways reports whether keys hold every member the encoder always
+// writes (or extra keeps it).
+func (o *order) hasAlways(keys, kept []string) bool {
+	for _, a := range o.always {
+		if !slices.Contains(keys, a) && !slices.Contains(kept, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // Layouts repeat across a session (every assistant message of one

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -55,12 +56,25 @@ func (w *objWriter) extraOf(key string) (session.Raw, bool) {
 	return nil, false
 }
 
-// want decides whether a known field is written.
+// want decides whether a known field is written: a zero one that is
+// required, unless Extra holds it or the object's layout says it had none.
 func (w *objWriter) want(key string, set, required bool) bool {
 	if set {
 		return true
 	}
-	return required && !w.hasExtra(key)
+	return required && !w.hasExtra(key) && (w.layout == "" || w.inLayout(key))
+}
+
+// inLayout reports whether the object's layout names key.
+func (w *objWriter) inLayout(key string) bool {
+	for rest := w.layout; rest != ""; {
+		var k string
+		k, rest, _ = strings.Cut(rest, layoutSep)
+		if k == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *objWriter) key(k string) {

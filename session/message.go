@@ -165,7 +165,13 @@ func (u Usage) Tokens() int64 {
 	return max(u.TotalTokens, u.Input+u.Output+u.CacheRead+u.CacheWrite)
 }
 
-// Add accumulates o into u (Extra fields are not summed).
+// Derived reports whether u's total is derived from its parts: its
+// writer left TotalTokens out (pi 0.x's usages) or wrote less than the
+// parts sum to.
+func (u Usage) Derived() bool { return u.TotalTokens < u.Input+u.Output+u.CacheRead+u.CacheWrite }
+
+// Add accumulates o into u (Extra fields are not summed); o's total is
+// Tokens(), derived from its parts where it has none.
 func (u *Usage) Add(o *Usage) {
 	if o == nil {
 		return
@@ -174,7 +180,7 @@ func (u *Usage) Add(o *Usage) {
 	u.Output += o.Output
 	u.CacheRead += o.CacheRead
 	u.CacheWrite += o.CacheWrite
-	u.TotalTokens += o.TotalTokens
+	u.TotalTokens += o.Tokens()
 	u.Cost.Input += o.Cost.Input
 	u.Cost.Output += o.Cost.Output
 	u.Cost.CacheRead += o.Cost.CacheRead

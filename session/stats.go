@@ -21,6 +21,9 @@ type Stats struct {
 	// Usage sums the usage of assistant messages, compactions, branch
 	// summaries and usage entries.
 	Usage Usage
+	// DerivedTotals counts the usages summed whose total was derived from
+	// their parts (Usage.Derived): files of pi 0.x have none.
+	DerivedTotals int `json:",omitempty" msgpack:",omitempty"`
 	// Redactions counts the secrets replaced on write (CountRedactions).
 	Redactions int `json:",omitempty" msgpack:",omitempty"`
 	// FirstUser is the start of the first user message's text (what pi's
@@ -47,7 +50,7 @@ func (s *Stats) add(e *Entry) {
 		m := e.Message
 		s.Messages++
 		s.ByRole[m.Role]++
-		s.Usage.Add(m.Usage())
+		s.addUsage(m.Usage())
 		if m.Role == RoleUser && s.FirstUser == "" {
 			s.FirstUser = oneLine(m.Content.Text(), FirstUserRunes)
 		}
@@ -68,18 +71,25 @@ func (s *Stats) add(e *Entry) {
 	case TypeCompaction:
 		s.Compactions++
 		if b := e.Compaction(); b != nil {
-			s.Usage.Add(b.Usage)
+			s.addUsage(b.Usage)
 		}
 	case TypeBranchSummary:
 		s.BranchSummaries++
 		if b := e.BranchSummary(); b != nil {
-			s.Usage.Add(b.Usage)
+			s.addUsage(b.Usage)
 		}
 	case TypeUsage:
 		if b := e.UsageRecord(); b != nil {
-			s.Usage.Add(b.Usage)
+			s.addUsage(b.Usage)
 		}
 	}
+}
+
+func (s *Stats) addUsage(u *Usage) {
+	if u != nil && u.Derived() {
+		s.DerivedTotals++
+	}
+	s.Usage.Add(u)
 }
 
 func (s Stats) clone() Stats {

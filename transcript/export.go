@@ -58,7 +58,7 @@ func Export(f Format, entries []*session.Entry) (data []byte, skipped int, err e
 		lines++
 	}
 	if lines == 0 {
-		return nil, skipped, fmt.Errorf("%w: %s", ErrNotImported, f)
+		return nil, skipped, fmt.Errorf("%w: %s (%s)", ErrNotImported, f, heldFormats(entries))
 	}
 	return buf.Bytes(), skipped, nil
 }
@@ -71,4 +71,22 @@ func isPart(e *session.Entry, ids map[string]bool) bool {
 	}
 	base, n, ok := strings.Cut(e.ID, "~")
 	return ok && n != "" && strings.Trim(n, "0123456789") == "" && ids[base]
+}
+
+// heldFormats says which formats' lines entries keep, for the error of
+// an export in another.
+func heldFormats(entries []*session.Entry) string {
+	var held []string
+	for _, f := range []Format{FormatClaudeCode, FormatCodex} {
+		for _, e := range entries {
+			if _, ok, _ := Line(f, e); ok {
+				held = append(held, string(f))
+				break
+			}
+		}
+	}
+	if len(held) == 0 {
+		return "it was not imported from a transcript: export it as pi"
+	}
+	return "it holds " + strings.Join(held, " and ") + " lines: export it with -format " + held[0]
 }

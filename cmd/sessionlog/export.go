@@ -15,7 +15,7 @@ import (
 func runExport(ctx context.Context, e env) error {
 	fs := newFlags("export", e)
 	rf := addRepoFlags(fs)
-	out := fs.String("o", "", "write to this file (atomically) instead of stdout")
+	out := fs.String("o", "", "write to this file (atomically) instead of stdout (- is stdout)")
 	asHTML := fs.Bool("html", false, "a self-contained HTML page (context, tree, images), readable offline, instead of a pi file")
 	format := fs.String("format", "pi", "the file's format: pi, or claude-code or codex for a session imported from one (its lines, as they were)")
 	args, err := parseArgs(fs, e.args, 1, "one session id")
@@ -54,7 +54,7 @@ func runExport(ctx context.Context, e env) error {
 		if err != nil {
 			return err
 		}
-		if *out == "" {
+		if *out == "" || *out == "-" {
 			_, err = e.stdout.Write(data)
 			return err
 		}

@@ -36,9 +36,12 @@ func runImport(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	files, err := sessionFiles(args)
+	files, missing, err := sessionFiles(args)
 	if err != nil {
 		return err
+	}
+	for _, m := range missing {
+		fmt.Fprintf(e.stderr, "%s: no such file or directory, passed over\n", m)
 	}
 	if *id == "" {
 		files = withSubagents(files)
@@ -57,7 +60,7 @@ func runImport(ctx context.Context, e env) error {
 		mode = codec.Lenient
 	}
 	progress := progressOn(e.stderr, len(files))
-	var imported, skipped int
+	var imported, skipped, present int
 	var reasons []string
 	err = withRepo(ctx, rf, func(repo session.Repo) error {
 		for i, f := range files {
@@ -69,6 +72,9 @@ func runImport(ctx context.Context, e env) error {
 			if err != nil {
 				if len(files) == 1 {
 					return err
+				}
+				if errors.Is(err, session.ErrSessionExists) {
+					present++ // imported before: a second run over the same folders is no failure
 				}
 				skipped++
 				reasons = append(reasons, fmt.Sprintf("%s: %v", f, err))
@@ -88,6 +94,9 @@ func runImport(ctx context.Context, e env) error {
 			fmt.Fprintf(e.stderr, "; skipped %d:\n  %s", skipped, strings.Join(reasons, "\n  "))
 		}
 		fmt.Fprintln(e.stderr)
+	}
+	if imported == 0 && present < skipped {
+		return fmt.Errorf("no session imported: every one of the %d files was refused", len(files))
 	}
 	return nil
 }
@@ -156,13 +165,19 @@ func transcriptTree(d *transcript.Decoded) (*session.Tree, error) {
 }
 
 // sessionFiles expands the arguments: files as they are, directories to
-// the .jsonl files under them, in name order.
-func sessionFiles(args []string) ([]string, error) {
+// the .jsonl files under them, in name order. An argument that does not
+// exist is passed over, named in missing (a user of one agent has no
+// ~/.codex/sessions), unless none exists.
+func sessionFiles(args []string) (files, missing []string, err error) {
 	var out []string
 	for _, a := range args {
 		st, err := os.Stat(a)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, a)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !st.IsDir() {
 			out = append(out, a)
@@ -179,15 +194,18 @@ func sessionFiles(args []string) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sort.Strings(found)
 		out = append(out, found...)
 	}
-	if len(out) == 0 {
-		return nil, errors.New("no .jsonl files in " + strings.Join(args, ", "))
+	if len(missing) == len(args) {
+		return nil, nil, fmt.Errorf("no such file or directory: %s", strings.Join(missing, ", "))
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil, errors.New("no .jsonl files in " + strings.Join(args, ", "))
+	}
+	return out, missing, nil
 }
 
 // withSubagents adds to files the subagents of the Claude Code sessions

@@ -96,3 +96,41 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// The command line on real folders, as a new user meets it: a user of one
+// agent has no ~/.codex/sessions; a folder of files all refused is not a
+// success; a mistyped -data is not an empty store; -o - is stdout; an
+// export in the wrong format names the one the session holds.
+func TestCommandLineOnRealFolders(t *testing.T) {
+	data, home := t.TempDir(), t.TempDir()
+	codex := filepath.Join(home, ".codex", "sessions")
+	copyFile(t, filepath.Join("..", "..", "transcript", "testdata", "codex", "numbers.jsonl"), filepath.Join(codex, "rollout-a.jsonl"))
+	missing := filepath.Join(home, ".claude", "projects")
+
+	code, out, stderr := runIn(t, data, "", "import", missing, codex)
+	if code != 0 || !strings.Contains(out, "019b64e5-57fa-7463-b644-fba7e456f905\t") || !strings.Contains(stderr, missing+": no such file or directory, passed over") {
+		t.Fatalf("import with one folder missing: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, _, stderr := runIn(t, data, "", "import", missing, missing+"2"); code != 1 || !strings.Contains(stderr, "no such file or directory: "+missing) {
+		t.Errorf("import of folders none of which exists: exit %d: %s", code, stderr)
+	}
+	refused := t.TempDir()
+	os.WriteFile(filepath.Join(refused, "a.jsonl"), []byte("not json\n"), 0o600)
+	os.WriteFile(filepath.Join(refused, "b.jsonl"), []byte("{\"neither\":1}\n"), 0o600)
+	if code, _, stderr := runIn(t, data, "", "import", refused); code != 1 || !strings.Contains(stderr, "no session imported") || !strings.Contains(stderr, "a.jsonl") {
+		t.Errorf("import of a folder whose files are all refused: exit %d: %s", code, stderr)
+	}
+	nowhere := filepath.Join(home, "mistyped")
+	if code, out, stderr := runIn(t, nowhere, "", "ls"); code != 1 || out != "" || !strings.Contains(stderr, nowhere+" holds no store") {
+		t.Errorf("ls on a dir with no store: exit %d, %q: %s", code, out, stderr)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, out, _ = runIn(t, data, "", "export", "019b64e5-57fa-7463-b644-fba7e456f905", "-o", "-")
+	if _, err := os.Stat(filepath.Join(dir, "-")); code != 0 || !strings.HasPrefix(out, `{"type":"session"`) || err == nil {
+		t.Errorf("export -o -: exit %d, stdout %.40q, a file named - made: %v", code, out, err == nil)
+	}
+	if code, _, stderr := runIn(t, data, "", "export", "019b64e5-57fa-7463-b644-fba7e456f905", "-format", "claude-code"); code != 1 || !strings.Contains(stderr, "it holds codex lines: export it with -format codex") {
+		t.Errorf("export of a Codex import as claude-code: exit %d: %s", code, stderr)
+	}
+}

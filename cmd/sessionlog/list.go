@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -69,8 +68,8 @@ func runList(ctx context.Context, e env) error {
 			opts.Cursor, opts.Limit = next, *limit-len(got)
 		}
 	})
-	if err != nil && !errors.Is(err, errNoStore) {
-		return err // where nothing was ever stored, the listing is empty
+	if err != nil {
+		return err // a data dir with no store says so, as every verb does: a mistyped -data is not an empty listing
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)

@@ -39,7 +39,7 @@ func printStatsJSON(w io.Writer, st session.Stats) error {
 	return enc.Encode(map[string]any{
 		"entries": st.Entries, "byType": byType, "messages": st.Messages, "byRole": st.ByRole, "toolCalls": st.ToolCalls,
 		"compactions": st.Compactions, "branchSummaries": st.BranchSummaries, "redactions": st.Redactions,
-		"usage": map[string]any{"input": u.Input, "output": u.Output, "cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite, "totalTokens": u.TotalTokens, "cost": u.Cost.Total},
+		"usage": map[string]any{"input": u.Input, "output": u.Output, "cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite, "totalTokens": u.TotalTokens, "cost": u.Cost.Total, "derivedTotals": st.DerivedTotals},
 	})
 }
 
@@ -67,6 +67,9 @@ func printStats(ctx context.Context, e env, sess *session.Session) error {
 	u := st.Usage
 	fmt.Fprintf(w, "tokens       input %d, output %d, cache read %d, cache write %d, total %d\n",
 		u.Input, u.Output, u.CacheRead, u.CacheWrite, u.TotalTokens)
+	if st.DerivedTotals > 0 {
+		fmt.Fprintf(w, "             (the total of %d usages is the sum of their parts: their writer recorded none)\n", st.DerivedTotals)
+	}
 	fmt.Fprintf(w, "cost         $%.4f\n", u.Cost.Total)
 	return nil
 }

@@ -80,9 +80,14 @@ func TestReadsMakeNoStore(t *testing.T) {
 	if _, err := os.Stat(files); !os.IsNotExist(err) {
 		t.Errorf("tree -files made %s", files)
 	}
+	// ls says so too, as every verb does: a mistyped -data is not an
+	// empty listing.
 	data := filepath.Join(t.TempDir(), "fresh")
-	if out := mustRun(t, data, "", "ls"); out != "ID  UPDATED  ENTRIES  NAME  LABELS" {
-		t.Errorf("ls on a fresh data dir: %q", out)
+	if code, out, stderr := runIn(t, data, "", "ls"); code != 1 || out != "" || !strings.Contains(stderr, "no sessions here yet") {
+		t.Errorf("ls on a fresh data dir: exit %d, %q, %q", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(data, "jetstream")); !os.IsNotExist(err) {
+		t.Errorf("ls made a store in %s (%v)", data, err)
 	}
 }
 

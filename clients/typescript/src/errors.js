@@ -66,3 +66,21 @@ export function errorFromReply(status, body) {
   const Cls = errorClasses[e.code] ?? SessionlogError;
   return new Cls(e.code ?? "internal", e.message ?? "", { status, field: e.field, leaf: e.leaf, sequence: e.sequence, retryAfterMs: e.retryAfterMs });
 }
+
+/** Codes of a connection that was never made: nothing was sent, so no
+ * request's outcome is in doubt. */
+const refusedCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "CONNECTION_REFUSED"]);
+
+/** The error of a failure below the protocol, the same class over HTTP
+ * and NATS: a connection that could not be made is UnavailableError; no
+ * reply to a request sent (a timeout, a dropped connection) is
+ * TimeoutError, whose outcome is unknown. */
+export function transportError(e, what = "the request") {
+  if (e instanceof SessionlogError) return e;
+  const text = String(e?.message ?? e);
+  const code = e?.code ?? e?.cause?.code;
+  if (refusedCodes.has(code) || /ECONNREFUSED|connection refused|CONNECTION_REFUSED/i.test(text)) {
+    return new UnavailableError("unavailable", `cannot connect to sessionlog for ${what}: ${text}`);
+  }
+  return new TimeoutError("timeout", `no reply to ${what}: ${text}`);
+}

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
-import { ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
+import { ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, errorFromReply, transportError } from "./errors.js";
 import { connectNats } from "./nats.js";
 
 export * from "./errors.js";
@@ -135,7 +135,7 @@ export class Client {
         return await send();
       } catch (e) {
         // No reply (a timeout, a dropped connection): the outcome is unknown.
-        err = e instanceof SessionlogError ? e : new TimeoutError("timeout", String(e?.message ?? e));
+        err = transportError(e);
       }
       const retry = err instanceof RateLimitedError || (again && (err instanceof UnavailableError || err instanceof TimeoutError));
       if (!retry || attempt >= this.retries) throw err;

@@ -1,6 +1,6 @@
 // The NATS transport: request/reply to the service's subjects, on the
 // official client (@nats-io/transport-node), loaded when first used.
-import { TimeoutError, UnavailableError, errorFromReply } from "./errors.js";
+import { TimeoutError, UnauthorizedError, UnavailableError, errorFromReply, transportError } from "./errors.js";
 
 export async function connectNats(servers, { user, password, subject, timeoutMs = 30000 } = {}) {
   let mod;
@@ -9,7 +9,18 @@ export async function connectNats(servers, { user, password, subject, timeoutMs 
   } catch (e) {
     throw new Error(`the NATS transport needs @nats-io/transport-node (npm install @nats-io/transport-node): ${e.message}`);
   }
-  const nc = await mod.connect({ servers, ...(user !== undefined ? { user, pass: password ?? "" } : {}) });
+  let nc;
+  try {
+    nc = await mod.connect({ servers, ...(user !== undefined ? { user, pass: password ?? "" } : {}) });
+  } catch (e) {
+    // As over HTTP: credentials refused are UnauthorizedError, a server
+    // that cannot be reached UnavailableError.
+    if (/authorization|authentication/i.test(String(e?.message ?? e))) {
+      throw new UnauthorizedError("unauthorized", `${servers} refused the credentials: ${e?.message ?? e}`);
+    }
+    const err = transportError(e, `a connection to ${servers}`);
+    throw err instanceof UnavailableError ? err : e;
+  }
   let info;
   if (!subject) {
     // Service discovery: the sessionlog service says where it listens.

@@ -177,3 +177,16 @@ test("replica reads: their own append seen, bad freshness refused naming the mem
   await assert.rejects(c.tree(id, { consistency: "eventual" }), (e) => e instanceof sl.BadRequestError && e.field === "/consistency");
   await assert.rejects(c.stats(id, { consistency: "replica", maxLagMs: 60001 }), (e) => e instanceof sl.BadRequestError && e.field === "/maxLagMs");
 });
+
+test("a refused connection is UnavailableError over HTTP and over NATS alike", async () => {
+  // A port nothing listens on: bound, then closed.
+  const net = await import("node:net");
+  const port = await new Promise((resolve) => { const s = net.createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+  const c = new sl.Client(`http://127.0.0.1:${port}`, { retries: 0 });
+  await assert.rejects(c.list(), (e) => e instanceof sl.UnavailableError && /cannot connect/.test(e.message));
+  let nats = true;
+  try { await import("@nats-io/transport-node"); } catch { nats = false; }
+  if (nats) {
+    await assert.rejects(sl.Client.connect(`nats://127.0.0.1:${port}`, { reconnect: false }), (e) => e instanceof sl.UnavailableError);
+  }
+});
