@@ -377,6 +377,15 @@ type TreeNode struct {
 	Role      string `json:"role,omitempty"`
 	Label     string `json:"label,omitempty"`
 	Target    string `json:"target,omitempty"` // leaf moves and labels
+	// What the entry says, for outlines (package outline): one line of
+	// its text (control and bidirectional characters replaced), a custom
+	// entry's type, an assistant's tool calls or the tool a result
+	// answers, whether it thought, whether a tool failed.
+	Summary    string   `json:"summary,omitempty"`
+	CustomType string   `json:"customType,omitempty"`
+	Tools      []string `json:"tools,omitempty"`
+	Thinking   bool     `json:"thinking,omitzero"`
+	Error      bool     `json:"error,omitzero"`
 }
 
 // GetRequest asks for one entry of a session by its id; Refs: as in

@@ -114,6 +114,7 @@ func appendContent(b []byte, c session.Content, prev error) ([]byte, error) {
 
 func appendUsage(b []byte, u *session.Usage, prev error) ([]byte, error) {
 	w := newObjIn(b, u.Extra, u.Layout)
+	w.keepAbsent = true
 	w.int("input", u.Input, true)
 	w.int("output", u.Output, true)
 	w.int("cacheRead", u.CacheRead, true)
@@ -132,6 +133,7 @@ func appendUsage(b []byte, u *session.Usage, prev error) ([]byte, error) {
 
 func appendCost(b []byte, c *session.Cost) ([]byte, error) {
 	w := newObjIn(b, c.Extra, c.Layout)
+	w.keepAbsent = true
 	w.float("input", c.Input, true)
 	w.float("output", c.Output, true)
 	w.float("cacheRead", c.CacheRead, true)

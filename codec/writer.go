@@ -28,6 +28,8 @@ type objWriter struct {
 	layout  string
 	start   int
 	members []writtenMember
+	// keepAbsent leaves out a required member the layout does not name.
+	keepAbsent bool
 }
 
 func newObj(b []byte, extra []session.Field) objWriter {
@@ -57,12 +59,14 @@ func (w *objWriter) extraOf(key string) (session.Raw, bool) {
 }
 
 // want decides whether a known field is written: a zero one that is
-// required, unless Extra holds it or the object's layout says it had none.
+// required, unless Extra holds it or, in an object whose order has members
+// it always writes (order.always: usage, cost), its layout says it had
+// none.
 func (w *objWriter) want(key string, set, required bool) bool {
 	if set {
 		return true
 	}
-	return required && !w.hasExtra(key) && (w.layout == "" || w.inLayout(key))
+	return required && !w.hasExtra(key) && (!w.keepAbsent || w.layout == "" || w.inLayout(key))
 }
 
 // inLayout reports whether the object's layout names key.

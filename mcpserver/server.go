@@ -35,8 +35,9 @@ type Config struct {
 	// MaxTokens bounds what get_context returns, whatever a call asks
 	// for; DefaultTokens is the page a call gets when it asks for none.
 	MaxTokens, DefaultTokens int
-	// MaxTreeLines bounds get_tree's outline.
-	MaxTreeLines int
+	// DefaultTreeTokens is get_tree's outline when a call asks for no
+	// size (MaxTokens bounds it too).
+	DefaultTreeTokens int
 	// MaxArgumentBytes refuses a call whose arguments are larger.
 	MaxArgumentBytes int
 	// Subscriptions lets clients subscribe to a session's resource and be
@@ -52,7 +53,7 @@ const (
 
 // DefaultConfig is a read-only server with bounded outputs.
 func DefaultConfig() Config {
-	return Config{Name: "sessionlog", Version: "1", MaxHits: 100, MaxTokens: 100_000, DefaultTokens: 8000, MaxTreeLines: 2000, MaxArgumentBytes: 64 << 10}
+	return Config{Name: "sessionlog", Version: "1", MaxHits: 100, MaxTokens: 100_000, DefaultTokens: 8000, DefaultTreeTokens: 2000, MaxArgumentBytes: 64 << 10}
 }
 
 // ErrInvalidConfig is returned by Config.Validate.
@@ -63,8 +64,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("%w: no Name", ErrInvalidConfig)
-	case c.MaxHits < 1 || c.MaxTokens < 100 || c.DefaultTokens < 1 || c.DefaultTokens > c.MaxTokens || c.MaxTreeLines < 10 || c.MaxArgumentBytes < 1024:
-		return fmt.Errorf("%w: MaxHits ≥ 1, MaxTokens ≥ 100, 1 ≤ DefaultTokens ≤ MaxTokens, MaxTreeLines ≥ 10, MaxArgumentBytes ≥ 1024", ErrInvalidConfig)
+	case c.MaxHits < 1 || c.MaxTokens < 100 || c.DefaultTokens < 1 || c.DefaultTokens > c.MaxTokens || c.DefaultTreeTokens < 100 || c.DefaultTreeTokens > c.MaxTokens || c.MaxArgumentBytes < 1024:
+		return fmt.Errorf("%w: MaxHits ≥ 1, MaxTokens ≥ 100, 1 ≤ DefaultTokens ≤ MaxTokens, 100 ≤ DefaultTreeTokens ≤ MaxTokens, MaxArgumentBytes ≥ 1024", ErrInvalidConfig)
 	}
 	return nil
 }

@@ -345,6 +345,19 @@ func TestReadToolsOnEveryShapeOfSession(t *testing.T) {
 			`{"type":"x-future-type","payload":{"n":1.0}}`)
 		ids = append(ids, id)
 	}
+	// get_tree outlines the 1,512-entry Claude Code session as its
+	// conversation, within its budget (it was 58,097 characters, "163
+	// branches", a level deeper at every tool call).
+	text, st, isErr := call(t, cs, "get_tree", map[string]any{"session": ids[0]})
+	if isErr || st["branches"] != float64(0) || st["entries"] != float64(1512) || st["folded"].(float64) < 700 ||
+		len(text) > 2000*4+1000 || !strings.Contains(text, "← leaf") || strings.Contains(text, " custom ") ||
+		!strings.Contains(text, "(1 result)") {
+		t.Errorf("get_tree of the Claude Code session: %d characters, %v\n%s", len(text), clipArgs(st), text)
+	}
+	text, st, _ = call(t, cs, "get_tree", map[string]any{"session": ids[0], "max_tokens": 200})
+	if st["omitted"].(float64) < 1 || !strings.Contains(text, "rows left out to fit max_tokens 200") || len(text) > 200*4+1000 {
+		t.Errorf("get_tree within 200 tokens: %d characters\n%s", len(text), text)
+	}
 	seen := map[string]bool{}
 	for cursor := ""; ; {
 		text, st, isErr := call(t, cs, "list_sessions", map[string]any{"cursor": cursor, "limit": 2})

@@ -37,7 +37,7 @@ func (t *tools) register(s *mcp.Server) {
 		Description: fmt.Sprintf("Read what a session's model sees: the messages of its current branch (or of the branch ending at entry), after its latest compaction, as readable text, one message after another. Bounded by max_tokens (default %d, at most %d): the oldest messages are left out first, and the reply says how many.", t.cfg.DefaultTokens, t.cfg.MaxTokens) + dataNote},
 		guard(t, t.getContext))
 	addTool(s, &mcp.Tool{Name: "get_tree", Annotations: readOnly("Outline a session's tree"),
-		Description: "Outline a session's tree of entries: chains of entries on one line each, branches indented, labels, and the leaf (the tip of the current branch) marked. Entry ids from it can be passed to get_entry and to get_context." + dataNote},
+		Description: fmt.Sprintf("Outline a session's conversation: a row per message (an assistant's thinking, text and tool calls as one row, with how many results came back), bookkeeping entries (progress lines, snapshots, labels, model changes) counted into the row beside them, branches indented only where the conversation branched, labels, and the leaf (the tip of the current branch) marked. Bounded by max_tokens (default %d, at most %d): rows far from the leaf are left out first, and the reply says how many. Entry ids from it can be passed to get_entry and to get_context.", t.cfg.DefaultTreeTokens, t.cfg.MaxTokens) + dataNote},
 		guard(t, t.getTree))
 	addTool(s, &mcp.Tool{Name: "get_entry", Annotations: readOnly("Read one entry"),
 		Description: "Read one entry of a session as the JSON pi stores it: a message with its content blocks, a compaction with its summary, a label, and so on." + dataNote},

@@ -7,15 +7,17 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/service"
 )
 
 // TreeInput is get_tree's arguments.
 type TreeInput struct {
-	Session string `json:"session" jsonschema:"the session's id"`
+	Session   string `json:"session" jsonschema:"the session's id"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"about how many tokens of outline to return; rows far from the leaf are left out first"`
 }
 
-// TreeOutput is a session's tree as an outline, and where its leaf is.
+// TreeOutput is a session's conversation outline and where its leaf is.
 type TreeOutput struct {
 	Session  string   `json:"session"`
 	Leaf     string   `json:"leaf"`
@@ -23,19 +25,30 @@ type TreeOutput struct {
 	Entries  int      `json:"entries"`
 	Branches int      `json:"branches"`
 	Labels   []string `json:"labels,omitempty"`
-	// Outline is the text outline; Truncated says it stops early.
-	Outline   string `json:"outline"`
-	Truncated bool   `json:"truncated,omitempty"`
+	// Rows is the outline's rows in all; Folded the bookkeeping entries
+	// counted into them; Omitted the rows left out to fit max_tokens.
+	Rows    int    `json:"rows"`
+	Folded  int    `json:"folded"`
+	Omitted int    `json:"omitted"`
+	Outline string `json:"outline"`
 }
 
 // treePages bounds the pages of a tree read.
 const treePages = 100
 
+// maxLabels bounds the labels a reply lists.
+const maxLabels = 50
+
 func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInput) (*mcp.CallToolResult, TreeOutput, error) {
 	if err := checkSession(in.Session); err != nil {
 		return nil, TreeOutput{}, err
 	}
-	var nodes []service.TreeNode
+	budget := in.MaxTokens
+	if budget <= 0 {
+		budget = t.cfg.DefaultTreeTokens
+	}
+	budget = min(budget, t.cfg.MaxTokens)
+	var nodes []outline.Node
 	out := TreeOutput{Session: in.Session}
 	for offset, i := 0, 0; i < treePages; i++ {
 		var page service.TreeReply
@@ -47,83 +60,54 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 			continue
 		}
 		out.Leaf, out.Sequence = page.Leaf, page.Sequence
-		nodes = append(nodes, page.Nodes...)
+		for _, n := range page.Nodes {
+			nodes = append(nodes, outline.Node{ID: n.ID, ParentID: n.ParentID, Type: n.Type, Role: n.Role, Label: n.Label,
+				CustomType: n.CustomType, Summary: n.Summary, Tools: n.Tools, Thinking: n.Thinking, Error: n.Error})
+			if n.Label != "" && n.Type != "label" && len(out.Labels) < maxLabels { // the label in force on an entry
+				out.Labels = append(out.Labels, fmt.Sprintf("%s on %s", outline.OneLine(n.Label, 60), n.ID))
+			}
+		}
 		if page.Next == 0 {
 			break
 		}
 		offset = page.Next
 	}
-	out.Entries = len(nodes)
-	children := map[string][]int{}
-	var roots []int
-	for i, n := range nodes {
-		if n.ParentID == "" {
-			roots = append(roots, i)
-		} else {
-			children[n.ParentID] = append(children[n.ParentID], i)
-		}
-		if n.Label != "" && n.Type != "label" { // the label in force on an entry
-			out.Labels = append(out.Labels, fmt.Sprintf("%s on %s", n.Label, n.ID))
-		}
+	o := outline.Build(nodes, out.Leaf)
+	out.Entries, out.Branches, out.Rows, out.Folded = o.Entries, o.Branches, len(o.Rows), o.Folded
+	lines := o.Lines()
+	// The first row (where the session started), then the rows nearest
+	// the leaf's end that fit (about four bytes a token).
+	used, keep := 0, len(lines)
+	if len(lines) > 0 {
+		used = len(lines[0])/4 + 1
 	}
-	for _, k := range children {
-		if len(k) > 1 {
-			out.Branches += len(k) - 1
+	for keep > 1 {
+		n := len(lines[keep-1])/4 + 1
+		if used+n > budget {
+			break
 		}
+		used += n
+		keep--
 	}
 	var b strings.Builder
-	lines := 0
-	// A chain of single children is one line: its first and last entries
-	// and how many between; branches are indented below it.
-	var walk func(i, depth int)
-	walk = func(i, depth int) {
-		if lines >= t.cfg.MaxTreeLines {
-			out.Truncated = true
-			return
-		}
-		first, n, count := nodes[i], nodes[i], 1
-		for len(children[n.ID]) == 1 && n.ID != out.Leaf {
-			i = children[n.ID][0]
-			n = nodes[i]
-			count++
-		}
-		fmt.Fprintf(&b, "%s%s", strings.Repeat("  ", depth), describe(first))
-		if count > 1 {
-			fmt.Fprintf(&b, " … %d entries … %s", count-2, describe(n))
-		}
-		if n.ID == out.Leaf {
-			b.WriteString("  ← leaf")
-		}
+	if len(lines) > 0 {
+		b.WriteString(lines[0])
 		b.WriteByte('\n')
-		lines++
-		for _, c := range children[n.ID] {
-			walk(c, depth+1)
-		}
 	}
-	for _, r := range roots {
-		walk(r, 0)
+	if keep > 1 {
+		out.Omitted = keep - 1
+		fmt.Fprintf(&b, "[%d rows left out to fit max_tokens %d]\n", out.Omitted, budget)
 	}
-	if out.Truncated {
-		fmt.Fprintf(&b, "[the outline stops at %d lines]\n", t.cfg.MaxTreeLines)
+	for _, l := range lines[max(keep, 1):] {
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
 	out.Outline = b.String()
 	var head strings.Builder
-	fmt.Fprintf(&head, "session %s: %d entries, %d branches, leaf %s\n", out.Session, out.Entries, out.Branches, out.Leaf)
+	fmt.Fprintf(&head, "session %s: %d entries in %d rows (%d bookkeeping entries counted into them), %d branches, leaf %s\n",
+		out.Session, out.Entries, out.Rows, out.Folded, out.Branches, out.Leaf)
 	if len(out.Labels) > 0 {
 		fmt.Fprintf(&head, "labels: %s\n", strings.Join(out.Labels, "; "))
 	}
 	return text(head.String() + out.Outline), out, nil
-}
-
-// describe is one node: its id and what it is.
-func describe(n service.TreeNode) string {
-	what := n.Type
-	if n.Role != "" {
-		what = n.Role
-	}
-	s := n.ID + " " + what
-	if n.Label != "" && n.Type != "label" {
-		s += fmt.Sprintf(" [%s]", n.Label)
-	}
-	return s
 }

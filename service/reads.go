@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -222,11 +223,10 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 			r.Nodes = []TreeNode{}
 			for i := min(req.Offset, len(entries)); i < len(entries); i++ {
 				e := entries[i]
-				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp}
-				if e.Message != nil {
-					n.Role = e.Message.Role
-				}
-				n.Label, _ = t.Label(e.ID)
+				label, _ := t.Label(e.ID)
+				o := outline.FromEntry(e, label)
+				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: label,
+					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Thinking: o.Thinking, Error: o.Error}
 				switch e.Type {
 				case session.TypeLabel:
 					n.Target = e.TargetID()
@@ -234,7 +234,11 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 					n.Target = e.ParentID
 				}
 				// Members, quotes and escapes: a generous bound of the JSON.
-				size := 96 + 2*(len(n.ID)+len(n.ParentID)+len(n.Type)+len(n.Timestamp)+len(n.Role)+len(n.Label)+len(n.Target))
+				size := 160 + 2*(len(n.ID)+len(n.ParentID)+len(n.Type)+len(n.Timestamp)+len(n.Role)+len(n.Label)+len(n.Target)+
+					len(n.Summary)+len(n.CustomType))
+				for _, tool := range n.Tools {
+					size += 8 + 2*len(tool)
+				}
 				if ok, err := p.fits(size, func() string { return "tree node " + e.ID }); err != nil || !ok {
 					r.Next = i
 					return err

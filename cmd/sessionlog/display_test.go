@@ -24,7 +24,7 @@ func TestTreeForBigSessions(t *testing.T) {
 	mustRun(t, data, "", "move", "t1", ids[1])
 	side := mustRun(t, data, "", "append", "t1", "-text", "a side branch")
 
-	if lines := strings.Split(mustRun(t, data, "", "tree", "t1", "-depth", "2"), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "two") {
+	if lines := strings.Split(mustRun(t, data, "", "tree", "t1", "-entries", "-depth", "2"), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "two") {
 		t.Fatalf("tree -depth 2:\n%s", strings.Join(lines, "\n"))
 	}
 	branch := mustRun(t, data, "", "tree", "t1", "-branch")

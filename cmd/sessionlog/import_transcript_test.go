@@ -73,6 +73,17 @@ func TestImportTranscriptsAndExportThemBack(t *testing.T) {
 	if ctx := mustRun(t, data, "", "context", main); !strings.Contains(ctx, "compactionSummary") || !strings.Contains(ctx, "This session is being continued") {
 		t.Errorf("the context lacks the compaction's summary")
 	}
+	// tree shows the conversation as Claude Code showed it: no row of
+	// progress lines, a call with its result, no branch it did not have;
+	// -entries shows every entry.
+	tree := mustRun(t, data, "", "tree", main, "-no-pager")
+	if n := strings.Count(tree, "\n"); n > 300 || strings.Contains(tree, "claude-code/progress:") || !strings.Contains(tree, "→ Bash (1 result)") ||
+		!strings.Contains(tree, "0 branches") || strings.Contains(tree, "\n  ") {
+		t.Errorf("tree of a Claude Code session (%d lines):\n%s", n, tree)
+	}
+	if all := mustRun(t, data, "", "tree", main, "-entries", "-no-pager"); !strings.Contains(all, "custom claude-code/progress") {
+		t.Errorf("tree -entries shows no progress line")
+	}
 	if code, _, stderr := runIn(t, data, "", "export", main, "-format", "codex"); code != 1 || !strings.Contains(stderr, "holds no lines of that format") {
 		t.Errorf("export as codex: exit %d: %s", code, stderr)
 	}

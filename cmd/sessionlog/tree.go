@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -15,7 +17,8 @@ func runTree(ctx context.Context, e env) error {
 	var o treeOptions
 	flags := func(fs *flag.FlagSet) {
 		fs.IntVar(&o.width, "width", 72, "characters of each entry's text to show")
-		fs.IntVar(&o.depth, "depth", 0, "show entries at most this many steps from their root (0: all)")
+		fs.BoolVar(&o.entries, "entries", false, "show every entry as the tree holds it, bookkeeping included, instead of the conversation")
+		fs.IntVar(&o.depth, "depth", 0, "with -entries: show entries at most this many steps from their root (0: all)")
 		fs.BoolVar(&o.branch, "branch", false, "show only the current branch: the path from the root to the leaf")
 		fs.BoolVar(&o.json, "json", false, "print the tree as JSON: the header, the leaf and every node shown, flat with its parentId")
 		fs.BoolVar(&o.noPager, "no-pager", false, "never page the output (on a terminal it goes through $PAGER, or less)")
@@ -30,8 +33,8 @@ func runTree(ctx context.Context, e env) error {
 
 // treeOptions are the tree verb's.
 type treeOptions struct {
-	width, depth          int
-	branch, json, noPager bool
+	width, depth                   int
+	branch, json, noPager, entries bool
 }
 
 func printSession(ctx context.Context, w io.Writer, sess *session.Session, o treeOptions) error {
@@ -55,8 +58,39 @@ func printSession(ctx context.Context, w io.Writer, sess *session.Session, o tre
 		// After move -root no entry carries the marker: say where it is.
 		fmt.Fprintln(w, "← leaf: before the first entry (the next append starts a new root)")
 	}
-	printTree(w, v, o.width, o.depth)
+	if o.entries {
+		printTree(w, v, o.width, o.depth)
+		return nil
+	}
+	printOutline(w, v, o.width)
 	return nil
+}
+
+// printOutline draws the conversation (package outline): a row a
+// message, tool results with their calls, bookkeeping counted, branches
+// only where the conversation branched.
+func printOutline(w io.Writer, v session.TreeView, width int) {
+	var nodes []outline.Node
+	stack := slices.Clone(v.Roots)
+	slices.Reverse(stack)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		on := outline.FromEntry(n.Entry, n.Label)
+		on.Summary = outline.OneLine(on.Summary, width)
+		nodes = append(nodes, on)
+		for i := len(n.Children) - 1; i >= 0; i-- {
+			stack = append(stack, n.Children[i])
+		}
+	}
+	o := outline.Build(nodes, v.Leaf)
+	for _, line := range o.Lines() {
+		fmt.Fprintln(w, line)
+	}
+	if o.Folded > 0 || o.Branches > 0 {
+		fmt.Fprintf(w, "(%d entries in %d rows, %d bookkeeping entries counted into them, %d branches; -entries shows every entry)\n",
+			o.Entries, len(o.Rows), o.Folded, o.Branches)
+	}
 }
 
 func quoteIf(s string) string {

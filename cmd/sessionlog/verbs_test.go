@@ -295,7 +295,7 @@ func TestAppendEntries(t *testing.T) {
 		t.Fatalf("append -entry printed %q", ids)
 	}
 	mustRun(t, data, `{"type":"branch_summary","summary":"left it","fromId":"`+ids[4]+`"}`, "append", "a1", "-entry")
-	tree := mustRun(t, data, "", "tree", "a1")
+	tree := mustRun(t, data, "", "tree", "a1", "-entries")
 	for _, want := range []string{"model → anthropic/claude-x", "thinking → high", "custom my-ext", "custom message note", "compaction (10 tokens)", "branch summary: left it"} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("tree lacks %s:\n%s", want, tree)
@@ -356,7 +356,7 @@ func TestAppendEntriesOfPi16(t *testing.T) {
 			t.Errorf("export lacks, byte for byte:\n%s\nin\n%s", l, out)
 		}
 	}
-	tree := mustRun(t, data, "", "tree", "p1")
+	tree := mustRun(t, data, "", "tree", "p1", "-entries")
 	for _, want := range []string{"usage cache_warm anthropic/claude-x (5 tokens) kept warm", "context edit of " + u + ": hello (edited)", "fu1 some_future_type"} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("tree lacks %q:\n%s", want, tree)
