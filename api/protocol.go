@@ -386,6 +386,15 @@ type TreeNode struct {
 	Tools      []string `json:"tools,omitempty"`
 	Thinking   bool     `json:"thinking,omitzero"`
 	Error      bool     `json:"error,omitzero"`
+	// The conversation outline of the whole tree (package outline): Row is
+	// the row the entry is shown in (rows in the outline's order); Head
+	// marks the row's own entry, with the row's Depth and whether it
+	// starts a Branch; the others are paired with it (tool results, the
+	// rest of a turn) or bookkeeping folded into it.
+	Row    int  `json:"row"`
+	Head   bool `json:"head,omitzero"`
+	Depth  int  `json:"depth,omitzero"`
+	Branch bool `json:"branch,omitzero"`
 }
 
 // GetRequest asks for one entry of a session by its id; Refs: as in

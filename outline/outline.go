@@ -34,6 +34,9 @@ type Outline struct {
 	// Entries is how many entries the outline covers; Folded how many of
 	// them are folded into counts.
 	Entries, Folded int
+	// RowOf is the row each node (by its index in Build's input) is shown
+	// in: its own, or the one it is paired with or folded into.
+	RowOf []int
 }
 
 // Build outlines nodes (in the session's order, parents before children)
@@ -65,13 +68,22 @@ func Build(nodes []Node, leaf string) Outline {
 		}
 	}
 	size := subtreeSizes(nodes, idx)
-	o := Outline{Entries: len(nodes)}
+	o := Outline{Entries: len(nodes), RowOf: make([]int, len(nodes))}
+	for i := range o.RowOf {
+		o.RowOf[i] = -1
+	}
+	mark := func(i, row int) {
+		for _, j := range subtree(children, i) {
+			o.RowOf[j] = row
+		}
+	}
 	type item struct {
 		i      int
 		depth  int
 		branch bool
 		row    int            // the row this chain's bookkeeping folds into (-1: none yet)
 		fold   map[string]int // bookkeeping met before the chain's first row
+		pend   []int          // and those entries
 	}
 	var stack []item
 	shown := func(ch []int) (show []int, hidden []int) {
@@ -89,13 +101,15 @@ func Build(nodes []Node, leaf string) Outline {
 		showRoots, hiddenRoots = roots[:1], roots[1:] // nothing but bookkeeping: show where it starts
 	}
 	var rootFold map[string]int
+	var rootPend []int
 	for _, r := range hiddenRoots {
 		rootFold = addSubtree(rootFold, nodes, children, r)
+		rootPend = append(rootPend, subtree(children, r)...)
 		o.Folded += size[r]
 	}
 	for k := len(showRoots) - 1; k >= 0; k-- {
-		stack = append(stack, item{i: showRoots[k], row: -1, branch: len(showRoots) > 1, fold: rootFold})
-		rootFold = nil
+		stack = append(stack, item{i: showRoots[k], row: -1, branch: len(showRoots) > 1, fold: rootFold, pend: rootPend})
+		rootFold, rootPend = nil, nil
 	}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
@@ -107,6 +121,7 @@ func Build(nodes []Node, leaf string) Outline {
 			len(o.Rows[row].Results) < len(o.Rows[row].Node.Tools):
 			// A result of the row's calls: paired with them.
 			r := &o.Rows[row]
+			o.RowOf[it.i] = row
 			r.Results = append(r.Results, n.ID)
 			if n.Error {
 				r.ResultErrors++
@@ -116,6 +131,7 @@ func Build(nodes []Node, leaf string) Outline {
 			// Claude Code writes a turn's thinking, text and tool calls
 			// as lines of their own: one row.
 			r := &o.Rows[row]
+			o.RowOf[it.i] = row
 			r.Node.Summary = OneLine(r.Node.Summary+" "+n.Summary, SummaryRunes)
 			r.Node.Tools = n.Tools
 			r.Node.Thinking = r.Node.Thinking || n.Thinking
@@ -126,13 +142,20 @@ func Build(nodes []Node, leaf string) Outline {
 		case n.Conversation() || row < 0 && (n.ID == leaf || !hasConvBelow(it.i, children, conv)):
 			o.Rows = append(o.Rows, Row{Node: n, Depth: it.depth, Branch: it.branch, Folded: it.fold, Leaf: n.ID == leaf})
 			row, it.fold, it.branch = len(o.Rows)-1, nil, false
+			o.RowOf[it.i] = row
+			for _, j := range it.pend {
+				o.RowOf[j] = row
+			}
+			it.pend = nil
 		default:
 			o.Folded++
 			if row >= 0 {
 				o.Rows[row].Folded = addKind(o.Rows[row].Folded, n)
+				o.RowOf[it.i] = row
 				o.Rows[row].Leaf = o.Rows[row].Leaf || n.ID == leaf
 			} else {
 				it.fold = addKind(it.fold, n)
+				it.pend = append(it.pend, it.i)
 			}
 		}
 		show, hidden := shown(children[it.i])
@@ -151,6 +174,7 @@ func Build(nodes []Node, leaf string) Outline {
 					}
 					r.Leaf = r.Leaf || nodes[c].ID == leaf
 					o.Folded += size[c] - 1
+					mark(c, row)
 					for _, g := range children[c] {
 						r.Folded = addSubtree(r.Folded, nodes, children, g)
 					}
@@ -164,19 +188,21 @@ func Build(nodes []Node, leaf string) Outline {
 			o.Folded += size[h]
 			if row >= 0 {
 				o.Rows[row].Folded = addSubtree(o.Rows[row].Folded, nodes, children, h)
+				mark(h, row)
 			} else {
 				it.fold = addSubtree(it.fold, nodes, children, h)
+				it.pend = append(it.pend, subtree(children, h)...)
 			}
 		}
 		if len(show) > 1 {
 			o.Branches += len(show) - 1
 		}
 		for k := len(show) - 1; k >= 0; k-- {
-			next := item{i: show[k], depth: it.depth, row: row, fold: it.fold, branch: it.branch}
+			next := item{i: show[k], depth: it.depth, row: row, fold: it.fold, pend: it.pend, branch: it.branch}
 			if len(show) > 1 {
 				next = item{i: show[k], depth: it.depth + 1, row: -1, branch: true}
 				if k == 0 {
-					next.fold = it.fold
+					next.fold, next.pend = it.fold, it.pend
 				}
 			}
 			stack = append(stack, next)
@@ -208,6 +234,19 @@ func addKind(m map[string]int, n Node) map[string]int {
 	}
 	m[kindOf(n)]++
 	return m
+}
+
+// subtree is the indices of the subtree at i.
+func subtree(children [][]int, i int) []int {
+	out := []int{}
+	stack := []int{i}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		out = append(out, j)
+		stack = append(stack, children[j]...)
+	}
+	return out
 }
 
 // addSubtree counts every entry of the subtree at i into m.

@@ -91,6 +91,7 @@ func TestBuild(t *testing.T) {
 			if o.Branches != tt.branches {
 				t.Errorf("branches %d, want %d", o.Branches, tt.branches)
 			}
+			checkRowOf(t, o, tt.nodes)
 		})
 	}
 }
@@ -171,6 +172,7 @@ func TestClaudeCodeSessionOutline(t *testing.T) {
 		}
 	}
 	o := outline.Build(nodes, tr.Leaf())
+	checkRowOf(t, o, nodes)
 	text := strings.Join(o.Lines(), "\n")
 	for _, r := range o.Rows {
 		delete(users, r.Node.ID)
@@ -183,5 +185,35 @@ func TestClaudeCodeSessionOutline(t *testing.T) {
 	}
 	if strings.Contains(text, "claude-code/progress 0") || strings.Contains(text, " custom ") {
 		t.Errorf("bookkeeping shown as rows:\n%s", text)
+	}
+}
+
+// checkRowOf holds RowOf to the rows: every node is in one, a row's own
+// entry in itself, and the rows' folded counts add up to the entries
+// mapped to them that are not their own, paired or merged.
+func checkRowOf(t *testing.T, o outline.Outline, nodes []outline.Node) {
+	t.Helper()
+	inRow := make([]int, len(o.Rows))
+	for i, r := range o.RowOf {
+		if r < 0 || r >= len(o.Rows) {
+			t.Fatalf("node %s is in no row (%d)", nodes[i].ID, r)
+		}
+		inRow[r]++
+	}
+	for i := range nodes {
+		for r, row := range o.Rows {
+			if row.Node.ID == nodes[i].ID && o.RowOf[i] != r {
+				t.Fatalf("row %d's own entry %s is mapped to row %d", r, nodes[i].ID, o.RowOf[i])
+			}
+		}
+	}
+	for r, row := range o.Rows {
+		folded := 0
+		for _, n := range row.Folded {
+			folded += n
+		}
+		if inRow[r] < 1+folded+len(row.Results) {
+			t.Fatalf("row %d (%s) holds %d entries, fewer than itself, %d folded and %d results", r, row.Node.ID, inRow[r], folded, len(row.Results))
+		}
 	}
 }

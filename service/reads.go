@@ -219,14 +219,23 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 				return err
 			}
 			r.Total = len(entries)
+			// The outline is of the whole tree, whatever the page.
+			nodes := make([]outline.Node, len(entries))
+			for i, e := range entries {
+				label, _ := t.Label(e.ID)
+				nodes[i] = outline.FromEntry(e, label)
+			}
+			ol := outline.Build(nodes, t.Leaf())
 			p := pager{left: s.budget()}
 			r.Nodes = []TreeNode{}
 			for i := min(req.Offset, len(entries)); i < len(entries); i++ {
-				e := entries[i]
-				label, _ := t.Label(e.ID)
-				o := outline.FromEntry(e, label)
-				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: label,
-					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Thinking: o.Thinking, Error: o.Error}
+				e, o := entries[i], nodes[i]
+				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: o.Label,
+					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Thinking: o.Thinking, Error: o.Error, Row: ol.RowOf[i]}
+				if ri := ol.RowOf[i]; ri >= 0 && ol.Rows[ri].Node.ID == e.ID {
+					row := ol.Rows[ri]
+					n.Head, n.Depth, n.Branch = true, row.Depth, row.Branch
+				}
 				switch e.Type {
 				case session.TypeLabel:
 					n.Target = e.TargetID()

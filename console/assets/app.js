@@ -8,18 +8,25 @@ const PAGE = 50; // sessions per list page
 const BLOCK = 200; // entries fetched at once for the tree's text
 
 // h makes an element: h("td", {class: "x", onclick: f}, "text", child…).
+// visible replaces the bidirectional embeddings, overrides and isolates
+// in text a session holds, which would reorder what is shown around them
+// (an "evil" that reads "live"): every text the console shows passes here.
+function visible(s) {
+  return s.replace(/[\u202A-\u202E\u2066-\u2069]/g, "\uFFFD");
+}
+
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
-    else if (k === "text") el.textContent = v;
+    else if (k === "text") el.textContent = visible(String(v));
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const kid of kids.flat()) {
     if (kid === null || kid === undefined || kid === false) continue;
-    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    el.append(kid instanceof Node ? kid : document.createTextNode(visible(String(kid))));
   }
   return el;
 }
@@ -51,7 +58,7 @@ function banner(text, ok) {
   const b = document.getElementById("banner");
   b.hidden = !text;
   b.className = ok ? "ok" : "";
-  b.textContent = text || "";
+  b.textContent = visible(text || "");
 }
 
 function explain(e) {
@@ -191,6 +198,7 @@ async function sessionView(main, id, wantEntry) {
   const st = {
     id, path, name: opened.session.name || "", nodes: [], byId: new Map(), kids: new Map(), leaf: tree.leaf, seq: tree.sequence,
     collapsed: new Set(), selected: -1, texts: new Map(), blocks: new Set(), rows: [], onBranch: new Set(), tab: "context",
+    view: "conversation", opened: new Set(),
   };
   for (const n of tree.nodes) addNode(st, n);
 
@@ -221,6 +229,11 @@ async function sessionView(main, id, wantEntry) {
       const r = await api("POST", path + "/fork", { at: n.id });
       location.hash = "#/s/" + encodeURIComponent(r.session.id);
     }, "act-fork"),
+    h("button", { id: "act-view", onclick: (ev) => {
+      st.view = st.view === "conversation" ? "entries" : "conversation";
+      ev.target.textContent = st.view === "conversation" ? "All entries" : "Conversation";
+      relayout();
+    } }, "All entries"),
     h("button", { onclick: () => { st.collapsed.clear(); relayout(); } }, "Expand all"),
     h("button", { onclick: () => { for (const [pid, k] of st.kids) if (k.length > 1) st.collapsed.add(pid); relayout(); } }, "Collapse branches"),
     live);
@@ -249,19 +262,23 @@ async function sessionView(main, id, wantEntry) {
     const missing = [];
     for (let r = first; r < last; r++) {
       const row = st.rows[r], n = st.nodes[row.i];
-      const text = st.texts.get(row.i);
+      const text = row.text || st.nodes[row.i].summary || st.texts.get(row.i);
       if (text === undefined) missing.push(row.i);
-      const kind = n.type === "message" ? n.role : n.type;
+      const kind = n.type === "message" ? n.role : n.customType || n.type;
+      const folded = folding(row);
       const el = h("div", {
-        class: "row" + (row.i === st.selected ? " selected" : "") + (st.onBranch.has(row.i) ? " onbranch" : ""),
+        class: "row" + (row.i === st.selected ? " selected" : "") + (st.onBranch.has(row.i) ? " onbranch" : "") + (row.member ? " member" : ""),
         "data-id": n.id, onclick: () => select(row.i),
       },
-        h("span", { class: "toggle", onclick: (ev) => { ev.stopPropagation(); if (!row.kids) return; st.collapsed.has(n.id) ? st.collapsed.delete(n.id) : st.collapsed.add(n.id); relayout(); } },
-          row.kids ? (st.collapsed.has(n.id) ? "▸" : "▾") : ""),
+        h("span", { class: "toggle", onclick: (ev) => { ev.stopPropagation(); if (!row.kids) return; toggle(row, n); relayout(); } },
+          row.kids ? (closed(row, n) ? "▸" : "▾") : ""),
         h("span", { class: "kind " + kind }, kind),
         n.label ? h("span", { class: "tag" }, n.label) : null,
         n.type === "label" ? `${n.label ? "label" : ""} → ${n.target}` : n.type === "leaf" ? `leaf moved to ${n.target}` : (text || ""),
-        n.id === st.leaf ? h("span", { class: "leafmark" }, "← leaf") : null);
+        n.thinking && !row.member ? h("span", { class: "muted note" }, "[thought]") : null,
+        n.tools && n.tools.length && n.role === "assistant" ? h("span", { class: "tools" }, "→ " + n.tools.join(", ") + (folded.results ? ` (${folded.results} result${folded.results > 1 ? "s" : ""}${folded.failed ? `, ${folded.failed} failed` : ""})` : "")) : null,
+        folded.other ? h("span", { class: "folded", title: folded.kinds }, `+${folded.other}`) : null,
+        (n.id === st.leaf || row.leaf) ? h("span", { class: "leafmark" }, "← leaf") : null);
       el.style.top = r * ROW + "px";
       el.style.paddingLeft = 4 + Math.min(row.indent, 40) * 14 + "px";
       out.push(el);
@@ -275,6 +292,29 @@ async function sessionView(main, id, wantEntry) {
     }
   }
   treeBox.addEventListener("scroll", () => requestAnimationFrame(renderRows));
+  // A conversation row folds its other entries (results, the rest of a
+  // turn, bookkeeping) until opened; in the entries view a node folds its
+  // children.
+  const closed = (row, n) => row.members ? !st.opened.has(n.id) : st.collapsed.has(n.id);
+  const toggle = (row, n) => {
+    const set = row.members ? st.opened : st.collapsed;
+    set.has(n.id) ? set.delete(n.id) : set.add(n.id);
+  };
+  function folding(row) {
+    const f = { results: 0, failed: 0, other: 0, kinds: "" };
+    if (!row.members) return f;
+    const kinds = new Map();
+    for (const m of row.members) {
+      const x = st.nodes[m];
+      if (x.role === "toolResult") { f.results++; if (x.error) f.failed++; continue; }
+      if (x.type === "message" && x.role === "assistant") continue; // the rest of the turn
+      f.other++;
+      const k = x.customType || x.type;
+      kinds.set(k, (kinds.get(k) || 0) + 1);
+    }
+    f.kinds = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, c]) => `${k} ${c}`).join(", ");
+    return f;
+  }
   // The keys of pi's /tree: ↑/↓ move, ← folds (or goes to the parent),
   // → unfolds (or goes to the first child), Enter shows the entry's
   // context, / searches.
@@ -294,12 +334,12 @@ async function sessionView(main, id, wantEntry) {
       case "ArrowUp": go(at < 0 ? 0 : at - 1); break;
       case "ArrowLeft":
         if (!n) return;
-        if (st.rows[at].kids && !st.collapsed.has(n.id)) { st.collapsed.add(n.id); relayout(); }
-        else if (n.parentId && st.byId.has(n.parentId)) go(st.rows.findIndex((row) => row.i === st.byId.get(n.parentId)));
+        if (st.rows[at].kids && !closed(st.rows[at], n)) { toggle(st.rows[at], n); relayout(); }
+        else if (n.parentId && st.byId.has(n.parentId)) go(rowOf(st, st.byId.get(n.parentId)));
         break;
       case "ArrowRight":
         if (!n) return;
-        if (st.collapsed.has(n.id)) { st.collapsed.delete(n.id); relayout(); }
+        if (st.rows[at].kids && closed(st.rows[at], n)) { toggle(st.rows[at], n); relayout(); }
         else if (st.rows[at].kids) go(at + 1);
         break;
       case "Enter":
@@ -360,7 +400,7 @@ async function sessionView(main, id, wantEntry) {
     const n = { id: e.id, parentId: e.parentId || "", type: e.type, timestamp: e.timestamp, role: e.message ? e.message.role : "" };
     if (e.type === "label") { n.target = e.targetId; const t = st.byId.get(e.targetId); if (t !== undefined) st.nodes[t].label = e.label || ""; }
     if (e.type === "leaf") n.target = e.parentId || "";
-    if (e.type === "session_info") { st.name = e.name || ""; title.textContent = st.name || id; }
+    if (e.type === "session_info") { st.name = e.name || ""; title.textContent = visible(st.name || id); }
     if (st.byId.has(n.id)) return;
     const i = addNode(st, n);
     st.texts.set(i, textOf(e));
@@ -412,11 +452,55 @@ function addNode(st, n) {
   return i;
 }
 
+// rowOf is the row showing node i: its own, or in the conversation view
+// the row it is folded into.
+function rowOf(st, i) {
+  const r = st.rows.findIndex((row) => row.i === i);
+  if (r >= 0 || st.view !== "conversation") return r;
+  return st.rows.findIndex((row) => row.members && row.members.includes(i));
+}
+
+// conversationLayout lays out the rows of the service's outline (package
+// outline, in the tree's nodes: row, head, depth): a row a message, its
+// results, the rest of its turn and the bookkeeping beside it folded in
+// until opened. Nodes the outline does not know yet (appended live) are
+// rows of their own at the end.
+function conversationLayout(st) {
+  const groups = new Map();
+  const late = [];
+  for (let i = 0; i < st.nodes.length; i++) {
+    const n = st.nodes[i];
+    if (typeof n.row !== "number") { late.push(i); continue; }
+    let g = groups.get(n.row);
+    if (!g) groups.set(n.row, (g = { head: -1, members: [] }));
+    if (n.head && g.head < 0) g.head = i; else g.members.push(i);
+  }
+  const rows = [];
+  for (const r of [...groups.keys()].sort((a, b) => a - b)) {
+    const g = groups.get(r);
+    const head = g.head >= 0 ? g.head : g.members.shift();
+    const n = st.nodes[head];
+    const leaf = g.members.some((m) => st.nodes[m].id === st.leaf);
+    // A turn's text may be on a later line than its thinking (Claude Code).
+    let text = n.summary || "";
+    for (const m of g.members) if (!text && st.nodes[m].role === "assistant") text = st.nodes[m].summary || "";
+    rows.push({ i: head, indent: n.depth || 0, kids: g.members.length, members: g.members, leaf, text });
+    if (st.opened.has(n.id)) for (const m of g.members) rows.push({ i: m, indent: (n.depth || 0) + 1, kids: 0, member: true });
+  }
+  for (const i of late) rows.push({ i, indent: 0, kids: 0 });
+  return rows;
+}
+
 // layout flattens the tree into rows: children in append order, indented
 // only where a node has more than one child (a chain stays flat), the
 // descendants of collapsed nodes left out. Iterative: a chain may be
 // 100,000 long.
 function layout(st) {
+  if (st.view === "conversation") {
+    st.rows = conversationLayout(st);
+    markBranch(st);
+    return;
+  }
   const rows = [];
   const roots = [];
   for (let i = 0; i < st.nodes.length; i++) {
@@ -434,6 +518,10 @@ function layout(st) {
     for (let k = kids.length - 1; k >= 0; k--) stack.push([kids[k], next]);
   }
   st.rows = rows;
+  markBranch(st);
+}
+
+function markBranch(st) {
   st.onBranch = new Set();
   for (let i = st.byId.get(st.leaf); i !== undefined;) {
     st.onBranch.add(i);
