@@ -151,8 +151,13 @@ type Gateway struct {
 	streams *streamCounts
 	logins  *logins
 
-	ctx    context.Context // cancelled by Close: ends event streams
+	ctx    context.Context // cancelled by Close: ends event streams, refuses new requests
 	cancel context.CancelFunc
+	// reqCtx is the requests' base context: cancelled only once Close's
+	// grace for requests in flight is over, so that an append under way
+	// when the server is told to stop is answered with its outcome.
+	reqCtx context.Context
+	cutoff context.CancelFunc
 	wg     sync.WaitGroup
 	limits *ratelimit.Keyed // callers' buckets (safe for concurrent use)
 
@@ -187,9 +192,10 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	// than take file descriptors.
 	ln = netutil.LimitListener(ln, cfg.MaxConns)
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rctx, cutoff := context.WithCancel(context.WithoutCancel(ctx))
 	g := &Gateway{
 		cfg: cfg, ln: ln, streams: newStreamCounts(cfg), logins: newLogins(cfg),
-		ctx: gctx, cancel: cancel,
+		ctx: gctx, cancel: cancel, reqCtx: rctx, cutoff: cutoff,
 		users: lru.New[[32]byte, *userConn](), limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}
 	// No WriteTimeout for the whole response: event streams and waits
@@ -200,7 +206,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		BaseContext:       func(net.Listener) context.Context { return gctx },
+		BaseContext:       func(net.Listener) context.Context { return rctx },
 	}
 	g.wg.Add(1)
 	go func() {
@@ -246,8 +252,10 @@ func (g *Gateway) Close(ctx context.Context) error {
 	defer cancel()
 	err := g.srv.Shutdown(sctx)
 	if err != nil {
+		g.cutoff() // the grace is over: requests still in flight end, answered as of unknown outcome
 		err = g.srv.Close()
 	}
+	g.cutoff()
 	g.wg.Wait()
 	var done []*nats.Conn
 	g.mu.Lock()

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/nats-io/nats.go"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -442,8 +444,11 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	case errors.As(err, &pe):
 	case errors.Is(err, ErrClosed):
 		pe = &service.Error{Code: service.CodeUnavailable, Message: err.Error()}
-	case errors.Is(err, context.DeadlineExceeded):
-		pe = &service.Error{Code: service.CodeTimeout, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.Is(err, nats.ErrConnectionClosed):
+		// Given up while the request was under way: its outcome is
+		// unknown, and timeout is the code clients resend on, with the
+		// same ids, when a request is safe to send again.
+		pe = &service.Error{Code: service.CodeTimeout, Message: "no answer (the outcome is unknown; a request with its ids may be sent again): " + err.Error()}
 	default:
 		pe = &service.Error{Code: service.CodeInternal, Message: err.Error()}
 	}

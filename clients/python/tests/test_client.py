@@ -216,3 +216,23 @@ def test_replica_reads(client, sid):
     with pytest.raises(sessionlog.BadRequestError) as e:
         client.stats(sid, consistency="replica", max_lag_ms=60001)
     assert e.value.field == "/maxLagMs"
+
+
+def test_refused_connection_is_unavailable():
+    # A port nothing listens on: bound, then closed. The same class as the
+    # TypeScript client's, sync and async alike.
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(sessionlog.UnavailableError, match="cannot connect"):
+        sessionlog.Client(f"http://127.0.0.1:{port}", retries=0).open("x")
+
+    async def run():
+        async with sessionlog.AsyncClient(f"http://127.0.0.1:{port}", retries=0) as c:
+            await c.open("x")
+
+    with pytest.raises(sessionlog.UnavailableError, match="cannot connect"):
+        asyncio.run(run())

@@ -11,7 +11,7 @@ from . import _requests as req
 from ._transport import async_transport
 from ._sse import Event, StreamError, parse
 from .client import RETRIED, Entries, _backoff, _conflict_pause, _outcome
-from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply
+from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply, transport_error
 
 
 class AsyncClient:
@@ -42,7 +42,7 @@ class AsyncClient:
             try:
                 res = await self._http.request(method, path, **kw)
             except (httpx.TimeoutException, httpx.TransportError) as e:
-                err = TimeoutError("timeout", f"{method} {path}: {e}")
+                err = transport_error(e, f"{method} {path}")
             else:
                 ok, err = _outcome(res)
                 if err is None:

@@ -12,7 +12,7 @@ from . import _requests as req
 from ._fastpost import Poster
 from ._transport import transport
 from ._sse import Event, StreamError, parse
-from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply
+from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply, transport_error
 
 Entries = List[Dict[str, Any]]
 
@@ -94,7 +94,7 @@ class Client:
             try:
                 ok, err = self._exchange(method, path, **kw)
             except (httpx.TimeoutException, httpx.TransportError, OSError, http.client.HTTPException) as e:
-                err = TimeoutError("timeout", f"{method} {path}: {e}")
+                err = transport_error(e, f"{method} {path}")
             else:
                 if err is None:
                     return ok  # type: ignore[return-value]

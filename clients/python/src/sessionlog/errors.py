@@ -134,3 +134,19 @@ def from_reply(status: int, body: Any) -> SessionlogError:
     cls = CLASSES.get(code, SessionlogError)
     return cls(code, str(err.get("message", "")), status, err.get("field"), err.get("leaf"),
                err.get("sequence"), err.get("retryAfterMs"))
+
+
+def transport_error(e: BaseException, what: str) -> "SessionlogError":
+    """The error of a failure below the protocol, the same class as the
+    TypeScript client's on both its transports: a connection that could
+    not be made is UnavailableError (nothing was sent); anything else
+    (no reply to a request sent) is TimeoutError, of unknown outcome."""
+    import errno
+
+    import httpx
+
+    refused = isinstance(e, httpx.ConnectError) or isinstance(e, ConnectionRefusedError) or (
+        isinstance(e, OSError) and e.errno in (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH))
+    if refused:
+        return UnavailableError("unavailable", f"cannot connect to sessionlog for {what}: {e}")
+    return TimeoutError("timeout", f"no reply to {what}: {e}")
