@@ -82,18 +82,7 @@ func TestLenientReadsAsPiDoes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var msgs []json.RawMessage
-		for _, m := range session.BuildContext(branch, session.ContextOptions{}).Messages {
-			b, err := codec.EncodeMessage(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msgs = append(msgs, b)
-		}
-		b, _ := json.Marshal(msgs)
-		var v any
-		json.Unmarshal(b, &v)
-		ours[names[i]] = v
+		ours[names[i]] = contextJSON(t, branch)
 	}
 	script := filepath.Join(dir, "context.mjs")
 	os.WriteFile(script, []byte(piContextScript), 0o600)
@@ -185,6 +174,29 @@ func TestOldPiFilesReadAsPiDoes(t *testing.T) {
 			t.Errorf("%s written as version 3: %v\n%s", name, err, out)
 		}
 	}
+	// The reader matrix's pi files (cmd/sessionlog/testdata/matrix): pi
+	// 0.x's formats, and a later version's types, blocks and members.
+	matrix, _ := filepath.Glob(filepath.Join("..", "cmd", "sessionlog", "testdata", "matrix", "pi-*.jsonl"))
+	if len(matrix) != 3 {
+		t.Fatalf("matrix pi files: %v", matrix)
+	}
+	for _, p := range matrix {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ld, err := codec.DecodeFile(data, p, codec.Strict)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		branch, err := ld.Tree.Branch(ld.Tree.Leaf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(p)
+		ours[name] = contextJSON(t, branch)
+		names, paths = append(names, name), append(paths, p)
+	}
 	script := filepath.Join(dir, "context.mjs")
 	os.WriteFile(script, []byte(piContextScript), 0o600)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -206,6 +218,24 @@ func TestOldPiFilesReadAsPiDoes(t *testing.T) {
 			t.Errorf("%s: sessionlog gives\n%v\npi 1.6.0 gives\n%v", name, ours[name], theirs)
 		}
 	}
+}
+
+// contextJSON is the context of a branch as pi's messages, decoded as
+// JSON values (as the script prints pi's).
+func contextJSON(t *testing.T, branch []*session.Entry) any {
+	t.Helper()
+	msgs := []json.RawMessage{}
+	for _, m := range session.BuildContext(branch, session.ContextOptions{}).Messages {
+		b, err := codec.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, b)
+	}
+	b, _ := json.Marshal(msgs)
+	var v any
+	json.Unmarshal(b, &v)
+	return v
 }
 
 func mustEntries(t *testing.T, tr *session.Tree) []*session.Entry {

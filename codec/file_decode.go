@@ -428,8 +428,17 @@ func migrate(h *session.Header, lines []fileLine, parsedIdx []int) {
 		}
 	}
 	for i := range lines {
-		if m := lines[i].entry.Message; m != nil && m.Role == "hookMessage" {
+		e := lines[i].entry
+		if m := e.Message; m != nil && m.Role == "hookMessage" {
+			// Read again as the custom message it is now, so that its
+			// customType, display and details are a custom message's
+			// members, not unknown ones.
 			m.Role = session.RoleCustom
+			if j, err := EncodeMessage(m); err == nil {
+				if c, err := DecodeMessage(j); err == nil {
+					e.Message = c
+				}
+			}
 		}
 	}
 	h.Version = session.CurrentVersion

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -41,7 +42,15 @@ func ExportHTML(w io.Writer, h session.Header, t *session.Tree) error {
 	for _, m := range ctx.Messages {
 		page.Context = append(page.Context, exportMessage(m))
 	}
-	return exportTmpl.Execute(w, page)
+	// The page holds no control character of its own but newlines and
+	// tabs: what is left of a session's escape codes and bidirectional
+	// controls after escaping is made visible.
+	var b strings.Builder
+	if err := exportTmpl.Execute(&b, page); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, outline.Visible(b.String()))
+	return err
 }
 
 type exportPage struct {

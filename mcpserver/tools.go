@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -137,9 +138,11 @@ func clip(s string) string {
 	return s
 }
 
-// text is a tool result of one text block.
+// text is a tool result of one text block. Hosts show tool results in
+// terminals (Claude Code, Codex), so what a session holds is made visible
+// first: no escape code or bidirectional control reaches them.
 func text(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: outline.Visible(s)}}}
 }
 
 // ListInput is list_sessions' arguments.

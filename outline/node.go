@@ -171,26 +171,41 @@ func customSummary(c *session.Custom) string {
 		}
 		return s
 	case "openai_item":
-		var it struct {
-			Type    string          `json:"type"`
-			Role    string          `json:"role"`
-			Name    string          `json:"name"`
-			Content json.RawMessage `json:"content"`
-			Output  json.RawMessage `json:"output"`
-		}
-		if json.Unmarshal(c.Data, &it) != nil {
+		kind, text, ok := ItemText(c)
+		if !ok {
 			return ""
 		}
-		kind := it.Type
-		if kind == "" || kind == "message" {
-			kind = it.Role
-		}
-		if it.Name != "" {
-			kind += " " + it.Name
-		}
-		return kind + ": " + textOf(it.Content, it.Output)
+		return kind + ": " + text
 	}
 	return ""
+}
+
+// ItemText is what an Agents SDK item (custom type openai_item) says: its
+// kind (the role of a message, else its type and the tool it names) and
+// its text (a message's content, a tool's output); ok is false for any
+// other entry or an item that is no JSON object.
+func ItemText(c *session.Custom) (kind, text string, ok bool) {
+	if c.CustomType != "openai_item" {
+		return "", "", false
+	}
+	var it struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Name    string          `json:"name"`
+		Content json.RawMessage `json:"content"`
+		Output  json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(c.Data, &it) != nil {
+		return "", "", false
+	}
+	kind = it.Type
+	if kind == "" || kind == "message" {
+		kind = it.Role
+	}
+	if it.Name != "" {
+		kind += " " + it.Name
+	}
+	return kind, strings.TrimSpace(textOf(it.Content, it.Output)), true
 }
 
 // textOf is the text of an item's content: a string, or parts with text.
@@ -213,6 +228,28 @@ func textOf(raws ...json.RawMessage) string {
 		}
 	}
 	return out.String()
+}
+
+// Visible is s with what could act on a terminal or reorder text around
+// it replaced by U+FFFD: control characters but newline and tab (escape
+// codes, bells, carriage returns that overwrite a line) and the
+// bidirectional controls (an "evil" that reads "live"). Every text from a
+// session that is shown to a person or handed to a model's host passes
+// here or through OneLine.
+func Visible(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, hazard) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if hazard(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+func hazard(r rune) bool {
+	return (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // OneLine is s on one line, at most max runes: runs of white space become

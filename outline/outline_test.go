@@ -118,6 +118,24 @@ func TestRowsAreOneLineOfPlainText(t *testing.T) {
 	}
 }
 
+// Visible keeps lines, tabs, emoji and scripts, and replaces what acts on
+// a terminal or reorders text.
+func TestVisible(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain\ttext\nnext line", "plain\ttext\nnext line"},
+		{"👩\u200d💻 项目 héllo", "👩\u200d💻 项目 héllo"},
+		{"red \x1b[31mx\x1b[0m", "red \uFFFD[31mx\uFFFD[0m"},
+		{"title \x1b]0;t\x07 bell \a cr\rover", "title \uFFFD]0;t\uFFFD bell \uFFFD cr\uFFFDover"},
+		{"C1 \u009b2J", "C1 \uFFFD2J"},
+		{"\u202eevil\u202c \u2066x\u2069 \u200fy", "\uFFFDevil\uFFFD \uFFFDx\uFFFD \uFFFDy"},
+		{"bad \xff utf-8", "bad \uFFFD utf-8"},
+	} {
+		if got := outline.Visible(tt.in); got != tt.want {
+			t.Errorf("Visible(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // A chain of 200,000 entries and a fan of 50,000 siblings outline without
 // recursion.
 func TestLargeAndDeep(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -229,6 +230,14 @@ func textOf(e *session.Entry, max int) (role, text string) {
 		}
 	case session.TypeCompaction, session.TypeBranchSummary:
 		add(e.Summary())
+	case session.TypeCustom:
+		// An Agents SDK session's items are its messages.
+		if c, ok := e.Body.(*session.Custom); ok {
+			if kind, text, ok := outline.ItemText(c); ok {
+				role = kind
+				add(text)
+			}
+		}
 	}
 	return role, truncate(b.String(), max)
 }
@@ -245,7 +254,7 @@ func truncate(s string, max int) string {
 }
 
 // indexedTypes are the entry types whose text is indexed.
-var indexedTypes = []session.EntryType{session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction, session.TypeBranchSummary}
+var indexedTypes = []session.EntryType{session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction, session.TypeBranchSummary, session.TypeCustom}
 
 // add puts an entry of session into batch b, if it has text.
 func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry) error {

@@ -1,5 +1,7 @@
 package session
 
+import "strings"
+
 // Message roles. User, assistant and tool-result messages are stored in
 // message entries; the other three are synthesised into the context from
 // compaction, branch_summary and custom_message entries (pi's own shapes).
@@ -97,6 +99,22 @@ func (c Content) Text() string {
 		}
 	}
 	return string(buf)
+}
+
+// Paragraphs is the text of the text blocks, each a paragraph of its own
+// (joined by a blank line), as a reader sees blocks one after another;
+// Text runs them together.
+func (c Content) Paragraphs() string {
+	if len(c.Blocks) == 1 {
+		return c.Blocks[0].Text
+	}
+	var parts []string
+	for _, b := range c.Blocks {
+		if b.Type == BlockText && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // Clone returns a deep copy.

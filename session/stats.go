@@ -52,7 +52,7 @@ func (s *Stats) add(e *Entry) {
 		s.ByRole[m.Role]++
 		s.addUsage(m.Usage())
 		if m.Role == RoleUser && s.FirstUser == "" {
-			s.FirstUser = oneLine(m.Content.Text(), FirstUserRunes)
+			s.FirstUser = oneLine(m.Content.Paragraphs(), FirstUserRunes)
 		}
 		if a := m.Assistant(); a != nil && a.Model != "" {
 			s.Model = a.Model

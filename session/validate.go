@@ -296,7 +296,12 @@ func (v *fieldCheck) content(at path, c Content, blocks int) {
 				v.fail(bp.at("arguments"), fmt.Sprintf("holds %s, not an object", kindOf(tc.Arguments)))
 			}
 		default:
-			v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall)", clip(b.Type)))
+			// A block of a type this version does not know (a later pi's) is
+			// kept as it is and left unrendered, as entries of unknown types
+			// are: only its name is checked.
+			if !typeName(b.Type) {
+				v.fail(bp.at("type"), fmt.Sprintf("%q is not a content block type (text, thinking, image, toolCall) nor a type name: 1 to %d letters, digits, '_' or '-'", clip(b.Type), MaxTypeLen))
+			}
 		}
 		v.extra(bp, "a content block", b.Extra, blockMembersOf(b.Type), blockVerbatim, b.Type)
 	}

@@ -71,31 +71,35 @@ func runArchive(ctx context.Context, e env) error {
 	})
 }
 
-// runUnarchive brings an archived session back.
+// runUnarchive brings archived sessions back.
 func runUnarchive(ctx context.Context, e env) error {
 	fs := newFlags("unarchive", e)
 	rf := addRepoFlags(fs)
 	rf.create = true
 	af := addArchiveFlags(fs)
-	newID := fs.String("id", "", "bring it back under this id (default: its own)")
-	args, err := parseArgs(fs, e.args, 1, "one session id")
+	newID := fs.String("id", "", "bring it back under this id (default: its own; one session only)")
+	ids, err := parseArgs(fs, e.args, -1, "session ids")
 	if err != nil {
 		return err
+	}
+	if *newID != "" && len(ids) > 1 {
+		return usageError("-id names one session, and %d are given", len(ids))
 	}
 	return withRepo(ctx, rf, func(repo session.Repo) error {
 		target, err := af.target(ctx, repo)
 		if err != nil {
 			return err
 		}
-		m, err := lifecycle.Unarchive(ctx, repo, target, args[0], *newID)
-		if err != nil {
-			return err
+		for _, id := range ids {
+			m, err := lifecycle.Unarchive(ctx, repo, target, id, *newID)
+			if err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+			if *newID != "" {
+				id = *newID
+			}
+			fmt.Fprintf(e.stdout, "%s\t%d entries, leaf %s, tree and context as archived at %s\n", id, m.Entries, m.Leaf, m.ArchivedAt)
 		}
-		id := args[0]
-		if *newID != "" {
-			id = *newID
-		}
-		fmt.Fprintf(e.stdout, "%s\t%d entries, leaf %s, tree and context as archived at %s\n", id, m.Entries, m.Leaf, m.ArchivedAt)
 		return nil
 	})
 }

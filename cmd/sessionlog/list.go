@@ -111,9 +111,10 @@ func whenFlag(name, v string, now time.Time) (time.Time, error) {
 }
 
 // cell is s as one table cell: control characters (a name's newline or
-// tab would break the row) written as Go escapes.
+// tab would break the row) and invisible formatting (a bidirectional
+// override would reorder the row) written as Go escapes.
 func cell(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
 		return s
 	}
 	q := strconv.Quote(s)

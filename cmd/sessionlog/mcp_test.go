@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -20,54 +18,28 @@ func TestMCPVerbOverStdio(t *testing.T) {
 	data := t.TempDir()
 	mustRun(t, data, "", "new", "-id", "m1", "-name", "clock work")
 	mustRun(t, data, "", "append", "m1", "-text", "why does the heliotrope job fail at midnight")
-	ctx, cancel := context.WithCancel(context.Background())
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"mcp", "-data", data}, inR, outW, &stderr)
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v (%s)", err, stderr.String())
-	}
+	ctx := context.Background()
+	cs, stop := mcpStdio(t, data)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) != 5 {
 		t.Fatalf("tools: %v %v", tools, err)
 	}
-	textOf := func(res *mcp.CallToolResult) string {
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_context", Arguments: map[string]any{"session": "m1"}})
-	if err != nil || res.IsError || !strings.Contains(textOf(res), "heliotrope job fail") {
-		t.Fatalf("get_context: %v %+v %s", err, res, textOf(res))
+	if err != nil || res.IsError || !strings.Contains(toolText(res), "heliotrope job fail") {
+		t.Fatalf("get_context: %v %+v %s", err, res, toolText(res))
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	err = await.Until(wctx, await.Poll{First: 20 * time.Millisecond, Most: 300 * time.Millisecond}, nil, func() (bool, error) {
 		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_sessions", Arguments: map[string]any{"query": "midnight"}})
-		return err == nil && !res.IsError && strings.Contains(textOf(res), "session m1"), err
+		return err == nil && !res.IsError && strings.Contains(toolText(res), "session m1"), err
 	})
 	if err != nil {
 		t.Fatalf("search_sessions never found the message: %v", err)
 	}
 	cs.Close()
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("mcp exited %d: %s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("mcp did not stop when told")
+	if code, stderr := stop(); code != 0 {
+		t.Fatalf("mcp exited %d: %s", code, stderr)
 	}
 }
 

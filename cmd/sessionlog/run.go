@@ -50,7 +50,7 @@ func init() {
 		"follow":     {"tail local agents' session directories (Claude Code, Codex, pi) into the log as they are written", runFollow},
 		"gc":         {"delete the blobs no entry names, past their grace period (serve does it hourly)", runGC},
 		"archive":    {"archive sessions (a compressed pi file and a manifest of digests); -delete removes them once archived", runArchive},
-		"unarchive":  {"bring an archived session back, checked against its digests", runUnarchive},
+		"unarchive":  {"bring archived sessions back, each checked against its digests", runUnarchive},
 		"backup":     {"copy every session, each at a recorded cut, while writers go on (-base: incremental)", runBackup},
 		"restore":    {"load a backup into a deployment that holds none of its sessions, checked against its digests", runRestore},
 		"retention":  {"archive or delete the sessions past a policy (-dry-run: say which and why)", runRetention},

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
@@ -94,5 +96,5 @@ func marked(h search.Hit) string {
 		at = m[1]
 	}
 	b.WriteString(h.Snippet[at:])
-	return strings.Join(strings.Fields(b.String()), " ")
+	return outline.OneLine(b.String(), math.MaxInt)
 }

@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
@@ -145,7 +145,7 @@ func describeNode(n *session.Node, leaf string, width int) string {
 	b.WriteString(entrySummary(e))
 	s := truncate(b.String(), width)
 	if n.Label != "" {
-		s += fmt.Sprintf(" [%s]", n.Label)
+		s += " [" + outline.OneLine(n.Label, labelWidth) + "]"
 	}
 	if e.ID == leaf {
 		s += "  ← leaf"
@@ -161,7 +161,7 @@ func entrySummary(e *session.Entry) string {
 			return "message"
 		}
 		m := e.Message
-		text := m.Text()
+		text := m.Content.Paragraphs()
 		for _, b := range m.Content.Blocks {
 			if tc := b.ToolCall(); tc != nil {
 				text += " →" + tc.Name
@@ -183,7 +183,7 @@ func entrySummary(e *session.Entry) string {
 	case *session.Custom:
 		return "custom " + b.CustomType
 	case *session.CustomMessage:
-		return "custom message " + b.CustomType + ": " + b.Content.Text()
+		return "custom message " + b.CustomType + ": " + b.Content.Paragraphs()
 	case *session.Label:
 		if b.Label == "" {
 			return "label cleared on " + b.TargetID
@@ -201,16 +201,20 @@ func entrySummary(e *session.Entry) string {
 		if b.Replacement == nil || b.Replacement.Remove {
 			return "context edit: " + b.TargetID + " left out"
 		}
-		return "context edit of " + b.TargetID + ": " + b.Replacement.Content.Text()
+		return "context edit of " + b.TargetID + ": " + b.Replacement.Content.Paragraphs()
 	}
 	return string(e.Type)
 }
 
+// labelWidth bounds a label shown beside an entry.
+const labelWidth = 60
+
+// truncate is s on one line of at most width runes (0: any), with what
+// could drive a terminal replaced (outline.OneLine), so an entry's text
+// cannot move the cursor or forge a row of the tree.
 func truncate(s string, width int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
-		return s
+	if width <= 0 {
+		width = math.MaxInt
 	}
-	r := []rune(s)
-	return string(r[:width-1]) + "…"
+	return outline.OneLine(s, width)
 }
