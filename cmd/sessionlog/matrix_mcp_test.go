@@ -67,8 +67,10 @@ func mcpOverStdio(t *testing.T, data string, sources []matrixSource, done *pairs
 	readWithTools(t, cs, "mcp stdio", sources, done)
 }
 
-// mcpOverHTTP does the same through serve's /mcp.
-func mcpOverHTTP(t *testing.T, data string, sources []matrixSource, done *pairs) {
+// servedHTTP runs serve on data with its HTTP gateway until the test
+// ends, and returns the gateway's URL.
+func servedHTTP(t *testing.T, data string) string {
+	t.Helper()
 	stdout, _ := serveFor(t, data, "-http", "127.0.0.1:0")
 	var url string
 	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
@@ -79,6 +81,11 @@ func mcpOverHTTP(t *testing.T, data string, sources []matrixSource, done *pairs)
 		url, _, _ = strings.Cut(strings.Fields(u)[0], ";")
 		return nil
 	})
+	return url
+}
+
+// mcpOverHTTP does the same through the gateway's /mcp.
+func mcpOverHTTP(t *testing.T, url string, sources []matrixSource, done *pairs) {
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 // Codex rollouts, LangGraph threads and Agents SDK sessions as their
 // adapters write them, entries of types no version knows — through every
 // reader: the CLI's verbs, export in every format, backup and restore,
-// archive and unarchive, watch, search, and every MCP tool over stdio and
-// /mcp with the SDK's client. Every pair works; what was imported exports
+// archive and unarchive, watch, search, every MCP tool over stdio and
+// /mcp with the SDK's client, and the TypeScript and Python clients. Every pair works; what was imported exports
 // byte for byte; a pi file's context is the one pi built; no text a
 // session holds reaches a terminal as an escape code.
 func TestEverySourceThroughEveryReader(t *testing.T) {
@@ -99,7 +99,9 @@ func TestEverySourceThroughEveryReader(t *testing.T) {
 	t.Run("watch", func(t *testing.T) { watchEverySource(t, data, sources, &done) })
 	t.Run("search", func(t *testing.T) { searchEverySource(t, data, sources, &done) })
 	t.Run("mcp stdio", func(t *testing.T) { mcpOverStdio(t, data, sources, &done) })
-	t.Run("mcp http", func(t *testing.T) { mcpOverHTTP(t, data, sources, &done) })
+	url := servedHTTP(t, data)
+	t.Run("mcp http", func(t *testing.T) { mcpOverHTTP(t, url, sources, &done) })
+	t.Run("clients", func(t *testing.T) { readWithClients(t, data, url, sources, &done) })
 	done.report(t, len(sources))
 }
 
