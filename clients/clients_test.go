@@ -41,10 +41,9 @@ func python(t *testing.T) string {
 	if py := peers.Python("httpx", "pytest"); py != "" {
 		return py
 	}
-	hasDeps := func(py string) bool { return exec.Command(py, "-c", "import httpx, pytest").Run() == nil }
 	venv, _ := filepath.Abs(filepath.Join("python", ".venv"))
 	py := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(py); err == nil && hasDeps(py) {
+	if peers.Imports(py, "httpx", "pytest") {
 		return py
 	}
 	base, err := exec.LookPath("python3")

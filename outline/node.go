@@ -248,6 +248,13 @@ func Visible(s string) string {
 	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
+// Hidden reports whether r is a control character or invisible formatting
+// (bidirectional controls, zero-width characters): what a line of text
+// shown on one row must not hold as it is.
+func Hidden(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+}
+
 func hazard(r rune) bool {
 	return (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r)
 }
@@ -274,7 +281,7 @@ func OneLine(s string, max int) string {
 			n++
 			space = false
 		}
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if r == utf8.RuneError || Hidden(r) {
 			r = '\uFFFD'
 		}
 		b.WriteRune(r)

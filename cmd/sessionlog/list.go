@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
+	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -114,7 +114,7 @@ func whenFlag(name, v string, now time.Time) (time.Time, error) {
 // tab would break the row) and invisible formatting (a bidirectional
 // override would reorder the row) written as Go escapes.
 func cell(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
+	if !strings.ContainsFunc(s, outline.Hidden) {
 		return s
 	}
 	q := strconv.Quote(s)

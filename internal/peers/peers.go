@@ -75,11 +75,19 @@ func Python(modules ...string) string {
 	}
 	candidates = append(candidates, "/usr/bin/python3")
 	for _, py := range candidates {
-		if _, err := os.Stat(py); err == nil && exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).Run() == nil {
+		if Imports(py, modules...) {
 			return py
 		}
 	}
 	return ""
+}
+
+// Imports reports whether the Python py exists and imports every module.
+func Imports(py string, modules ...string) bool {
+	if _, err := os.Stat(py); err != nil {
+		return false
+	}
+	return exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).Run() == nil
 }
 
 // LastLine is the last line of a command's output, where it says what
