@@ -13,7 +13,6 @@ import (
 	"github.com/agentcore/sessionlog/mcpserver"
 
 	"github.com/nats-io/nats.go"
-	"golang.org/x/net/netutil"
 
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/internal/ratelimit"
@@ -73,9 +72,21 @@ type Config struct {
 	// connection between requests; MaxHeaderBytes the request headers.
 	WriteTimeout, ReadTimeout, IdleTimeout time.Duration
 	MaxHeaderBytes                         int
-	// MaxConns bounds the client connections open at once; more wait to
-	// be accepted.
-	MaxConns int
+	// MaxConns bounds the client connections open at once; the last
+	// ReservedConns of them are kept for callers who authenticate (a
+	// connection taken from the reserve is closed after a request that
+	// did not). MaxConnsPerAddr bounds those of one source address (an
+	// IPv6 /64). When room is needed idle connections are closed, those
+	// that never authenticated first; past the bounds a new connection is
+	// closed at once. ReadHeaderTimeout bounds the wait for a request's
+	// headers, UntrustedIdleTimeout a kept-alive connection that never
+	// authenticated (IdleTimeout one that did).
+	// NewConnRate and NewConnBurst bound the new connections per second
+	// of one source address.
+	MaxConns, ReservedConns, MaxConnsPerAddr int
+	NewConnRate                              float64
+	NewConnBurst                             int
+	ReadHeaderTimeout, UntrustedIdleTimeout  time.Duration
 	// LoginRate and LoginBurst bound the logins of new credentials per
 	// source address; MaxLoginsInFlight those made at once;
 	// RefusedLoginTTL is how long refused credentials are refused from
@@ -110,7 +121,9 @@ func DefaultConfig(addr, natsURL string) Config {
 		MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,
 		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
-		MaxHeaderBytes: 16 << 10, MaxConns: 4096,
+		MaxHeaderBytes: 16 << 10, MaxConns: 4096, ReservedConns: 512, MaxConnsPerAddr: 256,
+		NewConnRate: 100, NewConnBurst: 200,
+		ReadHeaderTimeout: 5 * time.Second, UntrustedIdleTimeout: 5 * time.Second,
 		LoginRate: 2, LoginBurst: 20, MaxLoginsInFlight: 8, RefusedLoginTTL: 30 * time.Second,
 		MCP: new(mcpserver.DefaultConfig()),
 	}
@@ -137,6 +150,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxStreamsPerTenant and MaxStreamsPerUser must be positive, StreamBuffer at least 64 KiB", ErrInvalidConfig)
 	case c.WriteTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxHeaderBytes < 4<<10 || c.MaxConns < 1:
 		return fmt.Errorf("%w: timeouts and MaxConns must be positive, MaxHeaderBytes at least 4 KiB", ErrInvalidConfig)
+	case c.ReadHeaderTimeout <= 0 || c.UntrustedIdleTimeout <= 0:
+		return fmt.Errorf("%w: ReadHeaderTimeout and UntrustedIdleTimeout must be positive", ErrInvalidConfig)
+	case c.ReservedConns < 0 || c.ReservedConns >= c.MaxConns || c.MaxConnsPerAddr < 1 || c.NewConnRate <= 0 || c.NewConnBurst < 1:
+		return fmt.Errorf("%w: ReservedConns must be 0 to MaxConns-1, MaxConnsPerAddr, NewConnRate and NewConnBurst positive", ErrInvalidConfig)
 	case c.LoginRate <= 0 || c.LoginBurst < 1 || c.MaxLoginsInFlight < 1 || c.RefusedLoginTTL <= 0:
 		return fmt.Errorf("%w: login bounds must be positive", ErrInvalidConfig)
 	}
@@ -148,6 +165,7 @@ type Gateway struct {
 	cfg     Config
 	ln      net.Listener
 	srv     *http.Server
+	guard   *connGuard
 	streams *streamCounts
 	logins  *logins
 
@@ -177,6 +195,8 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	guard := newConnGuard(cfg)
+	ln = &guardListener{Listener: ln, g: guard}
 	if cfg.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
 		if err != nil {
@@ -188,13 +208,10 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	if cfg.Telemetry == nil {
 		cfg.Telemetry = telemetry.Default()
 	}
-	// Past MaxConns, connections wait in the kernel's backlog rather
-	// than take file descriptors.
-	ln = netutil.LimitListener(ln, cfg.MaxConns)
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rctx, cutoff := context.WithCancel(context.WithoutCancel(ctx))
 	g := &Gateway{
-		cfg: cfg, ln: ln, streams: newStreamCounts(cfg), logins: newLogins(cfg),
+		cfg: cfg, ln: ln, guard: guard, streams: newStreamCounts(cfg), logins: newLogins(cfg),
 		ctx: gctx, cancel: cancel, reqCtx: rctx, cutoff: cutoff,
 		users: lru.New[[32]byte, *userConn](), limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}
@@ -202,11 +219,15 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	// last long; handlers set a deadline for each write instead.
 	g.srv = &http.Server{
 		Handler:           g.routes(),
-		ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
+		ReadHeaderTimeout: min(cfg.ReadHeaderTimeout, cfg.ReadTimeout),
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return rctx },
+		ConnState:         guard.state,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, guarded(c))
+		},
 	}
 	g.wg.Add(1)
 	go func() {
@@ -278,6 +299,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (u *userConn, re
 		writeError(w, err, 0)
 		return nil, nil, false
 	}
+	g.guard.trust(r.Context())
 	if g.limited(w, u) {
 		release()
 		return nil, nil, false

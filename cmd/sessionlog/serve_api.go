@@ -46,6 +46,9 @@ type apiFlags struct {
 	retentionEvery time.Duration
 	retention      *lifecycle.Policy
 	search         bool
+	// httpConns, httpReserved and httpPerAddr bound the gateway's client
+	// connections (gateway.Config.MaxConns and the rest).
+	httpConns, httpReserved, httpPerAddr int
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -67,6 +70,10 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.DurationVar(&a.retentionEvery, "retention-every", time.Hour, "how often the retention policy runs")
 	fs.DurationVar(&a.repairStuck, "repair-stuck", time.Minute, "in a cluster, repair a stream replica behind its leader this long while the leader takes writes: a change of leader, then a fresh replica (0: never)")
 	fs.DurationVar(&a.repairDead, "repair-dead", 10*time.Minute, "in a cluster, replace a stream replica whose node has been offline this long with one on a node outside its peer set, where there is one (0: never)")
+	dg := gateway.DefaultConfig("", "")
+	fs.IntVar(&a.httpConns, "http-max-conns", dg.MaxConns, "HTTP client connections open at once (idle ones are closed to make room)")
+	fs.IntVar(&a.httpReserved, "http-reserved-conns", dg.ReservedConns, "of -http-max-conns, those only callers with valid credentials (or, without -tenants, API requests) may take")
+	fs.IntVar(&a.httpPerAddr, "http-conns-per-addr", dg.MaxConnsPerAddr, "HTTP client connections of one source address (IPv6: one /64)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
@@ -274,6 +281,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	gcfg.Ready = node.Current
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
 	gcfg.MaxUploadBytes = max(int64(a.maxUpload), gcfg.MaxBodyBytes)
+	gcfg.MaxConns, gcfg.ReservedConns, gcfg.MaxConnsPerAddr = a.httpConns, a.httpReserved, a.httpPerAddr
 	if cfg.TLS != nil {
 		gcfg.CertFile, gcfg.KeyFile = cfg.TLS.CertFile, cfg.TLS.KeyFile
 		roots, err := trustOwn(cfg.TLS.CertFile)
