@@ -26,7 +26,16 @@ type AuthConfig struct {
 	// sessionlog service in the account is not restricted. Set by the
 	// caller that knows the subjects (see service.ClientPermissions).
 	ClientPermissions Permissions `json:"-"`
+	// MaxConnectionsPerTenant bounds the connections of each tenant that
+	// sets no MaxConnections of its own (0: DefaultMaxConnectionsPerTenant,
+	// or a quarter of the node's Config.MaxConnections if that is less), so
+	// that no tenant can take the node's descriptors from the others.
+	MaxConnectionsPerTenant int `json:"-"`
 }
+
+// DefaultMaxConnectionsPerTenant is a tenant's bound on connections to a
+// node when neither it nor AuthConfig says otherwise.
+const DefaultMaxConnectionsPerTenant = 1024
 
 // Tenant is one account.
 type Tenant struct {
@@ -36,8 +45,10 @@ type Tenant struct {
 	// MaxStore bounds the tenant's JetStream file storage in bytes (0: no
 	// limit of its own).
 	MaxStore int64 `json:"maxStore,omitempty"`
-	// MaxConnections bounds the tenant's connections (0: no limit), the
-	// service connection of each node among them.
+	// MaxConnections bounds the tenant's connections to one node (0:
+	// AuthConfig.MaxConnectionsPerTenant), the node's own two connections
+	// in the account and those the HTTP gateway makes for its users
+	// among them.
 	MaxConnections int `json:"maxConnections,omitempty"`
 }
 
@@ -94,7 +105,7 @@ func (a *AuthConfig) CheckTenants() error {
 			return fmt.Errorf("%w: %s: tenant %q appears twice", ErrInvalidConfig, where, t.Name)
 		case len(t.Users) == 0:
 			return fmt.Errorf("%w: tenant %q has no users", ErrInvalidConfig, t.Name)
-		case t.MaxStore < 0 || t.MaxConnections < 0:
+		case t.MaxStore < 0 || t.MaxConnections < 0 || a.MaxConnectionsPerTenant < 0:
 			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
 		}
 		tenants[t.Name] = true
@@ -146,7 +157,14 @@ const ReplySubjects = "_INBOX.>"
 // accountsConfig is the accounts block in nats-server's configuration
 // language, parsed by the server itself (JetStream per account has no
 // other public switch).
-func (a *AuthConfig) accountsConfig(keys serviceKeys) (string, error) {
+func (a *AuthConfig) accountsConfig(keys serviceKeys, nodeMax int) (string, error) {
+	perTenant := a.MaxConnectionsPerTenant
+	if perTenant == 0 {
+		perTenant = DefaultMaxConnectionsPerTenant
+		if nodeMax > 0 {
+			perTenant = max(8, min(perTenant, nodeMax/4))
+		}
+	}
 	q := confQuote
 	list := func(ss []string) string {
 		out := make([]string, len(ss))
@@ -166,9 +184,11 @@ func (a *AuthConfig) accountsConfig(keys serviceKeys) (string, error) {
 		} else {
 			b.WriteString("    jetstream: enabled\n")
 		}
-		if t.MaxConnections > 0 {
-			fmt.Fprintf(&b, "    limits { max_connections: %d }\n", t.MaxConnections)
+		limit := t.MaxConnections
+		if limit == 0 {
+			limit = perTenant
 		}
+		fmt.Fprintf(&b, "    limits { max_connections: %d }\n", limit)
 		b.WriteString("    users: [\n")
 		for _, u := range t.Users {
 			if u.NKey != "" {
@@ -223,7 +243,7 @@ func applyAuth(opts *server.Options, cfg Config) (serviceKeys, error) {
 		if keys, err = newServiceKeys(cfg.Auth); err != nil {
 			return nil, err
 		}
-		conf, err := cfg.Auth.accountsConfig(keys)
+		conf, err := cfg.Auth.accountsConfig(keys, cfg.MaxConnections)
 		if err != nil {
 			return nil, err
 		}

@@ -49,6 +49,12 @@ type Config struct {
 	MaxMemory int64
 	// MaxPayload is the largest message the node accepts (0: 8 MiB).
 	MaxPayload int32
+	// MaxConnections bounds the node's client connections, all tenants
+	// together (0: the server's default, 65,536): keep it within the
+	// process's descriptors (FileBudget), so that a flood of connections
+	// is refused by the server rather than failing the process's other
+	// files and sockets.
+	MaxConnections int
 	// ReadyTimeout bounds how long Start waits for the node.
 	ReadyTimeout time.Duration
 	// Logs sends the server's log to stderr.
@@ -101,8 +107,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: ReadyTimeout must be positive", ErrInvalidConfig)
 	case c.MaxPayload < 0 || c.MaxPayload > 64<<20:
 		return fmt.Errorf("%w: MaxPayload %d outside 0..64MiB", ErrInvalidConfig, c.MaxPayload)
-	case c.MaxStore < 0 || c.MaxMemory < 0:
-		return fmt.Errorf("%w: negative storage limit", ErrInvalidConfig)
+	case c.MaxStore < 0 || c.MaxMemory < 0 || c.MaxConnections < 0:
+		return fmt.Errorf("%w: negative storage or connection limit", ErrInvalidConfig)
 	}
 	if c.Auth != nil {
 		if err := c.Auth.Validate(); err != nil {
@@ -208,6 +214,9 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	keys, err := applyAuth(opts, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxConnections > 0 {
+		opts.MaxConn = cfg.MaxConnections
 	}
 	var clientTLS *tls.Config
 	if cfg.TLS != nil {

@@ -49,6 +49,11 @@ type apiFlags struct {
 	// httpConns, httpReserved and httpPerAddr bound the gateway's client
 	// connections (gateway.Config.MaxConns and the rest).
 	httpConns, httpReserved, httpPerAddr int
+	// tenantConns bounds each tenant's NATS connections to the node
+	// (cluster.AuthConfig.MaxConnectionsPerTenant); files shares the
+	// process's descriptors.
+	tenantConns int
+	files       fileBudget
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -74,6 +79,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.httpConns, "http-max-conns", dg.MaxConns, "HTTP client connections open at once (idle ones are closed to make room)")
 	fs.IntVar(&a.httpReserved, "http-reserved-conns", dg.ReservedConns, "of -http-max-conns, those only callers with valid credentials (or, without -tenants, API requests) may take")
 	fs.IntVar(&a.httpPerAddr, "http-conns-per-addr", dg.MaxConnsPerAddr, "HTTP client connections of one source address (IPv6: one /64)")
+	fs.IntVar(&a.tenantConns, "tenant-max-conns", 0, fmt.Sprintf("NATS connections of each tenant without maxConnections in the tenants file (0: %d, or a quarter of what the descriptor limit leaves NATS if less)", cluster.DefaultMaxConnectionsPerTenant))
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
@@ -83,6 +89,18 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	if a.repairStuck < 0 || a.repairDead < 0 {
 		return usageError("-repair-stuck and -repair-dead must not be negative")
 	}
+	if a.tenantConns < 0 || a.httpConns < 1 || a.httpReserved < 0 || a.httpReserved >= a.httpConns || a.httpPerAddr < 1 {
+		return usageError("-tenant-max-conns must not be negative; -http-max-conns and -http-conns-per-addr must be positive, -http-reserved-conns less than -http-max-conns")
+	}
+	// The descriptors, shared so that no flood of one kind of connection
+	// takes those of another (or the node's own files).
+	httpConns, users := 0, 0
+	if a.http != "" {
+		httpConns, users = a.httpConns, gateway.DefaultConfig("", "").MaxUsers
+	}
+	a.files = budgetFiles(openFileLimit(), httpConns, users)
+	a.files.report(a.log)
+	cfg.MaxConnections = a.files.nats
 	if a.retentionFile != "" {
 		p, err := loadPolicy(a.retentionFile)
 		if err != nil {
@@ -101,6 +119,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		a.tenantFile = f
 		auth := f.Auth()
 		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
+		auth.MaxConnectionsPerTenant = a.tenantConns
 		cfg.Auth = auth
 	}
 	if a.tlsCert != "" || a.tlsKey != "" {
@@ -281,7 +300,12 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	gcfg.Ready = node.Current
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
 	gcfg.MaxUploadBytes = max(int64(a.maxUpload), gcfg.MaxBodyBytes)
-	gcfg.MaxConns, gcfg.ReservedConns, gcfg.MaxConnsPerAddr = a.httpConns, a.httpReserved, a.httpPerAddr
+	gcfg.MaxConns, gcfg.ReservedConns, gcfg.MaxConnsPerAddr = a.files.http, a.httpReserved, a.httpPerAddr
+	if a.files.scaled {
+		gcfg.MaxUsers = max(1, a.files.gatewayUsers)
+		gcfg.MaxConns = max(2, gcfg.MaxConns)
+		gcfg.ReservedConns = min(gcfg.ReservedConns, gcfg.MaxConns/8)
+	}
 	if cfg.TLS != nil {
 		gcfg.CertFile, gcfg.KeyFile = cfg.TLS.CertFile, cfg.TLS.KeyFile
 		roots, err := trustOwn(cfg.TLS.CertFile)

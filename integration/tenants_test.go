@@ -1,0 +1,246 @@
+package integration
+
+// One tenant driven as hard as it can be must not starve another: the
+// node runs as `sessionlog serve -tenants` in a process of its own (its
+// descriptors and memory measured as an operator sees them) while tenant
+// A floods it and tenant B goes on reading.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// soakHostile asks for the full-size runs of these tests.
+var soakHostile = os.Getenv("SESSIONLOG_SOAK") != ""
+
+// tenantNode is a serving process with tenants acme (alice) and globex
+// (bob).
+type tenantNode struct {
+	cmd      *exec.Cmd
+	log      *clustertest.SyncBuffer
+	natsURL  string
+	httpBase string
+}
+
+// startTenantNode runs serve under a descriptor limit (0: the test's own).
+func startTenantNode(t *testing.T, nofile int, args ...string) *tenantNode {
+	t.Helper()
+	data := t.TempDir()
+	file := filepath.Join(data, "tenants.json")
+	if err := os.WriteFile(file, []byte(`{"tenants":[
+ {"name":"acme","users":[{"user":"alice","password":"alice-pw"}]},
+ {"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := ln.Addr().String()
+	ln.Close()
+	serve := append([]string{bin, "serve", "-data", data, "-listen", "127.0.0.1:0", "-http", httpAddr, "-tenants", file}, args...)
+	script := "exec \"$@\""
+	if nofile > 0 {
+		script = fmt.Sprintf("ulimit -n %d && exec \"$@\"", nofile)
+	}
+	n := &tenantNode{log: &clustertest.SyncBuffer{}, httpBase: "http://" + httpAddr}
+	n.cmd = exec.Command("sh", append([]string{"-c", script, "sh"}, serve...)...)
+	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		n.cmd.Process.Kill()
+		n.cmd.Wait()
+		if t.Failed() {
+			t.Logf("serve's output:\n%s", tail(n.log.String(), 40))
+		}
+	})
+	sessiontest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		b, err := os.ReadFile(filepath.Join(data, "serve.url"))
+		n.natsURL = strings.TrimSpace(string(b))
+		return err
+	})
+	return n
+}
+
+func tail(s string, lines int) string {
+	ls := strings.Split(s, "\n")
+	return strings.Join(ls[max(0, len(ls)-lines):], "\n")
+}
+
+// peakRSS is the process's high-water resident set (VmHWM), in bytes.
+func (n *tenantNode) peakRSS(t *testing.T) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc here to read the resident set from: %v", err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// connect connects as user, failing fast (no retries).
+func (n *tenantNode) connect(user string) (*nats.Conn, error) {
+	return nats.Connect(n.natsURL, nats.UserInfo(user, user+"-pw"), nats.MaxReconnects(0), nats.Timeout(5*time.Second))
+}
+
+// prober is tenant B reading as it always does, over NATS and HTTP, while
+// the test runs: every latency and every failure is kept.
+type prober struct {
+	mu       sync.Mutex
+	took     []time.Duration
+	failures []string
+	stop     context.CancelFunc
+	done     sync.WaitGroup
+}
+
+func (n *tenantNode) probeAsBob(t *testing.T, session string) *prober {
+	t.Helper()
+	nc, err := n.connect("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c := api.NewClient(nc, "sessionlog.v1")
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := c.Call(ctx, api.OpCreate, api.CreateRequest{ID: session}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := &prober{stop: cancel}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	note := func(what string, t0 time.Time, err error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil {
+			p.failures = append(p.failures, fmt.Sprintf("%s: %v", what, err))
+			return
+		}
+		p.took = append(p.took, time.Since(t0))
+	}
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			t0 := time.Now()
+			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+			err := c.Call(rctx, api.OpOpen, api.SessionRequest{Session: session}, nil)
+			rcancel()
+			if ctx.Err() != nil {
+				return
+			}
+			note("NATS open", t0, err)
+			t0 = time.Now()
+			req, _ := http.NewRequest("GET", n.httpBase+"/v1/sessions/"+session+"/context", nil)
+			req.SetBasicAuth("bob", "bob-pw")
+			res, err := hc.Do(req)
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					err = fmt.Errorf("HTTP %d", res.StatusCode)
+				}
+			}
+			note("HTTP context", t0, err)
+			// A new connection now and then, as a fleet's agents make them.
+			if i%10 == 0 {
+				t0 = time.Now()
+				nc2, err := n.connect("bob")
+				if err == nil {
+					nc2.Close()
+				}
+				note("NATS connect", t0, err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return p
+}
+
+// finish stops probing and says what bob saw: p50, p99, failures.
+func (p *prober) finish() (p50, p99 time.Duration, n int, failures []string) {
+	p.stop()
+	p.done.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ds := append([]time.Duration(nil), p.took...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	if len(ds) == 0 {
+		return 0, 0, 0, p.failures
+	}
+	return ds[len(ds)/2], ds[min(len(ds)-1, len(ds)*99/100)], len(ds), p.failures
+}
+
+// A tenant opening connections until it is refused takes no descriptor
+// another tenant or the node needs: its account's connection bound (a
+// default, as no tenant in the file sets one) refuses it long before the
+// process's limit, and the server's own bound keeps a reserve. Before,
+// acme's flood ran the process out of descriptors and bob's connections,
+// over NATS and HTTP, failed.
+func TestOneTenantCannotTakeTheDescriptors(t *testing.T) {
+	nofile, attempts := 1024, 3000
+	if soakHostile { // the reported size
+		nofile, attempts = 0, 21091
+	}
+	n := startTenantNode(t, nofile)
+	bob := n.probeAsBob(t, "bob-reads")
+	var conns []*nats.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	refused := 0
+	var firstRefusal error
+	for i := 0; i < attempts && refused < 20; i++ {
+		c, err := n.connect("alice")
+		if err != nil {
+			if firstRefusal == nil {
+				firstRefusal = err
+			}
+			refused++
+			continue
+		}
+		conns = append(conns, c)
+	}
+	// Held: bob goes on for a while with acme at its bound.
+	time.Sleep(3 * time.Second)
+	p50, p99, count, failures := bob.finish()
+	if len(failures) > 0 {
+		t.Fatalf("bob failed %d times while acme held %d connections (first: %s)", len(failures), len(conns), failures[0])
+	}
+	if refused == 0 || count == 0 {
+		t.Fatalf("acme opened %d connections without a refusal (bob made %d requests)", len(conns), count)
+	}
+	if log := n.log.String(); strings.Contains(log, "too many open files") {
+		t.Fatalf("the node ran out of descriptors:\n%s", tail(log, 20))
+	}
+	t.Logf("acme held %d connections, then was refused (%v); bob's %d requests meanwhile: p50 %v, p99 %v; peak RSS %d MiB",
+		len(conns), firstRefusal, count, p50, p99, n.peakRSS(t)>>20)
+}
