@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,7 +58,13 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 	}
 	budget = min(budget, t.cfg.MaxTokens)
 	out := ContextOutput{Session: in.Session}
+	// Only the newest messages that fit the budget (about four bytes a
+	// token) are kept while the pages are read, each clipped to it: a
+	// context of any size costs a budget and a page.
+	maxText := budget * 4
+	cost := func(m ContextMessage) int { return (len(m.Text)+len(m.Role)+3)/4 + 1 }
 	var msgs []ContextMessage
+	used, omitted := 0, 0
 	offset := 0
 	for range contextPages {
 		var page service.ContextReply
@@ -65,7 +72,7 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 			return nil, ContextOutput{}, err
 		}
 		if offset > 0 && page.Sequence != out.Sequence {
-			offset, msgs = 0, nil // the session moved on between pages: read it again
+			offset, msgs, used, omitted = 0, nil, 0, 0 // the session moved on between pages: read it again
 			continue
 		}
 		out.Leaf, out.Sequence, out.ThinkingLevel, out.Model, out.Total = page.Leaf, page.Sequence, page.ThinkingLevel, page.Model, page.Total
@@ -78,36 +85,38 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 			if j := offset + i; j-page.Offset >= 0 && j-page.Offset < len(page.Sources) {
 				source = page.Sources[j-page.Offset]
 			}
-			msgs = append(msgs, readable(source, m))
+			cm := readable(source, m)
+			cm.Text = clipText(cm.Text, maxText)
+			msgs = append(msgs, cm)
+			used += cost(cm)
+			// The newest message is always kept; older ones while they fit.
+			for len(msgs) > 1 && used > budget {
+				used -= cost(msgs[0])
+				msgs[0] = ContextMessage{}
+				msgs = msgs[1:]
+				omitted++
+			}
 		}
 		if page.Next == 0 {
 			break
 		}
 		offset = page.Next
 	}
-	// The newest messages that fit the budget (about four bytes a token).
-	used, keep := 0, len(msgs)
-	for keep > 0 {
-		n := (len(msgs[keep-1].Text)+len(msgs[keep-1].Role)+3)/4 + 1
-		if used+n > budget && keep < len(msgs) {
-			break
-		}
-		used += n
-		keep--
-	}
-	out.Omitted = keep
-	out.Messages = msgs[keep:]
+	out.Omitted = omitted
+	out.Messages = slices.Clip(msgs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "session %s, leaf %s, %d messages", out.Session, out.Leaf, out.Total)
+	fmt.Fprintf(&b, "session %s, leaf %s, %d messages", inline(out.Session), inline(out.Leaf), out.Total)
 	if out.Model != nil {
-		fmt.Fprintf(&b, ", model %s/%s", out.Model.Provider, out.Model.ModelID)
+		fmt.Fprintf(&b, ", model %s/%s", inline(out.Model.Provider), inline(out.Model.ModelID))
 	}
 	b.WriteString("\n")
 	if out.Omitted > 0 {
 		fmt.Fprintf(&b, "[%d earlier messages left out to fit max_tokens %d]\n", out.Omitted, budget)
 	}
+	b.WriteString("[each message's text follows its heading, every line quoted with \"> \"]\n")
 	for _, m := range out.Messages {
-		fmt.Fprintf(&b, "\n[%s] (entry %s)\n%s\n", m.Role, m.Entry, m.Text)
+		fmt.Fprintf(&b, "\n[%s] (entry %s)\n", inline(m.Role), inline(m.Entry))
+		quoted(&b, m.Text)
 	}
 	return text(b.String()), out, nil
 }

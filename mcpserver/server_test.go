@@ -212,7 +212,7 @@ func TestWriteTools(t *testing.T) {
 	if text, _, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": "late", "if_sequence": seq}); !isErr || !strings.Contains(text, "conflict") {
 		t.Fatalf("append_message on a stale sequence: %v %s", isErr, text)
 	}
-	if text, _, _ := call(t, cs, "get_tree", map[string]any{"session": "w-1"}); !strings.Contains(text, "decision on "+entry) {
+	if text, _, _ := call(t, cs, "get_tree", map[string]any{"session": "w-1"}); !strings.Contains(text, `"decision" on `+entry) {
 		t.Fatalf("get_tree after the label: %s", text)
 	}
 	if text, _, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": " "}); !isErr || !strings.Contains(text, "text is empty") {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -176,15 +177,19 @@ func (t *tools) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in Lis
 	}
 	var b strings.Builder
 	for _, s := range reply.Sessions {
-		fmt.Fprintf(&b, "%s  updated %s  %d entries", s.ID, s.Updated, s.Entries)
+		fmt.Fprintf(&b, "%s  updated %s  %d entries", inline(s.ID), inline(s.Updated), s.Entries)
 		if s.Name != "" {
-			fmt.Fprintf(&b, "  name %q", s.Name)
+			fmt.Fprintf(&b, "  name %s", strconv.Quote(s.Name))
 		}
 		if s.Cwd != "" {
-			fmt.Fprintf(&b, "  cwd %s", s.Cwd)
+			fmt.Fprintf(&b, "  cwd %s", inline(s.Cwd))
 		}
 		if len(s.Labels) > 0 {
-			fmt.Fprintf(&b, "  labels %s", strings.Join(s.Labels, ", "))
+			labels := make([]string, len(s.Labels))
+			for i, l := range s.Labels {
+				labels[i] = strconv.Quote(l)
+			}
+			fmt.Fprintf(&b, "  labels %s", strings.Join(labels, ", "))
 		}
 		b.WriteByte('\n')
 	}
@@ -230,7 +235,8 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d hits of %d\n", len(reply.Hits), reply.Total)
 	for _, h := range reply.Hits {
-		fmt.Fprintf(&b, "\nsession %s, entry %s (%s, %s):\n%s\n", h.Session, h.Entry, h.Role, h.Timestamp, h.Snippet)
+		fmt.Fprintf(&b, "\nsession %s, entry %s (%s, %s):\n", inline(h.Session), inline(h.Entry), inline(h.Role), inline(h.Timestamp))
+		quoted(&b, h.Snippet)
 	}
 	return text(b.String()), reply, nil
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,7 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 	}
 	budget = min(budget, t.cfg.MaxTokens)
 	var nodes []outline.Node
+	var shown []string // the labels as the text shows them: quoted
 	out := TreeOutput{Session: in.Session}
 	for offset, i := 0, 0; i < treePages; i++ {
 		var page service.TreeReply
@@ -56,7 +58,7 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 			return nil, TreeOutput{}, err
 		}
 		if offset > 0 && page.Sequence != out.Sequence {
-			offset, nodes = 0, nil // moved on between pages: read it again
+			offset, nodes, shown, out.Labels = 0, nil, nil, nil // moved on between pages: read it again
 			continue
 		}
 		out.Leaf, out.Sequence = page.Leaf, page.Sequence
@@ -65,6 +67,7 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 				CustomType: n.CustomType, Summary: n.Summary, Tools: n.Tools, Thinking: n.Thinking, Error: n.Error})
 			if n.Label != "" && n.Type != "label" && len(out.Labels) < maxLabels { // the label in force on an entry
 				out.Labels = append(out.Labels, fmt.Sprintf("%s on %s", outline.OneLine(n.Label, 60), n.ID))
+				shown = append(shown, fmt.Sprintf("%s on %s", strconv.Quote(outline.OneLine(n.Label, 60)), inline(n.ID)))
 			}
 		}
 		if page.Next == 0 {
@@ -105,9 +108,9 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 	out.Outline = b.String()
 	var head strings.Builder
 	fmt.Fprintf(&head, "session %s: %d entries in %d rows (%d bookkeeping entries counted into them), %d branches, leaf %s\n",
-		out.Session, out.Entries, out.Rows, out.Folded, out.Branches, out.Leaf)
+		inline(out.Session), out.Entries, out.Rows, out.Folded, out.Branches, inline(out.Leaf))
 	if len(out.Labels) > 0 {
-		fmt.Fprintf(&head, "labels: %s\n", strings.Join(out.Labels, "; "))
+		fmt.Fprintf(&head, "labels: %s\n", strings.Join(shown, "; "))
 	}
 	return text(head.String() + out.Outline), out, nil
 }
