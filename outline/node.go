@@ -237,11 +237,11 @@ func textOf(raws ...json.RawMessage) string {
 // session that is shown to a person or handed to a model's host passes
 // here or through OneLine.
 func Visible(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, hazard) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, Hazard) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if hazard(r) {
+		if Hazard(r) {
 			return '\uFFFD'
 		}
 		return r
@@ -255,7 +255,10 @@ func Hidden(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
-func hazard(r rune) bool {
+// Hazard reports whether r can act on a terminal or on how the text
+// around it is shown: a control character other than a line break or a
+// tab (escape codes begin with one), or a bidirectional control.
+func Hazard(r rune) bool {
 	return (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r)
 }
 

@@ -234,11 +234,8 @@ func withSubagents(files []string) []string {
 // progressOn returns a function that shows "done/total" on w when w is a
 // terminal and there is more than one file; elsewhere it does nothing.
 func progressOn(w io.Writer, total int) func(done int) {
-	f, ok := w.(*os.File)
-	if !ok || total < 2 {
-		return func(int) {}
-	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	f := terminal(w)
+	if f == nil || total < 2 {
 		return func(int) {}
 	}
 	return func(done int) {

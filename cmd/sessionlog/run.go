@@ -66,6 +66,9 @@ func init() {
 	}
 }
 
+// exactOutput are the verbs whose stdout is data kept byte for byte.
+var exactOutput = map[string]bool{"export": true, "mcp": true, "completion": true}
+
 // errUsage marks errors that should be followed by the verb's usage.
 var errUsage = errors.New("usage")
 
@@ -98,17 +101,28 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return 2
 	}
-	err := v.run(ctx, env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr})
+	// What verbs print shows stored text rather than letting it act on a
+	// terminal (visibleWriter); the verbs whose output is data to be kept
+	// byte for byte (an export, MCP's protocol) print as they are.
+	serr := newVisibleWriter(stderr)
+	defer serr.Flush()
+	out := stdout
+	if !exactOutput[args[0]] {
+		sout := newVisibleWriter(stdout)
+		defer sout.Flush()
+		out = sout
+	}
+	err := v.run(ctx, env{args: args[1:], stdin: stdin, stdout: out, stderr: serr})
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "sessionlog %s: %v\n", args[0], err)
+		fmt.Fprintf(serr, "sessionlog %s: %v\n", args[0], err)
 		return 2
 	}
-	fmt.Fprintf(stderr, "sessionlog %s: %s\n", args[0], oneLine(err.Error()))
+	fmt.Fprintf(serr, "sessionlog %s: %s\n", args[0], oneLine(err.Error()))
 	return 1
 }
 

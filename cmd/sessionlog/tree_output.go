@@ -100,12 +100,16 @@ func paged(e env, off bool, print func(w io.Writer) error) error {
 	if off || pager == nil {
 		return print(e.stdout)
 	}
+	// The pager draws on the terminal itself; what it is given is made
+	// visible first, as e.stdout would.
 	var buf bytes.Buffer
-	if err := print(&buf); err != nil {
+	vis := newVisibleWriter(&buf)
+	if err := print(vis); err != nil {
 		return err
 	}
+	vis.Flush()
 	cmd := exec.Command(pager[0], pager[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = &buf, e.stdout, e.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &buf, terminal(e.stdout), e.stderr
 	if err := cmd.Run(); err != nil {
 		_, err = e.stdout.Write(buf.Bytes()) // the pager failed: print it all
 		return err
@@ -116,11 +120,7 @@ func paged(e env, off bool, print func(w io.Writer) error) error {
 // pagerFor is the pager command for w: nil unless w is a terminal and a
 // pager is found.
 func pagerFor(w io.Writer, getenv func(string) string) []string {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if terminal(w) == nil {
 		return nil
 	}
 	if p := strings.Fields(getenv("PAGER")); len(p) > 0 {
