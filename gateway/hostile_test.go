@@ -316,6 +316,21 @@ func TestLargeContextOverHTTP(t *testing.T) {
 	if page.status != 200 || len(part) == 0 || len(part) >= msgs || page.body["next"] == nil {
 		t.Fatalf("first page: %d, %d messages, next %v", page.status, len(part), page.body["next"])
 	}
+	// While MaxAssembling replies are being put together, another waits
+	// its turn a moment, then is refused with when to retry; pages are
+	// still served.
+	release := gateway.HoldAssembling(g)
+	busy := do(t, "GET", u+"/big/context", "")
+	if busy.status != 429 || errCode(busy) != "rate_limited" || busy.header.Get("Retry-After") == "" {
+		t.Fatalf("a whole context while every turn is taken: %d %v", busy.status, busy.body)
+	}
+	if page := do(t, "GET", u+"/big/context?offset=0", ""); page.status != 200 {
+		t.Fatalf("a page meanwhile: %d", page.status)
+	}
+	release()
+	if again := do(t, "GET", u+"/big/context", ""); again.status != 200 {
+		t.Fatalf("once a turn is free: %d %v", again.status, again.body)
+	}
 }
 
 // An event stream's consumer is the caller's and counts towards its bound

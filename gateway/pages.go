@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,12 +23,31 @@ var pagedItems = map[string][]string{
 	service.OpTree:    {"nodes"},
 }
 
-// maxAssembled bounds a reply the gateway puts together.
-const maxAssembled = 64 << 20
+// maxAssembled bounds a reply the gateway puts together; assembleWait
+// is how long one waits for its turn.
+const (
+	maxAssembled = 64 << 20
+	assembleWait = 2 * time.Second
+)
 
 // assemble asks for req's pages from offset 0 and joins them. Pages must
 // share one sequence: if the session moved on meanwhile, it starts over.
+//
+// At most Config.MaxAssembling replies are put together at once (each up
+// to maxAssembled bytes in memory): past them a caller waits a moment,
+// then is refused rate_limited, and can read in pages meanwhile.
 func (g *Gateway) assemble(ctx context.Context, u *userConn, op string, req map[string]any) ([]byte, error) {
+	wait := time.NewTimer(assembleWait)
+	defer wait.Stop()
+	select {
+	case g.assembling <- struct{}{}:
+		defer func() { <-g.assembling }()
+	case <-wait.C:
+		return nil, &service.Error{Code: service.CodeRateLimited, RetryAfterMs: assembleWait.Milliseconds(),
+			Message: fmt.Sprintf("%d large replies are being put together: try again, or read the %s in pages with ?offset=", cap(g.assembling), op)}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	for range 3 {
 		out, moved, err := g.pages(ctx, u, op, req)
 		if err != nil || !moved {

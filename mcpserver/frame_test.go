@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +68,36 @@ func TestStoredTextCannotPoseAsFraming(t *testing.T) {
 		}
 		if b, _ := json.Marshal(structured); c.tool != "get_tree" && !strings.Contains(string(b), strings.TrimSuffix(strings.TrimPrefix(f, `"`), `"`)) {
 			t.Errorf("%s %v: the structured content lost the stored value exactly: %s", c.tool, c.args, b)
+		}
+	}
+}
+
+// get_context on a context of many pages returns its newest messages
+// that fit max_tokens, in order, and says how many older ones it left
+// out; what it reads is read back from the end.
+func TestContextOfManyPagesKeepsTheNewest(t *testing.T) {
+	cs, svc := connect(t, mcpserver.DefaultConfig())
+	ctx := context.Background()
+	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "long"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("p", 20<<10)
+	for i := range 120 {
+		appendTo(t, svc, "long", `{"type":"message","message":{"role":"user","content":"msg-`+strconv.Itoa(i)+` `+pad+`","timestamp":1}}`)
+	}
+	text, st, isErr := call(t, cs, "get_context", map[string]any{"session": "long", "max_tokens": 30000})
+	if isErr {
+		t.Fatal(text)
+	}
+	msgs, _ := st["messages"].([]any)
+	total, omitted := st["total"].(float64), st["omitted"].(float64)
+	if total != 120 || len(msgs) == 0 || len(msgs) > 6 || int(omitted)+len(msgs) != 120 {
+		t.Fatalf("total %v, omitted %v, %d messages kept", total, omitted, len(msgs))
+	}
+	for i, m := range msgs {
+		want := "msg-" + strconv.Itoa(120-len(msgs)+i) + " "
+		if got, _ := m.(map[string]any)["text"].(string); !strings.HasPrefix(got, want) {
+			t.Fatalf("message %d of those kept begins %q, want %q", i, got[:min(len(got), 12)], want)
 		}
 	}
 }

@@ -59,48 +59,85 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 	budget = min(budget, t.cfg.MaxTokens)
 	out := ContextOutput{Session: in.Session}
 	// Only the newest messages that fit the budget (about four bytes a
-	// token) are kept while the pages are read, each clipped to it: a
-	// context of any size costs a budget and a page.
+	// token) are read, from the end back, each clipped to it: a context
+	// of any size costs about a budget's pages, not the session's. After
+	// the first page every read names the leaf it found, so writes that
+	// come meanwhile change nothing of what is read.
 	maxText := budget * 4
 	cost := func(m ContextMessage) int { return (len(m.Text)+len(m.Role)+3)/4 + 1 }
+	var first service.ContextReply
+	if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: in.Entry}, &first); err != nil {
+		return nil, ContextOutput{}, err
+	}
+	out.Leaf, out.Sequence, out.ThinkingLevel, out.Model, out.Total = first.Leaf, first.Sequence, first.ThinkingLevel, first.Model, first.Total
+	at := first.Leaf
+	// read gives the messages [lo, hi) of the context at the leaf.
+	read := func(lo, hi int) ([]ContextMessage, error) {
+		var got []ContextMessage
+		page := first
+		for offset, pages := lo, 0; offset < hi; pages++ {
+			if offset != 0 || pages > 0 {
+				if pages >= contextPages {
+					return nil, fmt.Errorf("the context of %s is read in more than %d pages", in.Session, contextPages)
+				}
+				page = service.ContextReply{}
+				if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: at, Offset: offset}, &page); err != nil {
+					return nil, err
+				}
+			}
+			var raw []json.RawMessage
+			if err := json.Unmarshal(page.Messages, &raw); err != nil {
+				return nil, fmt.Errorf("the context's messages: %v", err)
+			}
+			for i, m := range raw {
+				j := page.Offset + i
+				if j < offset || j >= hi {
+					continue
+				}
+				source := ""
+				if k := j - page.Offset; k < len(page.Sources) {
+					source = page.Sources[k]
+				}
+				cm := readable(source, m)
+				cm.Text = clipText(cm.Text, maxText)
+				got = append(got, cm)
+			}
+			if page.Next == 0 || page.Next <= offset {
+				break
+			}
+			offset = page.Next
+		}
+		return got, nil
+	}
 	var msgs []ContextMessage
-	used, omitted := 0, 0
-	offset := 0
-	for range contextPages {
-		var page service.ContextReply
-		if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: in.Entry, Offset: offset}, &page); err != nil {
+	used, hi := 0, out.Total
+	// How many messages to read back at a time: as many as the first
+	// page's would fill the budget, doubled each step back.
+	step := max(1, out.Total)
+	if first.Next != 0 {
+		var raw []json.RawMessage
+		json.Unmarshal(first.Messages, &raw)
+		avg := max(1, len(first.Messages)/max(1, len(raw)))
+		step = max(1, maxText/avg+1)
+	}
+	for hi > 0 && used < budget {
+		lo := max(0, hi-step)
+		got, err := read(lo, hi)
+		if err != nil {
 			return nil, ContextOutput{}, err
 		}
-		if offset > 0 && page.Sequence != out.Sequence {
-			offset, msgs, used, omitted = 0, nil, 0, 0 // the session moved on between pages: read it again
-			continue
+		for _, m := range got {
+			used += cost(m)
 		}
-		out.Leaf, out.Sequence, out.ThinkingLevel, out.Model, out.Total = page.Leaf, page.Sequence, page.ThinkingLevel, page.Model, page.Total
-		var raw []json.RawMessage
-		if err := json.Unmarshal(page.Messages, &raw); err != nil {
-			return nil, ContextOutput{}, fmt.Errorf("the context's messages: %v", err)
-		}
-		for i, m := range raw {
-			source := ""
-			if j := offset + i; j-page.Offset >= 0 && j-page.Offset < len(page.Sources) {
-				source = page.Sources[j-page.Offset]
-			}
-			cm := readable(source, m)
-			cm.Text = clipText(cm.Text, maxText)
-			msgs = append(msgs, cm)
-			used += cost(cm)
-			// The newest message is always kept; older ones while they fit.
-			for len(msgs) > 1 && used > budget {
-				used -= cost(msgs[0])
-				msgs[0] = ContextMessage{}
-				msgs = msgs[1:]
-				omitted++
-			}
-		}
-		if page.Next == 0 {
-			break
-		}
-		offset = page.Next
+		msgs, hi, step = append(got, msgs...), lo, step*2
+	}
+	// The newest message is always kept; older ones while they fit.
+	omitted := hi
+	for len(msgs) > 1 && used > budget {
+		used -= cost(msgs[0])
+		msgs[0] = ContextMessage{}
+		msgs = msgs[1:]
+		omitted++
 	}
 	out.Omitted = omitted
 	out.Messages = slices.Clip(msgs)

@@ -17,12 +17,17 @@ import (
 type cache struct {
 	b   *stream.Backend
 	max int
+	// maxBytes bounds the memory of the idle stores held (Store.Bytes, as
+	// of each one's last release): past it the least recently used are
+	// closed, however few. A store in use stays until released.
+	maxBytes int64
 	// report hears of a store whose Close failed: its Close writes the
 	// session's index record, so a failure leaves a listing stale.
 	report func(id string, err error)
 
 	mu     sync.Mutex
 	m      *lru.Cache[string, *held]
+	bytes  int64 // the held stores' bytes, as last measured
 	closed bool
 }
 
@@ -31,11 +36,18 @@ type held struct {
 	st      *stream.Store
 	usedAt  time.Time // when last released
 	refs    int
+	bytes   int64 // Store.Bytes at the last release
 	dropped bool
 }
 
-func newCache(b *stream.Backend, max int, report func(id string, err error)) *cache {
-	return &cache{b: b, max: max, report: report, m: lru.New[string, *held]()}
+func newCache(b *stream.Backend, max int, maxBytes int64, report func(id string, err error)) *cache {
+	return &cache{b: b, max: max, maxBytes: maxBytes, report: report, m: lru.New[string, *held]()}
+}
+
+// out counts h out of the cache's bytes. Called with mu held, as h leaves.
+func (c *cache) out(h *held) {
+	c.bytes -= h.bytes
+	h.bytes = 0
 }
 
 // shut closes stores taken out of the cache — never under its lock: a
@@ -124,16 +136,40 @@ func (c *cache) size() int {
 	return c.m.Len()
 }
 
-// evict takes idle stores out past the bound, least recently used first.
-// Called with mu held; the caller closes what it returns.
+// evict takes idle stores out past the bounds, least recently used
+// first. Called with mu held; the caller closes what it returns.
 func (c *cache) evict() []*held {
-	return c.m.Trim(c.max, func(_ string, h *held) bool { return h.refs == 0 })
+	idle := func(_ string, h *held) bool { return h.refs == 0 }
+	victims := c.m.Trim(c.max, idle)
+	for _, h := range victims {
+		c.out(h)
+	}
+	c.m.TrimWhile(func() bool { return c.bytes > c.maxBytes }, idle, func(_ string, h *held) {
+		c.out(h)
+		victims = append(victims, h)
+	})
+	return victims
 }
 
 func (c *cache) release(ctx context.Context, h *held) {
+	size := h.st.Bytes() // outside the lock: it takes the tree's
 	c.mu.Lock()
 	h.refs--
 	h.usedAt = time.Now()
+	if !h.dropped {
+		c.bytes += size - h.bytes
+		h.bytes = size
+		// A session holding more than the whole bound is opened again for
+		// the next request, from its latest snapshot, with only the
+		// entries since loaded; this store goes with its last release.
+		if size > c.maxBytes {
+			if cur, ok := c.m.Peek(h.id); ok && cur == h {
+				c.m.Remove(h.id)
+			}
+			c.out(h)
+			h.dropped = true
+		}
+	}
 	closeIt := h.refs == 0 && h.dropped
 	var victims []*held
 	if !closeIt {
@@ -156,6 +192,7 @@ func (c *cache) expire(ctx context.Context, idle time.Duration) {
 		if h.refs == 0 && h.usedAt.Before(cut) {
 			victims = append(victims, h)
 			c.m.Remove(id)
+			c.out(h)
 		}
 	}
 	c.mu.Unlock()
@@ -173,6 +210,7 @@ func (c *cache) drop(id string, h *held) *stream.Store {
 		return nil
 	}
 	c.m.Remove(id)
+	c.out(cur)
 	cur.dropped = true
 	if cur.refs == 0 {
 		return cur.st
@@ -187,6 +225,7 @@ func (c *cache) close(ctx context.Context) error {
 	var idle []*held
 	for id, h := range c.m.All() {
 		c.m.Remove(id)
+		c.out(h)
 		h.dropped = true
 		if h.refs == 0 {
 			idle = append(idle, h)

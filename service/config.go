@@ -40,6 +40,13 @@ type Limits struct {
 	// a client changing inboxes cannot escape its limit.
 	Rate, TenantRate   float64
 	Burst, TenantBurst int
+	// TenantWriteBytes bounds the bytes per second the tenant's appends,
+	// uploads and blobs bring, TenantWriteBurst how many may come at
+	// once: past them a write is refused rate_limited with when to retry.
+	// How fast a tenant can grow what the node holds, and how much of its
+	// disk and CPU one tenant's writes can take.
+	TenantWriteBytes float64
+	TenantWriteBurst int
 }
 
 // Config configures a Service.
@@ -69,6 +76,11 @@ type Config struct {
 	// one unused for CacheIdle is closed.
 	MaxOpenSessions int
 	CacheIdle       time.Duration
+	// MaxCachedBytes bounds the memory of the sessions kept open between
+	// requests (their entries, as session.Tree.Bytes estimates it): past
+	// it the least recently used are closed, however few that leaves; a
+	// session is held whatever its size while a request uses it.
+	MaxCachedBytes int64
 	// MaxInFlight bounds the requests handled at once; further requests
 	// wait in the connection's buffer. MaxWaits bounds the waits in
 	// flight, which do not count towards MaxInFlight, and
@@ -121,9 +133,10 @@ func DefaultConfig(sc session.Config) Config {
 			MaxRequestBytes: 1 << 20, MaxEntryBytes: 64 << 20, MaxUploadBytes: 64 << 20, MaxStagedBytes: 256 << 20,
 			MaxEntries: 100, MaxPage: session.MaxPageSize,
 			Rate: 200, Burst: 400, TenantRate: 2000, TenantBurst: 4000,
+			TenantWriteBytes: 8 << 20, TenantWriteBurst: 64 << 20,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxSearches: 4,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxCachedBytes: 256 << 20, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxSearches: 4,
 		RequestTimeout: 20 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -147,12 +160,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxPage must be 1–%d", ErrInvalidConfig, session.MaxPageSize)
 	case l.Rate <= 0 || l.TenantRate <= 0 || l.Burst < 1 || l.TenantBurst < 1:
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
+	case l.TenantWriteBytes <= 0 || l.TenantWriteBurst < l.MaxRequestBytes:
+		return fmt.Errorf("%w: TenantWriteBytes must be positive and TenantWriteBurst hold a request (MaxRequestBytes)", ErrInvalidConfig)
 	case c.MaxConsumersPerUser < 0:
 		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
 	case c.Search != nil && c.MaxSearches < 1:
 		return fmt.Errorf("%w: MaxSearches must be positive with a Search index", ErrInvalidConfig)
 	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1 || c.MaxWaitsPerClient < 1:
 		return fmt.Errorf("%w: MaxOpenSessions, MaxInFlight, MaxWaits and MaxWaitsPerClient must be positive", ErrInvalidConfig)
+	case c.MaxCachedBytes < 1<<20:
+		return fmt.Errorf("%w: MaxCachedBytes must be at least 1 MiB", ErrInvalidConfig)
 	case c.RequestTimeout <= 0 || c.MaxWait <= 0 || c.CacheIdle <= 0:
 		return fmt.Errorf("%w: RequestTimeout, MaxWait and CacheIdle must be positive", ErrInvalidConfig)
 	case c.SessionIDs == nil:

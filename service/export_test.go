@@ -9,3 +9,10 @@ func WaitsInFlight(s *Service) int { return len(s.waits) }
 
 // RefusedReplies counts requests s dropped because of their reply subject.
 func RefusedReplies(s *Service) int64 { return s.refusedReplies.Load() }
+
+// Cached is how many sessions s's cache holds and their bytes.
+func Cached(s *Service) (int, int64) {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	return s.cache.m.Len(), s.cache.bytes
+}

@@ -9,14 +9,28 @@ import (
 	"github.com/agentcore/sessionlog/internal/ratelimit"
 )
 
-// limiter keeps a token bucket per client and one for the tenant.
+// limiter keeps a token bucket per client and one for the tenant, and
+// one of the bytes the tenant writes.
 type limiter struct {
 	clients *ratelimit.Keyed
 	tenant  *rate.Limiter
+	written *rate.Limiter
 }
 
 func newLimiter(l Limits) *limiter {
-	return &limiter{clients: ratelimit.NewKeyed(l.Rate, l.Burst), tenant: rate.NewLimiter(rate.Limit(l.TenantRate), l.TenantBurst)}
+	return &limiter{clients: ratelimit.NewKeyed(l.Rate, l.Burst), tenant: rate.NewLimiter(rate.Limit(l.TenantRate), l.TenantBurst),
+		written: rate.NewLimiter(rate.Limit(l.TenantWriteBytes), l.TenantWriteBurst)}
+}
+
+// writes are the operations whose bodies are stored: their bytes count
+// against the tenant's write rate.
+var writes = map[string]bool{OpAppend: true, OpUpload: true, OpPutBlob: true}
+
+// allowBytes takes n bytes of the tenant's write rate (a body larger than
+// the burst takes the whole burst), or says how long to wait.
+func (x *limiter) allowBytes(n int) (time.Duration, bool) {
+	now := time.Now()
+	return ratelimit.Take(x.written.ReserveN(now, min(n, x.written.Burst())), now)
 }
 
 // allow takes a token for key and for the tenant, or says how long to wait.

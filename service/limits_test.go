@@ -125,6 +125,37 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// A tenant writing more bytes a second than its write rate is refused
+// with a time to retry after, past its burst; reads go on meanwhile.
+func TestTenantWriteRate(t *testing.T) {
+	f := start(t, func(c *service.Config) {
+		c.Limits.TenantWriteBytes, c.Limits.TenantWriteBurst = 200<<10, 1<<20
+	})
+	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, nil)
+	body := `{"session":"w","entries":[{"type":"message","message":{"role":"user","content":"` + strings.Repeat("x", 300<<10) + `"}}]}`
+	stored, limited := 0, 0
+	for range 8 {
+		err := f.raw(service.OpAppend, body)
+		var pe *service.Error
+		switch {
+		case err == nil:
+			stored++
+		case errors.As(err, &pe) && pe.Code == service.CodeRateLimited && pe.RetryAfterMs > 0 && strings.Contains(pe.Message, "bytes a second"):
+			limited++
+		default:
+			t.Fatal(err)
+		}
+	}
+	// A burst of 1 MiB takes three 300 KB appends, and 200 KB/s a fourth
+	// within the second or so these take.
+	if stored < 3 || stored > 5 || limited == 0 {
+		t.Fatalf("%d appends stored, %d refused; want the burst's 3 (4 or 5 with the refill) and the rest refused", stored, limited)
+	}
+	if err := f.raw(service.OpOpen, `{"session":"w"}`); err != nil {
+		t.Fatalf("a read while writes are refused: %v", err)
+	}
+}
+
 // doubledArticle finds "a a string" and the like in messages.
 var doubledArticle = regexp.MustCompile(`\b(a|an) (a|an) `)
 

@@ -85,7 +85,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 	}
 	s := &Service{
 		cfg: cfg, b: b, nc: nc, uploads: b.Uploads(), staged: semaphore.NewWeighted(cfg.Limits.MaxStagedBytes),
-		cache: newCache(b, cfg.MaxOpenSessions, closeFailed),
+		cache: newCache(b, cfg.MaxOpenSessions, cfg.MaxCachedBytes, closeFailed),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),
 		waits: make(chan struct{}, cfg.MaxWaits), waitsBy: map[string]int{},
@@ -181,6 +181,12 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		if wait, ok := s.lim.allow(clientOf(req.Reply())); !ok {
 			respondError(req, &Error{Code: CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
 			return
+		}
+		if writes[op] {
+			if wait, ok := s.lim.allowBytes(len(req.Data())); !ok {
+				respondError(req, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("the tenant writes more than %.0f bytes a second", s.cfg.Limits.TenantWriteBytes), RetryAfterMs: max(1, wait.Milliseconds())})
+				return
+			}
 		}
 		if s.cfg.Ready != nil {
 			if err := s.cfg.Ready(); err != nil {

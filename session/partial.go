@@ -44,11 +44,9 @@ type SkelLabel struct {
 // it means a store read too early).
 var ErrPartial = errors.New("session: entries of a partial tree read before Complete")
 
-// Skeleton returns the skeleton of a complete tree.
+// Skeleton returns the skeleton of the tree: of every entry, loaded or
+// (on a partial tree) described by the skeleton it was opened from.
 func (t *Tree) Skeleton() (Skeleton, error) {
-	if err := t.requireFull(); err != nil {
-		return Skeleton{}, err
-	}
 	n := len(t.entries)
 	s := Skeleton{
 		Parents: append([]int32(nil), t.parent...), Types: make([]uint8, n),
@@ -56,21 +54,25 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	}
 	ids := make([]string, n)
 	codes := map[EntryType]uint8{}
-	for i, e := range t.entries {
-		code, ok := codes[e.Type]
+	for i := range t.entries {
+		typ := t.typeAt(int32(i))
+		code, ok := codes[typ]
 		if !ok {
 			if len(s.TypeDict) == 256 {
 				return Skeleton{}, fmt.Errorf("%w: more than 256 entry types in one session", ErrInvalidEntry)
 			}
 			code = uint8(len(s.TypeDict))
-			codes[e.Type] = code
-			s.TypeDict = append(s.TypeDict, e.Type)
+			codes[typ] = code
+			s.TypeDict = append(s.TypeDict, typ)
 		}
-		ids[i], s.Types[i] = e.ID, code
+		ids[i], s.Types[i] = t.idAt(int32(i)), code
 	}
 	s.IDs = IDListOf(ids)
-	if n > 0 {
+	switch {
+	case n > 0 && t.entries[n-1] != nil:
 		s.Updated = t.entries[n-1].Timestamp
+	case n > 0:
+		s.Updated = t.skel.Updated
 	}
 	for id, l := range t.labels {
 		s.Labels = append(s.Labels, SkelLabel{Target: id, Label: l.label, At: l.at, Order: l.order})
@@ -81,6 +83,17 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	}
 	slices.SortFunc(s.Sorted, func(a, b int32) int { return strings.Compare(ids[a], ids[b]) })
 	return s, nil
+}
+
+// EntriesSoFar returns the entries in append order; on a partial tree
+// those of its skeleton, the first skeleton of them, may be nil (not
+// loaded): a snapshot's writer needs only those after its last segment.
+// The slice must not be changed.
+func (t *Tree) EntriesSoFar() (entries []*Entry, skeleton int) {
+	if t.missing > 0 {
+		skeleton = t.skel.IDs.Len()
+	}
+	return t.entries[:len(t.entries):len(t.entries)], skeleton
 }
 
 // sortedIDs finds the skeleton's entries by id with a binary search.
@@ -208,6 +221,9 @@ func (t *Tree) Complete(base []*Entry) error {
 		}
 	}
 	copy(t.entries, base)
+	for _, e := range base {
+		t.bytes += int64(e.Size())
+	}
 	t.missing = 0
 	t.skel = nil
 	return nil

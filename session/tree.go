@@ -44,6 +44,9 @@ type Tree struct {
 	// listed are the labels a listing shows, kept as labels change: Info
 	// runs on every write, and under read locks.
 	listed ListedLabels
+
+	// bytes is the estimated memory of the entries held (Bytes).
+	bytes int64
 }
 
 type labelState struct {
@@ -315,6 +318,7 @@ func (t *Tree) apply(e *Entry) {
 	t.entries = append(t.entries, e)
 	t.parent = append(t.parent, p)
 	t.index[e.ID] = i
+	t.bytes += int64(e.Size())
 	if e.Type == TypeThinkingLevelChange || e.Type == TypeActiveToolsChange {
 		t.settings = append(t.settings, i)
 	}

@@ -137,6 +137,9 @@ func (b *Backend) SaveSnapshot(ctx context.Context, src *SnapshotSource) (err er
 	err = b.saveSnapshot(ctx, snap, h.Object)
 	if errors.Is(err, errHeadMoved) {
 		b.forgetSnapshot(id)
+		if src.missing > 0 {
+			return errPartialSource
+		}
 		if snap, err = src.encode(nil); err == nil {
 			err = b.saveSnapshot(ctx, snap, "")
 		}
@@ -157,14 +160,27 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 	// encode made doc and its segment list for this write alone: the new
 	// segment is filled in place, the kept ones are never changed.
 	doc := snap.doc
-	if snap.data != nil {
-		seg := &doc.Segs[len(doc.Segs)-1]
-		nuid, seqs, err := b.putBody(ctx, name+".body", snap.data)
+	var bodies []string // the new segments' objects
+	for at, end := snap.freshFrom, snap.freshFrom+len(snap.fresh); at < end; {
+		data, seg, err := encodeSegment(snap.fresh[at-snap.freshFrom:], at, maxSegmentBytes)
 		if err != nil {
+			b.deleteObjects(ctx, bodies...)
 			return err
 		}
-		seg.stored(name+".body", nuid, snap.data, seqs)
+		obj := name + ".body"
+		if len(bodies) > 0 {
+			obj += "." + strconv.Itoa(len(bodies))
+		}
+		nuid, seqs, err := b.putBody(ctx, obj, data)
+		if err != nil {
+			b.deleteObjects(ctx, bodies...)
+			return err
+		}
+		seg.stored(obj, nuid, data, seqs)
+		doc.Segs, bodies = append(doc.Segs, seg), append(bodies, obj)
+		at += seg.Count
 	}
+	mineAll := append([]string{name + ".skel", name + ".tip"}, bodies...)
 	if snap.tip != nil {
 		if _, err := b.snaps.PutBytes(ctx, name+".tip", snap.tip); err != nil {
 			return fmt.Errorf("stream: snapshot %s: %w", id, err)
@@ -197,11 +213,11 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 		case err != nil && !errors.Is(err, ErrBadSnapshot):
 			return fmt.Errorf("stream: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			b.deleteObjects(ctx, name+".skel", name+".body", name+".tip") // lost the race to another as new
+			b.deleteObjects(ctx, mineAll...) // lost the race to another as new
 			return nil
 		}
 		if snap.reused && cur.Object != base {
-			b.deleteObjects(ctx, name+".skel", name+".body", name+".tip")
+			b.deleteObjects(ctx, mineAll...)
 			return errHeadMoved
 		}
 		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf(), Tip: snap.tip != nil})

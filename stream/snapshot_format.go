@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 
@@ -137,8 +138,12 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 // callers hold the tree's lock only for that, and the encoding, the
 // costly part, runs without it while the tree takes more writes.
 type SnapshotSource struct {
-	header     session.Header
-	entries    []*session.Entry
+	header  session.Header
+	entries []*session.Entry
+	// missing is how many of the first entries may be nil: a partial
+	// tree's skeleton, which the snapshot it was opened from holds in its
+	// segments.
+	missing    int
 	skeleton   session.Skeleton
 	epoch, seq uint64
 	// tip is the leaf's branch a stand-in is made from (StandInBranch):
@@ -158,22 +163,24 @@ const (
 // guards t), a complete tree covering the session of the given epoch up
 // to stream sequence seq.
 func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error) {
-	entries, err := t.Entries()
-	if err != nil {
-		return nil, err
-	}
+	entries, missing := t.EntriesSoFar()
 	sk, err := t.Skeleton()
 	if err != nil {
 		return nil, err
 	}
-	src := &SnapshotSource{header: t.Header(), entries: entries, skeleton: sk, epoch: epoch, seq: seq}
-	if leaf := t.Leaf(); leaf != "" {
+	src := &SnapshotSource{header: t.Header(), entries: entries, missing: missing, skeleton: sk, epoch: epoch, seq: seq}
+	if leaf := t.Leaf(); leaf != "" && missing == 0 {
 		if tip, ok, err := t.StandInBranch(leaf, maxTipEntries); err == nil && ok && len(tip) < len(entries) {
 			src.tip = tip
 		}
 	}
 	return src, nil
 }
+
+// errPartialSource is a snapshot of a partial tree whose missing entries
+// the snapshot before does not hold (or no longer can be built on): its
+// writer loads the tree and captures it again.
+var errPartialSource = errors.New("stream: snapshot of a partial tree needs its entries")
 
 // encodedSnapshot is a snapshot encoded, ready to upload without a lock:
 // its skeleton's document, whose last segment is data unless the
@@ -183,9 +190,13 @@ type encodedSnapshot struct {
 	epoch, seq uint64
 	entries    int
 	doc        *skeletonDoc
-	data       []byte // the new segment's lines (nil: no new segment)
-	reused     bool   // it keeps segments of the snapshot before
-	tip        []byte // the tip's lines, header first (nil: none)
+	// fresh are the entries new segments are to hold, from freshFrom on:
+	// encoded at the upload, a segment of at most maxSegmentBytes at a
+	// time, so a snapshot of any session costs a segment's memory.
+	fresh     []*session.Entry
+	freshFrom int
+	reused    bool   // it keeps segments of the snapshot before
+	tip       []byte // the tip's lines, header first (nil: none)
 }
 
 // encode makes the snapshot, keeping what it can of prev, the segments
@@ -201,15 +212,14 @@ func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
 		return nil, err
 	}
 	n := len(src.entries)
-	keep, from := planSegments(prev, n)
+	keep, from := planSegments(prev, n, src.missing)
+	if from < src.missing {
+		return nil, errPartialSource
+	}
 	es := &encodedSnapshot{id: h.ID, epoch: src.epoch, seq: src.seq, entries: n, doc: doc, reused: len(keep) > 0}
 	doc.Segs = append(make([]bodySeg, 0, len(keep)+1), keep...)
 	if from < n {
-		data, seg, err := encodeSegment(src.entries[from:], from)
-		if err != nil {
-			return nil, err
-		}
-		doc.Segs, es.data = append(doc.Segs, seg), data
+		es.fresh, es.freshFrom = src.entries[from:], from
 	}
 	if src.tip != nil {
 		tip := append(append([]byte(nil), hj...), '\n')

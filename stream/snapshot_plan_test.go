@@ -44,7 +44,7 @@ func TestPlanSegments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			keep, from := planSegments(tt.prev, tt.n)
+			keep, from := planSegments(tt.prev, tt.n, 0)
 			if !slices.Equal(counts(keep), tt.keep) || from != tt.wantFrom {
 				t.Fatalf("planSegments = %v from %d, want %v from %d", counts(keep), from, tt.keep, tt.wantFrom)
 			}
@@ -60,7 +60,7 @@ func TestPlanSegmentsStaysLogarithmic(t *testing.T) {
 	var prev []bodySeg
 	encoded, most := 0, 0
 	for n := every; n <= total; n += every {
-		keep, from := planSegments(prev, n)
+		keep, from := planSegments(prev, n, 0)
 		encoded += n - from
 		prev = append(keep, bodySeg{From: from, Count: n - from})
 		most = max(most, len(prev))

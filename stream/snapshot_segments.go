@@ -53,8 +53,10 @@ func segsEnd(segs []bodySeg) int {
 
 // planSegments says which of prev, the segments of the snapshot before,
 // a snapshot of n entries keeps, and from which entry on it encodes a
-// new segment (from == n: none, the body is prev as it is).
-func planSegments(prev []bodySeg, n int) (keep []bodySeg, from int) {
+// new segment (from == n: none, the body is prev as it is). The first
+// floor entries are not at hand (a partial tree's): no segment holding
+// them is merged, and from < floor says prev cannot be built on.
+func planSegments(prev []bodySeg, n, floor int) (keep []bodySeg, from int) {
 	if segsEnd(prev) > n || !contiguous(prev) {
 		return nil, 0 // not of this tree: start over
 	}
@@ -62,7 +64,7 @@ func planSegments(prev []bodySeg, n int) (keep []bodySeg, from int) {
 	if from == n {
 		return keep, n
 	}
-	for len(keep) > 0 && keep[len(keep)-1].Count <= 2*(n-from) {
+	for len(keep) > 0 && keep[len(keep)-1].Count <= 2*(n-from) && keep[len(keep)-1].Size < maxSegmentBytes/2 && keep[len(keep)-1].From >= floor {
 		from, keep = keep[len(keep)-1].From, keep[:len(keep)-1]
 	}
 	return keep, from
@@ -79,12 +81,22 @@ func contiguous(segs []bodySeg) bool {
 	return true
 }
 
-// encodeSegment encodes entries as the lines of one segment (its object
-// name and storage are filled in by the upload).
-func encodeSegment(entries []*session.Entry, from int) ([]byte, bodySeg, error) {
-	seg := bodySeg{From: from, Count: len(entries)}
-	data := make([]byte, 0, 512*len(entries))
+// maxSegmentBytes bounds a segment: a snapshot encodes and uploads its
+// new entries a segment at a time, and a segment this large is never
+// merged into a later one (see planSegments), so no snapshot holds more
+// than about this much of a session's encoded entries at once.
+const maxSegmentBytes = 16 << 20
+
+// encodeSegment encodes the first of entries as the lines of one segment
+// (its object name and storage are filled in by the upload): as many as
+// fit in max bytes, and at least one.
+func encodeSegment(entries []*session.Entry, from int, max int) ([]byte, bodySeg, error) {
+	seg := bodySeg{From: from}
+	data := make([]byte, 0, min(max, 512*len(entries)))
 	for _, e := range entries {
+		if seg.Count > 0 && len(data) >= max {
+			break
+		}
 		start := len(data)
 		var err error
 		if data, err = codec.AppendEntry(data, e); err != nil {
@@ -92,6 +104,7 @@ func encodeSegment(entries []*session.Entry, from int) ([]byte, bodySeg, error) 
 		}
 		data = append(data, '\n')
 		seg.Lines = binary.AppendUvarint(seg.Lines, uint64(len(data)-start))
+		seg.Count++
 	}
 	seg.Size = int64(len(data))
 	sum := sha256.Sum256(data)

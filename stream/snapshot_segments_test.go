@@ -318,3 +318,111 @@ func TestBadBodyIsNotBuiltOn(t *testing.T) {
 		t.Fatalf("the snapshot after a bad one still names its missing segment: %v", fb)
 	}
 }
+
+// A snapshot of a large session is encoded and uploaded a segment of at
+// most 16 MiB (and one entry) at a time, never as one body in memory;
+// it opens to the same session. Before, a 40 MB session's snapshot was
+// one 40 MB object encoded whole (135 MB in use under a writer's flood).
+func TestLargeSnapshotsAreWrittenInBoundedSegments(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b := snapshotBackend(t, 0)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("y", 100<<10) // inline: below the offload threshold
+	for i := range 400 {
+		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("m%04d", i), Timestamp: "2026-12-05T00:00:00.000Z",
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent(text), Timestamp: 1}}
+		if i > 0 {
+			e.ParentID = fmt.Sprintf("m%04d", i-1)
+		}
+		if err := st.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	js, _ := jetstream.New(nc)
+	obs, err := js.ObjectStore(ctx, b.Config().Stream+"_SNAPSHOTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := obs.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := 0
+	for _, o := range list {
+		if strings.Contains(o.Name, ".body") {
+			bodies++
+			if o.Size > 16<<20+200<<10 {
+				t.Errorf("segment %s holds %d bytes, past 16 MiB and an entry", o.Name, o.Size)
+			}
+		}
+	}
+	if bodies < 3 {
+		t.Fatalf("a 40 MB body in %d segment(s), want at least 3", bodies)
+	}
+	want := rebuild(t, b, "big")
+	got, info, err := b.OpenStoreInfo(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close(ctx)
+	if !info.FromSnapshot || !bytes.Equal(encoded(t, got), want) {
+		t.Fatalf("opened from the snapshot (%v), the session differs from the stream", info.FromSnapshot)
+	}
+}
+
+// A store opened from a snapshot writes its next snapshot without loading
+// the entries that snapshot holds: the new one keeps its segments and
+// adds the entries since. A session written for long is then never
+// loaded whole to be snapshotted (the service reopens one that grew past
+// its cache's bound). Before, every snapshot loaded the tree.
+func TestSnapshotOfAPartialStoreKeepsItPartial(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := snapshotBackend(t, 0)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("part"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st, 40, -1)
+	if err := st.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	got, info, err := b.OpenStoreInfo(ctx, "part")
+	if err != nil || !info.FromSnapshot || !got.Partial() {
+		t.Fatalf("open: %v, info %+v, partial %v", err, info, got != nil && got.Partial())
+	}
+	leaf, _ := got.Leaf(ctx)
+	for i := range 20 {
+		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("late%02d", i), ParentID: leaf, Timestamp: "2026-12-05T00:00:00.000Z",
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("late"), Timestamp: 1}}
+		if err := got.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		leaf = e.ID
+	}
+	if err := got.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Partial() {
+		t.Fatal("writing a snapshot loaded the whole tree")
+	}
+	got.Close(ctx)
+	want := rebuild(t, b, "part")
+	again, info, err := b.OpenStoreInfo(ctx, "part")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(ctx)
+	if !info.FromSnapshot || info.Tail != 0 || !bytes.Equal(encoded(t, again), want) {
+		t.Fatalf("the snapshot of the partial store (info %+v) does not open to the session", info)
+	}
+}

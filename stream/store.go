@@ -130,16 +130,25 @@ func (s *Store) write(ctx context.Context, fn func(w writer) error) error {
 // Called by the writer.
 func (s *Store) applied(entries []*session.Entry) { s.snap.Applied(s.id, entries...) }
 
+// writeSnapshot captures the tree as it is — a partial one too, without
+// loading what the snapshot it was opened from holds — and saves it. Only
+// when that snapshot cannot be built on is the tree loaded for it.
 func (s *Store) writeSnapshot(ctx context.Context) error {
+	capture := func(t *session.Tree) (src *SnapshotSource, err error) {
+		return CaptureSnapshot(t, s.epoch, s.lastSeq)
+	}
 	var src *SnapshotSource
-	err := s.ReadTree(ctx, func(t *session.Tree) (err error) {
-		src, err = CaptureSnapshot(t, s.epoch, s.lastSeq)
-		return err
-	})
-	if err != nil {
+	err := s.tree.ReadTree(ctx, func(t *session.Tree) (err error) { src, err = capture(t); return err })
+	if err == nil {
+		// Encoded outside the tree's lock: appends apply meanwhile.
+		err = s.b.SaveSnapshot(ctx, src)
+	}
+	if !errors.Is(err, errPartialSource) {
 		return err
 	}
-	// Encoded outside the tree's lock: appends apply meanwhile.
+	if err := s.ReadTree(ctx, func(t *session.Tree) (err error) { src, err = capture(t); return err }); err != nil {
+		return err
+	}
 	return s.b.SaveSnapshot(ctx, src)
 }
 
@@ -212,6 +221,14 @@ func (s *Store) Stats(ctx context.Context) (session.Stats, error) { return s.tre
 func (s *Store) Has(ctx context.Context, id string) (bool, error) { return s.tree.Has(ctx, id) }
 
 // The reads that need entries load them first.
+
+// Bytes is about how much memory the session's tree holds now
+// (session.Tree.Bytes); a deferred tree is not loaded to say.
+func (s *Store) Bytes() int64 {
+	var n int64
+	s.tree.ReadStandIn(context.Background(), func(t *session.Tree, _ bool) error { n = t.Bytes(); return nil })
+	return n
+}
 
 // ReadTree implements session.TreeHolder.
 func (s *Store) ReadTree(ctx context.Context, fn func(t *session.Tree) error) error {

@@ -79,6 +79,7 @@ func runServe(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(af.memoryLimit)
 	defer memoryReleaser(ctx)()
 	instruments := telemetry.Default() // on the providers Setup installed
 	instruments.Zero(ctx)

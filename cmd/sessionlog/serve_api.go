@@ -54,6 +54,12 @@ type apiFlags struct {
 	// process's descriptors.
 	tenantConns int
 	files       fileBudget
+	// cacheBytes and writeRate bound each tenant's sessions held open and
+	// the bytes it writes a second (service.Config.MaxCachedBytes,
+	// Limits.TenantWriteBytes); memoryLimit is the process's soft limit.
+	cacheBytes  int64
+	writeRate   float64
+	memoryLimit int64
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -80,6 +86,10 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.httpReserved, "http-reserved-conns", dg.ReservedConns, "of -http-max-conns, those only callers with valid credentials (or, without -tenants, API requests) may take")
 	fs.IntVar(&a.httpPerAddr, "http-conns-per-addr", dg.MaxConnsPerAddr, "HTTP client connections of one source address (IPv6: one /64)")
 	fs.IntVar(&a.tenantConns, "tenant-max-conns", 0, fmt.Sprintf("NATS connections of each tenant without maxConnections in the tenants file (0: %d, or a quarter of what the descriptor limit leaves NATS if less)", cluster.DefaultMaxConnectionsPerTenant))
+	ds := service.DefaultConfig(system.Config())
+	fs.Int64Var(&a.cacheBytes, "session-cache", ds.MaxCachedBytes, "bytes of each tenant's sessions kept open between requests (a session larger is opened again from its snapshot for each request)")
+	fs.Float64Var(&a.writeRate, "tenant-write-rate", ds.Limits.TenantWriteBytes, "bytes a second each tenant may write (appends, uploads, blobs); more are refused rate_limited with when to retry")
+	fs.Int64Var(&a.memoryLimit, "memory-limit", 0, "the process's soft memory limit in bytes: the collector works harder as the heap nears it (0: $GOMEMLIMIT, else half the machine's memory, at most 8 GiB)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
@@ -88,6 +98,9 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	if a.repairStuck < 0 || a.repairDead < 0 {
 		return usageError("-repair-stuck and -repair-dead must not be negative")
+	}
+	if a.cacheBytes < 1<<20 || a.writeRate <= 0 || a.memoryLimit < 0 {
+		return usageError("-session-cache must be at least 1 MiB, -tenant-write-rate positive, -memory-limit not negative")
 	}
 	if a.tenantConns < 0 || a.httpConns < 1 || a.httpReserved < 0 || a.httpReserved >= a.httpConns || a.httpPerAddr < 1 {
 		return usageError("-tenant-max-conns must not be negative; -http-max-conns and -http-conns-per-addr must be positive, -http-reserved-conns less than -http-max-conns")
@@ -255,6 +268,8 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes, svcCfg.Limits.MaxUploadBytes = a.maxUpload, a.maxUpload
 	svcCfg.Limits.MaxStagedBytes = max(svcCfg.Limits.MaxStagedBytes, int64(a.maxUpload))
+	svcCfg.MaxCachedBytes, svcCfg.Limits.TenantWriteBytes = a.cacheBytes, a.writeRate
+	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
