@@ -39,6 +39,9 @@ type Config struct {
 	// IdleClose closes a session not written for this long (its store
 	// holds the session in memory); it is opened again on its next line.
 	IdleClose time.Duration
+	// FollowLinks takes symbolic links to files outside Dirs too (by
+	// default a link is followed only within the folder it is in).
+	FollowLinks bool
 	// Log hears what the follow does: new sessions, lines taken in,
 	// files rewritten, lines it cannot read. Nil: io.Discard.
 	Log io.Writer

@@ -1,6 +1,7 @@
 package follow
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/transcript"
 )
@@ -26,6 +28,9 @@ type fileState struct {
 	HeadLen int64  `json:"headLen"` // at most headBytes
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"modTime"` // Unix nanoseconds
+	// Skip is how far into the line at Offset the follow has looked for
+	// its end: a line longer than codec.MaxLineBytes is passed over.
+	Skip int64 `json:"skip,omitempty"`
 }
 
 // headBytes of a file are hashed to notice it was rewritten: an agent's
@@ -33,11 +38,17 @@ type fileState struct {
 const headBytes = 4096
 
 // maxRead bounds what one poll reads of a file: a large file is taken in
-// over several polls.
-const maxRead = 32 << 20
+// over several polls. It holds the longest line taken (codec.MaxLineBytes,
+// as an import takes) with its newline; a longer line is skipped, said
+// once, and the lines after it are taken in.
+const maxRead = codec.MaxLineBytes + 1
+
+// skipChunk is what one read looks at for the end of a line too long.
+const skipChunk = 1 << 20
 
 type file struct {
 	path   string
+	said   string // the problem last reported, not said again until it changes
 	st     fileState
 	dec    transcript.LineDecoder // nil until the file's lines up to Offset are replayed
 	src    transcript.Source
@@ -56,8 +67,12 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 	if size == fl.st.Size && mod == fl.st.ModTime {
 		return false, nil
 	}
-	f, err := os.Open(fl.path)
+	seen := func() { fl.st.Size, fl.st.ModTime = size, mod } // nothing more until the file changes
+	f, _, err := openRegular(fl.path)
 	if err != nil {
+		if errors.Is(err, ErrNotRegular) {
+			seen()
+		}
 		return false, err
 	}
 	defer f.Close()
@@ -68,16 +83,18 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 		}
 		switch {
 		case size < fl.st.Offset:
-			fmt.Fprintf(log, "%s: truncated (%d bytes, %d taken in): read again from the start; lines already in session %s are not appended again\n", fl.path, size, fl.st.Offset, fl.st.Session)
+			fmt.Fprintf(log, "%s: truncated (%d bytes, %d taken in): read again from the start; lines already in session %s are not appended again\n", shown(fl.path), size, fl.st.Offset, fl.st.Session)
 			fl.restart()
 		case hashOf(head) != fl.st.Head:
-			fmt.Fprintf(log, "%s: rewritten (its first bytes changed): read again from the start; lines already in session %s are not appended again\n", fl.path, fl.st.Session)
+			fmt.Fprintf(log, "%s: rewritten (its first bytes changed): read again from the start; lines already in session %s are not appended again\n", shown(fl.path), fl.st.Session)
 			fl.restart()
 		}
 	}
-	seen := func() { fl.st.Size, fl.st.ModTime = size, mod } // nothing more until the file changes
 	if fl.dec == nil {
 		if err := fl.replay(f); err != nil {
+			if errors.Is(err, transcript.ErrUnknownFormat) {
+				seen() // said once; looked at again when the file changes
+			}
 			return false, err
 		}
 		if fl.dec == nil {
@@ -85,14 +102,24 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 			return false, nil
 		}
 	}
+	skipped := false
+	if fl.st.Skip > 0 || size-fl.st.Offset >= maxRead {
+		var done bool
+		if skipped, done, err = fl.skipLong(f, size, log); err != nil || !done {
+			if err == nil {
+				seen()
+			}
+			return skipped, err
+		}
+	}
 	data, err := readAt(f, fl.st.Offset, min(size-fl.st.Offset, maxRead))
 	if err != nil {
-		return false, err
+		return skipped, err
 	}
 	end := bytes.LastIndexByte(data, '\n') + 1
 	if end == 0 {
 		seen() // only a line being written
-		return false, nil
+		return skipped, nil
 	}
 	var entries []*session.Entry
 	no := fl.st.Lines
@@ -102,12 +129,15 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 		}
 		no++
 		line = bytes.TrimRight(line, "\r\n")
+		if no == 1 {
+			line = transcript.TrimBOM(line)
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		got, err := fl.dec.Line(no, line)
 		if err != nil {
-			fmt.Fprintf(log, "%s:%d: skipped: %v\n", fl.path, no, err)
+			fmt.Fprintf(log, "%s:%d: skipped: %v\n", shown(fl.path), no, err)
 			continue
 		}
 		entries = append(entries, got...)
@@ -138,6 +168,37 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 		fl.st.Size = -1 // more to read next poll
 	}
 	return true, nil
+}
+
+// skipLong passes over the line at Offset when it is longer than
+// codec.MaxLineBytes, saying so once: done when its end was found (the
+// lines after it are read now), not when it is still being written.
+// A line that fits is left to the caller (done, nothing skipped).
+func (fl *file) skipLong(f *os.File, size int64, log io.Writer) (skipped, done bool, err error) {
+	if fl.st.Skip == 0 {
+		head, err := readAt(f, fl.st.Offset, maxRead)
+		if err != nil {
+			return false, false, err
+		}
+		if bytes.IndexByte(head, '\n') >= 0 {
+			return false, true, nil // the next line fits
+		}
+		fmt.Fprintf(log, "%s:%d: skipped: a line longer than %d bytes\n", shown(fl.path), fl.st.Lines+1, codec.MaxLineBytes)
+		fl.st.Skip = maxRead
+	}
+	for at := fl.st.Offset + fl.st.Skip; at < size; at += skipChunk {
+		chunk, err := readAt(f, at, min(skipChunk, size-at))
+		if err != nil {
+			return false, false, err
+		}
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			fl.st.Offset, fl.st.Skip = at+int64(i)+1, 0
+			fl.st.Lines++
+			return true, true, nil
+		}
+	}
+	fl.st.Skip = max(fl.st.Skip, size-fl.st.Offset)
+	return true, false, nil
 }
 
 // errNoHeader is a file whose lines so far do not say which session it
@@ -173,24 +234,56 @@ func (fl *file) replay(f *os.File) error {
 		return err
 	}
 	fl.src = transcript.SourceFor(format, fl.path)
-	if fl.st.Offset > 0 {
-		before, err := readAt(f, 0, fl.st.Offset)
-		if err != nil {
+	// The lines taken in before, read a line at a time: a line longer
+	// than codec.MaxLineBytes was skipped when first read, and is here.
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fl.st.Offset), 64<<10)
+	var line []byte
+	for no := 1; ; no++ {
+		line, err = readLine(r, line[:0])
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errLineTooLong) {
 			return err
 		}
-		no := 0
-		for _, line := range bytes.SplitAfter(before, []byte("\n")) {
-			if len(line) == 0 {
-				continue
-			}
-			no++
-			if line = bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(line)) > 0 {
-				_, _ = dec.Line(no, line) // reported when first read
-			}
+		if no == 1 {
+			line = transcript.TrimBOM(line)
+		}
+		if errors.Is(err, errLineTooLong) {
+			continue
+		}
+		if l := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(l)) > 0 {
+			_, _ = dec.Line(no, l) // reported when first read
 		}
 	}
 	fl.dec = dec
 	return nil
+}
+
+// errLineTooLong is a line past codec.MaxLineBytes: readLine passes it.
+var errLineTooLong = errors.New("follow: line too long")
+
+// readLine reads one line into buf (its newline included), discarding a
+// line longer than codec.MaxLineBytes (errLineTooLong) as it goes.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	long := false
+	for {
+		part, err := r.ReadSlice('\n')
+		if !long {
+			buf = append(buf, part...)
+			if len(buf) > codec.MaxLineBytes {
+				long, buf = true, buf[:0]
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case long && (err == nil || errors.Is(err, io.EOF)):
+			return buf, errLineTooLong
+		default:
+			return buf, err
+		}
+	}
 }
 
 // append stores entries in the file's session (made on its first lines),
@@ -207,7 +300,7 @@ func (fl *file) append(ctx context.Context, repo session.Repo, entries []*sessio
 		st, err := repo.Open(ctx, h.ID)
 		if errors.Is(err, session.ErrSessionNotFound) {
 			if st, err = repo.Create(ctx, h); err == nil {
-				fmt.Fprintf(log, "%s: new session %s (%s)\n", fl.path, h.ID, fl.st.Format)
+				fmt.Fprintf(log, "%s: new session %s (%s)\n", shown(fl.path), h.ID, fl.st.Format)
 			}
 		}
 		if err != nil {
@@ -231,7 +324,7 @@ func (fl *file) append(ctx context.Context, repo session.Repo, entries []*sessio
 		return err
 	}
 	if len(fresh) > 0 {
-		fmt.Fprintf(log, "%s: +%d entries in session %s\n", fl.path, len(fresh), fl.st.Session)
+		fmt.Fprintf(log, "%s: +%d entries in session %s\n", shown(fl.path), len(fresh), fl.st.Session)
 	}
 	return nil
 }
@@ -241,7 +334,7 @@ func (fl *file) closeStore(ctx context.Context, log io.Writer) {
 		return
 	}
 	if err := fl.store.Close(ctx); err != nil {
-		fmt.Fprintf(log, "%s: closing session %s: %v\n", fl.path, fl.st.Session, err)
+		fmt.Fprintf(log, "%s: closing session %s: %v\n", shown(fl.path), fl.st.Session, err)
 	}
 	fl.store = nil
 }

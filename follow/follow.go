@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentcore/sessionlog/filestore"
@@ -24,8 +23,10 @@ type Follower struct {
 	repo  session.Repo
 	log   io.Writer
 	files map[string]*file // by path
-	polls int
-	dirty bool // state changed since it was saved
+	// passed are the files the walks passed over (said once each).
+	passed map[string]bool
+	polls  int
+	dirty  bool // state changed since it was saved
 }
 
 // New returns a follower of cfg.Dirs into repo, resuming from the state
@@ -34,7 +35,7 @@ func New(cfg Config, repo session.Repo) (*Follower, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	f := &Follower{cfg: cfg, repo: repo, log: cfg.Log, files: map[string]*file{}}
+	f := &Follower{cfg: cfg, repo: repo, log: cfg.Log, files: map[string]*file{}, passed: map[string]bool{}}
 	if f.log == nil {
 		f.log = io.Discard
 	}
@@ -100,8 +101,15 @@ func (f *Follower) Poll(ctx context.Context) error {
 			f.forget(ctx, p)
 			continue
 		}
-		if err != nil {
-			fmt.Fprintf(f.log, "%s: %v (tried again next poll)\n", p, err)
+		switch {
+		case err == nil:
+			fl.said = ""
+		case err.Error() != fl.said:
+			// Said once: a file no follow can read (its format unknown, not
+			// a regular file) or a store that refuses is not repeated every
+			// poll, only when the problem changes.
+			fl.said = err.Error()
+			fmt.Fprintf(f.log, "%s: %v (tried again when the file changes or the next poll; said once)\n", shown(p), err)
 		}
 		if changed {
 			f.dirty = true
@@ -114,25 +122,27 @@ func (f *Follower) Poll(ctx context.Context) error {
 	return f.save()
 }
 
-// rescan walks the directories for files not followed yet.
+// rescan walks the directories for files not followed yet (see Files:
+// regular files only, and links only within the folder unless
+// Config.FollowLinks). A file passed over is said once.
 func (f *Follower) rescan() {
 	for _, dir := range f.cfg.Dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == dir && errors.Is(err, fs.ErrNotExist) {
-					return filepath.SkipDir // not there yet: looked for again next rescan
-				}
-				return nil // an unreadable corner: skip it
+		found, err := Files(dir, f.cfg.FollowLinks, func(p string, err error) {
+			if !f.passed[p] {
+				f.passed[p] = true
+				fmt.Fprintf(f.log, "%s: passed over: %v\n", shown(p), err)
 			}
-			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				if _, ok := f.files[p]; !ok {
-					f.files[p] = &file{path: p}
-				}
-			}
-			return nil
 		})
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not there yet: looked for again next rescan
+		}
 		if err != nil {
-			fmt.Fprintf(f.log, "%s: %v\n", dir, err)
+			fmt.Fprintf(f.log, "%s: %v\n", shown(dir), err)
+		}
+		for _, p := range found {
+			if _, ok := f.files[p]; !ok {
+				f.files[p] = &file{path: p}
+			}
 		}
 	}
 }
@@ -142,7 +152,7 @@ func (f *Follower) forget(ctx context.Context, p string) {
 	fl.closeStore(ctx, f.log)
 	delete(f.files, p)
 	f.dirty = true
-	fmt.Fprintf(f.log, "%s: gone; its session %q stays\n", p, fl.st.Session)
+	fmt.Fprintf(f.log, "%s: gone; its session %q stays\n", shown(p), fl.st.Session)
 }
 
 // save writes the state file, when there is one and it changed.

@@ -56,6 +56,7 @@ var (
 // before mid-2025, a line with an id and instructions); Claude Code's
 // lines carry a sessionId, or are its snapshots, summaries and queue lines.
 func Detect(data []byte) (Format, error) {
+	data = TrimBOM(data)
 	for i, line := range bytes.SplitN(data, []byte("\n"), 16) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -85,6 +86,15 @@ func Detect(data []byte) (Format, error) {
 	}
 	return "", ErrUnknownFormat
 }
+
+// bom is the UTF-8 byte order mark some editors and tools put first.
+var bom = []byte("\xef\xbb\xbf")
+
+// TrimBOM drops a UTF-8 byte order mark from the start of a file's data
+// (or its first line): the rule of every reader of session files, an
+// import and a follow alike. It is not JSON, and nothing else in a
+// file changes for it.
+func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 
 // Source names a transcript: the session it becomes.
 type Source struct {
@@ -176,6 +186,7 @@ func Decode(f Format, data []byte, src Source, mode codec.Mode) (*Decoded, error
 	}
 	out := &Decoded{}
 	var bad []*codec.LineError
+	data = TrimBOM(data)
 	no := 0
 	for len(data) > 0 {
 		no++

@@ -21,12 +21,13 @@ func runFollow(ctx context.Context, e env) error {
 	interval := fs.Duration("interval", def.Interval, "how often files are checked for new lines")
 	state := fs.String("state", "", "where the follow keeps how far it read each file (default: follow-state.json in -data; \"none\": nowhere)")
 	once := fs.Bool("once", false, "take in what the files hold now, then stop")
+	links := fs.Bool("follow-links", false, "take links to files outside the directories too (by default only links within them)")
 	if err := parseFlags(fs, e.args); err != nil {
 		return err
 	}
 	args := fs.Args() // directories; none: the agents' own
 	cfg := def
-	cfg.Interval, cfg.Log = *interval, e.stderr
+	cfg.Interval, cfg.Log, cfg.FollowLinks = *interval, e.stderr, *links
 	cfg.Dirs = args
 	if len(cfg.Dirs) == 0 {
 		home, err := os.UserHomeDir()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/filestore"
+	"github.com/agentcore/sessionlog/follow"
 	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/session"
@@ -32,11 +33,14 @@ func runImport(ctx context.Context, e env) error {
 	id := fs.String("id", "", "session id to import as (default: the file's; one file only)")
 	lenient := fs.Bool("lenient", false, "skip bad lines (listed on stderr) instead of refusing the file")
 	format := fs.String("format", "auto", "the files' format: auto (recognised by their content), pi, claude-code or codex")
+	links := fs.Bool("follow-links", false, "in directories, take links to files outside the directory too (by default only links within it)")
 	args, err := parseArgs(fs, e.args, -1, "session files or directories (pi, Claude Code, Codex)")
 	if err != nil {
 		return err
 	}
-	files, missing, err := sessionFiles(args)
+	files, missing, err := sessionFiles(args, *links, func(p string, err error) {
+		fmt.Fprintf(e.stderr, "%s: passed over: %v\n", p, err)
+	})
 	if err != nil {
 		return err
 	}
@@ -113,6 +117,7 @@ func importFile(ctx context.Context, repo session.Repo, path, id string, f trans
 	if err != nil {
 		return importedSession{}, err
 	}
+	data = transcript.TrimBOM(data) // as a follow reads it
 	if f == "" {
 		if f, err = transcript.Detect(data); err != nil {
 			return importedSession{}, fmt.Errorf("%s: %w (pass -format)", path, err)
@@ -168,7 +173,7 @@ func transcriptTree(d *transcript.Decoded) (*session.Tree, error) {
 // the .jsonl files under them, in name order. An argument that does not
 // exist is passed over, named in missing (a user of one agent has no
 // ~/.codex/sessions), unless none exists.
-func sessionFiles(args []string) (files, missing []string, err error) {
+func sessionFiles(args []string, links bool, skipped func(string, error)) (files, missing []string, err error) {
 	var out []string
 	for _, a := range args {
 		st, err := os.Stat(a)
@@ -183,16 +188,9 @@ func sessionFiles(args []string) (files, missing []string, err error) {
 			out = append(out, a)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				found = append(found, p)
-			}
-			return nil
-		})
+		// A directory's files as a follow chooses them: regular files,
+		// links only within it unless asked.
+		found, err := follow.Files(a, links, skipped)
 		if err != nil {
 			return nil, nil, err
 		}
