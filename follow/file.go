@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/lines"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/transcript"
 )
@@ -239,18 +240,18 @@ func (fl *file) replay(f *os.File) error {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fl.st.Offset), 64<<10)
 	var line []byte
 	for no := 1; ; no++ {
-		line, err = readLine(r, line[:0])
-		if errors.Is(err, io.EOF) && len(line) == 0 {
+		line, err = lines.Read(r, line, codec.MaxLineBytes)
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errLineTooLong) {
+		if errors.Is(err, lines.ErrTooLong) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
 		if no == 1 {
 			line = transcript.TrimBOM(line)
-		}
-		if errors.Is(err, errLineTooLong) {
-			continue
 		}
 		if l := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(l)) > 0 {
 			_, _ = dec.Line(no, l) // reported when first read
@@ -258,32 +259,6 @@ func (fl *file) replay(f *os.File) error {
 	}
 	fl.dec = dec
 	return nil
-}
-
-// errLineTooLong is a line past codec.MaxLineBytes: readLine passes it.
-var errLineTooLong = errors.New("follow: line too long")
-
-// readLine reads one line into buf (its newline included), discarding a
-// line longer than codec.MaxLineBytes (errLineTooLong) as it goes.
-func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
-	long := false
-	for {
-		part, err := r.ReadSlice('\n')
-		if !long {
-			buf = append(buf, part...)
-			if len(buf) > codec.MaxLineBytes {
-				long, buf = true, buf[:0]
-			}
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case long && (err == nil || errors.Is(err, io.EOF)):
-			return buf, errLineTooLong
-		default:
-			return buf, err
-		}
-	}
 }
 
 // append stores entries in the file's session (made on its first lines),

@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/mcpserver"
+	"github.com/agentcore/sessionlog/service"
 )
 
 // callerKey carries the admitted caller's connection to the MCP server
@@ -39,6 +42,23 @@ func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
 		}
 		defer release()
 		r.Body = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+		if r.Method == http.MethodPost {
+			// What the stdio server refuses line by line, refused here
+			// the same way (a name twice, nesting past the bound, not
+			// JSON-RPC), before the SDK reads it.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeError(w, &service.Error{Code: service.CodeTooLarge, Message: err.Error()}, http.StatusRequestEntityTooLarge)
+				return
+			}
+			if code, id, err := mcpserver.CheckMessage(body); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(mcpserver.ErrorReply(code, id, err))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), callerKey{}, u), g.cfg.RequestTimeout)
 		defer cancel()
 		h.ServeHTTP(w, r.WithContext(ctx))

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -137,5 +138,35 @@ func TestMCPOverHTTPBoundsBodies(t *testing.T) {
 	}
 	if _, err := mcpClient(t, g.URL(), "alice", "alice-pw"); err != nil {
 		t.Fatalf("after a refused body: %v", err)
+	}
+}
+
+// /mcp refuses what the stdio server refuses, the same way: a call whose
+// arguments name a member twice (last would win in the SDK; the service
+// refuses such bodies) or nest past the bound is a JSON-RPC error with
+// its id, not a call.
+func TestMCPOverHTTPRefusesWhatStdioRefuses(t *testing.T) {
+	g := twoTenants(t)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{"name":"a","name":"b"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{"metadata":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}}`,
+	} {
+		req, _ := http.NewRequest("POST", g.URL()+"/mcp", strings.NewReader(body))
+		req.SetBasicAuth("alice", "alice-pw")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct {
+			ID    any
+			Error struct{ Code int }
+		}
+		json.NewDecoder(res.Body).Decode(&reply)
+		res.Body.Close()
+		if res.StatusCode != 400 || reply.Error.Code != -32600 || reply.ID != 7.0 {
+			t.Fatalf("%.60s…: %d %+v", body, res.StatusCode, reply)
+		}
 	}
 }

@@ -86,7 +86,7 @@ type Server struct {
 
 // New returns an MCP server on svc. Connect it to a transport (Run with
 // &mcp.StdioTransport{}, or mcp.NewStreamableHTTPHandler for HTTP), and
-// Close it when done.
+// Close it when done. On stdio, StdioTransport answers malformed lines.
 func New(cfg Config, svc Service) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

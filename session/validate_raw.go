@@ -91,6 +91,10 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 	if r == nil {
 		return
 	}
+	if d := depthOf(r); d > MaxDepth {
+		v.fail(at, fmt.Sprintf("is nested %d deep; at most %d (what every client's JSON reader takes)", d, MaxDepth))
+		return
+	}
 	if !jsontext.Value(r).IsValid() {
 		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
 		return
@@ -98,6 +102,39 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 	if n := hugeNumber(r); n != "" {
 		v.fail(at, fmt.Sprintf("holds the number %s, beyond what a float64 (JavaScript's number) holds", clip(n)))
 	}
+}
+
+// MaxDepth bounds the nesting of a member written (arrays and objects in
+// arrays and objects), on every write path: a value nested deeper than a
+// client's JSON reader takes (Python's stops near 1,000) would make the
+// session unreadable there. Stored sessions are read whatever they hold.
+const MaxDepth = 512
+
+// depthOf is the deepest nesting of arrays and objects in r, strings
+// passed over (r need not be valid: the validity check follows).
+func depthOf(r Raw) int {
+	depth, most, inString := 0, 0, false
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > most {
+				most = depth
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return most
 }
 
 // hugeNumber returns the first number of the valid JSON value r that a

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/mcpserver"
 	"github.com/agentcore/sessionlog/service"
@@ -61,7 +59,9 @@ func runMCP(ctx context.Context, e env) error {
 		return err
 	}
 	defer srv.Close()
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	// A malformed line is answered with a JSON-RPC error and the lines
+	// after it served (mcpserver.StdioTransport).
+	err = srv.Run(ctx, &mcpserver.StdioTransport{In: e.stdin, Out: e.stdout})
 	if ctx.Err() != nil {
 		return nil // stopped
 	}
@@ -110,7 +110,3 @@ func serveHere(ctx context.Context, rf *repoFlags, repo *openedRepo, subject str
 	}, nil
 }
 
-// nopWriteCloser leaves closing the verb's stdout to the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

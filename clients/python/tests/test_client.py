@@ -236,3 +236,21 @@ def test_refused_connection_is_unavailable():
 
     with pytest.raises(sessionlog.UnavailableError, match="cannot connect"):
         asyncio.run(run())
+
+
+def test_deepest_entry_reads_back(client, sid):
+    # Every write path bounds a member's nesting at 512 (session.MaxDepth):
+    # what is stored is what Python's own JSON reader can read back.
+    client.create(id=sid)
+    deep = []
+    for _ in range(511):
+        deep = [deep]
+    client.append(sid, [{"type": "message", "deep": deep, "message": {"role": "user", "content": "x", "timestamp": 1}}])
+    entries = client.entries(sid)["entries"]
+    got, depth = entries[-1]["deep"], 1
+    while got:
+        got, depth = got[0], depth + 1
+    assert depth == 512
+    with pytest.raises(sessionlog.InvalidEntryError) as e:
+        client.append(sid, [{"type": "message", "deep": [deep], "message": {"role": "user", "content": "x", "timestamp": 1}}])
+    assert e.value.field.endswith("/deep")
