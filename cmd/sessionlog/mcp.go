@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/agentcore/sessionlog/mcpserver"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
@@ -109,4 +108,3 @@ func serveHere(ctx context.Context, rf *repoFlags, repo *openedRepo, subject str
 		x.Close()
 	}, nil
 }
-
