@@ -296,7 +296,31 @@ func (fl *file) append(ctx context.Context, repo session.Repo, entries []*sessio
 		fresh = append(fresh, e)
 	}
 	if err := session.AppendAll(session.ForImport(ctx), fl.store, fresh); err != nil {
-		return err
+		if !errors.Is(err, session.ErrInvalidEntry) {
+			return err
+		}
+		// An entry the store refuses (past a bound: MaxUnknownTypes, the
+		// nesting) would hold back every line after it for good: the
+		// batch goes in one entry at a time, the refused ones said and
+		// left out.
+		kept, left := fresh[:0:0], map[string]bool{}
+		for _, e := range fresh {
+			if left[e.ParentID] {
+				left[e.ID] = true // its parent was left out: so is it
+				fmt.Fprintf(log, "%s: entry %s skipped: its parent %s was\n", shown(fl.path), shown(e.ID), shown(e.ParentID))
+				continue
+			}
+			if err := session.AppendAll(session.ForImport(ctx), fl.store, []*session.Entry{e}); err != nil {
+				if !errors.Is(err, session.ErrInvalidEntry) {
+					return err
+				}
+				left[e.ID] = true
+				fmt.Fprintf(log, "%s: entry %s skipped: %v\n", shown(fl.path), shown(e.ID), err)
+				continue
+			}
+			kept = append(kept, e)
+		}
+		fresh = kept
 	}
 	if len(fresh) > 0 {
 		fmt.Fprintf(log, "%s: +%d entries in session %s\n", shown(fl.path), len(fresh), fl.st.Session)

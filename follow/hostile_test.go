@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,3 +135,33 @@ func TestFollowSkipsALineTooLongAndReadsPastIt(t *testing.T) {
 		t.Fatalf("import of the followed file: %v", err)
 	}
 }
+
+// A file with more entry types unknown to sessionlog than a session may
+// hold (session.MaxUnknownTypes) is followed up to the bound: the entries
+// past it are said and left out, the lines after them taken in.
+func TestFollowHoldsAFileToTheUnknownTypesBound(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(r.dir, "types.jsonl")
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(piHeader, "%s", "types") + "\n")
+	parent := "null"
+	for i := range 40 {
+		id := "t" + strings.Repeat("0", 3-len(itoa(i))) + itoa(i)
+		b.WriteString(`{"type":"x-kind-` + itoa(i) + `","id":"` + id + `","parentId":` + parent + `,"timestamp":"2025-01-01T00:00:01.000Z"}` + "\n")
+		parent = `"` + id + `"`
+	}
+	b.WriteString(piLine("last", "t031") + "\n")
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	f := r.follower()
+	r.poll(f)
+	r.poll(f)
+	got := r.entries(f, "types")
+	if len(got) != 33 || got[32].ID != "last" {
+		t.Fatalf("%d entries (want the 32 types and the last line)\nlog:\n%s", len(got), r.log)
+	}
+	if n := strings.Count(r.log.String(), "skipped"); n != 8 {
+		t.Fatalf("%d entries said skipped, want 8:\n%s", n, r.log)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -263,6 +263,16 @@ func (gc *guardedConn) SetReadDeadline(t time.Time) error {
 
 type connKey struct{}
 
+// connOf is the network connection a request came on (under TLS, the
+// TCP connection beneath), or nil.
+func connOf(ctx context.Context) net.Conn {
+	gc, _ := ctx.Value(connKey{}).(*guardedConn)
+	if gc == nil {
+		return nil
+	}
+	return gc.Conn
+}
+
 // guarded finds the guard's record under the connection http.Server holds.
 func guarded(c net.Conn) *guardedConn {
 	if tc, ok := c.(*tls.Conn); ok {

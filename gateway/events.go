@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -114,7 +115,8 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: g.cfg.WriteTimeout, last: after}
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: g.cfg.WriteTimeout, last: after,
+		conn: connOf(r.Context()), buffer: g.cfg.StreamBuffer}
 	if !refs {
 		out.fetch = &fetcher{ctx: ctx, c: u.c, max: g.cfg.MaxUploadBytes}
 	}
@@ -138,10 +140,16 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 			if overflowed {
 				// Everything queued is dropped (and released); the client
 				// resumes from the last event it got.
-				out.send(fmt.Sprintf("event: error\ndata: {\"code\":\"slow_reader\",\"message\":\"the client read more slowly than the session grew: reconnect with Last-Event-ID %d\",\"lastEventId\":%d}\n\n", out.last, out.last))
+				out.slowReader()
 				return
 			}
 			for _, m := range msgs {
+				if out.stalled() {
+					// What it has not read fills the socket: the event is
+					// sent while there is still room for it.
+					out.slowReader()
+					return
+				}
 				if out.entry(sc, m) != nil {
 					return
 				}
@@ -161,9 +169,31 @@ type eventWriter struct {
 	// fetch resolves references to content stored apart (nil: the
 	// client asked for references).
 	fetch *fetcher
+	// conn is the client's connection (nil: unknown); buffer the bytes
+	// it may leave unread (Config.StreamBuffer).
+	conn   net.Conn
+	buffer int
 }
 
 func (e *eventWriter) send(s string) error { return e.write([]byte(s)) }
+
+// slowReader ends the stream with the documented event: reconnect from
+// the last event received.
+func (e *eventWriter) slowReader() {
+	e.send(fmt.Sprintf("event: error\ndata: {\"code\":\"slow_reader\",\"message\":\"the client read more slowly than the session grew: reconnect with Last-Event-ID %d\",\"lastEventId\":%d}\n\n", e.last, e.last))
+}
+
+// stalled reports a client that has left more than its buffer unread in
+// the socket (or a quarter of its send buffer, whichever is less): one
+// that stopped reading would otherwise be cut by the write deadline, with
+// no room left for the slow_reader event.
+func (e *eventWriter) stalled() bool {
+	if e.conn == nil {
+		return false
+	}
+	queued, sndbuf, ok := unsent(e.conn)
+	return ok && queued > min(e.buffer, sndbuf/4)
+}
 
 // write writes parts as one event (no copy of a large entry into one
 // buffer per client), then flushes.

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -452,5 +453,76 @@ func TestHealthAndReadiness(t *testing.T) {
 	mu.Unlock()
 	if r := do(t, "GET", g.URL()+"/readyz", ""); r.status != 200 {
 		t.Fatalf("/readyz when ready: %d %v", r.status, r.body)
+	}
+}
+
+// A path or query that is not UTF-8 once decoded is a bad request naming
+// where, on every route, never an internal error. Before, an entry id of
+// %ff in GET /v1/sessions/{id}/entries/{entry} answered 500.
+func TestURLsThatAreNotUTF8(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"s"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	for _, path := range []string{
+		"/s/entries/%ff", "/%ff", "/%ff/tree", "/s/context?at=%ff", "?name=%ff", "?%ff=1", "/s/events?x=%c3", "/../%ff",
+	} {
+		r := do(t, "GET", u+path, "")
+		if r.status != 400 || errCode(r) != "bad_request" {
+			t.Errorf("GET %s: %d %v, want 400 bad_request", path, r.status, r.body)
+		}
+	}
+	if r := do(t, "POST", g.URL()+"/v1/ops/%ff", `{}`); r.status != 400 {
+		t.Errorf("POST /v1/ops/%%ff: %d %v", r.status, r.body)
+	}
+}
+
+// A client that stops reading altogether still gets the documented end
+// of its stream: the slow_reader event with the last event it was sent,
+// written while the socket has room for it, rather than a connection cut
+// when a write has waited out its deadline (what happened before).
+func TestStoppedReaderGetsTheSlowReaderEvent(t *testing.T) {
+	g := start(t, func(c *gateway.Config) {
+		c.StreamBuffer, c.WriteTimeout, c.Rate, c.Burst = 256<<10, 3*time.Second, 1e6, 1e6
+	})
+	u := g.URL() + "/v1/sessions"
+	if r := do(t, "POST", u, `{"id":"stop"}`); r.status != 200 {
+		t.Fatal(r.status, r.body)
+	}
+	c := stalled(t, g.URL(), "/v1/sessions/stop/events")
+	sessiontest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if g.Streams() != 1 {
+			return errors.New("the stream is not open yet")
+		}
+		return nil
+	})
+	text := strings.Repeat("s", 40<<10)
+	for i := 0; g.Streams() > 0 && i < 2000; i++ {
+		body := `{"entries":[{"type":"message","message":{"role":"user","content":"` + text + `"}}]}`
+		if r := do(t, "POST", u+"/stop/entries", body); r.status == 429 {
+			time.Sleep(100 * time.Millisecond) // the tenant's write rate
+		} else if r.status != 200 {
+			t.Fatal(r.status, r.body)
+		}
+	}
+	if g.Streams() > 0 {
+		t.Fatal("80 MB later the stream of a client that reads nothing is still open")
+	}
+	// Read what it was sent, up to the end of the stream (the connection
+	// itself stays open, kept alive).
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []byte
+	buf := make([]byte, 64<<10)
+	for !bytes.Contains(got[max(0, len(got)-(128<<10)):], []byte("0\r\n\r\n")) {
+		n, err := c.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	tail := string(got[max(0, len(got)-600):])
+	if !strings.Contains(tail, `"code":"slow_reader"`) || !strings.Contains(tail, `"lastEventId":`) {
+		t.Fatalf("the stream ended without the slow_reader event (%d bytes read); it ended:\n%q", len(got), tail)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/attribute"
@@ -68,7 +69,28 @@ func (g *Gateway) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see docs/protocol.md, Over HTTP)", r.Method, r.URL.Path)}, http.StatusNotFound)
 	})
-	return mux
+	return validURL(mux)
+}
+
+// validURL refuses a request whose path or query is not UTF-8 once
+// decoded (a session or entry id of %ff, say): every id and parameter is
+// text, and would fail later as an internal error.
+func validURL(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !utf8.ValidString(r.URL.Path) {
+			writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "path", Message: fmt.Sprintf("the path %q is not UTF-8 once decoded", r.URL.EscapedPath())}, http.StatusBadRequest)
+			return
+		}
+		for k, vs := range r.URL.Query() {
+			for _, v := range append([]string{k}, vs...) {
+				if !utf8.ValidString(v) {
+					writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "?" + strings.ToValidUTF8(k, "\uFFFD"), Message: "a query parameter is not UTF-8 once decoded"}, http.StatusBadRequest)
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // builder makes the service request body of an HTTP request.

@@ -199,7 +199,7 @@ func Unarchive(ctx context.Context, repo session.Repo, target Target, id, newID 
 	if newID != "" {
 		h.ID = newID
 	}
-	if err := Import(ctx, repo, h, t); err != nil {
+	if err := Import(session.ForRestore(ctx), repo, h, t); err != nil {
 		return m, err
 	}
 	got, err := DigestsIn(ctx, repo, h.ID)

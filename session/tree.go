@@ -188,14 +188,15 @@ func (t *Tree) Branch(id string) ([]*Entry, error) {
 func (t *Tree) Stats() Stats { return t.stats.clone() }
 
 // Check reports whether e could be applied, without applying it.
-func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateLoad, false) }
+func (t *Tree) Check(e *Entry) error { return t.check(e, nil, ValidateLoad, false, false) }
 
 // check validates e against the tree plus the ids in added (entries of the
 // same batch that come before e). A label of a missing entry is refused
 // only when strictTargets: loading keeps it, as pi's loader does (it is
 // inert until an entry of that id exists, see Labels), and writes refuse
-// it unless they import (ForImport).
-func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) error, strictTargets bool) error {
+// it unless they import (ForImport). boundTypes holds the session to
+// MaxUnknownTypes: every write but a restore (ForRestore).
+func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) error, strictTargets, boundTypes bool) error {
 	if err := validate(e); err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) er
 			return err
 		}
 	}
-	if strictTargets && !e.Type.Known() && t.stats.ByType[e.Type] == 0 && t.unknownTypes(added) >= MaxUnknownTypes {
+	if boundTypes && !e.Type.Known() && t.stats.ByType[e.Type] == 0 && t.unknownTypes(added) >= MaxUnknownTypes {
 		return fmt.Errorf("%w: entry %q would be of a %dth type unknown to sessionlog in this session (at most %d)",
 			ErrInvalidEntry, e.ID, MaxUnknownTypes+1, MaxUnknownTypes)
 	}
@@ -260,7 +261,7 @@ func (t *Tree) ApplyValidated(v Validated) error {
 	if v.e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
-	if err := t.check(v.e, nil, func(*Entry) error { return nil }, false); err != nil {
+	if err := t.check(v.e, nil, func(*Entry) error { return nil }, false, false); err != nil {
 		return err
 	}
 	t.apply(v.e)
@@ -276,7 +277,7 @@ func (t *Tree) ApplyChecked(entries []*Entry) error {
 		if e == nil {
 			return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 		}
-		if err := t.check(e, nil, func(*Entry) error { return nil }, false); err != nil {
+		if err := t.check(e, nil, func(*Entry) error { return nil }, false, false); err != nil {
 			return err
 		}
 		t.apply(e)
@@ -371,13 +372,13 @@ func reverse[T any](s []T) {
 // ValidateWrite, not only ValidateLoad as loaded ones do, and a label
 // must name an entry that exists, unless ctx is ForImport.
 func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
-	strict := !importing(ctx)
+	strict, bound := !importing(ctx), !restoring(ctx)
 	var added map[string]*Entry
 	if len(entries) > 1 {
 		added = make(map[string]*Entry, len(entries))
 	}
 	for _, e := range entries {
-		if err := t.check(e, added, ValidateWrite, strict); err != nil {
+		if err := t.check(e, added, ValidateWrite, strict, bound); err != nil {
 			return err
 		}
 		if added != nil {
@@ -412,5 +413,20 @@ func ForImport(ctx context.Context) context.Context {
 
 func importing(ctx context.Context) bool {
 	v, _ := ctx.Value(importKey{}).(bool)
+	return v
+}
+
+type restoreKey struct{}
+
+// ForRestore is ForImport for sessions this store held before (an
+// archive brought back): they are written as they were, even past
+// MaxUnknownTypes, which every other write — an import of files, a
+// follow — is held to.
+func ForRestore(ctx context.Context) context.Context {
+	return ForImport(context.WithValue(ctx, restoreKey{}, true))
+}
+
+func restoring(ctx context.Context) bool {
+	v, _ := ctx.Value(restoreKey{}).(bool)
 	return v
 }

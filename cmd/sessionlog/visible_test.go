@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,30 @@ func TestVisibleWriter(t *testing.T) {
 				t.Fatalf("%q: invalid UTF-8 out", c.in)
 			}
 		}
+	}
+}
+
+// An import is held to the bound on entry types unknown to sessionlog a
+// session may have, as every write is: a file with more is refused,
+// naming the bound, and leaves no session. Before, 5,000 types were
+// imported and the session then refused appends.
+func TestImportHoldsToTheUnknownTypesBound(t *testing.T) {
+	data := t.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"types","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	parent := "null"
+	for i := range 40 {
+		id := fmt.Sprintf("t%03d", i)
+		fmt.Fprintf(&b, `{"type":"x-kind-%d","id":"%s","parentId":%s,"timestamp":"2025-01-01T00:00:01.000Z"}`+"\n", i, id, parent)
+		parent = `"` + id + `"`
+	}
+	f := filepath.Join(t.TempDir(), "types.jsonl")
+	os.WriteFile(f, []byte(b.String()), 0o600)
+	code, _, stderr := runIn(t, data, "", "import", f)
+	if code == 0 || !strings.Contains(stderr, "at most 32") {
+		t.Fatalf("import of 40 unknown types: exit %d\n%s", code, stderr)
+	}
+	if code, _, _ := runIn(t, data, "", "tree", "types"); code == 0 {
+		t.Fatal("a refused import left a session")
 	}
 }
