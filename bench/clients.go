@@ -184,6 +184,7 @@ func serveOn(ctx context.Context, n *node, tweak func(*stream.Config), opts ...s
 		return scfg, nil, nil, err
 	}
 	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
+	scfg.Limits.TenantWriteBytes, scfg.Limits.TenantWriteBurst = 1<<40, 1<<40 // the engine measured, not the admission bounds
 	closeSearch := func() {}
 	if slices.Contains(opts, withSearch) {
 		x, _, err := search.Open(search.DefaultConfig(""))

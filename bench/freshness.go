@@ -32,6 +32,7 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 	defer sb.Close(context.Background())
 	scfg := service.DefaultConfig(system.Config())
 	scfg.Limits.Rate, scfg.Limits.Burst = 1e6, 1e6
+	scfg.Limits.TenantWriteBytes, scfg.Limits.TenantWriteBurst = 1<<40, 1<<40 // the engine measured, not the admission bounds
 	svc, err := service.Start(ctx, n.nc, sb, scfg)
 	if err != nil {
 		return err
