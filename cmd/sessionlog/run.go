@@ -46,6 +46,7 @@ func init() {
 		"fork":       {"copy a branch into a new session", runFork},
 		"rm":         {"delete a session", runRemove},
 		"import":     {"import session files of pi, Claude Code or Codex, or directories of them (a whole ~/.claude/projects)", runImport},
+		"resume":     {"put a session back where its agent keeps sessions here (Claude Code, Codex, pi), working directories mapped (-map FROM=TO), for claude --resume, codex resume or pi", runResume},
 		"export":     {"export a session as a pi JSONL file (-format claude-code|codex: as it was imported; -html: one page)", runExport},
 		"follow":     {"tail local agents' session directories (Claude Code, Codex, pi) into the log as they are written", runFollow},
 		"gc":         {"delete the blobs no entry names, past their grace period (serve does it hourly)", runGC},
