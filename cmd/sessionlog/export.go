@@ -30,11 +30,7 @@ func runExport(ctx context.Context, e env) error {
 		return usageError("-html and -format %s: choose one", *format)
 	}
 	return withSession(ctx, rf, args[0], func(s *session.Session) error {
-		h, err := s.Header(ctx)
-		if err != nil {
-			return err
-		}
-		entries, err := s.Store().Entries(ctx)
+		h, entries, err := whole(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -64,6 +60,16 @@ func runExport(ctx context.Context, e env) error {
 
 // exportHTML renders the session's tree, rebuilt from its entries (any
 // store), with its leaf.
+// whole is a session's header and every entry, as an export writes them.
+func whole(ctx context.Context, s *session.Session) (session.Header, []*session.Entry, error) {
+	h, err := s.Header(ctx)
+	if err != nil {
+		return h, nil, err
+	}
+	entries, err := s.Store().Entries(ctx)
+	return h, entries, err
+}
+
 func exportHTML(ctx context.Context, s *session.Session, h session.Header, entries []*session.Entry) ([]byte, error) {
 	t := session.NewTree(h)
 	t.Grow(len(entries))

@@ -40,11 +40,7 @@ func runResume(ctx context.Context, e env) error {
 		}
 	}
 	return withSession(ctx, rf, args[0], func(s *session.Session) error {
-		h, err := s.Header(ctx)
-		if err != nil {
-			return err
-		}
-		entries, err := s.Store().Entries(ctx)
+		h, entries, err := whole(ctx, s)
 		if err != nil {
 			return err
 		}
