@@ -31,7 +31,23 @@ const (
 	OpUpload  = "upload"
 	OpPutBlob = "putblob"
 	OpBlob    = "blob"
+	// OpLink is an edge node's, over its leafnode link: the hub's
+	// sessions stream sources the edge's (see LinkRequest). Only nodes
+	// that accept edges (serve -leaf-listen) serve it.
+	OpLink = "link"
 )
+
+// LinkRequest asks a hub to take in an edge node's sessions: its streams
+// (the same layout as the hub's) in JetStream domain Domain.
+type LinkRequest struct {
+	Domain  string   `json:"domain"`
+	Streams []string `json:"streams"`
+}
+
+// LinkReply names the hub's streams that source the edge.
+type LinkReply struct {
+	Streams []string `json:"streams"`
+}
 
 // Ops lists every operation.
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,

@@ -31,6 +31,10 @@ type AuthConfig struct {
 	// or a quarter of the node's Config.MaxConnections if that is less), so
 	// that no tenant can take the node's descriptors from the others.
 	MaxConnectionsPerTenant int `json:"-"`
+	// EdgePermissions are what an edge's link may carry, given its
+	// domain: set by the caller that knows the subjects
+	// (service.EdgePermissions). Nil: tenants may have no edges.
+	EdgePermissions func(domain string) Permissions `json:"-"`
 }
 
 // DefaultMaxConnectionsPerTenant is a tenant's bound on connections to a
@@ -45,11 +49,26 @@ type Tenant struct {
 	// MaxStore bounds the tenant's JetStream file storage in bytes (0: no
 	// limit of its own).
 	MaxStore int64 `json:"maxStore,omitempty"`
+	// Edges are the tenant's edge nodes (machines linked as leafnodes):
+	// each signs in with its own credentials, and its link may carry only
+	// what a hub's sourcing of that edge's domain and the edge's link
+	// request need (AuthConfig.EdgePermissions).
+	Edges []Edge `json:"edges,omitempty"`
 	// MaxConnections bounds the tenant's connections to one node (0:
 	// AuthConfig.MaxConnectionsPerTenant), the node's own two connections
 	// in the account and those the HTTP gateway makes for its users
 	// among them.
 	MaxConnections int `json:"maxConnections,omitempty"`
+}
+
+// Edge is one edge node of a tenant: its JetStream domain, and the
+// credentials its link signs in with (a user and password, or an nkey).
+// Removing it from the file and restarting the hub revokes it.
+type Edge struct {
+	Domain   string `json:"domain"`
+	User     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
+	NKey     string `json:"nkey,omitempty"`
 }
 
 // User is one set of credentials: a name and password (plain, or a bcrypt
@@ -93,7 +112,7 @@ func (a *AuthConfig) CheckTenants() error {
 	if len(a.Tenants) == 0 {
 		return fmt.Errorf("%w: auth without tenants would let nobody in", ErrInvalidConfig)
 	}
-	tenants, names, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	tenants, names, keys, domains := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, t := range a.Tenants {
 		where := fmt.Sprintf("tenants[%d]", i)
 		switch {
@@ -109,6 +128,31 @@ func (a *AuthConfig) CheckTenants() error {
 			return fmt.Errorf("%w: tenant %q has a negative limit", ErrInvalidConfig, t.Name)
 		}
 		tenants[t.Name] = true
+		for j, e := range t.Edges {
+			where := fmt.Sprintf("tenant %q edges[%d]", t.Name, j)
+			switch {
+			case !domainRE.MatchString(e.Domain):
+				return fmt.Errorf("%w: %s: domain %q must be 1-64 letters, digits, '-' or '_'", ErrInvalidConfig, where, e.Domain)
+			case domains[e.Domain]:
+				return fmt.Errorf("%w: %s: domain %q appears twice", ErrInvalidConfig, where, e.Domain)
+			case e.NKey != "" && (e.User != "" || e.Password != ""):
+				return fmt.Errorf("%w: %s: give an nkey or a user and password, not both", ErrInvalidConfig, where)
+			case e.NKey != "" && !nkeys.IsValidPublicUserKey(e.NKey):
+				return fmt.Errorf("%w: %s: %q is not a public user nkey (U…)", ErrInvalidConfig, where, e.NKey)
+			case e.NKey == "" && (e.User == "" || e.Password == ""):
+				return fmt.Errorf("%w: %s: an edge needs a user and a password (or an nkey)", ErrInvalidConfig, where)
+			case strings.ContainsFunc(e.User+e.Password, func(r rune) bool { return r < ' ' || r == 0x7f }):
+				return fmt.Errorf("%w: %s: control characters in user or password", ErrInvalidConfig, where)
+			case e.User != "" && names[e.User], e.NKey != "" && keys[e.NKey]:
+				return fmt.Errorf("%w: %s: credentials used twice", ErrInvalidConfig, where)
+			}
+			domains[e.Domain] = true
+			if e.User != "" {
+				names[e.User] = true
+			} else {
+				keys[e.NKey] = true
+			}
+		}
 		for j, u := range t.Users {
 			where := fmt.Sprintf("tenant %q users[%d]", t.Name, j)
 			switch {
@@ -195,6 +239,18 @@ func (a *AuthConfig) accountsConfig(keys serviceKeys, nodeMax int) (string, erro
 				fmt.Fprintf(&b, "      { nkey: %s, %s }\n", q(u.NKey), perms)
 			} else {
 				fmt.Fprintf(&b, "      { user: %s, password: %s, %s }\n", q(u.Name), q(u.Password), perms)
+			}
+		}
+		for _, e := range t.Edges {
+			if a.EdgePermissions == nil {
+				return "", fmt.Errorf("%w: tenant %q has edges, and this node takes none", ErrInvalidConfig, t.Name)
+			}
+			ep := a.EdgePermissions(e.Domain)
+			eperms := fmt.Sprintf("permissions: { publish: { allow: %s }, subscribe: { allow: %s } }", list(ep.Publish), list(ep.Subscribe))
+			if e.NKey != "" {
+				fmt.Fprintf(&b, "      { nkey: %s, %s }\n", q(e.NKey), eperms)
+			} else {
+				fmt.Fprintf(&b, "      { user: %s, password: %s, %s }\n", q(e.User), q(e.Password), eperms)
 			}
 		}
 		pub, err := keys[t.Name].store.PublicKey()

@@ -38,6 +38,11 @@ func TestAuthConfigValidate(t *testing.T) {
 		{name: "bad nkey", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: []cluster.User{{NKey: "SUABC"}}}}, ClientPermissions: perms}, wantErr: true},
 		{name: "nkey and password", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: []cluster.User{{NKey: "U", Password: "p"}}}}, ClientPermissions: perms}, wantErr: true},
 		{name: "control character", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: []cluster.User{{Name: "u", Password: "p\n"}}}}, ClientPermissions: perms}, wantErr: true},
+		{name: "edge", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, Edges: []cluster.Edge{{Domain: "laptop", User: "e", Password: "p"}}}}, ClientPermissions: perms}},
+		{name: "edge of a bad domain", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, Edges: []cluster.Edge{{Domain: "lap.top", User: "e", Password: "p"}}}}, ClientPermissions: perms}, wantErr: true},
+		{name: "edge without credentials", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, Edges: []cluster.Edge{{Domain: "laptop"}}}}, ClientPermissions: perms}, wantErr: true},
+		{name: "edge domain twice", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, Edges: []cluster.Edge{{Domain: "d", User: "e", Password: "p"}}}, {Name: "b", Users: []cluster.User{{Name: "v", Password: "p"}}, Edges: []cluster.Edge{{Domain: "d", User: "f", Password: "p"}}}}, ClientPermissions: perms}, wantErr: true},
+		{name: "edge user is a tenant user", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, Edges: []cluster.Edge{{Domain: "d", User: "u", Password: "q"}}}}, ClientPermissions: perms}, wantErr: true},
 		{name: "negative limit", auth: cluster.AuthConfig{Tenants: []cluster.Tenant{{Name: "a", Users: user, MaxStore: -1}}, ClientPermissions: perms}, wantErr: true},
 	}
 	for _, tt := range tests {

@@ -68,6 +68,18 @@ type Config struct {
 	TLS *TLSConfig
 	// Encryption, when set, encrypts the store at rest (encryption.go).
 	Encryption *EncryptionConfig
+	// Domain is the node's JetStream domain ("": none). Nodes linked as
+	// leafnodes need one each — the hub's, every edge's — so that each
+	// keeps its own JetStream and reaches the other's by name
+	// ($JS.<domain>.API).
+	Domain string
+	// LeafListen, when set, accepts edge nodes' leafnode links at this
+	// address ("0.0.0.0:7422"; port 0: any). With Auth an edge signs in
+	// as a tenant's user and its link is that tenant's account's alone.
+	LeafListen string
+	// Hub, when set, links this node to a hub as a leafnode (see edge.go):
+	// the node works alone, and its link comes and goes.
+	Hub *HubConfig
 }
 
 // ClusterConfig joins a node to a JetStream cluster over routes.
@@ -123,6 +135,9 @@ func (c Config) Validate() error {
 	if t := c.TLS; t != nil && (t.CertFile == "" || t.KeyFile == "") {
 		return fmt.Errorf("%w: TLS needs a certificate and a key file", ErrInvalidConfig)
 	}
+	if err := c.validateLeaf(); err != nil {
+		return err
+	}
 	if cl := c.Cluster; cl != nil {
 		switch {
 		case c.ServerName == "" || c.ServerName == "sessionlog":
@@ -152,6 +167,7 @@ func (c Config) Validate() error {
 // Node is a running embedded NATS server with JetStream.
 type Node struct {
 	srv  *server.Server
+	opts *server.Options // as the server took them (ports it chose among them)
 	cfg  Config
 	lock *os.File
 	keys serviceKeys
@@ -218,6 +234,9 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.MaxConnections > 0 {
 		opts.MaxConn = cfg.MaxConnections
 	}
+	if err := applyLeaf(opts, cfg); err != nil {
+		return nil, err
+	}
 	var clientTLS *tls.Config
 	if cfg.TLS != nil {
 		if clientTLS, err = cfg.TLS.clientTLS(); err != nil {
@@ -275,7 +294,7 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		return nil, fmt.Errorf("%w: not accepting connections on %s after %v", ErrNotReady, cfg.Listen, cfg.ReadyTimeout)
 	}
-	n := &Node{srv: srv, cfg: cfg, keys: keys, tls: clientTLS}
+	n := &Node{srv: srv, opts: opts, cfg: cfg, keys: keys, tls: clientTLS}
 	for {
 		err := n.Ready()
 		if err == nil {

@@ -46,6 +46,9 @@ type Tenant struct {
 	Offload   *int
 	Redact    *codec.RedactConfig
 	Retention *lifecycle.Policy
+	// Edges are the JetStream domains of the tenant's edge nodes, whose
+	// links may ask its service to take their sessions in.
+	Edges []string
 }
 
 // Server is what Start started, an entry per account served (in the
@@ -94,6 +97,7 @@ func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Server, error)
 		}
 		svcCfg := cfg.Service
 		svcCfg.Tenant = t.Name
+		svcCfg.EdgeDomains = t.Edges
 		if t.Name != "" {
 			svcCfg.Owners = node.TenantOwners(t.Name)
 		}

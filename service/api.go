@@ -36,6 +36,8 @@ type (
 	MoveRequest    = api.MoveRequest
 	NameRequest    = api.NameRequest
 	PutBlobRequest = api.PutBlobRequest
+	LinkRequest    = api.LinkRequest
+	LinkReply      = api.LinkReply
 	SearchHit      = api.SearchHit
 	SearchReply    = api.SearchReply
 	SearchRequest  = api.SearchRequest
@@ -77,6 +79,7 @@ const (
 	MaxTimeline          = api.MaxTimeline
 	OpAppend             = api.OpAppend
 	OpBlob               = api.OpBlob
+	OpLink               = api.OpLink
 	OpContext            = api.OpContext
 	OpCreate             = api.OpCreate
 	OpDelete             = api.OpDelete

@@ -115,6 +115,11 @@ type Config struct {
 	// a second): more are refused, rate_limited, rather than queued.
 	Search      Searcher
 	MaxSearches int
+	// AcceptLinks serves OpLink: edge nodes linked to this node (serve
+	// -leaf-listen) have their sessions streams sourced into the tenant's,
+	// those of EdgeDomains (the tenant's edges) and no other.
+	AcceptLinks bool
+	EdgeDomains []string
 }
 
 // Searcher is the full-text index the search operation asks (a

@@ -27,3 +27,19 @@ func ClientPermissions(sc stream.Config, subject string) cluster.Permissions {
 		Subscribe: []string{"_INBOX.>"},
 	}
 }
+
+// EdgePermissions are what an edge node's leafnode link may carry (see
+// cluster.Edge): from the edge, the messages of the hub's sourcing of its
+// stream ($JS.S), the replies to the hub's requests ($JSC.R, _INBOX) and
+// its link request; to the edge, the hub's requests to its domain's
+// JetStream API, flow control and replies. Nothing else of the tenant's
+// account crosses: the edge cannot write the hub's streams or read its
+// sessions through the link.
+func EdgePermissions(subject string) func(domain string) cluster.Permissions {
+	return func(domain string) cluster.Permissions {
+		return cluster.Permissions{
+			Publish:   []string{"$JS.S.>", "$JSC.R.>", "_INBOX.>", subject + "." + OpLink},
+			Subscribe: []string{"$JS." + domain + ".API.>", "$JS.FC.>", "_INBOX.>"},
+		}
+	}
+}

@@ -63,6 +63,10 @@ func runServe(ctx context.Context, e env) error {
 		if !flagSet(fs, "replicas") {
 			rf.replicas = min(3, *size) // replicated by default when clustered
 		}
+	} else if !flagSet(fs, "replicas") {
+		// One node: one replica. (An edge's server names a cluster of its
+		// own for its leafnode link, which would read as a cluster.)
+		rf.replicas = 1
 	}
 	af.log = e.stderr
 	if err := af.configure(&cfg, rf.streamConfig()); err != nil {

@@ -60,6 +60,9 @@ type apiFlags struct {
 	cacheBytes  int64
 	writeRate   float64
 	memoryLimit int64
+	// domain, leafListen and hub make the node a hub for edge nodes or an
+	// edge of one (serve_edge.go).
+	domain, leafListen, hub, hubCredentials string
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -90,6 +93,10 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.Int64Var(&a.cacheBytes, "session-cache", ds.MaxCachedBytes, "bytes of each tenant's sessions kept open between requests (a session larger is opened again from its snapshot for each request)")
 	fs.Float64Var(&a.writeRate, "tenant-write-rate", ds.Limits.TenantWriteBytes, "bytes a second each tenant may write (appends, uploads, blobs); more are refused rate_limited with when to retry")
 	fs.Int64Var(&a.memoryLimit, "memory-limit", 0, "the process's soft memory limit in bytes: the collector works harder as the heap nears it (0: $GOMEMLIMIT, else half the machine's memory, at most 8 GiB)")
+	fs.StringVar(&a.domain, "domain", "", "this node's JetStream domain (a hub's and each edge's own; required with -hub and -leaf-listen)")
+	fs.StringVar(&a.leafListen, "leaf-listen", "", "accept edge nodes' links at this address (0.0.0.0:7422): with -tenants an edge signs in as a tenant's user, and its sessions are taken into that tenant's")
+	fs.StringVar(&a.hub, "hub", "", "run as an edge node of this hub (nats-leaf://host:7422, comma-separated): writes are stored here, online or not, and reach the hub when the link is up")
+	fs.StringVar(&a.hubCredentials, "hub-credentials", "", "file holding user:password of the tenant user the edge signs in to the hub as (mode 600)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
 }
@@ -98,6 +105,9 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	if a.repairStuck < 0 || a.repairDead < 0 {
 		return usageError("-repair-stuck and -repair-dead must not be negative")
+	}
+	if err := a.configureEdge(cfg); err != nil {
+		return err
 	}
 	if a.cacheBytes < 1<<20 || a.writeRate <= 0 || a.memoryLimit < 0 {
 		return usageError("-session-cache must be at least 1 MiB, -tenant-write-rate positive, -memory-limit not negative")
@@ -132,6 +142,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		a.tenantFile = f
 		auth := f.Auth()
 		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
+		auth.EdgePermissions = service.EdgePermissions(service.DefaultConfig(system.Config()).Subject)
 		auth.MaxConnectionsPerTenant = a.tenantConns
 		cfg.Auth = auth
 	}
@@ -270,11 +281,16 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.MaxStagedBytes = max(svcCfg.Limits.MaxStagedBytes, int64(a.maxUpload))
 	svcCfg.MaxCachedBytes, svcCfg.Limits.TenantWriteBytes = a.cacheBytes, a.writeRate
 	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
+	svcCfg.AcceptLinks = a.leafListen != ""
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
 			own, _ := a.tenantFile.Of(t.Name)
-			scfg.Tenants = append(scfg.Tenants, server.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention})
+			var edges []string
+			for _, e := range t.Edges {
+				edges = append(edges, e.Domain)
+			}
+			scfg.Tenants = append(scfg.Tenants, server.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention, Edges: edges})
 		}
 	}
 	if a.search {
@@ -287,6 +303,13 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		return nil, err
 	}
 	out.srv, out.backends, out.services = srv, srv.Backends, srv.Services
+	if cfg.Hub != nil {
+		out.linkToHub(node, cfg.Domain, out.backends[0].Config().Streams(), func(s string) {
+			if a.log != nil {
+				fmt.Fprintln(a.log, s)
+			}
+		})
+	}
 	for _, t := range srv.Tenants {
 		pol := a.retention
 		if t.Retention != nil {

@@ -1,0 +1,113 @@
+package cluster
+
+// Edge nodes: a machine's own node (a laptop, a CI runner) linked to the
+// fleet's hub as a NATS leafnode. Each side keeps its own JetStream (a
+// domain each): the edge takes writes whether or not its link is up, and
+// what crosses the link is what JetStream sources across domains.
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// HubConfig links a node to a hub.
+type HubConfig struct {
+	// URLs are the hub's leafnode addresses, with the tenant user's
+	// credentials: nats-leaf://alice:secret@hub.example:7422.
+	URLs []string
+	// ReconnectEvery is how often a lost link is tried again (0: 1 s).
+	ReconnectEvery time.Duration
+}
+
+var domainRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func (c Config) validateLeaf() error {
+	if c.Domain != "" && !domainRE.MatchString(c.Domain) {
+		return fmt.Errorf("%w: domain %q must be 1-64 letters, digits, '-' or '_'", ErrInvalidConfig, c.Domain)
+	}
+	if c.LeafListen != "" {
+		if _, _, err := splitHostPort(c.LeafListen); err != nil {
+			return fmt.Errorf("%w: leafnode listen address: %v", ErrInvalidConfig, err)
+		}
+	}
+	if h := c.Hub; h != nil {
+		if c.Domain == "" {
+			return fmt.Errorf("%w: an edge node needs a JetStream domain of its own", ErrInvalidConfig)
+		}
+		if len(h.URLs) == 0 {
+			return fmt.Errorf("%w: no hub URL", ErrInvalidConfig)
+		}
+		for _, u := range h.URLs {
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "nats-leaf" && p.Scheme != "tls" && p.Scheme != "nats") || p.Port() == "" {
+				return fmt.Errorf("%w: hub URL %q (want nats-leaf://user:password@host:7422)", ErrInvalidConfig, redactURL(u))
+			}
+		}
+	}
+	return nil
+}
+
+// redactURL is u without its password, for messages.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return p.Redacted()
+}
+
+func applyLeaf(opts *server.Options, cfg Config) error {
+	opts.JetStreamDomain = cfg.Domain
+	if cfg.LeafListen != "" {
+		host, port, err := splitHostPort(cfg.LeafListen)
+		if err != nil {
+			return fmt.Errorf("%w: leafnode listen address: %v", ErrInvalidConfig, err)
+		}
+		if port == 0 {
+			port = server.RANDOM_PORT
+		}
+		opts.LeafNode.Host, opts.LeafNode.Port = host, port
+	}
+	if h := cfg.Hub; h != nil {
+		remote := &server.RemoteLeafOpts{}
+		for _, u := range h.URLs {
+			p, err := url.Parse(u)
+			if err != nil {
+				return fmt.Errorf("%w: hub URL %q", ErrInvalidConfig, redactURL(u))
+			}
+			if p.Scheme == "nats-leaf" {
+				p.Scheme = "nats"
+			}
+			remote.URLs = append(remote.URLs, p)
+		}
+		opts.LeafNode.ReconnectInterval = h.ReconnectEvery
+		if opts.LeafNode.ReconnectInterval <= 0 {
+			opts.LeafNode.ReconnectInterval = time.Second
+		}
+		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, remote)
+	}
+	return nil
+}
+
+// LeafURL is where edge nodes link to this node (nats-leaf://host:port),
+// "" without LeafListen.
+func (n *Node) LeafURL() string {
+	if n.cfg.LeafListen == "" {
+		return ""
+	}
+	host, _, _ := splitHostPort(n.cfg.LeafListen)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	// The server writes the port it took into its options (port 0: any).
+	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(host, strconv.Itoa(n.opts.LeafNode.Port)))
+}
+
+// Linked reports whether this edge node's link to its hub is up.
+func (n *Node) Linked() bool { return n.srv.NumLeafNodes() > 0 }

@@ -1,0 +1,155 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// servePorc is a `sessionlog serve` process and what it printed.
+type serveProc struct {
+	cmd  *exec.Cmd
+	log  *clustertest.SyncBuffer
+	data string
+	url  string
+}
+
+// startServe runs serve on data with args until the test ends and waits
+// for its URL.
+func startServe(t *testing.T, data string, args ...string) *serveProc {
+	t.Helper()
+	p := &serveProc{log: &clustertest.SyncBuffer{}, data: data}
+	os.Remove(filepath.Join(data, "serve.url"))
+	p.cmd = exec.Command(bin, append([]string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", ""}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("serve %v:\n%s", args, tail(p.log.String(), 30))
+		}
+	})
+	sessiontest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		b, err := os.ReadFile(filepath.Join(data, "serve.url"))
+		p.url = strings.TrimSpace(string(b))
+		return err
+	})
+	return p
+}
+
+func (p *serveProc) cli(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append(args, "-url", p.url)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sessionlog %v: %v\n%s", args, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// An edge node takes a session's writes with its hub down; once the hub
+// runs, the edge links to it as a tenant's user, asks it to take its
+// sessions in, and the hub serves the session to that tenant — every
+// entry, once — while another tenant sees nothing of it.
+func TestEdgeSessionsReachTheHub(t *testing.T) {
+	hubData, edgeData := t.TempDir(), t.TempDir()
+	tenants := filepath.Join(hubData, "tenants.json")
+	os.WriteFile(tenants, []byte(`{"tenants":[
+ {"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"laptop","user":"alice-laptop","password":"laptop-pw"}]},
+ {"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}]}`), 0o600)
+	creds := filepath.Join(edgeData, "hub.creds")
+	os.WriteFile(creds, []byte("alice-laptop:laptop-pw\n"), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := ln.Addr().String()
+	ln.Close()
+
+	edge := startServe(t, edgeData, "-domain", "laptop", "-hub", "nats-leaf://"+leaf, "-hub-credentials", creds)
+	edge.cli(t, "new", "-id", "offline-1", "-cwd", "/w")
+	var ids []string
+	for i := range 30 {
+		ids = append(ids, edge.cli(t, "append", "offline-1", "-text", fmt.Sprintf("written offline %d", i)))
+	}
+
+	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
+	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	c := api.NewClient(alice, "sessionlog.v1")
+	ctx := context.Background()
+	var got api.EntriesReply
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		got = api.EntriesReply{}
+		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &got); err != nil {
+			return err
+		}
+		if len(got.Entries) != 30 {
+			return fmt.Errorf("%d entries at the hub", len(got.Entries))
+		}
+		return nil
+	})
+	for i, raw := range got.Entries {
+		var e struct{ ID string }
+		json.Unmarshal(raw, &e)
+		if e.ID != ids[i] {
+			t.Fatalf("entry %d at the hub is %s, the edge wrote %s", i, e.ID, ids[i])
+		}
+	}
+	// Written online, an entry reaches the hub too.
+	last := edge.cli(t, "append", "offline-1", "-text", "written online")
+	sessiontest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		var g api.GetReply
+		return c.Call(ctx, api.OpGet, api.GetRequest{Session: "offline-1", Entry: last}, &g)
+	})
+	// bob, of another tenant, finds nothing of acme's edge.
+	bob, err := nats.Connect(hub.url, nats.UserInfo("bob", "bob-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bob.Close()
+	var none api.EntriesReply
+	if err := api.NewClient(bob, "sessionlog.v1").Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
+		t.Fatalf("another tenant reads the edge's session: %d entries", len(none.Entries))
+	}
+	// The edge's credentials carry its link and nothing else: as a client
+	// they neither read the tenant's sessions nor reach its streams.
+	ec, err := nats.Connect(hub.url, nats.UserInfo("alice-laptop", "laptop-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := api.NewClient(ec, "sessionlog.v1").Call(tctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
+		t.Fatal("the edge's credentials read the tenant's session")
+	}
+	if _, err := ec.Request("$JS.API.STREAM.INFO.SESSIONS", nil, time.Second); err == nil {
+		t.Fatal("the edge's credentials reach the hub's JetStream API")
+	}
+	if !strings.Contains(edge.log.String(), "linked to the hub") {
+		t.Fatalf("the edge did not say it linked:\n%s", edge.log.String())
+	}
+}
