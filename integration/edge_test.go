@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/api"
@@ -174,5 +175,82 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	}
 	if !strings.Contains(edge.log.String(), "linked to the hub") {
 		t.Fatalf("the edge did not say it linked:\n%s", edge.log.String())
+	}
+}
+
+// The hub killed (-9) and restarted twice while an edge writes: the edge
+// takes every write meanwhile, and once the link is back the hub holds
+// the edge's session exactly — every entry once, in the edge's order.
+func TestEdgeWritesThroughHubRestarts(t *testing.T) {
+	hubData, edgeData := t.TempDir(), t.TempDir()
+	tenants := filepath.Join(hubData, "tenants.json")
+	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"box","user":"box","password":"box-pw"}]}]}`), 0o600)
+	creds := filepath.Join(edgeData, "hub.creds")
+	os.WriteFile(creds, []byte("box:box-pw\n"), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := ln.Addr().String()
+	ln.Close()
+	hubArgs := []string{"-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants}
+	hub := startServe(t, hubData, hubArgs...)
+	edge := startServe(t, edgeData, "-domain", "box", "-hub", "nats-leaf://"+leaf, "-hub-credentials", creds)
+	enc, err := nats.Connect(edge.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	ec := api.NewClient(enc, "sessionlog.v1")
+	ctx := context.Background()
+	if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: "box-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	write := func(n int) {
+		for range n {
+			var r api.AppendReply
+			if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: "box-1", Entries: []jsontext.Value{
+				jsontext.Value(`{"type":"message","message":{"role":"user","content":"x"}}`)}}, &r); err != nil {
+				t.Fatalf("the edge refused a write: %v", err)
+			}
+			ids = append(ids, r.Entries[0].ID)
+		}
+	}
+	write(50)
+	for range 2 {
+		hub.cmd.Process.Kill() // -9
+		hub.cmd.Wait()
+		write(50) // the link is down: the edge takes them
+		hub = startServe(t, hubData, hubArgs...)
+		write(25)
+	}
+	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	c := api.NewClient(alice, "sessionlog.v1")
+	var got api.EntriesReply
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		got = api.EntriesReply{}
+		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "box-1", Limit: 1000}, &got); err != nil {
+			return err
+		}
+		if len(got.Entries) < len(ids) {
+			return fmt.Errorf("%d of %d entries at the hub", len(got.Entries), len(ids))
+		}
+		return nil
+	})
+	if len(got.Entries) != len(ids) {
+		t.Fatalf("%d entries at the hub, the edge wrote %d", len(got.Entries), len(ids))
+	}
+	for i, raw := range got.Entries {
+		var e struct{ ID string }
+		json.Unmarshal(raw, &e)
+		if e.ID != ids[i] {
+			t.Fatalf("entry %d at the hub is %s, the edge wrote %s", i, e.ID, ids[i])
+		}
 	}
 }
