@@ -27,6 +27,8 @@ type serveProc struct {
 	log  *clustertest.SyncBuffer
 	data string
 	url  string
+	// cliErr is what the CLI run by cli printed on stderr.
+	cliErr string
 }
 
 // startServe runs serve on data with args until the test ends and waits
@@ -64,6 +66,7 @@ func (p *serveProc) cli(t *testing.T, args ...string) string {
 	if err != nil {
 		t.Fatalf("sessionlog %v: %v\n%s", args, err, stderr.String())
 	}
+	p.cliErr += stderr.String()
 	return strings.TrimSpace(string(out))
 }
 
@@ -172,6 +175,9 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	}
 	if _, err := ec.Request("$JS.API.STREAM.INFO.SESSIONS", nil, time.Second); err == nil {
 		t.Fatal("the edge's credentials reach the hub's JetStream API")
+	}
+	if strings.Contains(edge.cliErr, "replica") {
+		t.Fatalf("the CLI on an edge warned of replicas: %s", edge.cliErr)
 	}
 	if !strings.Contains(edge.log.String(), "linked to the hub") {
 		t.Fatalf("the edge did not say it linked:\n%s", edge.log.String())

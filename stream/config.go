@@ -365,8 +365,11 @@ func checkCompatible(got jetstream.StreamConfig, cfg Config) error {
 // a connection knows is no guide: a new connection may not have learnt
 // the others yet, and would have made an R1 stream in a cluster. In a
 // cluster of two, creating the stream fails saying so: give Replicas.)
+//
+// A server linked to a hub as a leafnode without a cluster of its own (an
+// edge node) names its cluster after itself: that is a single server too.
 func replicasFor(nc *nats.Conn) int {
-	if nc == nil || nc.ConnectedClusterName() == "" {
+	if nc == nil || nc.ConnectedClusterName() == "" || nc.ConnectedClusterName() == nc.ConnectedServerName() {
 		return 1
 	}
 	return 3
