@@ -143,6 +143,10 @@ func (r *Replica) apply(part int, msg jetstream.Msg) {
 		r.status.Resets++
 		return
 	}
+	if h.tree.Has(m.Entry.ID) {
+		h.seq = seq // a copy stored twice (a stream source's): the first is the entry
+		return
+	}
 	if err := h.tree.Apply(m.Entry); err != nil {
 		r.drop(m.Session)
 		r.status.Resets++

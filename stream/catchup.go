@@ -166,6 +166,10 @@ func (s *Store) catchUpTo(ctx context.Context, w writer, target uint64) error {
 func (s *Store) catchUp(ctx context.Context, w writer) error {
 	last, err := s.b.read(ctx, s.id, s.lastSeq, func(r Message) error {
 		if r.Header != nil {
+			if sameHeader(*r.Header, w.t.Header()) {
+				// A copy of ours, stored twice by a stream source.
+				return w.commit(func(*session.Tree) error { s.lastSeq = r.Seq; return nil })
+			}
 			// Sessions are created once: a header after ours is a new
 			// session of the same id, created after a delete.
 			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.Seq)

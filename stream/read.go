@@ -139,6 +139,12 @@ func (b *Backend) loadTreeOnce(ctx context.Context, id string) (t *session.Tree,
 	return b.readTree(ctx, id, 0, math.MaxUint64)
 }
 
+// sameHeader reports whether a header read again is a copy of h (the
+// same session created once), not a session created again under its id.
+func sameHeader(a, b session.Header) bool {
+	return a.ID == b.ID && a.Timestamp == b.Timestamp && a.Version == b.Version && a.Cwd == b.Cwd && a.ParentSession == b.ParentSession
+}
+
 // errPastEnd ends a read at the sequence readTree was given.
 var errPastEnd = errors.New("stream: past the end of the read")
 
@@ -155,10 +161,17 @@ func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint
 		case r.Header != nil && t == nil:
 			t = session.NewTree(*r.Header)
 			epoch = r.Seq
+		case r.Header != nil && sameHeader(*r.Header, t.Header()):
+			// A copy of the header: stored twice by a stream source
+			// (JetStream can deliver a sourced message twice).
 		case r.Header != nil:
 			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.Seq)
 		case t == nil:
 			return fmt.Errorf("%w: %s starts with an entry (seq %d), not its header", ErrCorrupt, id, r.Seq)
+		case t.Has(r.Entry.ID):
+			// A copy of an entry stored before (a stream source's, or a
+			// resend the server did not know for one): the first is the
+			// entry, as a catch-up has it.
 		default:
 			if err := t.Apply(r.Entry); err != nil {
 				return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, r.Seq, err)

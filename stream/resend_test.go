@@ -363,3 +363,54 @@ func TestBatchWhoseAckIsLost(t *testing.T) {
 		t.Fatalf("stored %d entries (%v), want the 3 once", len(entries), err)
 	}
 }
+
+// A copy of a session's header or of an entry stored a second time (a
+// stream source can deliver a message twice: how an edge node's sessions
+// reach the hub) is read as the first: the session opens, catches up and
+// has each entry once — not "corrupt", not "created again".
+func TestCopiesOfMessagesAreReadOnce(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	st, err := b.CreateStore(ctx, sessiontest.TestHeader("copies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	for i := range 3 {
+		e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("e%d", i), Timestamp: "2026-12-05T00:00:00.000Z",
+			Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("hi"), Timestamp: 1}}
+		if i > 0 {
+			e.ParentID = fmt.Sprintf("e%d", i-1)
+		}
+		if err := st.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := b.JetStream().Stream(ctx, b.Config().StreamOf("copies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{1, 3, 2} { // the header and two entries, again
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.JetStream().Publish(ctx, m.Subject, m.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.CatchUp(ctx); err != nil {
+		t.Fatalf("catching up past the copies: %v", err)
+	}
+	fresh, err := b.OpenStore(ctx, "copies")
+	if err != nil {
+		t.Fatalf("opening a session with copies: %v", err)
+	}
+	defer fresh.Close(ctx)
+	for _, x := range []*stream.Store{st, fresh} {
+		es, err := x.Entries(ctx)
+		if err != nil || len(es) != 3 {
+			t.Fatalf("%d entries (%v), want 3", len(es), err)
+		}
+	}
+}
