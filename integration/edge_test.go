@@ -176,6 +176,11 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	if _, err := ec.Request("$JS.API.STREAM.INFO.SESSIONS", nil, time.Second); err == nil {
 		t.Fatal("the edge's credentials reach the hub's JetStream API")
 	}
+	// The hub's status shows the edge's link: its lag and when it was heard.
+	st, _ := exec.Command(bin, "status", "-url", strings.Replace(hub.url, "nats://", "nats://alice:alice-pw@", 1)).Output()
+	if !strings.Contains(string(st), "EDGE") || !strings.Contains(string(st), "laptop") {
+		t.Fatalf("the hub's status does not show the edge:\n%s", st)
+	}
 	if strings.Contains(edge.cliErr, "replica") {
 		t.Fatalf("the CLI on an edge warned of replicas: %s", edge.cliErr)
 	}

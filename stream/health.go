@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -34,6 +35,19 @@ type StreamHealth struct {
 	Replicas         []ReplicaHealth // the followers
 	Consumers        []ConsumerHealth
 	ConsumersLeftOut int // beyond maxConsumersShown
+	// Edges are the edge nodes whose streams this one sources (a hub's).
+	Edges []EdgeHealth
+}
+
+// EdgeHealth is an edge node's link as the hub's stream sourcing it sees
+// it: how far behind it is, and when it was last heard from.
+type EdgeHealth struct {
+	Domain string
+	// Lag is how many of the edge's messages have not come yet (as of
+	// when it was last heard from).
+	Lag             uint64
+	SinceLastActive time.Duration
+	Error           string
 }
 
 // ReplicaHealth is a follower of a stream.
@@ -68,6 +82,9 @@ const (
 	warnReplicaLag      = 10_000
 	warnConsumerPending = 100_000
 	warnUsage           = 0.8
+	// An edge is a laptop that sleeps: a day without its link is worth a
+	// line, not an hour.
+	warnEdgeQuiet = 24 * time.Hour
 )
 
 // Health reads the account's streams and usage.
@@ -98,6 +115,16 @@ func (b *Backend) Health(ctx context.Context) (Health, error) {
 				sh.Replicas = append(sh.Replicas, ReplicaHealth{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag, SinceLastActive: r.Active})
 				servers[r.Name] = true
 			}
+		}
+		for _, src := range info.Sources {
+			if src.External == nil {
+				continue
+			}
+			eh := EdgeHealth{Domain: strings.TrimSuffix(strings.TrimPrefix(src.External.APIPrefix, "$JS."), ".API"), Lag: src.Lag, SinceLastActive: src.Active}
+			if src.Error != nil {
+				eh.Error = src.Error.Error()
+			}
+			sh.Edges = append(sh.Edges, eh)
 		}
 		if s, err := b.js.Stream(ctx, sh.Name); err == nil {
 			cl := s.ListConsumers(ctx)
@@ -138,6 +165,11 @@ func warnings(h Health) []string {
 				w = append(w, fmt.Sprintf("stream %s: replica %s is not current (%d operations behind)", s.Name, r.Name, r.Lag))
 			case r.Lag > warnReplicaLag:
 				w = append(w, fmt.Sprintf("stream %s: replica %s is %d operations behind", s.Name, r.Name, r.Lag))
+			}
+		}
+		for _, e := range s.Edges {
+			if e.SinceLastActive > warnEdgeQuiet || e.SinceLastActive < 0 {
+				w = append(w, fmt.Sprintf("stream %s: edge %s not heard from for %v (%d messages known to be behind): its link is down", s.Name, e.Domain, e.SinceLastActive.Round(time.Second), e.Lag))
 			}
 		}
 		for _, c := range s.Consumers {

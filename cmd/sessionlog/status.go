@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -77,6 +78,25 @@ func printStatus(w io.Writer, via string, h stream.Health) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	edges := 0
+	for _, s := range h.Streams {
+		edges += len(s.Edges)
+	}
+	if edges > 0 {
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EDGE\tSTREAM\tLAG\tLAST HEARD\tERROR")
+		for _, s := range h.Streams {
+			for _, e := range s.Edges {
+				heard := "never"
+				if e.SinceLastActive >= 0 {
+					heard = e.SinceLastActive.Round(time.Second).String() + " ago"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.Domain, s.Name, e.Lag, heard, e.Error)
+			}
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tSTREAM\tKIND\tPENDING\tACK PENDING\tREDELIVERED")
 	n := 0
