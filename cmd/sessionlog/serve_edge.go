@@ -75,13 +75,25 @@ func hubUser(path string) (*url.Userinfo, error) {
 // yet asks again (while its link is up).
 const linkEvery = 2 * time.Second
 
+// unlinkedSaid is how long an edge goes without its link before it says so.
+const unlinkedSaid = 30 * time.Second
+
 // linkToHub asks the hub, over the edge's link, to source this edge's
 // sessions streams, until it has; then JetStream carries what the edge
 // writes, whenever the link is up.
 func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log func(string)) {
-	done := false
+	done, since, said := false, time.Now(), false
 	x.periodic(linkEvery, func(ctx context.Context) {
-		if done || !node.Linked() {
+		if done {
+			return
+		}
+		if !node.Linked() {
+			// Said once: an edge works alone, but one never linked may have
+			// the wrong address or credentials.
+			if !said && time.Since(since) > unlinkedSaid {
+				said = true
+				log(fmt.Sprintf("sessionlog: no link to the hub after %v: writes are kept here meanwhile; check -hub and -hub-credentials if it should be up", unlinkedSaid))
+			}
 			return
 		}
 		nc, err := node.Connect()
