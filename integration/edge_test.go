@@ -265,3 +265,86 @@ func TestEdgeWritesThroughHubRestarts(t *testing.T) {
 		}
 	}
 }
+
+// An edge killed (-9) while the hub takes in what it wrote offline, and
+// started again: nothing it acknowledged is lost at the hub, nothing is
+// there twice.
+func TestEdgeKilledMidSync(t *testing.T) {
+	hubData, edgeData := t.TempDir(), t.TempDir()
+	tenants := filepath.Join(hubData, "tenants.json")
+	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"ci","user":"ci","password":"ci-pw"}]}]}`), 0o600)
+	creds := filepath.Join(edgeData, "hub.creds")
+	os.WriteFile(creds, []byte("ci:ci-pw\n"), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := ln.Addr().String()
+	ln.Close()
+	edgeArgs := []string{"-domain", "ci", "-hub", "nats-leaf://" + leaf, "-hub-credentials", creds}
+	edge := startServe(t, edgeData, edgeArgs...)
+	enc, err := nats.Connect(edge.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := api.NewClient(enc, "sessionlog.v1")
+	ctx := context.Background()
+	var ids []string
+	text := strings.Repeat("w", 20<<10) // 20 KB a message: a sync that takes a moment
+	for s := range 5 {
+		id := fmt.Sprintf("ci-%d", s)
+		if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: id}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for range 60 {
+			var r api.AppendReply
+			if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: id, Entries: []jsontext.Value{
+				jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, r.Entries[0].ID)
+		}
+	}
+	enc.Close()
+	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
+	// Killed as soon as its link is up: the hub is taking its sessions in.
+	sessiontest.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+		if !strings.Contains(edge.log.String(), "linked to the hub") {
+			return fmt.Errorf("not linked yet")
+		}
+		return nil
+	})
+	edge.cmd.Process.Kill()
+	edge.cmd.Wait()
+	edge = startServe(t, edgeData, edgeArgs...)
+
+	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	c := api.NewClient(alice, "sessionlog.v1")
+	var got []string
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		got = got[:0]
+		for s := range 5 {
+			var r api.EntriesReply
+			if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: fmt.Sprintf("ci-%d", s), Limit: 1000}, &r); err != nil {
+				return err
+			}
+			for _, raw := range r.Entries {
+				var e struct{ ID string }
+				json.Unmarshal(raw, &e)
+				got = append(got, e.ID)
+			}
+		}
+		if len(got) < len(ids) {
+			return fmt.Errorf("%d of %d entries at the hub", len(got), len(ids))
+		}
+		return nil
+	})
+	if !slices.Equal(got, ids) {
+		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(ids))
+	}
+}
