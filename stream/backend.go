@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,8 +26,11 @@ import (
 // sharing the connection) and lists across them; with one, it is that
 // partition.
 type Backend struct {
-	nc     *nats.Conn
-	js     jetstream.JetStream
+	nc *nats.Conn
+	js jetstream.JetStream
+	// linkMu serializes SourceFrom's changes of the streams' configs
+	// (replaced whole: two at once would lose one).
+	linkMu sync.Mutex
 	cfg    Config
 	stream jetstream.Stream
 	kv     jetstream.KeyValue

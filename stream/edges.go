@@ -2,8 +2,11 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,22 +23,52 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 	if !slices.Equal(streams, mine) {
 		return nil, fmt.Errorf("%w: the edge's streams %v are not this deployment's %v (give it the same -partitions)", ErrInvalidConfig, streams, mine)
 	}
+	// One link at a time on this node; nodes' links racing each other
+	// are caught below.
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
 	api := "$JS." + domain + ".API"
-	for _, name := range mine {
-		s, err := b.js.Stream(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("stream: %s: %w", name, err)
-		}
-		cfg := s.CachedInfo().Config
-		if slices.ContainsFunc(cfg.Sources, func(src *jetstream.StreamSource) bool {
+	sourced := func(cfg jetstream.StreamConfig) bool {
+		return slices.ContainsFunc(cfg.Sources, func(src *jetstream.StreamSource) bool {
 			return src.External != nil && src.External.APIPrefix == api
-		}) {
-			continue
-		}
-		cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: name, External: &jetstream.ExternalStream{APIPrefix: api}})
-		if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("stream: %s: source the edge %s: %w", name, domain, err)
+		})
+	}
+	for _, name := range mine {
+		// A stream's config is replaced whole: two edges linking at once
+		// (on two nodes) could each write the list without the other's
+		// source. So the source is looked for again after the update, and
+		// added again until it stays.
+		for attempt := 0; ; attempt++ {
+			s, err := b.js.Stream(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("stream: %s: %w", name, err)
+			}
+			cfg := s.CachedInfo().Config
+			if sourced(cfg) {
+				break
+			}
+			if attempt > 0 {
+				// Another node's link changed the stream meanwhile: let
+				// it finish (a random pause, so that two do not meet again).
+				select {
+				case <-time.After(time.Duration(rand.Int64N(int64(50*time.Millisecond) << min(attempt, 4)))):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			if attempt == maxLinkAttempts {
+				return nil, fmt.Errorf("stream: %s: the source of the edge %s did not stay (%d tries): other links change the stream meanwhile; ask again", name, domain, attempt)
+			}
+			cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: name, External: &jetstream.ExternalStream{APIPrefix: api}})
+			// nats.go says "not supported" when the config the server
+			// answers with has no sources: another update's, meanwhile.
+			if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+				return nil, fmt.Errorf("stream: %s: source the edge %s: %w", name, domain, err)
+			}
 		}
 	}
 	return mine, nil
 }
+
+// maxLinkAttempts bounds SourceFrom's updates of one stream.
+const maxLinkAttempts = 8

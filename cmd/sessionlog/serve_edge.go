@@ -75,16 +75,23 @@ func hubUser(path string) (*url.Userinfo, error) {
 // yet asks again (while its link is up).
 const linkEvery = 2 * time.Second
 
-// unlinkedSaid is how long an edge goes without its link before it says so.
-const unlinkedSaid = 30 * time.Second
+// unlinkedSaid is how long an edge goes without its link before it says
+// so; relinkEvery how often a linked edge asks the hub again.
+const (
+	unlinkedSaid = 30 * time.Second
+	relinkEvery  = 5 * time.Minute
+)
 
 // linkToHub asks the hub, over the edge's link, to source this edge's
-// sessions streams, until it has; then JetStream carries what the edge
-// writes, whenever the link is up.
+// sessions streams, until it has (and every relinkEvery after); then
+// JetStream carries what the edge writes, whenever the link is up.
 func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log func(string)) {
-	done, since, said := false, time.Now(), false
+	var linkedAt time.Time
+	since, said := time.Now(), false
 	x.periodic(linkEvery, func(ctx context.Context) {
-		if done {
+		// Asked again now and then: the hub's streams may have been
+		// changed (or made again) since.
+		if !linkedAt.IsZero() && time.Since(linkedAt) < relinkEvery {
 			return
 		}
 		if !node.Linked() {
@@ -108,7 +115,9 @@ func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log
 			log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
 			return
 		}
-		done = true
-		log(fmt.Sprintf("sessionlog: linked to the hub: its streams %v take in this edge's sessions", reply.Streams))
+		if linkedAt.IsZero() {
+			log(fmt.Sprintf("sessionlog: linked to the hub: its streams %v take in this edge's sessions", reply.Streams))
+		}
+		linkedAt = time.Now()
 	})
 }
