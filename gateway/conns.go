@@ -16,6 +16,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,7 @@ type connGuard struct {
 	max, reserve, perAddr int
 	untrustedIdle         time.Duration
 	newConns              *ratelimit.Keyed // new connections per source address
+	proxies               []netip.Prefix   // sources not bounded per address (Config.TrustedProxies)
 
 	mu     sync.Mutex
 	open   int
@@ -43,7 +45,7 @@ func newConnGuard(cfg Config) *connGuard {
 	return &connGuard{
 		max: cfg.MaxConns, reserve: cfg.ReservedConns, perAddr: cfg.MaxConnsPerAddr,
 		untrustedIdle: cfg.UntrustedIdleTimeout, byAddr: map[string]int{}, idle: list.New(),
-		newConns: ratelimit.NewKeyed(cfg.NewConnRate, cfg.NewConnBurst),
+		newConns: ratelimit.NewKeyed(cfg.NewConnRate, cfg.NewConnBurst), proxies: cfg.TrustedProxies,
 	}
 }
 
@@ -79,16 +81,20 @@ func addrKey(a net.Addr) string {
 // reserve, perhaps after closing idle ones to make room) or refused.
 func (g *connGuard) admit(c net.Conn) (*guardedConn, bool) {
 	key := addrKey(c.RemoteAddr())
+	proxy := g.proxied(c.RemoteAddr())
 	// An address opening connections faster than its rate would churn the
-	// idle ones of everybody else out: refused before it can.
+	// idle ones of everybody else out: refused before it can. (A proxy in
+	// front carries everybody's: it is bounded by MaxConns alone.)
 	now := time.Now()
-	if _, ok := ratelimit.Take(g.newConns.Reserve(key, now), now); !ok {
-		g.refused.Add(1)
-		return nil, false
+	if !proxy {
+		if _, ok := ratelimit.Take(g.newConns.Reserve(key, now), now); !ok {
+			g.refused.Add(1)
+			return nil, false
+		}
 	}
 	var victims []*guardedConn
 	g.mu.Lock()
-	if g.byAddr[key] >= g.perAddr {
+	if !proxy && g.byAddr[key] >= g.perAddr {
 		if v := g.idleVictim(key); v != nil {
 			victims = append(victims, v)
 		} else {
@@ -125,6 +131,25 @@ func (g *connGuard) admit(c net.Conn) (*guardedConn, bool) {
 		return nil, false
 	}
 	return gc, true
+}
+
+// proxied reports whether a is one of the trusted proxies.
+func (g *connGuard) proxied(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || len(g.proxies) == 0 {
+		return false
+	}
+	ip, ok := netip.AddrFromSlice(tcp.IP)
+	if !ok {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range g.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // idleVictim is the longest idle connection (of addr, unless empty),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"sort"
 	"sync"
@@ -222,4 +223,39 @@ func twoTenantsWith(t *testing.T, tweak func(*gateway.Config)) *gateway.Gateway 
 	}
 	t.Cleanup(func() { g.Close(context.Background()) })
 	return g
+}
+
+// A proxy in front (a load balancer) carries everybody's connections:
+// the bounds per address do not apply to the addresses trusted as such,
+// and still apply to every other.
+func TestTrustedProxiesAreNotBoundedPerAddress(t *testing.T) {
+	g := start(t, func(c *gateway.Config) {
+		c.MaxConnsPerAddr, c.NewConnRate, c.NewConnBurst = 4, 1000, 1000
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}
+	})
+	hostPort := g.URL()[len("http://"):]
+	held := func(local string, n int) int {
+		ok := 0
+		for range n {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+			c, err := d.Dial("tcp", hostPort)
+			if err != nil {
+				continue
+			}
+			t.Cleanup(func() { c.Close() })
+			fmt.Fprint(c, "GET /v1/sessions HTTP/1.1\r\nHost: x\r\n\r\n")
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if res, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil && res.StatusCode == 200 {
+				ok++
+			}
+		}
+		return ok
+	}
+	if n := held("127.0.0.2", 10); n != 10 || g.Conns().Open != 10 {
+		t.Fatalf("the trusted proxy: %d of 10 answered, %+v open (want all 10 held)", n, g.Conns())
+	}
+	// Another address: each new one past 4 closes an idle one of its own.
+	if n := held("127.0.0.3", 10); n != 10 || g.Conns().Open != 10+4 {
+		t.Fatalf("another address: %d answered, %+v open (want 4 of its own held)", n, g.Conns())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -91,6 +92,11 @@ type Config struct {
 	MaxConns, ReservedConns, MaxConnsPerAddr int
 	NewConnRate                              float64
 	NewConnBurst                             int
+	// TrustedProxies are the addresses of proxies in front of the gateway
+	// (a load balancer's): everybody's connections come from them, so the
+	// bounds per address do not apply to them (MaxConns and the reserve
+	// still do; the gateway cannot tell their clients apart at accept).
+	TrustedProxies []netip.Prefix
 	ReadHeaderTimeout, UntrustedIdleTimeout  time.Duration
 	// LoginRate and LoginBurst bound the logins of new credentials per
 	// source address; MaxLoginsInFlight those made at once;

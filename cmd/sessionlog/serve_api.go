@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,6 +51,7 @@ type apiFlags struct {
 	// httpConns, httpReserved and httpPerAddr bound the gateway's client
 	// connections (gateway.Config.MaxConns and the rest).
 	httpConns, httpReserved, httpPerAddr int
+	httpProxies                          string
 	// tenantConns bounds each tenant's NATS connections to the node
 	// (cluster.AuthConfig.MaxConnectionsPerTenant); files shares the
 	// process's descriptors.
@@ -88,6 +91,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.httpConns, "http-max-conns", dg.MaxConns, "HTTP client connections open at once (idle ones are closed to make room)")
 	fs.IntVar(&a.httpReserved, "http-reserved-conns", dg.ReservedConns, "of -http-max-conns, those only callers with valid credentials (or, without -tenants, API requests) may take")
 	fs.IntVar(&a.httpPerAddr, "http-conns-per-addr", dg.MaxConnsPerAddr, "HTTP client connections of one source address (IPv6: one /64)")
+	fs.StringVar(&a.httpProxies, "http-trusted-proxies", "", "comma-separated addresses or CIDRs of proxies in front of the gateway (a load balancer): the bounds per address do not apply to them")
 	fs.IntVar(&a.tenantConns, "tenant-max-conns", 0, fmt.Sprintf("NATS connections of each tenant without maxConnections in the tenants file (0: %d, or a quarter of what the descriptor limit leaves NATS if less)", cluster.DefaultMaxConnectionsPerTenant))
 	ds := service.DefaultConfig(system.Config())
 	fs.Int64Var(&a.cacheBytes, "session-cache", ds.MaxCachedBytes, "bytes of each tenant's sessions kept open between requests (a session larger is opened again from its snapshot for each request)")
@@ -339,6 +343,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	gcfg.Rate, gcfg.Burst, gcfg.MaxBodyBytes = a.rate, max(1, int(2*a.rate)), int64(a.maxRequest)
 	gcfg.MaxUploadBytes = max(int64(a.maxUpload), gcfg.MaxBodyBytes)
 	gcfg.MaxConns, gcfg.ReservedConns, gcfg.MaxConnsPerAddr = a.files.http, a.httpReserved, a.httpPerAddr
+	if gcfg.TrustedProxies, err = parsePrefixes(a.httpProxies); err != nil {
+		return nil, errors.Join(err, out.close(ctx))
+	}
 	if a.files.scaled {
 		gcfg.MaxUsers = max(1, a.files.gatewayUsers)
 		gcfg.MaxConns = max(2, gcfg.MaxConns)
@@ -394,4 +401,24 @@ func (a *api) close(ctx context.Context) error {
 		errs = append(errs, a.srv.Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// parsePrefixes reads comma-separated addresses and CIDRs.
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, usageError("-http-trusted-proxies: %q is neither an address nor a CIDR", f)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
