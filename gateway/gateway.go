@@ -96,8 +96,8 @@ type Config struct {
 	// (a load balancer's): everybody's connections come from them, so the
 	// bounds per address do not apply to them (MaxConns and the reserve
 	// still do; the gateway cannot tell their clients apart at accept).
-	TrustedProxies []netip.Prefix
-	ReadHeaderTimeout, UntrustedIdleTimeout  time.Duration
+	TrustedProxies                          []netip.Prefix
+	ReadHeaderTimeout, UntrustedIdleTimeout time.Duration
 	// LoginRate and LoginBurst bound the logins of new credentials per
 	// source address; MaxLoginsInFlight those made at once;
 	// RefusedLoginTTL is how long refused credentials are refused from
