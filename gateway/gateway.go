@@ -92,12 +92,12 @@ type Config struct {
 	MaxConns, ReservedConns, MaxConnsPerAddr int
 	NewConnRate                              float64
 	NewConnBurst                             int
+	ReadHeaderTimeout, UntrustedIdleTimeout  time.Duration
 	// TrustedProxies are the addresses of proxies in front of the gateway
 	// (a load balancer's): everybody's connections come from them, so the
 	// bounds per address do not apply to them (MaxConns and the reserve
 	// still do; the gateway cannot tell their clients apart at accept).
-	TrustedProxies                          []netip.Prefix
-	ReadHeaderTimeout, UntrustedIdleTimeout time.Duration
+	TrustedProxies []netip.Prefix
 	// LoginRate and LoginBurst bound the logins of new credentials per
 	// source address; MaxLoginsInFlight those made at once;
 	// RefusedLoginTTL is how long refused credentials are refused from
