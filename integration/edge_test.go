@@ -348,3 +348,81 @@ func TestEdgeKilledMidSync(t *testing.T) {
 		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(ids))
 	}
 }
+
+// The link cut again and again while an edge writes and the hub takes in
+// what it wrote: every write is taken on the edge, and the hub ends with
+// each entry once, in the edge's order.
+func TestEdgeLinkCutRepeatedly(t *testing.T) {
+	hubData, edgeData := t.TempDir(), t.TempDir()
+	tenants := filepath.Join(hubData, "tenants.json")
+	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"flaky","user":"flaky","password":"flaky-pw"}]}]}`), 0o600)
+	creds := filepath.Join(edgeData, "hub.creds")
+	os.WriteFile(creds, []byte("flaky:flaky-pw\n"), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := ln.Addr().String()
+	ln.Close()
+	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
+	link, err := clustertest.NewProxy(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	edge := startServe(t, edgeData, "-domain", "flaky", "-hub", "nats-leaf://"+link.Addr(), "-hub-credentials", creds)
+	enc, err := nats.Connect(edge.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	ec := api.NewClient(enc, "sessionlog.v1")
+	ctx := context.Background()
+	if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: "flaky-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("f", 10<<10)
+	var ids []string
+	for i := range 300 {
+		if i%50 == 25 {
+			link.SetCut(true) // the link drops mid-sync…
+		}
+		if i%50 == 40 {
+			link.SetCut(false) // …and comes back
+		}
+		var r api.AppendReply
+		if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: "flaky-1", Entries: []jsontext.Value{
+			jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
+			t.Fatalf("the edge refused write %d: %v", i, err)
+		}
+		ids = append(ids, r.Entries[0].ID)
+	}
+	link.SetCut(false)
+	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	c := api.NewClient(alice, "sessionlog.v1")
+	var got []string
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		var r api.EntriesReply
+		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "flaky-1", Limit: 1000}, &r); err != nil {
+			return err
+		}
+		got = got[:0]
+		for _, raw := range r.Entries {
+			var e struct{ ID string }
+			json.Unmarshal(raw, &e)
+			got = append(got, e.ID)
+		}
+		if len(got) < len(ids) {
+			return fmt.Errorf("%d of %d entries at the hub", len(got), len(ids))
+		}
+		return nil
+	})
+	if !slices.Equal(got, ids) {
+		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(ids))
+	}
+}
