@@ -1,11 +1,8 @@
 package filestore
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 
@@ -29,10 +26,11 @@ var (
 	ErrTooLarge = errors.New("filestore: file too large")
 )
 
-// openRegular opens path (flag as for os.OpenFile) only if it is a
+// OpenRegular opens path (flag as for os.OpenFile) only if it is a
 // regular file. O_NONBLOCK keeps the open of a FIFO from waiting for a
-// writer; on a regular file it changes nothing.
-func openRegular(path string, flag int) (*os.File, os.FileInfo, error) {
+// writer; on a regular file it changes nothing. Every reader of session
+// files (this store, a follow) opens them so.
+func OpenRegular(path string, flag int) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
@@ -44,12 +42,13 @@ func openRegular(path string, flag int) (*os.File, os.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, kindOf(st.Mode()))
+		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, KindOf(st.Mode()))
 	}
 	return f, st, nil
 }
 
-func kindOf(m os.FileMode) string {
+// KindOf names a file's type that is not a regular file's.
+func KindOf(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "directory"
@@ -69,7 +68,7 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 	if maxBytes <= 0 {
 		maxBytes = MaxFileBytes
 	}
-	f, _, err := openRegular(path, os.O_RDONLY)
+	f, _, err := OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -79,48 +78,4 @@ func ReadFile(path string, maxBytes int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return data, nil
-}
-
-// scanLines calls fn with each non-blank line of r that is at most
-// maxLine bytes, and with nil (and its length) for each longer one, whose
-// bytes are skipped without being held: memory stays bounded by maxLine
-// whatever the file holds.
-func scanLines(r io.Reader, maxLine int, fn func(no int, line []byte, size int)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte
-	no, size, over := 0, 0, false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		size += len(chunk)
-		if !over {
-			if size > maxLine {
-				over, long = true, nil
-			} else if err == bufio.ErrBufferFull || long != nil {
-				long = append(long, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if size > 0 {
-			no++
-			line := chunk
-			if long != nil {
-				line = long
-			}
-			switch {
-			case over:
-				fn(no, nil, size)
-			case len(bytes.TrimSpace(line)) > 0:
-				fn(no, bytes.TrimRight(line, "\n"), size)
-			}
-		}
-		long, size, over = nil, 0, false
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/lines"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -157,7 +158,7 @@ func (r *Repo) Delete(ctx context.Context, id string) error {
 	if p == "" {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}
-	f, _, err := openRegular(p, os.O_RDWR)
+	f, _, err := OpenRegular(p, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %q", session.ErrSessionNotFound, id)
 	}
@@ -228,7 +229,7 @@ func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.List
 // listing of large files holds one line at once, and a file that is not a
 // regular one — a FIFO, /dev/zero behind a link — is skipped unread).
 func fileInfo(p string) (session.SessionInfo, bool) {
-	f, _, err := openRegular(p, os.O_RDONLY)
+	f, _, err := OpenRegular(p, os.O_RDONLY)
 	if err != nil {
 		return session.SessionInfo{}, false
 	}
@@ -239,7 +240,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 	var labels session.ListedLabels
 	labelOf := map[string]string{}
 	bad := false
-	err = scanLines(f, maxLineBytes, func(no int, line []byte, size int) {
+	err = lines.Scan(f, maxLineBytes, func(no int, line []byte, size int) error {
 		switch {
 		case bad:
 		case h == nil:
@@ -269,6 +270,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 				}
 			}
 		}
+		return nil
 	})
 	if err != nil || bad || h == nil || idOfFile(filepath.Base(p)) != h.ID {
 		return session.SessionInfo{}, false

@@ -147,7 +147,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		s.TreeStore = session.NewTreeStore(ld.Tree, s.writeAhead, s.close)
 		return s, nil
 	}
-	f, _, err := openRegular(path, os.O_RDWR|os.O_APPEND)
+	f, _, err := OpenRegular(path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open: %w", err)
 	}

@@ -1,7 +1,6 @@
 package follow
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/internal/lines"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/transcript"
@@ -69,9 +69,9 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 		return false, nil
 	}
 	seen := func() { fl.st.Size, fl.st.ModTime = size, mod } // nothing more until the file changes
-	f, _, err := openRegular(fl.path)
+	f, _, err := filestore.OpenRegular(fl.path, os.O_RDONLY)
 	if err != nil {
-		if errors.Is(err, ErrNotRegular) {
+		if errors.Is(err, filestore.ErrNotRegular) {
 			seen()
 		}
 		return false, err
@@ -237,25 +237,22 @@ func (fl *file) replay(f *os.File) error {
 	fl.src = transcript.SourceFor(format, fl.path)
 	// The lines taken in before, read a line at a time: a line longer
 	// than codec.MaxLineBytes was skipped when first read, and is here.
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fl.st.Offset), 64<<10)
-	var line []byte
-	for no := 1; ; no++ {
-		line, err = lines.Read(r, line, codec.MaxLineBytes)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, lines.ErrTooLong) {
-			continue
-		}
-		if err != nil {
-			return err
+	err = lines.Scan(io.NewSectionReader(f, 0, fl.st.Offset), codec.MaxLineBytes, func(no int, line []byte, _ int) error {
+		if line == nil {
+			return nil
 		}
 		if no == 1 {
 			line = transcript.TrimBOM(line)
 		}
-		if l := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(l)) > 0 {
-			_, _ = dec.Line(no, l) // reported when first read
+		if l := bytes.TrimRight(line, "\r"); len(bytes.TrimSpace(l)) > 0 {
+			// The scan's line is its buffer's: the decoder may keep what
+			// it is given.
+			_, _ = dec.Line(no, bytes.Clone(l)) // reported when first read
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	fl.dec = dec
 	return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/outline"
 )
 
@@ -21,10 +22,6 @@ import (
 // a synced or shared folder must not bring any file the user can read
 // into the store. Directories reached through links are not walked.
 // Follow and import both choose their files here.
-
-// ErrNotRegular is a session file that is not a regular file (a FIFO, a
-// device, a socket, a directory).
-var ErrNotRegular = errors.New("follow: not a regular file")
 
 // ErrOutside is a link that leads out of the folder walked.
 var ErrOutside = errors.New("follow: a link out of the folder")
@@ -77,7 +74,7 @@ func sessionFile(p string, mode fs.FileMode, root string, links bool) error {
 		mode = st.Mode()
 	}
 	if !mode.IsRegular() {
-		return fmt.Errorf("%w (%v)", ErrNotRegular, mode.Type())
+		return fmt.Errorf("%w: a %s", filestore.ErrNotRegular, filestore.KindOf(mode))
 	}
 	return nil
 }
@@ -86,26 +83,6 @@ func sessionFile(p string, mode fs.FileMode, root string, links bool) error {
 func inside(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// openRegular opens a session file for reading without blocking (a FIFO
-// put in its place since the walk would hold an open forever) and
-// refuses it unless it is a regular file.
-func openRegular(p string) (*os.File, os.FileInfo, error) {
-	f, err := openNonblock(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%w (%v)", ErrNotRegular, st.Mode().Type())
-	}
-	return f, st, nil
 }
 
 // shown is a path for the log: quoted when it holds what could act on a

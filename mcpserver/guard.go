@@ -7,7 +7,6 @@ package mcpserver
 // SDK's own reader stops at the first bad line).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -138,34 +137,24 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // filter copies In's good lines to pw and answers the others on out.
 func (t *StdioTransport) filter(pw io.Writer, out io.Writer) error {
-	r := bufio.NewReaderSize(t.In, 64<<10)
-	var line []byte
-	for {
-		var err error
-		line, err = lines.Read(r, line, MaxMessageBytes)
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil
-		case errors.Is(err, lines.ErrTooLong):
-			out.Write(ErrorReply(codeParseError, nil, fmt.Errorf("a message longer than %d bytes", MaxMessageBytes)))
-			continue
-		case err != nil:
+	var buf []byte
+	return lines.Scan(t.In, MaxMessageBytes, func(_ int, line []byte, _ int) error {
+		if line == nil {
+			_, err := out.Write(ErrorReply(codeParseError, nil, fmt.Errorf("a message longer than %d bytes", MaxMessageBytes)))
 			return err
 		}
-		msg := bytes.TrimRight(line, "\r\n")
+		msg := bytes.TrimRight(line, "\r")
 		if len(bytes.TrimSpace(msg)) == 0 {
-			continue
+			return nil
 		}
 		if code, id, err := CheckMessage(msg); err != nil {
-			if _, werr := out.Write(ErrorReply(code, id, err)); werr != nil {
-				return werr
-			}
-			continue
+			_, werr := out.Write(ErrorReply(code, id, err))
+			return werr
 		}
-		if _, err := pw.Write(append(msg, '\n')); err != nil {
-			return err // the connection is closed
-		}
-	}
+		buf = append(append(buf[:0], msg...), '\n')
+		_, err := pw.Write(buf) // an error: the connection is closed
+		return err
+	})
 }
 
 // lockedWriter lets the SDK's replies and the guard's errors take turns:

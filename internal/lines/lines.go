@@ -1,41 +1,61 @@
 // Package lines reads newline-delimited input a line at a time with a
 // bound on a line's length: a longer line is read past, never held, and
-// said to be too long, so what follows it is read as before.
+// said to be too long, so what follows it is read as before. Session
+// files (a listing, a follow's replay) and MCP's stdio read through it.
 package lines
 
 import (
 	"bufio"
-	"errors"
+	"bytes"
 	"io"
 )
 
-// ErrTooLong is a line longer than the bound: its bytes were discarded.
-var ErrTooLong = errors.New("lines: line too long")
-
-// Read reads the next line into buf[:0] (its newline included) from r. A
-// line longer than max bytes is discarded as it is read and ErrTooLong
-// returned (with what there is of buf empty); io.EOF ends the input, with
-// a last line without its newline returned first.
-func Read(r *bufio.Reader, buf []byte, max int) ([]byte, error) {
-	buf = buf[:0]
-	long := false
+// Scan calls fn with each non-blank line of r that is at most max bytes
+// (its number, counting every line; the line without its "\n"; its size),
+// and with nil (and its size) for each longer one, whose bytes are skipped
+// without being held: memory stays bounded by max whatever r holds. line
+// is valid only during the call (a caller that keeps it copies it). An
+// error from fn ends the scan and is returned.
+func Scan(r io.Reader, max int, fn func(no int, line []byte, size int) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	no, size, over := 0, 0, false
 	for {
-		part, err := r.ReadSlice('\n')
-		if !long {
-			buf = append(buf, part...)
-			if len(buf) > max {
-				long, buf = true, buf[:0]
+		chunk, err := br.ReadSlice('\n')
+		size += len(chunk)
+		if !over {
+			if size > max {
+				over, long = true, nil
+			} else if err == bufio.ErrBufferFull || long != nil {
+				long = append(long, chunk...)
 			}
 		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
+		if err == bufio.ErrBufferFull {
 			continue
-		case long && (err == nil || errors.Is(err, io.EOF)):
-			return buf, ErrTooLong
-		case errors.Is(err, io.EOF) && len(buf) > 0:
-			return buf, nil // the last line, without its newline
-		default:
-			return buf, err
+		}
+		if size > 0 {
+			no++
+			line := chunk
+			if long != nil {
+				line = long
+			}
+			var ferr error
+			switch {
+			case over:
+				ferr = fn(no, nil, size)
+			case len(bytes.TrimSpace(line)) > 0:
+				ferr = fn(no, bytes.TrimRight(line, "\n"), size)
+			}
+			if ferr != nil {
+				return ferr
+			}
+		}
+		long, size, over = nil, 0, false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
