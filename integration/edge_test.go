@@ -70,59 +70,123 @@ func (p *serveProc) cli(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// An edge node takes a session's writes with its hub down; once the hub
-// runs, the edge links to it as a tenant's user, asks it to take its
-// sessions in, and the hub serves the session to that tenant — every
-// entry, once — while another tenant sees nothing of it.
-func TestEdgeSessionsReachTheHub(t *testing.T) {
-	hubData, edgeData := t.TempDir(), t.TempDir()
-	tenants := filepath.Join(hubData, "tenants.json")
-	os.WriteFile(tenants, []byte(`{"tenants":[
- {"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
-  "edges":[{"domain":"laptop","user":"alice-laptop","password":"laptop-pw"}]},
- {"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}]}`), 0o600)
-	creds := filepath.Join(edgeData, "hub.creds")
-	os.WriteFile(creds, []byte("alice-laptop:laptop-pw\n"), 0o600)
+// edgeRig is a hub's and an edge's data dirs, the hub's tenants file
+// (acme: alice, and the edge as its edge; more tenants as given) and the
+// address the hub takes links at.
+type edgeRig struct {
+	domain, leaf           string
+	hubData, edgeData      string
+	tenants, creds         string
+	edgeUser, edgePassword string
+}
+
+func newEdgeRig(t *testing.T, domain, edgeUser, moreTenants string) *edgeRig {
+	t.Helper()
+	r := &edgeRig{domain: domain, hubData: t.TempDir(), edgeData: t.TempDir(), edgeUser: edgeUser, edgePassword: domain + "-pw"}
+	r.tenants = filepath.Join(r.hubData, "tenants.json")
+	os.WriteFile(r.tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"`+domain+`","user":"`+edgeUser+`","password":"`+r.edgePassword+`"}]}`+moreTenants+`]}`), 0o600)
+	r.creds = filepath.Join(r.edgeData, "hub.creds")
+	os.WriteFile(r.creds, []byte(edgeUser+":"+r.edgePassword+"\n"), 0o600)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf := ln.Addr().String()
+	r.leaf = ln.Addr().String()
 	ln.Close()
+	return r
+}
 
-	edge := startServe(t, edgeData, "-domain", "laptop", "-hub", "nats-leaf://"+leaf, "-hub-credentials", creds)
+func (r *edgeRig) startHub(t *testing.T) *serveProc {
+	return startServe(t, r.hubData, "-domain", "hub", "-leaf-listen", r.leaf, "-tenants", r.tenants)
+}
+
+// startEdge links the edge to the hub at addr ("": the hub's own).
+func (r *edgeRig) startEdge(t *testing.T, addr string) *serveProc {
+	if addr == "" {
+		addr = r.leaf
+	}
+	return startServe(t, r.edgeData, "-domain", r.domain, "-hub", "nats-leaf://"+addr, "-hub-credentials", r.creds)
+}
+
+// client is a sessionlog client on url (as user, with a password of
+// user-pw, unless user is "") until the test ends.
+func client(t *testing.T, url, user string) *api.Client {
+	t.Helper()
+	var opts []nats.Option
+	if user != "" {
+		opts = append(opts, nats.UserInfo(user, user+"-pw"))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return api.NewClient(nc, "sessionlog.v1")
+}
+
+// appendMessages appends n user messages of text to session, one a
+// request, and returns their ids.
+func appendMessages(t *testing.T, c *api.Client, session, text string, n int) []string {
+	t.Helper()
+	var ids []string
+	for range n {
+		var r api.AppendReply
+		if err := c.Call(context.Background(), api.OpAppend, api.AppendRequest{Session: session, Entries: []jsontext.Value{
+			jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
+			t.Fatalf("the edge refused a write: %v", err)
+		}
+		ids = append(ids, r.Entries[0].ID)
+	}
+	return ids
+}
+
+// hubHolds waits until the hub (c) holds as many entries of sessions as
+// want has, and fails unless they are want's, each once, in order.
+func hubHolds(t *testing.T, c *api.Client, want []string, sessions ...string) {
+	t.Helper()
+	var got []string
+	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		got = got[:0]
+		for _, s := range sessions {
+			var r api.EntriesReply
+			if err := c.Call(context.Background(), api.OpEntries, api.EntriesRequest{Session: s, Limit: 1000}, &r); err != nil {
+				return err
+			}
+			for _, raw := range r.Entries {
+				var e struct{ ID string }
+				json.Unmarshal(raw, &e)
+				got = append(got, e.ID)
+			}
+		}
+		if len(got) < len(want) {
+			return fmt.Errorf("%d of %d entries at the hub", len(got), len(want))
+		}
+		return nil
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(want))
+	}
+}
+
+// An edge node takes a session's writes with its hub down; once the hub
+// runs, the edge links to it with credentials of its own, asks it to take
+// its sessions in, and the hub serves the session to that tenant — every
+// entry, once — while another tenant sees nothing of it.
+func TestEdgeSessionsReachTheHub(t *testing.T) {
+	r := newEdgeRig(t, "laptop", "alice-laptop", `,
+ {"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}`)
+	edge := r.startEdge(t, "")
 	edge.cli(t, "new", "-id", "offline-1", "-cwd", "/w")
 	var ids []string
 	for i := range 30 {
 		ids = append(ids, edge.cli(t, "append", "offline-1", "-text", fmt.Sprintf("written offline %d", i)))
 	}
 
-	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
-	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Close()
-	c := api.NewClient(alice, "sessionlog.v1")
+	hub := r.startHub(t)
+	c := client(t, hub.url, "alice")
 	ctx := context.Background()
-	var got api.EntriesReply
-	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		got = api.EntriesReply{}
-		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &got); err != nil {
-			return err
-		}
-		if len(got.Entries) != 30 {
-			return fmt.Errorf("%d entries at the hub", len(got.Entries))
-		}
-		return nil
-	})
-	for i, raw := range got.Entries {
-		var e struct{ ID string }
-		json.Unmarshal(raw, &e)
-		if e.ID != ids[i] {
-			t.Fatalf("entry %d at the hub is %s, the edge wrote %s", i, e.ID, ids[i])
-		}
-	}
+	hubHolds(t, c, ids, "offline-1")
 	// Written online, an entry reaches the hub too, readable and
 	// searchable there: the lag from the edge's acknowledgement to the
 	// hub's read, measured.
@@ -152,18 +216,13 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	slices.Sort(lags)
 	t.Logf("edge append -> readable at the hub: p50 %v, max %v (10 appends); searchable within 2 s", lags[len(lags)/2], lags[len(lags)-1])
 	// bob, of another tenant, finds nothing of acme's edge.
-	bob, err := nats.Connect(hub.url, nats.UserInfo("bob", "bob-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bob.Close()
 	var none api.EntriesReply
-	if err := api.NewClient(bob, "sessionlog.v1").Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
+	if err := client(t, hub.url, "bob").Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
 		t.Fatalf("another tenant reads the edge's session: %d entries", len(none.Entries))
 	}
 	// The edge's credentials carry its link and nothing else: as a client
 	// they neither read the tenant's sessions nor reach its streams.
-	ec, err := nats.Connect(hub.url, nats.UserInfo("alice-laptop", "laptop-pw"))
+	ec, err := nats.Connect(hub.url, nats.UserInfo(r.edgeUser, r.edgePassword))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,121 +252,42 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 // takes every write meanwhile, and once the link is back the hub holds
 // the edge's session exactly — every entry once, in the edge's order.
 func TestEdgeWritesThroughHubRestarts(t *testing.T) {
-	hubData, edgeData := t.TempDir(), t.TempDir()
-	tenants := filepath.Join(hubData, "tenants.json")
-	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
-  "edges":[{"domain":"box","user":"box","password":"box-pw"}]}]}`), 0o600)
-	creds := filepath.Join(edgeData, "hub.creds")
-	os.WriteFile(creds, []byte("box:box-pw\n"), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	r := newEdgeRig(t, "box", "box", "")
+	hub := r.startHub(t)
+	edge := r.startEdge(t, "")
+	ec := client(t, edge.url, "")
+	if err := ec.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "box-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	leaf := ln.Addr().String()
-	ln.Close()
-	hubArgs := []string{"-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants}
-	hub := startServe(t, hubData, hubArgs...)
-	edge := startServe(t, edgeData, "-domain", "box", "-hub", "nats-leaf://"+leaf, "-hub-credentials", creds)
-	enc, err := nats.Connect(edge.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	ec := api.NewClient(enc, "sessionlog.v1")
-	ctx := context.Background()
-	if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: "box-1"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	write := func(n int) {
-		for range n {
-			var r api.AppendReply
-			if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: "box-1", Entries: []jsontext.Value{
-				jsontext.Value(`{"type":"message","message":{"role":"user","content":"x"}}`)}}, &r); err != nil {
-				t.Fatalf("the edge refused a write: %v", err)
-			}
-			ids = append(ids, r.Entries[0].ID)
-		}
-	}
-	write(50)
+	ids := appendMessages(t, ec, "box-1", "x", 50)
 	for range 2 {
 		hub.cmd.Process.Kill() // -9
 		hub.cmd.Wait()
-		write(50) // the link is down: the edge takes them
-		hub = startServe(t, hubData, hubArgs...)
-		write(25)
+		ids = append(ids, appendMessages(t, ec, "box-1", "x", 50)...) // the link is down: the edge takes them
+		hub = r.startHub(t)
+		ids = append(ids, appendMessages(t, ec, "box-1", "x", 25)...)
 	}
-	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Close()
-	c := api.NewClient(alice, "sessionlog.v1")
-	var got api.EntriesReply
-	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		got = api.EntriesReply{}
-		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "box-1", Limit: 1000}, &got); err != nil {
-			return err
-		}
-		if len(got.Entries) < len(ids) {
-			return fmt.Errorf("%d of %d entries at the hub", len(got.Entries), len(ids))
-		}
-		return nil
-	})
-	if len(got.Entries) != len(ids) {
-		t.Fatalf("%d entries at the hub, the edge wrote %d", len(got.Entries), len(ids))
-	}
-	for i, raw := range got.Entries {
-		var e struct{ ID string }
-		json.Unmarshal(raw, &e)
-		if e.ID != ids[i] {
-			t.Fatalf("entry %d at the hub is %s, the edge wrote %s", i, e.ID, ids[i])
-		}
-	}
+	hubHolds(t, client(t, hub.url, "alice"), ids, "box-1")
 }
 
 // An edge killed (-9) while the hub takes in what it wrote offline, and
 // started again: nothing it acknowledged is lost at the hub, nothing is
 // there twice.
 func TestEdgeKilledMidSync(t *testing.T) {
-	hubData, edgeData := t.TempDir(), t.TempDir()
-	tenants := filepath.Join(hubData, "tenants.json")
-	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
-  "edges":[{"domain":"ci","user":"ci","password":"ci-pw"}]}]}`), 0o600)
-	creds := filepath.Join(edgeData, "hub.creds")
-	os.WriteFile(creds, []byte("ci:ci-pw\n"), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := ln.Addr().String()
-	ln.Close()
-	edgeArgs := []string{"-domain", "ci", "-hub", "nats-leaf://" + leaf, "-hub-credentials", creds}
-	edge := startServe(t, edgeData, edgeArgs...)
-	enc, err := nats.Connect(edge.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := api.NewClient(enc, "sessionlog.v1")
-	ctx := context.Background()
-	var ids []string
+	r := newEdgeRig(t, "ci", "ci", "")
+	edge := r.startEdge(t, "")
+	ec := client(t, edge.url, "")
+	var ids, sessions []string
 	text := strings.Repeat("w", 20<<10) // 20 KB a message: a sync that takes a moment
 	for s := range 5 {
 		id := fmt.Sprintf("ci-%d", s)
-		if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: id}, nil); err != nil {
+		if err := ec.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: id}, nil); err != nil {
 			t.Fatal(err)
 		}
-		for range 60 {
-			var r api.AppendReply
-			if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: id, Entries: []jsontext.Value{
-				jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, r.Entries[0].ID)
-		}
+		ids = append(ids, appendMessages(t, ec, id, text, 60)...)
+		sessions = append(sessions, id)
 	}
-	enc.Close()
-	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
+	hub := r.startHub(t)
 	// Killed as soon as its link is up: the hub is taking its sessions in.
 	sessiontest.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		if !strings.Contains(edge.log.String(), "linked to the hub") {
@@ -317,69 +297,24 @@ func TestEdgeKilledMidSync(t *testing.T) {
 	})
 	edge.cmd.Process.Kill()
 	edge.cmd.Wait()
-	edge = startServe(t, edgeData, edgeArgs...)
-
-	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Close()
-	c := api.NewClient(alice, "sessionlog.v1")
-	var got []string
-	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		got = got[:0]
-		for s := range 5 {
-			var r api.EntriesReply
-			if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: fmt.Sprintf("ci-%d", s), Limit: 1000}, &r); err != nil {
-				return err
-			}
-			for _, raw := range r.Entries {
-				var e struct{ ID string }
-				json.Unmarshal(raw, &e)
-				got = append(got, e.ID)
-			}
-		}
-		if len(got) < len(ids) {
-			return fmt.Errorf("%d of %d entries at the hub", len(got), len(ids))
-		}
-		return nil
-	})
-	if !slices.Equal(got, ids) {
-		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(ids))
-	}
+	r.startEdge(t, "")
+	hubHolds(t, client(t, hub.url, "alice"), ids, sessions...)
 }
 
 // The link cut again and again while an edge writes and the hub takes in
 // what it wrote: every write is taken on the edge, and the hub ends with
 // each entry once, in the edge's order.
 func TestEdgeLinkCutRepeatedly(t *testing.T) {
-	hubData, edgeData := t.TempDir(), t.TempDir()
-	tenants := filepath.Join(hubData, "tenants.json")
-	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
-  "edges":[{"domain":"flaky","user":"flaky","password":"flaky-pw"}]}]}`), 0o600)
-	creds := filepath.Join(edgeData, "hub.creds")
-	os.WriteFile(creds, []byte("flaky:flaky-pw\n"), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := ln.Addr().String()
-	ln.Close()
-	hub := startServe(t, hubData, "-domain", "hub", "-leaf-listen", leaf, "-tenants", tenants)
-	link, err := clustertest.NewProxy(leaf)
+	r := newEdgeRig(t, "flaky", "flaky", "")
+	hub := r.startHub(t)
+	link, err := clustertest.NewProxy(r.leaf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer link.Close()
-	edge := startServe(t, edgeData, "-domain", "flaky", "-hub", "nats-leaf://"+link.Addr(), "-hub-credentials", creds)
-	enc, err := nats.Connect(edge.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	ec := api.NewClient(enc, "sessionlog.v1")
-	ctx := context.Background()
-	if err := ec.Call(ctx, api.OpCreate, api.CreateRequest{ID: "flaky-1"}, nil); err != nil {
+	edge := r.startEdge(t, link.Addr())
+	ec := client(t, edge.url, "")
+	if err := ec.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "flaky-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Repeat("f", 10<<10)
@@ -391,38 +326,8 @@ func TestEdgeLinkCutRepeatedly(t *testing.T) {
 		if i%50 == 40 {
 			link.SetCut(false) // …and comes back
 		}
-		var r api.AppendReply
-		if err := ec.Call(ctx, api.OpAppend, api.AppendRequest{Session: "flaky-1", Entries: []jsontext.Value{
-			jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
-			t.Fatalf("the edge refused write %d: %v", i, err)
-		}
-		ids = append(ids, r.Entries[0].ID)
+		ids = append(ids, appendMessages(t, ec, "flaky-1", text, 1)...)
 	}
 	link.SetCut(false)
-	alice, err := nats.Connect(hub.url, nats.UserInfo("alice", "alice-pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Close()
-	c := api.NewClient(alice, "sessionlog.v1")
-	var got []string
-	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		var r api.EntriesReply
-		if err := c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "flaky-1", Limit: 1000}, &r); err != nil {
-			return err
-		}
-		got = got[:0]
-		for _, raw := range r.Entries {
-			var e struct{ ID string }
-			json.Unmarshal(raw, &e)
-			got = append(got, e.ID)
-		}
-		if len(got) < len(ids) {
-			return fmt.Errorf("%d of %d entries at the hub", len(got), len(ids))
-		}
-		return nil
-	})
-	if !slices.Equal(got, ids) {
-		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(ids))
-	}
+	hubHolds(t, client(t, hub.url, "alice"), ids, "flaky-1")
 }
