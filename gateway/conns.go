@@ -55,8 +55,13 @@ type guardedConn struct {
 	g    *connGuard
 	addr string
 
+	// trusted: a request on it was authenticated; idle: it waits for its
+	// next request (idleAt is set). Atomic: every request reads them
+	// (SetReadDeadline) and authenticated ones set trusted, without the
+	// guard's lock.
+	trusted, idle atomic.Bool
+
 	// Under g.mu:
-	trusted bool          // a request on it was authenticated
 	reserve bool          // admitted into the reserve: only for trusted use
 	idleAt  *list.Element // in g.idle while idle
 	gone    bool
@@ -161,7 +166,7 @@ func (g *connGuard) idleVictim(addr string) *guardedConn {
 		if addr != "" && gc.addr != addr {
 			continue
 		}
-		if !gc.trusted {
+		if !gc.trusted.Load() {
 			best = e
 			break
 		}
@@ -174,7 +179,7 @@ func (g *connGuard) idleVictim(addr string) *guardedConn {
 
 func (g *connGuard) untrustedIdleVictim() *guardedConn {
 	for e := g.idle.Front(); e != nil; e = e.Next() {
-		if !e.Value.(*guardedConn).trusted {
+		if !e.Value.(*guardedConn).trusted.Load() {
 			return g.takeIdle(e)
 		}
 	}
@@ -188,6 +193,7 @@ func (g *connGuard) takeIdle(e *list.Element) *guardedConn {
 	gc := e.Value.(*guardedConn)
 	g.idle.Remove(e)
 	gc.idleAt = nil
+	gc.idle.Store(false)
 	g.open-- // counted out now, so that the room is there for the caller
 	g.byAddr[gc.addr]--
 	if g.byAddr[gc.addr] == 0 {
@@ -212,14 +218,16 @@ func (g *connGuard) state(c net.Conn, s http.ConnState) {
 		}
 		// A connection taken from the reserve serves trusted callers only:
 		// after any other request it is closed.
-		closeNow = gc.reserve && !gc.trusted
+		closeNow = gc.reserve && !gc.trusted.Load()
 		if !closeNow && gc.idleAt == nil {
 			gc.idleAt = g.idle.PushBack(gc)
+			gc.idle.Store(true)
 		}
 	case http.StateActive, http.StateHijacked:
 		if gc.idleAt != nil {
 			g.idle.Remove(gc.idleAt)
 			gc.idleAt = nil
+			gc.idle.Store(false)
 		}
 	case http.StateClosed:
 		g.forget(gc)
@@ -235,6 +243,7 @@ func (g *connGuard) forget(gc *guardedConn) {
 	if gc.idleAt != nil {
 		g.idle.Remove(gc.idleAt)
 		gc.idleAt = nil
+		gc.idle.Store(false)
 	}
 	if gc.gone {
 		return
@@ -253,9 +262,7 @@ func (g *connGuard) trust(ctx context.Context) {
 	if gc == nil {
 		return
 	}
-	g.mu.Lock()
-	gc.trusted = true
-	g.mu.Unlock()
+	gc.trusted.Store(true)
 }
 
 // Close counts the connection out when the server did not (a hijacked
@@ -275,10 +282,7 @@ func (gc *guardedConn) Close() error {
 // connection that never authenticated (http.Server marks a connection idle
 // just before it sets that wait).
 func (gc *guardedConn) SetReadDeadline(t time.Time) error {
-	gc.g.mu.Lock()
-	short := gc.idleAt != nil && !gc.trusted && gc.g.untrustedIdle > 0
-	gc.g.mu.Unlock()
-	if short {
+	if gc.idle.Load() && !gc.trusted.Load() && gc.g.untrustedIdle > 0 {
 		if limit := time.Now().Add(gc.g.untrustedIdle); t.IsZero() || t.After(limit) {
 			t = limit
 		}
