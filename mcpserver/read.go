@@ -115,9 +115,8 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 	// page's would fill the budget, doubled each step back.
 	step := max(1, out.Total)
 	if first.Next != 0 {
-		var raw []json.RawMessage
-		json.Unmarshal(first.Messages, &raw)
-		avg := max(1, len(first.Messages)/max(1, len(raw)))
+		// Sources has an entry a message of the page: no second parse.
+		avg := max(1, len(first.Messages)/max(1, len(first.Sources)))
 		step = max(1, maxText/avg+1)
 	}
 	for hi > 0 && used < budget {
