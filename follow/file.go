@@ -104,20 +104,39 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 		}
 	}
 	skipped := false
-	if fl.st.Skip > 0 || size-fl.st.Offset >= maxRead {
-		var done bool
-		if skipped, done, err = fl.skipLong(f, size, log); err != nil || !done {
+	if fl.st.Skip > 0 { // still passing over a line too long
+		done, err := fl.skipPast(f, size)
+		if err != nil || !done {
 			if err == nil {
 				seen()
 			}
-			return skipped, err
+			return true, err
 		}
+		skipped = true
 	}
 	data, err := readAt(f, fl.st.Offset, min(size-fl.st.Offset, maxRead))
 	if err != nil {
 		return skipped, err
 	}
 	end := bytes.LastIndexByte(data, '\n') + 1
+	for end == 0 && int64(len(data)) == maxRead {
+		// A line longer than codec.MaxLineBytes: said once, passed over
+		// (however many polls it takes to be written), and the lines
+		// after it read.
+		fmt.Fprintf(log, "%s:%d: skipped: a line longer than %d bytes\n", shown(fl.path), fl.st.Lines+1, codec.MaxLineBytes)
+		fl.st.Skip, skipped = maxRead, true
+		done, err := fl.skipPast(f, size)
+		if err != nil || !done {
+			if err == nil {
+				seen()
+			}
+			return true, err
+		}
+		if data, err = readAt(f, fl.st.Offset, min(size-fl.st.Offset, maxRead)); err != nil {
+			return true, err
+		}
+		end = bytes.LastIndexByte(data, '\n') + 1
+	}
 	if end == 0 {
 		seen() // only a line being written
 		return skipped, nil
@@ -171,35 +190,23 @@ func (fl *file) poll(ctx context.Context, repo session.Repo, log io.Writer) (cha
 	return true, nil
 }
 
-// skipLong passes over the line at Offset when it is longer than
-// codec.MaxLineBytes, saying so once: done when its end was found (the
-// lines after it are read now), not when it is still being written.
-// A line that fits is left to the caller (done, nothing skipped).
-func (fl *file) skipLong(f *os.File, size int64, log io.Writer) (skipped, done bool, err error) {
-	if fl.st.Skip == 0 {
-		head, err := readAt(f, fl.st.Offset, maxRead)
-		if err != nil {
-			return false, false, err
-		}
-		if bytes.IndexByte(head, '\n') >= 0 {
-			return false, true, nil // the next line fits
-		}
-		fmt.Fprintf(log, "%s:%d: skipped: a line longer than %d bytes\n", shown(fl.path), fl.st.Lines+1, codec.MaxLineBytes)
-		fl.st.Skip = maxRead
-	}
+// skipPast looks for the end of the line at Offset that is too long
+// (Skip: how far into it the follow has looked): done when it was found
+// (Offset is past it), not when it is still being written.
+func (fl *file) skipPast(f *os.File, size int64) (done bool, err error) {
 	for at := fl.st.Offset + fl.st.Skip; at < size; at += skipChunk {
 		chunk, err := readAt(f, at, min(skipChunk, size-at))
 		if err != nil {
-			return false, false, err
+			return false, err
 		}
 		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
 			fl.st.Offset, fl.st.Skip = at+int64(i)+1, 0
 			fl.st.Lines++
-			return true, true, nil
+			return true, nil
 		}
 	}
 	fl.st.Skip = max(fl.st.Skip, size-fl.st.Offset)
-	return true, false, nil
+	return false, nil
 }
 
 // errNoHeader is a file whose lines so far do not say which session it
