@@ -35,9 +35,21 @@ type serveProc struct {
 // for its URL.
 func startServe(t *testing.T, data string, args ...string) *serveProc {
 	t.Helper()
+	return startServeLimited(t, data, 0, args...)
+}
+
+// startServeLimited is startServe under a descriptor limit (0: the
+// test's own): serve then runs under sh, after ulimit -n.
+func startServeLimited(t *testing.T, data string, nofile int, args ...string) *serveProc {
+	t.Helper()
 	p := &serveProc{log: &clustertest.SyncBuffer{}, data: data}
 	os.Remove(filepath.Join(data, "serve.url"))
-	p.cmd = exec.Command(bin, append([]string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", ""}, args...)...)
+	serve := append([]string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", ""}, args...)
+	if nofile > 0 {
+		p.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf("ulimit -n %d && exec \"$@\"", nofile), "sh", bin}, serve...)...)
+	} else {
+		p.cmd = exec.Command(bin, serve...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -46,7 +58,7 @@ func startServe(t *testing.T, data string, args ...string) *serveProc {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 		if t.Failed() {
-			t.Logf("serve %v:\n%s", args, tail(p.log.String(), 30))
+			t.Logf("serve %v:\n%s", args, tail(p.log.String(), 40))
 		}
 	})
 	sessiontest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {

@@ -6,13 +6,13 @@ package integration
 // A floods it and tenant B goes on reading.
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -26,19 +26,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/api"
-	"github.com/agentcore/sessionlog/cluster/clustertest"
-	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
 // soakHostile asks for the full-size runs of these tests.
 var soakHostile = os.Getenv("SESSIONLOG_SOAK") != ""
 
 // tenantNode is a serving process with tenants acme (alice) and globex
-// (bob).
+// (bob), and its HTTP gateway.
 type tenantNode struct {
-	cmd      *exec.Cmd
-	log      *clustertest.SyncBuffer
-	natsURL  string
+	*serveProc
 	httpBase string
 }
 
@@ -58,30 +54,8 @@ func startTenantNode(t *testing.T, nofile int, args ...string) *tenantNode {
 	}
 	httpAddr := ln.Addr().String()
 	ln.Close()
-	serve := append([]string{bin, "serve", "-data", data, "-listen", "127.0.0.1:0", "-http", httpAddr, "-tenants", file}, args...)
-	script := "exec \"$@\""
-	if nofile > 0 {
-		script = fmt.Sprintf("ulimit -n %d && exec \"$@\"", nofile)
-	}
-	n := &tenantNode{log: &clustertest.SyncBuffer{}, httpBase: "http://" + httpAddr}
-	n.cmd = exec.Command("sh", append([]string{"-c", script, "sh"}, serve...)...)
-	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.cmd.Process.Kill()
-		n.cmd.Wait()
-		if t.Failed() {
-			t.Logf("serve's output:\n%s", tail(n.log.String(), 40))
-		}
-	})
-	sessiontest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
-		b, err := os.ReadFile(filepath.Join(data, "serve.url"))
-		n.natsURL = strings.TrimSpace(string(b))
-		return err
-	})
-	return n
+	p := startServeLimited(t, data, nofile, append([]string{"-http", httpAddr, "-tenants", file}, args...)...)
+	return &tenantNode{serveProc: p, httpBase: "http://" + httpAddr}
 }
 
 func tail(s string, lines int) string {
@@ -91,24 +65,33 @@ func tail(s string, lines int) string {
 
 // peakRSS is the process's high-water resident set (VmHWM), in bytes.
 func (n *tenantNode) peakRSS(t *testing.T) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
-	if err != nil {
+	kb, err := n.status("VmHWM")
+	if errors.Is(err, fs.ErrNotExist) {
 		t.Skipf("no /proc here to read the resident set from: %v", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb << 10
+}
+
+// status is a kB figure of the process's /proc status.
+func (n *tenantNode) status(key string) (kb int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.Lines(string(b)) {
+		if v, found := strings.CutPrefix(l, key+":"); found {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
+	return 0, fmt.Errorf("no %s in /proc status", key)
 }
 
 // connect connects as user, failing fast (no retries).
 func (n *tenantNode) connect(user string) (*nats.Conn, error) {
-	return nats.Connect(n.natsURL, nats.UserInfo(user, user+"-pw"), nats.MaxReconnects(0), nats.Timeout(5*time.Second))
+	return nats.Connect(n.url, nats.UserInfo(user, user+"-pw"), nats.MaxReconnects(0), nats.Timeout(5*time.Second))
 }
 
 // prober is tenant B reading as it always does, over NATS and HTTP, while
@@ -249,17 +232,8 @@ func TestOneTenantCannotTakeTheDescriptors(t *testing.T) {
 
 // rssNow is the process's resident set now (VmRSS), in bytes.
 func (n *tenantNode) rssNow() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	kb, _ := n.status("VmRSS") // 0 when it cannot be read: a sample missed
+	return kb << 10
 }
 
 // floodAppends appends 10 messages of 60 KB a request, as fast as the
