@@ -37,18 +37,6 @@ const (
 	OpLink = "link"
 )
 
-// LinkRequest asks a hub to take in an edge node's sessions: its streams
-// (the same layout as the hub's) in JetStream domain Domain.
-type LinkRequest struct {
-	Domain  string   `json:"domain"`
-	Streams []string `json:"streams"`
-}
-
-// LinkReply names the hub's streams that source the edge.
-type LinkReply struct {
-	Streams []string `json:"streams"`
-}
-
 // Ops lists every operation.
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,
 	OpSearch, OpUpload, OpPutBlob, OpBlob}
@@ -358,6 +346,9 @@ type ContextReply struct {
 	Sources       []string       `json:"sources"`
 	Leaf          string         `json:"leaf"`
 	Sequence      uint64         `json:"sequence"`
+	// Apart are the branches other nodes wrote while apart that this
+	// context (of the leaf) leaves out (TreeReply.Apart).
+	Apart []Apart `json:"apart,omitempty"`
 	// Total is the number of messages of the whole context; Offset is
 	// where this page starts and Next where the following one does (0:
 	// this is the last page). Pages of one context belong together only
@@ -382,6 +373,9 @@ type TreeReply struct {
 	// next page (a tree larger than one reply).
 	Total int `json:"total"`
 	Next  int `json:"next,omitzero"`
+	// Apart are the branches written on other nodes while apart (edge
+	// nodes) that the current branch does not hold, latest first.
+	Apart []Apart `json:"apart,omitempty"`
 }
 
 // TreeNode is one entry of the tree.

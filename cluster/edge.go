@@ -73,6 +73,11 @@ func applyLeaf(opts *server.Options, cfg Config) error {
 			port = server.RANDOM_PORT
 		}
 		opts.LeafNode.Host, opts.LeafNode.Port = host, port
+		// Edges link at the addresses they are given (their -hub list),
+		// never at those the hub's nodes know themselves by, which a
+		// laptop outside (behind a load balancer, a NAT, a tunnel) may
+		// not reach.
+		opts.LeafNode.NoAdvertise = true
 	}
 	if h := cfg.Hub; h != nil {
 		remote := &server.RemoteLeafOpts{}

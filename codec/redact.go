@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -191,4 +192,54 @@ func (r *Redactor) redactJSON(data []byte, counts map[string]int) ([]byte, error
 			return nil, err
 		}
 	}
+}
+
+// ruleSet is a config's rules, defaults expanded, by name and pattern.
+func (c RedactConfig) ruleSet() map[RedactRule]bool {
+	set := map[RedactRule]bool{}
+	if c.Defaults {
+		for _, r := range DefaultRedactRules() {
+			set[r] = true
+		}
+	}
+	for _, r := range c.Rules {
+		set[r] = true
+	}
+	return set
+}
+
+// Missing lists the rules of want that c does not apply (the same name
+// and pattern), by name: what an edge node redacting with c would let
+// through of a tenant that redacts with want.
+func (c RedactConfig) Missing(want RedactConfig) []string {
+	have := c.ruleSet()
+	var out []string
+	for r := range want.ruleSet() {
+		if !have[r] {
+			out = append(out, r.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Common is what c and o both apply: the rules every entry redacted by
+// one or the other went through.
+func (c RedactConfig) Common(o RedactConfig) RedactConfig {
+	out := RedactConfig{Defaults: c.Defaults && o.Defaults}
+	theirs := o.ruleSet()
+	for _, r := range c.Rules {
+		if theirs[r] {
+			out.Rules = append(out.Rules, r)
+		}
+	}
+	if c.Defaults && !o.Defaults {
+		// Defaults of c's that o lists itself.
+		for _, r := range DefaultRedactRules() {
+			if theirs[r] {
+				out.Rules = append(out.Rules, r)
+			}
+		}
+	}
+	return out
 }

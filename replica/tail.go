@@ -147,7 +147,7 @@ func (r *Replica) apply(part int, msg jetstream.Msg) {
 		h.seq = seq // a copy stored twice (a stream source's): the first is the entry
 		return
 	}
-	if err := h.tree.Apply(m.Entry); err != nil {
+	if err := h.tree.ApplyFrom(msg.Headers().Get(stream.OriginHeader), m.Entry); err != nil {
 		r.drop(m.Session)
 		r.status.Resets++
 		r.status.LastError = fmt.Errorf("replica: %s seq %d: %w", m.Session, seq, err)

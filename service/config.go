@@ -120,6 +120,9 @@ type Config struct {
 	// those of EdgeDomains (the tenant's edges) and no other.
 	AcceptLinks bool
 	EdgeDomains []string
+	// Domain is this node's JetStream domain, which linked edges source
+	// the tenant's sessions from.
+	Domain string
 }
 
 // Searcher is the full-text index the search operation asks (a

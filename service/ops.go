@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
@@ -22,42 +20,6 @@ func (s *Service) ops() map[string]opFunc {
 		ops[OpLink] = s.link
 	}
 	return ops
-}
-
-// link sources an edge node's sessions streams into the tenant's (the
-// edge asks over its link, as the tenant's user it signed in as).
-func (s *Service) link(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[LinkRequest](data, nil)
-	if err != nil {
-		return nil, err
-	}
-	if !domainName(req.Domain) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
-	}
-	if !slices.Contains(s.cfg.EdgeDomains, req.Domain) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
-	}
-	streams, err := s.b.SourceFrom(ctx, req.Domain, req.Streams)
-	if errors.Is(err, stream.ErrInvalidConfig) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/streams", Message: err.Error()}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return LinkReply{Streams: streams}, nil
-}
-
-// domainName says whether d can name a JetStream domain.
-func domainName(d string) bool {
-	if d == "" || len(d) > 64 {
-		return false
-	}
-	for _, r := range d {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // decodeFor decodes a request and checks its session id.

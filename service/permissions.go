@@ -29,17 +29,21 @@ func ClientPermissions(sc stream.Config, subject string) cluster.Permissions {
 }
 
 // EdgePermissions are what an edge node's leafnode link may carry (see
-// cluster.Edge): from the edge, the messages of the hub's sourcing of its
-// stream ($JS.S), the replies to the hub's requests ($JSC.R, _INBOX) and
-// its link request; to the edge, the hub's requests to its domain's
-// JetStream API, flow control and replies. Nothing else of the tenant's
-// account crosses: the edge cannot write the hub's streams or read its
-// sessions through the link.
-func EdgePermissions(subject string) func(domain string) cluster.Permissions {
+// cluster.Edge), for a hub in JetStream domain hub: from the edge, the
+// messages of the hub's sourcing of its streams ($JS.S), the replies to
+// the hub's requests ($JSC.R, _INBOX), its link request, and its own
+// streams' sourcing of the hub's (consumer creation in the hub's domain,
+// flow control replies); to the edge, the hub's requests to its domain's
+// JetStream API, flow control, the hub's messages for its sourcing and
+// replies. Nothing else of the tenant's account crosses: the edge cannot
+// publish to the hub's streams, and reads only what a consumer of its
+// own tenant's streams delivers.
+func EdgePermissions(subject, hub string) func(domain string) cluster.Permissions {
 	return func(domain string) cluster.Permissions {
 		return cluster.Permissions{
-			Publish:   []string{"$JS.S.>", "$JSC.R.>", "_INBOX.>", subject + "." + OpLink},
-			Subscribe: []string{"$JS." + domain + ".API.>", "$JS.FC.>", "_INBOX.>"},
+			Publish: []string{"$JS.S.>", "$JSC.R.>", "_INBOX.>", subject + "." + OpLink,
+				"$JS." + hub + ".API.CONSUMER.CREATE.>", "$JS.FC.>"},
+			Subscribe: []string{"$JS." + domain + ".API.>", "$JS.FC.>", "_INBOX.>", "$JS.S.>", "$JSC.R.>"},
 		}
 	}
 }

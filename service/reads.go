@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
@@ -69,7 +70,16 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		// written), so all three describe one state of the session.
 		var leaf string
 		var seq uint64
-		if err := st.ReadStateAt(ctx, func(t *session.Tree, at uint64) error { leaf, seq = t.Leaf(), at; return nil }); err != nil {
+		var apart []api.Apart
+		if err := st.ReadStateAt(ctx, func(t *session.Tree, at uint64) error {
+			leaf, seq = t.Leaf(), at
+			if req.At == "" {
+				for _, a := range t.Apart() {
+					apart = append(apart, api.Apart(a))
+				}
+			}
+			return nil
+		}); err != nil {
 			return nil, err
 		}
 		var opts []session.ContextOption
@@ -94,7 +104,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.Leaf, r.Sequence = leaf, seq
+		r.Leaf, r.Sequence, r.Apart = leaf, seq, apart
 		return r, nil
 	})
 }
@@ -214,6 +224,9 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 		var r TreeReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Leaf, r.Sequence = t.Leaf(), seq
+			for _, a := range t.Apart() {
+				r.Apart = append(r.Apart, api.Apart(a))
+			}
 			entries, err := t.Entries()
 			if err != nil {
 				return err

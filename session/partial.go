@@ -29,6 +29,9 @@ type Skeleton struct {
 	// Sorted lists entry positions in the order of their ids, so a
 	// partial tree finds ids without building a map.
 	Sorted []int32
+	// Origins are the leaves of the nodes that wrote the entries (see
+	// origins.go; nil for entries without).
+	Origins []OriginLeaf
 }
 
 // SkelLabel is one label in force, with its place in the label order.
@@ -51,6 +54,7 @@ func (t *Tree) Skeleton() (Skeleton, error) {
 	s := Skeleton{
 		Parents: append([]int32(nil), t.parent...), Types: make([]uint8, n),
 		Leaf: t.leaf, Name: t.name, NLabel: t.nlabel, Stats: t.stats.clone(),
+		Origins: t.Origins(),
 	}
 	ids := make([]string, n)
 	codes := map[EntryType]uint8{}
@@ -138,6 +142,9 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 	if s.Leaf < -1 || int(s.Leaf) >= n {
 		return nil, fmt.Errorf("%w: skeleton leaf %d of %d entries", ErrInvalidEntry, s.Leaf, n)
 	}
+	if err := checkOrigins(s.Origins, n); err != nil {
+		return nil, err
+	}
 	t := NewTree(h)
 	t.entries = make([]*Entry, n)
 	t.parent = append([]int32(nil), s.Parents...)
@@ -175,6 +182,7 @@ func NewPartialTree(h Header, s Skeleton) (*Tree, error) {
 		}
 	}
 	t.leaf = s.Leaf
+	t.origins = append([]OriginLeaf(nil), s.Origins...)
 	t.name = s.Name
 	t.nlabel = s.NLabel
 	for _, l := range s.Labels {

@@ -450,6 +450,13 @@ func (s *Session) Tree(ctx context.Context) (v TreeView, err error) {
 	return v, err
 }
 
+// Apart returns the branches other nodes wrote while apart that the
+// current branch does not hold (Tree.Apart).
+func (s *Session) Apart(ctx context.Context) (a []Apart, err error) {
+	err = s.withTree(ctx, func(t *Tree) error { a = t.Apart(); return nil })
+	return a, err
+}
+
 // Labels returns the labels in force.
 func (s *Session) Labels(ctx context.Context) (l []LabelInfo, err error) {
 	err = s.withTree(ctx, func(t *Tree) error { l = t.Labels(); return nil })

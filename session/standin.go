@@ -32,6 +32,9 @@ type StandIn struct {
 	// exact are the branch's entries along which it is the session's path;
 	// below are the leaf and the entries taken since.
 	exact, below map[string]bool
+	// origin is the one node the session's entries were written on, as
+	// far as the branch goes (WithOrigin).
+	origin string
 }
 
 // StandInBranch is what a stand-in of leaf's branch is made from: the
@@ -95,7 +98,25 @@ func NewStandIn(h Header, branch []*Entry) (*StandIn, error) {
 // ErrBeyondStandIn when it hangs from an entry other than the leaf and
 // those taken since (a leaf move included: its parent is where it moves),
 // or is a compaction keeping an entry off the path the stand-in holds.
-func (s *StandIn) Apply(e *Entry) error {
+func (s *StandIn) Apply(e *Entry) error { return s.ApplyFrom("", e) }
+
+// WithOrigin says the session's entries so far were all written on
+// origin (a node's name: see Tree.ApplyFrom), and returns s.
+func (s *StandIn) WithOrigin(origin string) *StandIn {
+	if origin != "" && len(s.tree.origins) == 0 {
+		s.tree.origins = []OriginLeaf{{Origin: origin, Leaf: s.tree.leaf, At: s.tree.updated()}}
+	}
+	s.origin = origin
+	return s
+}
+
+// ApplyFrom is Apply of an entry written on origin: an entry of another
+// origin than the session's so far is refused (ErrBeyondStandIn), as its
+// leaf would be decided by the others' leaves, which the stand-in lacks.
+func (s *StandIn) ApplyFrom(origin string, e *Entry) error {
+	if origin != s.origin {
+		return fmt.Errorf("%w: %s was written on %q, the session on %q", ErrBeyondStandIn, e.ID, origin, s.origin)
+	}
 	if e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
@@ -105,7 +126,7 @@ func (s *StandIn) Apply(e *Entry) error {
 	if c := e.Compaction(); c != nil && c.RetainedTail == nil && c.FirstKeptEntryID != "" && !s.below[c.FirstKeptEntryID] && !s.exact[c.FirstKeptEntryID] {
 		return fmt.Errorf("%w: compaction %s keeps from %s", ErrBeyondStandIn, e.ID, c.FirstKeptEntryID)
 	}
-	if err := s.tree.Apply(e); err != nil {
+	if err := s.tree.ApplyFrom(origin, e); err != nil {
 		return err
 	}
 	s.below[e.ID] = true

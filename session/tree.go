@@ -47,6 +47,10 @@ type Tree struct {
 
 	// bytes is the estimated memory of the entries held (Bytes).
 	bytes int64
+
+	// origins are the leaves of the nodes the entries were written on,
+	// once a named one has written (origins.go).
+	origins []OriginLeaf
 }
 
 type labelState struct {
@@ -272,18 +276,7 @@ func (t *Tree) ApplyValidated(v Validated) error {
 // order. Their fields are not validated again (that is most of Apply's
 // cost); where each goes is: an entry whose id is taken or whose parent
 // is missing is refused, and nothing after it is applied.
-func (t *Tree) ApplyChecked(entries []*Entry) error {
-	for _, e := range entries {
-		if e == nil {
-			return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
-		}
-		if err := t.check(e, nil, func(*Entry) error { return nil }, false, false); err != nil {
-			return err
-		}
-		t.apply(e)
-	}
-	return nil
-}
+func (t *Tree) ApplyChecked(entries []*Entry) error { return t.ApplyCheckedFrom("", entries) }
 
 // Grow makes room for n more entries, for a caller about to apply many.
 func (t *Tree) Grow(n int) {
@@ -299,13 +292,7 @@ func (t *Tree) Grow(n int) {
 
 // Apply checks e and adds it to the tree, moving the leaf: to e itself, or
 // for a leaf entry to the entry it names (its parent).
-func (t *Tree) Apply(e *Entry) error {
-	if err := t.Check(e); err != nil {
-		return err
-	}
-	t.apply(e)
-	return nil
-}
+func (t *Tree) Apply(e *Entry) error { return t.ApplyFrom("", e) }
 
 func (t *Tree) apply(e *Entry) {
 	i := int32(len(t.entries))

@@ -20,6 +20,9 @@ type Node struct {
 type TreeView struct {
 	Roots []*Node
 	Leaf  string
+	// Apart are the branches written on other nodes while apart that
+	// the current branch does not hold (Tree.Apart).
+	Apart []Apart
 }
 
 // view builds the tree view. Entries whose parent is missing become roots,
@@ -40,7 +43,7 @@ func (t *Tree) view() (TreeView, error) {
 		}
 		nodes[i] = n
 	}
-	v := TreeView{Leaf: t.Leaf()}
+	v := TreeView{Leaf: t.Leaf(), Apart: t.Apart()}
 	for i, n := range nodes {
 		if n == nil {
 			continue

@@ -223,7 +223,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		if err == nil && !dup {
 			err := w.commit(func(t *session.Tree) error {
 				// Checked above, and only this writer changes t.
-				if err := t.ApplyChecked(entries); err != nil {
+				if err := t.ApplyCheckedFrom(s.b.cfg.Origin, entries); err != nil {
 					return err
 				}
 				s.applied(entries)
@@ -351,6 +351,9 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
 		if blobs != nil && blobs[i] != "" {
 			m.Header.Set(blobsHeader, blobs[i])
+		}
+		if s.b.cfg.Origin != "" {
+			m.Header.Set(OriginHeader, s.b.cfg.Origin)
 		}
 		// Consumers of the entry continue the writer's trace.
 		s.b.tel.Inject(ctx, m.Header)

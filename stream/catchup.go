@@ -176,7 +176,7 @@ func (s *Store) catchUp(ctx context.Context, w writer) error {
 		}
 		return w.commit(func(t *session.Tree) error {
 			if !t.Has(r.Entry.ID) { // else our own write, seen again after an ambiguous publish
-				if err := t.Apply(r.Entry); err != nil {
+				if err := t.ApplyFrom(r.Origin, r.Entry); err != nil {
 					return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, s.id, r.Seq, err)
 				}
 				s.applied([]*session.Entry{r.Entry})

@@ -67,6 +67,11 @@ type Config struct {
 	// Redact, when set, replaces secrets in entries before they are
 	// stored (codec.RedactConfig); nil stores entries as written.
 	Redact *codec.RedactConfig
+	// Origin names the node the store's writes are made on (its
+	// JetStream domain, where edge nodes sync): every entry written
+	// carries it, and a session written on several nodes while apart
+	// takes its leaf by session.Tree's rule for origins. "" names none.
+	Origin string
 	// BlobCacheBytes bounds the cache of blobs read back (references are
 	// resolved through it).
 	BlobCacheBytes int64
@@ -133,6 +138,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: blob grace period %v is under a second", ErrInvalidConfig, c.BlobGrace)
 	case c.Partitions < 0 || c.Partitions > MaxPartitions:
 		return fmt.Errorf("%w: partitions %d outside 0..%d (0: the deployment's)", ErrInvalidConfig, c.Partitions, MaxPartitions)
+	case len(c.Origin) > 64 || strings.ContainsFunc(c.Origin, func(r rune) bool { return r <= ' ' || r > '~' }):
+		return fmt.Errorf("%w: origin %q: at most 64 printable ASCII characters, no spaces", ErrInvalidConfig, c.Origin)
 	}
 	if c.Redact != nil {
 		if _, err := c.Redact.Redactor(); err != nil {

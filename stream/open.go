@@ -126,7 +126,7 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 			return nil, err
 		}
 	}
-	if err := applyTail(ls.tree.Apply, msgs); err != nil {
+	if err := applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), msgs); err != nil {
 		return nil, err
 	}
 	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.seq, Tail: len(msgs)}
@@ -134,13 +134,20 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 }
 
 // applyTail applies the messages read after a snapshot with apply (a
-// tree's or a stand-in's): entries only.
-func applyTail(apply func(*session.Entry) error, msgs []Message) error {
+// tree's or a stand-in's, of the session h): entries only, each once
+// (has: held already; copies of the header are passed over too).
+func applyTail(apply func(origin string, e *session.Entry) error, has func(id string) bool, h session.Header, msgs []Message) error {
 	for _, r := range msgs {
+		if r.Header != nil && sameHeader(*r.Header, h) {
+			continue
+		}
 		if r.Header != nil {
 			return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
 		}
-		if err := apply(r.Entry); err != nil {
+		if has(r.Entry.ID) {
+			continue // a copy (a stream source's)
+		}
+		if err := apply(r.Origin, r.Entry); err != nil {
 			return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
 		}
 	}

@@ -47,7 +47,7 @@ func (b *Backend) openFromTip(ctx context.Context, id string, head snapshotHead,
 	if err != nil {
 		return nil, err
 	}
-	if err := applyTail(si.Apply, msgs); err != nil {
+	if err := applyTail(si.WithOrigin(head.Origin).ApplyFrom, si.Tree().Has, si.Tree().Header(), msgs); err != nil {
 		return nil, err // beyond the stand-in: the skeleton is read
 	}
 	wg.Wait()
@@ -99,7 +99,7 @@ func (b *Backend) loadSkeleton(ctx context.Context, id string, epoch uint64, o *
 	head := o.head
 	ls, err := b.loadSnapshotOnce(ctx, id, &head)
 	if err == nil {
-		if err = applyTail(ls.tree.Apply, o.tail); err == nil {
+		if err = applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), o.tail); err == nil {
 			return ls.tree, ls, nil
 		}
 	}

@@ -41,6 +41,7 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(Mes
 			}
 			n++
 			msg, err := b.cfg.decode(id, m.Subject, m.Data, m.Sequence)
+			msg.Origin = m.Header.Get(OriginHeader)
 			if err == nil {
 				err = fn(msg)
 			}
@@ -173,7 +174,7 @@ func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint
 			// resend the server did not know for one): the first is the
 			// entry, as a catch-up has it.
 		default:
-			if err := t.Apply(r.Entry); err != nil {
+			if err := t.ApplyFrom(r.Origin, r.Entry); err != nil {
 				return fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, r.Seq, err)
 			}
 		}
@@ -198,7 +199,13 @@ type Message struct {
 	Seq     uint64
 	Header  *session.Header
 	Entry   *session.Entry
+	// Origin is the node the entry was written on (OriginHeader), where
+	// the reader had the message's headers.
+	Origin string
 }
+
+// OriginHeader names the node a message was written on (Config.Origin).
+const OriginHeader = "Sessionlog-Origin"
 
 // Decode decodes a message of the layout's streams delivered on subject:
 // see Config.Decode. (Replicas and event consumers call it for every

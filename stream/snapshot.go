@@ -81,6 +81,9 @@ type snapshotHead struct {
 	// Tip is set when the snapshot has a tip, "<object>.tip": its leaf's
 	// context branch, header first, as pi JSONL lines (see openFromTip).
 	Tip bool `json:"tip,omitempty"`
+	// Origin is the node every entry of a session with a tip was written
+	// on, where named (see Config.Origin).
+	Origin string `json:"origin,omitempty"`
 }
 
 // segsOf are the body objects of the current snapshot, and prevSegsOf
@@ -220,7 +223,7 @@ func (b *Backend) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base 
 			b.deleteObjects(ctx, mineAll...)
 			return errHeadMoved
 		}
-		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf(), Tip: snap.tip != nil})
+		val, _ := json.Marshal(snapshotHead{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.segsOf(), Tip: snap.tip != nil, Origin: snap.origin})
 		if rev == 0 {
 			_, err = b.heads.Create(ctx, id, val)
 		} else {

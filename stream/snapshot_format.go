@@ -55,6 +55,15 @@ type skelState struct {
 	NLabel  int           `msgpack:"nlabel"`
 	Stats   session.Stats `msgpack:"stats"`
 	Updated string        `msgpack:"updated"`
+	// Origins: the leaves of the nodes that wrote the session (edge
+	// nodes); absent for a session written by unnamed nodes only.
+	Origins []skelOrigin `msgpack:"origins,omitempty"`
+}
+
+type skelOrigin struct {
+	Origin string `msgpack:"origin"`
+	Leaf   int32  `msgpack:"leaf"`
+	At     string `msgpack:"at"`
 }
 
 type skelLabel struct {
@@ -68,6 +77,9 @@ func packSkeleton(h []byte, sk session.Skeleton) (*skeletonDoc, error) {
 	d := &skeletonDoc{Header: h, Rest: skelState{Leaf: sk.Leaf, Name: sk.Name, NLabel: sk.NLabel, Stats: sk.Stats, Updated: sk.Updated}}
 	for _, l := range sk.Labels {
 		d.Rest.Labels = append(d.Rest.Labels, skelLabel(l))
+	}
+	for _, o := range sk.Origins {
+		d.Rest.Origins = append(d.Rest.Origins, skelOrigin(o))
 	}
 	for _, i := range sk.Sorted {
 		d.Sorted = binary.AppendUvarint(d.Sorted, uint64(i))
@@ -89,6 +101,9 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 	sk := session.Skeleton{Leaf: r.Leaf, Name: r.Name, NLabel: r.NLabel, Stats: r.Stats, Updated: r.Updated}
 	for _, l := range r.Labels {
 		sk.Labels = append(sk.Labels, session.SkelLabel(l))
+	}
+	for _, o := range r.Origins {
+		sk.Origins = append(sk.Origins, session.OriginLeaf(o))
 	}
 	n := len(d.Types)
 	ends := make([]uint32, n)
@@ -169,7 +184,9 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 		return nil, err
 	}
 	src := &SnapshotSource{header: t.Header(), entries: entries, missing: missing, skeleton: sk, epoch: epoch, seq: seq}
-	if leaf := t.Leaf(); leaf != "" && missing == 0 {
+	// A tip is of one origin's session: a stand-in cannot decide the
+	// leaf among several (session.StandIn.ApplyFrom).
+	if leaf := t.Leaf(); leaf != "" && missing == 0 && len(sk.Origins) <= 1 {
 		if tip, ok, err := t.StandInBranch(leaf, maxTipEntries); err == nil && ok && len(tip) < len(entries) {
 			src.tip = tip
 		}
@@ -197,6 +214,7 @@ type encodedSnapshot struct {
 	freshFrom int
 	reused    bool   // it keeps segments of the snapshot before
 	tip       []byte // the tip's lines, header first (nil: none)
+	origin    string // the one node the session was written on, if named
 }
 
 // encode makes the snapshot, keeping what it can of prev, the segments
@@ -217,6 +235,9 @@ func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
 		return nil, errPartialSource
 	}
 	es := &encodedSnapshot{id: h.ID, epoch: src.epoch, seq: src.seq, entries: n, doc: doc, reused: len(keep) > 0}
+	if len(src.skeleton.Origins) == 1 {
+		es.origin = src.skeleton.Origins[0].Origin
+	}
 	doc.Segs = append(make([]bodySeg, 0, len(keep)+1), keep...)
 	if from < n {
 		es.fresh, es.freshFrom = src.entries[from:], from

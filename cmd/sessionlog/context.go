@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	slapi "github.com/agentcore/sessionlog/api"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -57,6 +58,22 @@ func printContext(ctx context.Context, e env, sess *session.Session, at string) 
 	}
 	if c.Compaction != nil {
 		out["compaction"] = c.Compaction.ID
+	}
+	if at == "" {
+		// The context of the leaf leaves out what other nodes wrote
+		// while apart: said beside it, as the protocol's reply does.
+		apart, err := sess.Apart(ctx)
+		if err != nil {
+			return err
+		}
+		if len(apart) > 0 {
+			var as []slapi.Apart
+			for _, a := range apart {
+				as = append(as, slapi.Apart(a))
+			}
+			out["apart"] = as
+			printApart(e.stderr, apart)
+		}
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")

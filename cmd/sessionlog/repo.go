@@ -128,11 +128,16 @@ func serveURLFile(data string) string { return filepath.Join(data, "serve.url") 
 // writeURLFile says where the data dir's node listens: written whole, then
 // renamed into place, so that a reader never sees half a URL.
 func writeURLFile(data, url string) error {
-	f := serveURLFile(data)
-	if err := os.WriteFile(f+".tmp", []byte(url+"\n"), 0o600); err != nil {
+	return writeFileAtomic(serveURLFile(data), []byte(url+"\n"), 0o600)
+}
+
+// writeFileAtomic writes a file whole, then renames it into place: a
+// reader (or a crash) never sees half of it.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if err := os.WriteFile(path+".tmp", data, mode); err != nil {
 		return err
 	}
-	return os.Rename(f+".tmp", f)
+	return os.Rename(path+".tmp", path)
 }
 
 // openedRepo is a repository with what must be closed after it.

@@ -66,6 +66,10 @@ type apiFlags struct {
 	// domain, leafListen and hub make the node a hub for edge nodes or an
 	// edge of one (serve_edge.go).
 	domain, leafListen, hub, hubCredentials string
+	// fromHub is which of the hub's sessions an edge copies (all, none);
+	// redaction what every entry of the data dir went through.
+	fromHub   string
+	redaction []byte // JSON
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -100,6 +104,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.StringVar(&a.domain, "domain", "", "this node's JetStream domain (a hub's and each edge's own; required with -hub and -leaf-listen)")
 	fs.StringVar(&a.leafListen, "leaf-listen", "", "accept edge nodes' links at this address (0.0.0.0:7422): with -tenants an edge signs in as a tenant's user, and its sessions are taken into that tenant's")
 	fs.StringVar(&a.hub, "hub", "", "run as an edge node of this hub (nats-leaf://host:7422, comma-separated): writes are stored here, online or not, and reach the hub when the link is up")
+	fs.StringVar(&a.fromHub, "from-hub", "all", "with -hub: which of the tenant's sessions at the hub this edge keeps a copy of, readable offline: all, or none")
 	fs.StringVar(&a.hubCredentials, "hub-credentials", "", "file holding user:password of the tenant user the edge signs in to the hub as (mode 600)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a
@@ -112,6 +117,11 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	}
 	if err := a.configureEdge(cfg); err != nil {
 		return err
+	}
+	if a.hub != "" {
+		if err := a.recordRedaction(cfg.DataDir, sc.Redact); err != nil {
+			return err
+		}
 	}
 	if a.cacheBytes < 1<<20 || a.writeRate <= 0 || a.memoryLimit < 0 {
 		return usageError("-session-cache must be at least 1 MiB, -tenant-write-rate positive, -memory-limit not negative")
@@ -146,7 +156,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		a.tenantFile = f
 		auth := f.Auth()
 		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
-		auth.EdgePermissions = service.EdgePermissions(service.DefaultConfig(system.Config()).Subject)
+		auth.EdgePermissions = service.EdgePermissions(service.DefaultConfig(system.Config()).Subject, cfg.Domain)
 		auth.MaxConnectionsPerTenant = a.tenantConns
 		cfg.Auth = auth
 	}
@@ -286,6 +296,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.MaxCachedBytes, svcCfg.Limits.TenantWriteBytes = a.cacheBytes, a.writeRate
 	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
 	svcCfg.AcceptLinks = a.leafListen != ""
+	svcCfg.Domain, sc.Origin = cfg.Domain, cfg.Domain
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
@@ -308,11 +319,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	}
 	out.srv, out.backends, out.services = srv, srv.Backends, srv.Services
 	if cfg.Hub != nil {
-		out.linkToHub(node, cfg.Domain, out.backends[0].Config().Streams(), func(s string) {
-			if a.log != nil {
-				fmt.Fprintln(a.log, s)
-			}
-		})
+		a.startLink(node, cfg, out)
 	}
 	for _, t := range srv.Tenants {
 		pol := a.retention

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/codec"
 )
 
 // configureEdge makes the node a hub (-leaf-listen) or an edge (-hub).
@@ -26,6 +31,13 @@ func (a *apiFlags) configureEdge(cfg *cluster.Config) error {
 	cfg.Domain, cfg.LeafListen = a.domain, a.leafListen
 	if a.hub == "" {
 		return nil
+	}
+	if cfg.ServerName == cluster.DefaultConfig("").ServerName {
+		// A hub takes one link per server name: every edge its own.
+		cfg.ServerName = "sessionlog-" + a.domain
+	}
+	if a.fromHub != "all" && a.fromHub != "none" {
+		return usageError("-from-hub %q: all or none", a.fromHub)
 	}
 	user, err := hubUser(a.hubCredentials)
 	if err != nil {
@@ -71,6 +83,28 @@ func hubUser(path string) (*url.Userinfo, error) {
 	return url.UserPassword(name, pw), nil
 }
 
+// startLink has the edge ask its hub, over its link, to take in its
+// sessions, and take in the hub's.
+func (a *apiFlags) startLink(node *cluster.Node, cfg cluster.Config, x *api) {
+	req := slapi.LinkRequest{Domain: cfg.Domain, Streams: x.backends[0].Config().Streams(), Redact: a.redaction}
+	x.linkToHub(node, req, a.fromHub == "all", func(s string) {
+		if a.log != nil {
+			fmt.Fprintln(a.log, s)
+		}
+	})
+}
+
+// recordRedaction keeps, for the link request, the redaction every
+// entry in the data dir went through (redactionInForce).
+func (a *apiFlags) recordRedaction(dataDir string, cfg *codec.RedactConfig) error {
+	rec, err := redactionInForce(dataDir, cfg)
+	if err != nil {
+		return err
+	}
+	a.redaction, err = json.Marshal(rec)
+	return err
+}
+
 // linkEvery is how often an edge whose hub has not taken its sessions in
 // yet asks again (while its link is up).
 const linkEvery = 2 * time.Second
@@ -85,13 +119,14 @@ const (
 // linkToHub asks the hub, over the edge's link, to source this edge's
 // sessions streams, until it has (and every relinkEvery after); then
 // JetStream carries what the edge writes, whenever the link is up.
-func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log func(string)) {
+func (x *api) linkToHub(node *cluster.Node, req slapi.LinkRequest, fromHub bool, log func(string)) {
+	var sourcing bool // this edge's streams source the hub's
 	var linkedAt time.Time
 	since, said := time.Now(), false
 	x.periodic(linkEvery, func(ctx context.Context) {
 		// Asked again now and then: the hub's streams may have been
 		// changed (or made again) since.
-		if !linkedAt.IsZero() && time.Since(linkedAt) < relinkEvery {
+		if !linkedAt.IsZero() && time.Since(linkedAt) < relinkEvery && (sourcing || !fromHub) {
 			return
 		}
 		if !node.Linked() {
@@ -111,7 +146,7 @@ func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log
 		var reply slapi.LinkReply
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, slapi.LinkRequest{Domain: domain, Streams: streams}, &reply); err != nil {
+		if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, req, &reply); err != nil {
 			log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
 			return
 		}
@@ -119,5 +154,65 @@ func (x *api) linkToHub(node *cluster.Node, domain string, streams []string, log
 			log(fmt.Sprintf("sessionlog: linked to the hub: its streams %v take in this edge's sessions", reply.Streams))
 		}
 		linkedAt = time.Now()
+		if !fromHub || reply.Domain == "" {
+			return
+		}
+		// The tenant's sessions at the hub, here too: this node's streams
+		// source the hub's (JetStream keeps the position; a message that
+		// went from here to the hub and back is one the stream's
+		// duplicate window, or failing that the readers, pass over).
+		if _, err := x.backends[0].SourceFrom(cctx, reply.Domain, reply.Streams); err != nil {
+			log(fmt.Sprintf("sessionlog: could not take in the hub's sessions: %v (asked again in %v)", err, linkEvery))
+			sourcing = false
+			return
+		}
+		if !sourcing {
+			log(fmt.Sprintf("sessionlog: this edge's streams take in the hub's sessions (domain %s)", reply.Domain))
+		}
+		sourcing = true
 	})
+}
+
+// redactionFile records, in a data dir, the redaction every entry stored
+// there went through: what an edge tells its hub when it links.
+const redactionFile = "redaction.json"
+
+// redactionInForce is the redaction every entry in dataDir went through,
+// given that it is now stored with cfg (nil: none): the first start
+// records cfg; each later one keeps only the rules it still has. A data
+// dir that holds a store but no record went through none that can be told.
+func redactionInForce(dataDir string, cfg *codec.RedactConfig) (codec.RedactConfig, error) {
+	var now codec.RedactConfig
+	if cfg != nil {
+		now = *cfg
+	}
+	path := filepath.Join(dataDir, redactionFile)
+	var rec codec.RedactConfig
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return rec, fmt.Errorf("%s: %w (remove it only if every entry here went through the redaction given now)", path, err)
+		}
+		rec = rec.Common(now)
+	case !errors.Is(err, os.ErrNotExist):
+		return rec, err
+	default:
+		if _, serr := os.Stat(filepath.Join(dataDir, "jetstream")); serr != nil {
+			rec = now // a new store: everything it will hold goes through now
+		}
+	}
+	out, err := json.Marshal(rec)
+	if err != nil {
+		return rec, err
+	}
+	if !bytes.Equal(out, b) {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return rec, err
+		}
+		if err := writeFileAtomic(path, out, 0o600); err != nil {
+			return rec, err
+		}
+	}
+	return rec, nil
 }

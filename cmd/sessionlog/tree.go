@@ -60,10 +60,19 @@ func printSession(ctx context.Context, w io.Writer, sess *session.Session, o tre
 	}
 	if o.entries {
 		printTree(w, v, o.width, o.depth)
-		return nil
+	} else {
+		printOutline(w, v, o.width)
 	}
-	printOutline(w, v, o.width)
+	printApart(w, v.Apart)
 	return nil
+}
+
+// printApart says which branches other nodes wrote while apart, and why
+// the leaf is where it is.
+func printApart(w io.Writer, apart []session.Apart) {
+	for _, a := range apart {
+		fmt.Fprintf(w, "⑂ branch written apart on %s: its tip %s (%s) is not on the current branch; the leaf is the branch written last\n", a.Origin, a.Leaf, a.At)
+	}
 }
 
 // printOutline draws the conversation (package outline): a row a

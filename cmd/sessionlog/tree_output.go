@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -57,12 +58,16 @@ type treeNode struct {
 
 func printTreeJSON(w io.Writer, h session.Header, name string, v session.TreeView, depth int) error {
 	out := struct {
-		Session string     `json:"session"`
-		Name    string     `json:"name,omitempty"`
-		Cwd     string     `json:"cwd,omitempty"`
-		Leaf    string     `json:"leaf"`
-		Nodes   []treeNode `json:"nodes"`
+		Session string        `json:"session"`
+		Name    string        `json:"name,omitempty"`
+		Cwd     string        `json:"cwd,omitempty"`
+		Leaf    string        `json:"leaf"`
+		Nodes   []treeNode    `json:"nodes"`
+		Apart   []slapi.Apart `json:"apart,omitempty"`
 	}{Session: h.ID, Name: name, Cwd: h.Cwd, Leaf: v.Leaf, Nodes: []treeNode{}}
+	for _, a := range v.Apart {
+		out.Apart = append(out.Apart, slapi.Apart(a))
+	}
 	type item struct {
 		n *session.Node
 		d int

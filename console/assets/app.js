@@ -197,7 +197,7 @@ async function sessionView(main, id, wantEntry) {
   performance.mark("tree-fetched");
   const st = {
     id, path, name: opened.session.name || "", nodes: [], byId: new Map(), kids: new Map(), leaf: tree.leaf, seq: tree.sequence,
-    collapsed: new Set(), selected: -1, texts: new Map(), blocks: new Set(), rows: [], onBranch: new Set(), tab: "context",
+    apart: apartOf(tree), collapsed: new Set(), selected: -1, texts: new Map(), blocks: new Set(), rows: [], onBranch: new Set(), tab: "context",
     view: "conversation", opened: new Set(),
   };
   for (const n of tree.nodes) addNode(st, n);
@@ -278,7 +278,8 @@ async function sessionView(main, id, wantEntry) {
         n.thinking && !row.member ? h("span", { class: "muted note" }, "[thought]") : null,
         n.tools && n.tools.length && n.role === "assistant" ? h("span", { class: "tools" }, "→ " + n.tools.join(", ") + (folded.results ? ` (${folded.results} result${folded.results > 1 ? "s" : ""}${folded.failed ? `, ${folded.failed} failed` : ""})` : "")) : null,
         folded.other ? h("span", { class: "folded", title: folded.kinds }, `+${folded.other}`) : null,
-        (n.id === st.leaf || row.leaf) ? h("span", { class: "leafmark" }, "← leaf") : null);
+        (n.id === st.leaf || row.leaf) ? h("span", { class: "leafmark" }, "← leaf") : null,
+        apartMark(st, row, n));
       el.style.top = r * ROW + "px";
       el.style.paddingLeft = 4 + Math.min(row.indent, 40) * 14 + "px";
       out.push(el);
@@ -373,6 +374,7 @@ async function sessionView(main, id, wantEntry) {
   async function reload() {
     const t = await fetchTree(path);
     st.nodes = []; st.byId.clear(); st.kids.clear(); st.texts.clear(); st.blocks.clear(); st.leaf = t.leaf; st.seq = t.sequence;
+    st.apart = apartOf(t);
     for (const n of t.nodes) addNode(st, n);
     relayout();
   }
@@ -391,7 +393,7 @@ async function sessionView(main, id, wantEntry) {
 
   // Live: entries appended after the tree's sequence, as they come.
   const es = new EventSource(path + "/events?" + qs({ after: st.seq }));
-  let dirty = false;
+  let dirty = false, stale = false;
   es.addEventListener("open", () => { live.className = "live on"; live.textContent = "live"; });
   es.addEventListener("error", () => { live.className = "live off"; live.textContent = "reconnecting"; });
   es.addEventListener("entry", (ev) => {
@@ -404,8 +406,19 @@ async function sessionView(main, id, wantEntry) {
     if (st.byId.has(n.id)) return;
     const i = addNode(st, n);
     st.texts.set(i, textOf(e));
+    // An entry that does not continue the leaf may be another node's,
+    // written apart: the server decides the leaf then (origins), so the
+    // tree is asked again.
+    if (n.parentId !== st.leaf && e.type !== "leaf") stale = true;
     st.leaf = e.type === "leaf" ? n.target : n.id;
-    if (!dirty) { dirty = true; setTimeout(() => { dirty = false; relayout(); if (st.tab === "context" && st.selected < 0) showTab(); }, 100); }
+    if (!dirty) {
+      dirty = true;
+      setTimeout(async () => {
+        dirty = false;
+        if (stale) { stale = false; try { await reload(); } catch (err) { banner(explain(err)); } } else relayout();
+        if (st.tab === "context" && st.selected < 0) showTab();
+      }, 100);
+    }
   });
   return { close: () => es.close() };
 }
@@ -414,6 +427,17 @@ async function sessionView(main, id, wantEntry) {
 // the first at once: a large tree (100,000 entries is three pages of some
 // 40,000 nodes) arrives in about the time of its largest page. A page that
 // ends short of the next one asked for leaves a gap, read on its own.
+// apartOf maps the tip of each branch written apart (on another node,
+// while the nodes could not reach each other) to its origin and time.
+function apartOf(tree) { return new Map((tree.apart || []).map((a) => [a.leaf, a])); }
+
+// apartMark marks a row holding such a tip.
+function apartMark(st, row, n) {
+  const ids = row.members ? row.members.map((m) => st.nodes[m].id) : [n.id];
+  const a = ids.map((id) => st.apart.get(id)).find(Boolean);
+  return a ? h("span", { class: "apartmark", title: `written on ${a.origin} at ${a.at} while apart; the leaf is the branch written last` }, "⑂ apart: " + a.origin) : null;
+}
+
 async function fetchTree(path) {
   const first = await api("GET", path + "/tree?offset=0");
   if (!first.next) return first;

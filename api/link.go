@@ -1,0 +1,32 @@
+package api
+
+import "github.com/go-json-experiment/json/jsontext"
+
+// LinkRequest asks a hub to take in an edge node's sessions: its streams
+// (the same layout as the hub's) in JetStream domain Domain.
+type LinkRequest struct {
+	Domain  string   `json:"domain"`
+	Streams []string `json:"streams"`
+	// Redact is the redaction every entry the edge holds went through
+	// (a redact config: {"defaults":bool,"rules":[{"name","pattern"}]}).
+	// The hub takes in an edge only when it covers the tenant's rules:
+	// nothing a rule would catch leaves the machine.
+	Redact jsontext.Value `json:"redact,omitempty"`
+}
+
+// LinkReply names the hub's streams that source the edge, and the hub's
+// JetStream domain, where the edge's streams source the hub's sessions.
+type LinkReply struct {
+	Streams []string `json:"streams"`
+	Domain  string   `json:"domain"`
+}
+
+// Apart is a branch written on another node while apart: its tip (the
+// leaf that node's last entry set), when that entry was written, and the
+// node (its JetStream domain). The leaf of the session is the tip of
+// the node that wrote last (docs/edges.md).
+type Apart struct {
+	Origin string `json:"origin"`
+	Leaf   string `json:"leaf"`
+	At     string `json:"at"`
+}

@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/go-json-experiment/json"
+	"slices"
+	"strings"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// An edge node's link (OpLink): the hub takes in the edge's sessions
+// (its streams source the edge's) when the edge is one of the tenant's
+// and its stored entries went through the tenant's redaction; the reply
+// names the hub's domain, which the edge's streams source in turn.
+
+// link sources an edge node's sessions streams into the tenant's (the
+// edge asks over its link, as the tenant's user it signed in as).
+func (s *Service) link(ctx context.Context, data []byte) (any, error) {
+	req, err := decodeFor[LinkRequest](data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !domainName(req.Domain) {
+		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
+	}
+	if !slices.Contains(s.cfg.EdgeDomains, req.Domain) {
+		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
+	}
+	if err := s.coversRedaction(req.Redact); err != nil {
+		return nil, err
+	}
+	streams, err := s.b.SourceFrom(ctx, req.Domain, req.Streams)
+	if errors.Is(err, stream.ErrInvalidConfig) {
+		return nil, &Error{Code: CodeBadRequest, Field: "/streams", Message: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return LinkReply{Streams: streams, Domain: s.cfg.Domain}, nil
+}
+
+// coversRedaction refuses an edge whose entries did not all go through
+// the tenant's redaction rules: the hub's sourcing would store them as
+// the edge holds them.
+func (s *Service) coversRedaction(raw []byte) error {
+	want := s.b.Config().Redact
+	if want == nil {
+		return nil
+	}
+	var have codec.RedactConfig
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &have); err != nil {
+			return &Error{Code: CodeBadRequest, Field: "/redact", Message: fmt.Sprintf("not a redact config: %v", err)}
+		}
+	}
+	if missing := have.Missing(*want); len(missing) > 0 {
+		return &Error{Code: CodeBadRequest, Field: "/redact", Message: fmt.Sprintf(
+			"this tenant redacts %s, which the edge's stored entries did not all go through: start the edge with -redact naming the tenant's rules, on a data dir of its own from then (what it holds was stored without them and stays on the machine)",
+			strings.Join(missing, ", "))}
+	}
+	return nil
+}
+
+// domainName says whether d can name a JetStream domain.
+func domainName(d string) bool {
+	if d == "" || len(d) > 64 {
+		return false
+	}
+	for _, r := range d {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
