@@ -111,7 +111,10 @@ func (n *Node) LeafURL() string {
 		host = "127.0.0.1"
 	}
 	// The server writes the port it took into its options (port 0: any).
-	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(host, strconv.Itoa(n.opts.LeafNode.Port)))
+	n.mu.Lock()
+	port := n.opts.LeafNode.Port
+	n.mu.Unlock()
+	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(host, strconv.Itoa(port)))
 }
 
 // Linked reports whether this edge node's link to its hub is up.

@@ -20,36 +20,47 @@ import (
 // proxy the test can cut.
 type fleet struct {
 	tenants, leaf string
+	hubData       string
 	hub           *serveProc
 	edges         []*fleetEdge
 }
 
 type fleetEdge struct {
 	domain string
+	data   string
 	link   *clustertest.Proxy
 	proc   *serveProc
 	c      *api.Client
 }
 
+// fleetOpts are more of a fleet's settings: members of tenant acme
+// (JSON, after its users and edges), and serve flags of the hub and of
+// each edge.
+type fleetOpts struct {
+	tenant string
+	hub    []string
+	edge   map[string][]string
+}
+
 // newFleet starts a hub (domain hub) and an edge per domain, linked.
-// extraHub and extraEdge are more serve flags.
-func newFleet(t *testing.T, domains []string, extraHub, extraEdge []string) *fleet {
+func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 	t.Helper()
 	f := &fleet{}
 	hubData := t.TempDir()
+	f.hubData = hubData
 	var edges []string
 	for _, d := range domains {
 		edges = append(edges, fmt.Sprintf(`{"domain":%q,"user":%q,"password":%q}`, d, d, d+"-pw"))
 	}
 	f.tenants = filepath.Join(hubData, "tenants.json")
-	os.WriteFile(f.tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],"edges":[`+strings.Join(edges, ",")+`]}]}`), 0o600)
+	os.WriteFile(f.tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],"edges":[`+strings.Join(edges, ",")+`]`+o.tenant+`}]}`), 0o600)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.leaf = ln.Addr().String()
 	ln.Close()
-	f.hub = startServe(t, hubData, append([]string{"-domain", "hub", "-leaf-listen", f.leaf, "-tenants", f.tenants}, extraHub...)...)
+	f.hub = startServe(t, hubData, append([]string{"-domain", "hub", "-leaf-listen", f.leaf, "-tenants", f.tenants}, o.hub...)...)
 	for _, d := range domains {
 		e := &fleetEdge{domain: d}
 		if e.link, err = clustertest.NewProxy(f.leaf); err != nil {
@@ -59,7 +70,8 @@ func newFleet(t *testing.T, domains []string, extraHub, extraEdge []string) *fle
 		data := t.TempDir()
 		creds := filepath.Join(data, "hub.creds")
 		os.WriteFile(creds, []byte(d+":"+d+"-pw\n"), 0o600)
-		e.proc = startServe(t, data, append([]string{"-domain", d, "-hub", "nats-leaf://" + e.link.Addr(), "-hub-credentials", creds}, extraEdge...)...)
+		e.data = data
+		e.proc = startServe(t, data, append([]string{"-domain", d, "-hub", "nats-leaf://" + e.link.Addr(), "-hub-credentials", creds}, o.edge[d]...)...)
 		e.c = client(t, e.proc.url, "")
 		f.edges = append(f.edges, e)
 	}
@@ -123,7 +135,7 @@ func (a treeAt) same(b treeAt) error {
 // every entry once, B's branch the leaf where it wrote last, A's branch
 // told apart — and the time that takes is measured.
 func TestEdgesWritingApartConverge(t *testing.T) {
-	f := newFleet(t, []string{"laptop-a", "laptop-b"}, nil, nil)
+	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{})
 	a, b := f.edges[0], f.edges[1]
 	hub := client(t, f.hub.url, "alice")
 	ctx := context.Background()

@@ -27,7 +27,7 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if !domainName(req.Domain) {
 		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
 	}
-	if !slices.Contains(s.cfg.EdgeDomains, req.Domain) {
+	if !slices.Contains(s.edgeDomains(), req.Domain) {
 		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
 	}
 	if err := s.coversRedaction(req.Redact); err != nil {
@@ -76,4 +76,19 @@ func domainName(d string) bool {
 		}
 	}
 	return true
+}
+
+// edgeDomains are the tenant's edges as last set.
+func (s *Service) edgeDomains() []string {
+	if p := s.edges.Load(); p != nil {
+		return *p
+	}
+	return s.cfg.EdgeDomains
+}
+
+// SetEdgeDomains replaces the tenant's edges (a tenants file reloaded):
+// a domain no longer listed may not link again.
+func (s *Service) SetEdgeDomains(domains []string) {
+	d := slices.Clone(domains)
+	s.edges.Store(&d)
 }

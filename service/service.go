@@ -31,8 +31,11 @@ var (
 
 // Service is a running micro service over one stream backend.
 type Service struct {
-	cfg     Config
-	b       *stream.Backend
+	cfg Config
+	b   *stream.Backend
+	// edges are the tenant's edge domains, the link op's (Config.
+	// EdgeDomains until SetEdgeDomains).
+	edges   atomic.Pointer[[]string]
 	uploads *stream.Uploads
 	// staged bounds the bytes of staged appends held at once.
 	staged *semaphore.Weighted

@@ -72,3 +72,42 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 
 // maxLinkAttempts bounds SourceFrom's updates of one stream.
 const maxLinkAttempts = 8
+
+// Unsource stops the deployment's session streams from sourcing the edge
+// of the given domain (revoked): what they took in stays. It is
+// idempotent, and returns the streams it changed.
+func (b *Backend) Unsource(ctx context.Context, domain string) ([]string, error) {
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
+	api := "$JS." + domain + ".API"
+	var changed []string
+	for _, name := range b.cfg.Streams() {
+		for attempt := 0; ; attempt++ {
+			s, err := b.js.Stream(ctx, name)
+			if err != nil {
+				return changed, fmt.Errorf("stream: %s: %w", name, err)
+			}
+			cfg := s.CachedInfo().Config
+			kept := slices.DeleteFunc(slices.Clone(cfg.Sources), func(src *jetstream.StreamSource) bool {
+				return src.External != nil && src.External.APIPrefix == api
+			})
+			if len(kept) == len(cfg.Sources) {
+				break
+			}
+			if attempt == maxLinkAttempts {
+				return changed, fmt.Errorf("stream: %s: the source of the edge %s stays (%d tries): other links change the stream meanwhile; ask again", name, domain, attempt)
+			}
+			cfg.Sources = kept
+			if len(kept) == 0 {
+				cfg.Sources = nil
+			}
+			if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+				return changed, fmt.Errorf("stream: %s: stop sourcing the edge %s: %w", name, domain, err)
+			}
+			if attempt == 0 {
+				changed = append(changed, name)
+			}
+		}
+	}
+	return changed, nil
+}

@@ -205,10 +205,7 @@ type api struct {
 // periodic runs fn every interval until the api closes (close waits for
 // a run in progress): blob collection, retention.
 func (a *api) periodic(every time.Duration, fn func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	a.run(func(ctx context.Context) {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -219,6 +216,17 @@ func (a *api) periodic(every time.Duration, fn func(ctx context.Context)) {
 			}
 			fn(ctx)
 		}
+	})
+}
+
+// run runs job in a goroutine of the api's until its context ends, when
+// the api closes (close waits for it).
+func (a *api) run(job func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		job(ctx)
 	}()
 	a.stops = append(a.stops, func() { cancel(); <-done })
 }
@@ -321,6 +329,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	if cfg.Hub != nil {
 		a.startLink(node, cfg, out)
 	}
+	a.reloadOnHangup(node, out)
 	for _, t := range srv.Tenants {
 		pol := a.retention
 		if t.Retention != nil {

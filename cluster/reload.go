@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrReload is returned by ReloadAuth for a change it cannot make to a
+// running node.
+var ErrReload = errors.New("cluster: cannot reload")
+
+// ReloadAuth gives the running node new users and edges of the same
+// tenants: a user or edge no longer listed is disconnected at once and
+// refused from then on (a stolen laptop's key revoked), new ones are let
+// in, changed limits apply. Tenants cannot be added or removed this way
+// (each has its services and streams): that needs a restart.
+func (n *Node) ReloadAuth(a *AuthConfig) error {
+	if n.cfg.Auth == nil || a == nil {
+		return fmt.Errorf("%w: the node was started without tenants, or is given none", ErrReload)
+	}
+	// What the tenants file does not say stays as the node was given it.
+	if a.ClientPermissions.Publish == nil {
+		a.ClientPermissions = n.cfg.Auth.ClientPermissions
+	}
+	if a.EdgePermissions == nil {
+		a.EdgePermissions = n.cfg.Auth.EdgePermissions
+	}
+	if a.MaxConnectionsPerTenant == 0 {
+		a.MaxConnectionsPerTenant = n.cfg.Auth.MaxConnectionsPerTenant
+	}
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	names := func(a *AuthConfig) []string {
+		var out []string
+		for _, t := range a.Tenants {
+			out = append(out, t.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if was, now := names(n.cfg.Auth), names(a); !slices.Equal(was, now) {
+		return fmt.Errorf("%w: the tenants changed (%v, now %v): restart the node", ErrReload, was, now)
+	}
+	// The service keys stay: the node's own connections keep working.
+	conf, err := a.accountsConfig(n.keys, n.cfg.MaxConnections)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	opts := n.opts.Clone()
+	opts.Accounts, opts.Users, opts.Nkeys = nil, nil, nil
+	if err := opts.ProcessConfigString(conf); err != nil {
+		return fmt.Errorf("%w: tenants: %v", ErrInvalidConfig, err)
+	}
+	if err := n.srv.ReloadOptions(opts); err != nil {
+		return fmt.Errorf("%w: %v", ErrReload, err)
+	}
+	cfg := *a
+	n.cfg.Auth, n.opts = &cfg, opts
+	return nil
+}
