@@ -1,10 +1,12 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,6 +76,15 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 		e.proc = startServe(t, data, append([]string{"-domain", d, "-hub", "nats-leaf://" + e.link.Addr(), "-hub-credentials", creds}, o.edge[d]...)...)
 		e.c = client(t, e.proc.url, "")
 		f.edges = append(f.edges, e)
+	}
+	// Linked both ways (or told why not), before the test begins.
+	for _, e := range f.edges {
+		sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+			if l := e.proc.log.String(); !strings.Contains(l, "take in the hub's sessions") && !strings.Contains(l, "did not take this edge's sessions in") {
+				return fmt.Errorf("%s not linked yet", e.domain)
+			}
+			return nil
+		})
 	}
 	return f
 }
@@ -215,4 +226,69 @@ func TestEdgesWritingApartConverge(t *testing.T) {
 		return nil
 	})
 	t.Logf("1,050 entries written apart on two edges (20 sessions, 5 written on both): hub and edges agree %v after the links are back", time.Since(t0).Round(time.Millisecond))
+}
+
+// A Claude Code session followed on one machine is searchable at the hub
+// within 2 s, and resumed on another machine it is the file the first
+// had, byte for byte but for the working directory mapped.
+func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
+	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{})
+	a, b := f.edges[0], f.edges[1]
+	projects := t.TempDir()
+	follow := exec.Command(bin, "follow", "-interval", "50ms", "-state", "none", "-url", a.proc.url, projects)
+	var followLog clustertest.SyncBuffer
+	follow.Stdout, follow.Stderr = &followLog, &followLog
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		follow.Process.Kill()
+		follow.Wait()
+		if t.Failed() {
+			t.Logf("follow:\n%s", followLog.String())
+		}
+	})
+	claude, err := os.ReadFile("../transcript/testdata/claude-code/short.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "11111111-2222-4333-8444-555555555555"
+	dir := filepath.Join(projects, "-home-marco-projects-spotter")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, id+".jsonl.tmp"), claude, 0o600)
+	os.Rename(filepath.Join(dir, id+".jsonl.tmp"), filepath.Join(dir, id+".jsonl"))
+	t0 := time.Now()
+	hub := client(t, f.hub.url, "alice")
+	sessiontest.CheckFor(t, 2*time.Second, 10*time.Millisecond, func() error {
+		var r api.SearchReply
+		if err := hub.Call(context.Background(), api.OpSearch, api.SearchRequest{Query: "phx.server"}, &r); err != nil {
+			return err
+		}
+		if len(r.Hits) == 0 {
+			ta, aerr := readTree(a.c, id)
+			th, herr := readTree(hub, id)
+			st, _ := exec.Command(bin, "status", "-url", strings.Replace(f.hub.url, "nats://", "nats://alice:alice-pw@", 1)).CombinedOutput()
+			return fmt.Errorf("not found at the hub yet (A: %d %v, hub: %d %v)\n%s", len(ta.ids), aerr, len(th.ids), herr, st)
+		}
+		return nil
+	})
+	t.Logf("written on A -> searchable at the hub: %v", time.Since(t0).Round(time.Millisecond))
+
+	home := t.TempDir()
+	var out []byte
+	sessiontest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		cmd := exec.Command(bin, "resume", id, "-home", home, "-map", "/home/marco/projects=/Users/m/src_x", "-url", b.proc.url)
+		cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=")
+		var err error
+		out, err = cmd.CombinedOutput()
+		return err
+	})
+	got, err := os.ReadFile(filepath.Join(home, ".claude", "projects", "-Users-m-src-x-spotter", id+".jsonl"))
+	if err != nil {
+		t.Fatalf("resume on B said %s: %v", out, err)
+	}
+	mapped := bytes.ReplaceAll(claude, []byte(`"cwd":"/home/marco/projects/spotter"`), []byte(`"cwd":"/Users/m/src_x/spotter"`))
+	if bytes.Equal(mapped, claude) || !bytes.Equal(got, mapped) {
+		t.Fatalf("B's file is not A's with its cwd mapped (%d bytes, want %d)", len(got), len(mapped))
+	}
 }

@@ -172,6 +172,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 			b.warnings = append(b.warnings, p.warnings...)
 		}
 	}
+	if err := b.settleOrigin(ctx); err != nil {
+		return nil, err
+	}
 	blobs, err := openBlobs(ctx, b.parts[0], b.cfg)
 	if err != nil {
 		return nil, err

@@ -184,6 +184,15 @@ func (c Config) sessionSubjects(id string) string {
 	return c.Prefix + "." + id
 }
 
+// sessionsFilter matches every session's messages of the partition and
+// nothing else (not its read barriers).
+func (c Config) sessionsFilter() string {
+	if c.typed {
+		return c.Prefix + ".*.*"
+	}
+	return c.Prefix + ".*"
+}
+
 // subject is where an entry of type typ of session id is published.
 func (c Config) subject(id, typ string) string {
 	if c.typed {

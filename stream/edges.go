@@ -28,12 +28,19 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 	b.linkMu.Lock()
 	defer b.linkMu.Unlock()
 	api := "$JS." + domain + ".API"
-	sourced := func(cfg jetstream.StreamConfig) bool {
-		return slices.ContainsFunc(cfg.Sources, func(src *jetstream.StreamSource) bool {
+	for i, name := range mine {
+		// Session messages only: a read barrier has no message id for
+		// the other side's duplicate window to know it by, and two
+		// nodes sourcing each other would pass it back and forth.
+		filter := b.cfg.partition(i).sessionsFilter()
+		ours := func(src *jetstream.StreamSource) bool {
 			return src.External != nil && src.External.APIPrefix == api
-		})
-	}
-	for _, name := range mine {
+		}
+		sourced := func(cfg jetstream.StreamConfig) bool {
+			return slices.ContainsFunc(cfg.Sources, func(src *jetstream.StreamSource) bool {
+				return ours(src) && src.FilterSubject == filter
+			})
+		}
 		// A stream's config is replaced whole: two edges linking at once
 		// (on two nodes) could each write the list without the other's
 		// source. So the source is looked for again after the update, and
@@ -59,7 +66,8 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 			if attempt == maxLinkAttempts {
 				return nil, fmt.Errorf("stream: %s: the source of the edge %s did not stay (%d tries): other links change the stream meanwhile; ask again", name, domain, attempt)
 			}
-			cfg.Sources = append(cfg.Sources, &jetstream.StreamSource{Name: name, External: &jetstream.ExternalStream{APIPrefix: api}})
+			cfg.Sources = append(slices.DeleteFunc(slices.Clone(cfg.Sources), ours),
+				&jetstream.StreamSource{Name: name, FilterSubject: filter, External: &jetstream.ExternalStream{APIPrefix: api}})
 			// nats.go says "not supported" when the config the server
 			// answers with has no sources: another update's, meanwhile.
 			if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {

@@ -220,8 +220,12 @@ func (x *indexer) close(ctx context.Context) error {
 	return x.flush(ctx)
 }
 
-// Exists reports whether session id exists, from its index record (one
-// read, never the session's messages).
+// Exists reports whether session id exists: from its index record (one
+// read), or, when there is none, from the stream, whose last message of
+// the session the leader is asked for. A record can lag its session (one
+// written on an edge node and taken in by a stream source has none until
+// the index follower writes it): the stream is what says a session is
+// gone.
 func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
 	if err := ValidateSessionID(id); err != nil {
 		return false, err
@@ -236,7 +240,14 @@ func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+	case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
+		return false, fmt.Errorf("stream: exists %s: %w", id, err)
+	}
+	m, err := p.lastOf(ctx, p.cfg.Stream, p.cfg.sessionSubjects(id))
+	switch {
+	case err == nil:
+		return m != nil, nil
+	case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, errNoMessages):
 		return false, nil
 	}
 	return false, fmt.Errorf("stream: exists %s: %w", id, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ const (
 	hashName       = "fnv1a32-mod"
 	metaSubjects   = "sessionlog.subjects" // "session": one subject per session
 	subjectsName   = "session"
+	metaOrigin     = "sessionlog.origin" // the node its writes are made on (Config.Origin)
 )
 
 // ErrPartitions is returned by New when the deployment's partition count
@@ -130,7 +132,46 @@ func (c Config) streamMetadata() map[string]string {
 	if !c.typed {
 		md[metaSubjects] = subjectsName
 	}
+	if c.Origin != "" {
+		md[metaOrigin] = c.Origin
+	}
 	return md
+}
+
+// settleOrigin makes every writer of the deployment's streams stamp the
+// same origin: a backend given one records it in the streams' metadata
+// (serve, from its JetStream domain); one given none (the CLI, a client
+// on the node) takes the recorded one.
+func (b *Backend) settleOrigin(ctx context.Context) error {
+	recorded := b.parts[0].stream.CachedInfo().Config.Metadata[metaOrigin]
+	origin := b.cfg.Origin
+	if origin == "" {
+		origin = recorded
+	}
+	for _, p := range b.parts {
+		p.cfg.Origin = origin
+		cfg := p.stream.CachedInfo().Config
+		if cfg.Metadata[metaOrigin] == origin {
+			continue
+		}
+		cfg.Metadata = maps.Clone(cfg.Metadata)
+		if cfg.Metadata == nil {
+			cfg.Metadata = map[string]string{}
+		}
+		cfg.Metadata[metaOrigin] = origin
+		err := Provisioning(ctx, func(ctx context.Context) error {
+			s, err := b.js.UpdateStream(ctx, cfg)
+			if err == nil {
+				p.stream = s
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+			return fmt.Errorf("stream: record the origin %q of %s: %w", origin, cfg.Name, err)
+		}
+	}
+	b.cfg.Origin = origin
+	return nil
 }
 
 // typedSubjects reads a stream's subject layout from its metadata: none

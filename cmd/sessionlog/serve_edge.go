@@ -107,7 +107,7 @@ func (a *apiFlags) recordRedaction(dataDir string, cfg *codec.RedactConfig) erro
 
 // linkEvery is how often an edge whose hub has not taken its sessions in
 // yet asks again (while its link is up).
-const linkEvery = 2 * time.Second
+const linkEvery = 500 * time.Millisecond
 
 // unlinkedSaid is how long an edge goes without its link before it says
 // so; relinkEvery how often a linked edge asks the hub again.
