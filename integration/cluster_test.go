@@ -60,6 +60,13 @@ type procCluster struct {
 
 func startCluster(t *testing.T, bin string, n int) *procCluster {
 	t.Helper()
+	return startClusterWith(t, bin, n, nil)
+}
+
+// startClusterWith is startCluster with more serve flags for node i
+// (extra may be nil).
+func startClusterWith(t *testing.T, bin string, n int, extra func(i int) []string) *procCluster {
+	t.Helper()
 	c := &procCluster{t: t, bin: bin, proxies: map[[2]int]*clustertest.Proxy{}}
 	routePorts := make([]int, n)
 	for i := range n {
@@ -98,6 +105,9 @@ func startCluster(t *testing.T, bin string, n int) *procCluster {
 			// round's wait for convergence; a node is never gone long
 			// enough here to be replaced.
 			"-repair-stuck", "15s"}
+		if extra != nil {
+			nd.args = append(nd.args, extra(i)...)
+		}
 		c.nodes = append(c.nodes, nd)
 	}
 	for i := range c.nodes {
