@@ -23,6 +23,10 @@ type HubConfig struct {
 	URLs []string
 	// ReconnectEvery is how often a lost link is tried again (0: 1 s).
 	ReconnectEvery time.Duration
+	// Bandwidth bounds the link's bytes a second, both directions
+	// together (0: none): see relay.go. Not with tls:// URLs (the relay
+	// stands in for the hub's address).
+	Bandwidth int64
 }
 
 var domainRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -43,10 +47,16 @@ func (c Config) validateLeaf() error {
 		if len(h.URLs) == 0 {
 			return fmt.Errorf("%w: no hub URL", ErrInvalidConfig)
 		}
+		if h.Bandwidth < 0 {
+			return fmt.Errorf("%w: negative bandwidth", ErrInvalidConfig)
+		}
 		for _, u := range h.URLs {
 			p, err := url.Parse(u)
 			if err != nil || (p.Scheme != "nats-leaf" && p.Scheme != "tls" && p.Scheme != "nats") || p.Port() == "" {
 				return fmt.Errorf("%w: hub URL %q (want nats-leaf://user:password@host:7422)", ErrInvalidConfig, redactURL(u))
+			}
+			if h.Bandwidth > 0 && p.Scheme == "tls" {
+				return fmt.Errorf("%w: a bandwidth bound on a TLS link (%q) is not supported", ErrInvalidConfig, redactURL(u))
 			}
 		}
 	}
@@ -62,12 +72,22 @@ func redactURL(u string) string {
 	return p.Redacted()
 }
 
-func applyLeaf(opts *server.Options, cfg Config) error {
+// applyLeaf sets the leafnode options; the relays it starts (a bandwidth
+// bound) are the caller's to close.
+func applyLeaf(opts *server.Options, cfg Config) (relays []*relay, err error) {
+	defer func() {
+		if err != nil {
+			for _, r := range relays {
+				r.close()
+			}
+			relays = nil
+		}
+	}()
 	opts.JetStreamDomain = cfg.Domain
 	if cfg.LeafListen != "" {
 		host, port, err := splitHostPort(cfg.LeafListen)
 		if err != nil {
-			return fmt.Errorf("%w: leafnode listen address: %v", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: leafnode listen address: %v", ErrInvalidConfig, err)
 		}
 		if port == 0 {
 			port = server.RANDOM_PORT
@@ -84,10 +104,18 @@ func applyLeaf(opts *server.Options, cfg Config) error {
 		for _, u := range h.URLs {
 			p, err := url.Parse(u)
 			if err != nil {
-				return fmt.Errorf("%w: hub URL %q", ErrInvalidConfig, redactURL(u))
+				return nil, fmt.Errorf("%w: hub URL %q", ErrInvalidConfig, redactURL(u))
 			}
 			if p.Scheme == "nats-leaf" {
 				p.Scheme = "nats"
+			}
+			if h.Bandwidth > 0 {
+				r, err := startRelay(p.Host, h.Bandwidth)
+				if err != nil {
+					return relays, fmt.Errorf("cluster: bandwidth relay: %w", err)
+				}
+				relays = append(relays, r)
+				p.Host = r.addr()
 			}
 			remote.URLs = append(remote.URLs, p)
 		}
@@ -97,7 +125,7 @@ func applyLeaf(opts *server.Options, cfg Config) error {
 		}
 		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, remote)
 	}
-	return nil
+	return relays, nil
 }
 
 // LeafURL is where edge nodes link to this node (nats-leaf://host:port),

@@ -172,6 +172,8 @@ type Node struct {
 	lock *os.File
 	keys serviceKeys
 	tls  *tls.Config // for the node's own connections
+	// relays bound an edge's link (HubConfig.Bandwidth).
+	relays []*relay
 
 	mu     sync.Mutex
 	closed bool
@@ -234,9 +236,18 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.MaxConnections > 0 {
 		opts.MaxConn = cfg.MaxConnections
 	}
-	if err := applyLeaf(opts, cfg); err != nil {
+	relays, err := applyLeaf(opts, cfg)
+	if err != nil {
 		return nil, err
 	}
+	started := false
+	defer func() {
+		if !started { // the node's are closed by Close
+			for _, r := range relays {
+				r.close()
+			}
+		}
+	}()
 	var clientTLS *tls.Config
 	if cfg.TLS != nil {
 		if clientTLS, err = cfg.TLS.clientTLS(); err != nil {
@@ -294,7 +305,7 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		return nil, fmt.Errorf("%w: not accepting connections on %s after %v", ErrNotReady, cfg.Listen, cfg.ReadyTimeout)
 	}
-	n := &Node{srv: srv, opts: opts, cfg: cfg, keys: keys, tls: clientTLS}
+	n := &Node{srv: srv, opts: opts, cfg: cfg, keys: keys, tls: clientTLS, relays: relays}
 	for {
 		err := n.Ready()
 		if err == nil {
@@ -317,6 +328,7 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		n.stopFence, n.fenced = make(chan struct{}), make(chan struct{})
 		go n.fence(n.stopFence, n.fenced)
 	}
+	started = true
 	return n, nil
 }
 
@@ -449,6 +461,9 @@ func (n *Node) Close(ctx context.Context) error {
 		}
 		n.srv.Shutdown()
 		n.srv.WaitForShutdown()
+		for _, r := range n.relays {
+			r.close()
+		}
 		close(done)
 	}()
 	select {

@@ -146,7 +146,8 @@ func (a treeAt) same(b treeAt) error {
 // every entry once, B's branch the leaf where it wrote last, A's branch
 // told apart — and the time that takes is measured.
 func TestEdgesWritingApartConverge(t *testing.T) {
-	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{})
+	// A's link through a bandwidth bound (4 MiB/s): the relay in the way.
+	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{edge: map[string][]string{"laptop-a": {"-hub-bandwidth", "4194304"}}})
 	a, b := f.edges[0], f.edges[1]
 	hub := client(t, f.hub.url, "alice")
 	ctx := context.Background()

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -144,9 +145,20 @@ func appendMessages(t *testing.T, c *api.Client, session, text string, n int) []
 	var ids []string
 	for range n {
 		var r api.AppendReply
-		if err := c.Call(context.Background(), api.OpAppend, api.AppendRequest{Session: session, Entries: []jsontext.Value{
-			jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r); err != nil {
-			t.Fatalf("the edge refused a write: %v", err)
+		for {
+			err := c.Call(context.Background(), api.OpAppend, api.AppendRequest{Session: session, Entries: []jsontext.Value{
+				jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r)
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Code == api.CodeRateLimited {
+				// The node's bound on one client's requests: as a client
+				// would, after the pause it asks for.
+				time.Sleep(time.Duration(max(ae.RetryAfterMs, 10)) * time.Millisecond)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("the edge refused a write: %v", err)
+			}
+			break
 		}
 		ids = append(ids, r.Entries[0].ID)
 	}

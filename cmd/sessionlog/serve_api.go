@@ -68,8 +68,9 @@ type apiFlags struct {
 	domain, leafListen, hub, hubCredentials string
 	// fromHub is which of the hub's sessions an edge copies (all, none);
 	// redaction what every entry of the data dir went through.
-	fromHub   string
-	redaction []byte // JSON
+	fromHub      string
+	hubBandwidth int64
+	redaction    []byte // JSON
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -105,6 +106,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.StringVar(&a.leafListen, "leaf-listen", "", "accept edge nodes' links at this address (0.0.0.0:7422): with -tenants an edge signs in as a tenant's user, and its sessions are taken into that tenant's")
 	fs.StringVar(&a.hub, "hub", "", "run as an edge node of this hub (nats-leaf://host:7422, comma-separated): writes are stored here, online or not, and reach the hub when the link is up")
 	fs.StringVar(&a.fromHub, "from-hub", "all", "with -hub: which of the tenant's sessions at the hub this edge keeps a copy of, readable offline: all, or none")
+	fs.Int64Var(&a.hubBandwidth, "hub-bandwidth", 0, "with -hub: bytes a second the link to the hub may carry, both ways together (0: no bound; not with tls:// hub URLs)")
 	fs.StringVar(&a.hubCredentials, "hub-credentials", "", "file holding user:password of the tenant user the edge signs in to the hub as (mode 600)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
 	return a

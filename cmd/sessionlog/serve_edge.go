@@ -43,7 +43,7 @@ func (a *apiFlags) configureEdge(cfg *cluster.Config) error {
 	if err != nil {
 		return err
 	}
-	h := &cluster.HubConfig{}
+	h := &cluster.HubConfig{Bandwidth: a.hubBandwidth}
 	for _, u := range strings.Split(a.hub, ",") {
 		u = strings.TrimSpace(u)
 		if user != nil {
