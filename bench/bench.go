@@ -75,6 +75,9 @@ type Config struct {
 	// of SearchEntries messages indexed and searched (about 7 minutes at
 	// 10,000 of 100).
 	SearchSessions, SearchEntries int
+	// EdgeEntries, when set, adds the edges part: an edge node writes that
+	// many entries offline, then syncs with its hub.
+	EdgeEntries int
 	// Dir holds the nodes' data and the files (a temporary dir if empty).
 	Dir string
 	// HeavyEntries, HeavyImages and ImageBytes shape the heavy session:
@@ -95,7 +98,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness", "transcripts"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness", "transcripts", "edges"}
 
 // DefaultTranscript is a real Claude Code transcript kept as a test
 // fixture, from the repository's root.
@@ -112,7 +115,7 @@ func DefaultConfig() Config {
 		Sizes: []int{1000, 10000, 100000}, ListSessions: []int{1000, 10000, 100000}, RetentionSessions: 10000, BackupSessionBytes: 100_000, ClientOps: 500, ClientsDir: "clients",
 		// SearchSessions is left 0: set, it runs the search part (minutes at 10,000).
 		SearchEntries: 100, HeavyEntries: 2000, HeavyImages: 500, ImageBytes: 1 << 20,
-		TranscriptFile: DefaultTranscript,
+		TranscriptFile: DefaultTranscript, EdgeEntries: 100_000,
 	}
 }
 
@@ -124,7 +127,7 @@ func QuickConfig() Config {
 		Sizes: []int{100, 1000}, ListSessions: []int{100, 500}, RetentionSessions: 200, BackupSessions: 50, BackupSessionBytes: 20_000, ClientOps: 20, ClientsDir: "clients",
 		SearchSessions: 100, SearchEntries: 20,
 		HeavyEntries: 200, HeavyImages: 40, ImageBytes: 64 << 10,
-		TranscriptFile: DefaultTranscript,
+		TranscriptFile: DefaultTranscript, EdgeEntries: 2000,
 	}
 }
 
@@ -255,6 +258,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.LangGraphOps > 0 && cfg.does("langgraph") {
 		if err := langGraphPart(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.EdgeEntries > 0 && cfg.does("edges") {
+		if err := edgesPart(ctx, cfg, dir, r, p); err != nil {
 			return nil, err
 		}
 	}

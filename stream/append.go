@@ -249,7 +249,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		if err != nil && ambiguous(err) {
 			span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 		}
-		oldLeaf, sent := t.Leaf(), s.lastSeq
+		oldLeaf, sent, held := t.Leaf(), s.lastSeq, t.Len()
 		caughtFrom := time.Now()
 		if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
 			*outcome = "error"
@@ -278,6 +278,11 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		case attempt >= maxRebases:
 		case isWrongLastSeq(err) && s.lastSeq == sent:
 			// The write that failed our check never took: send ours again.
+			retry, resolution = true, "resent"
+		case isWrongLastSeq(err) && t.Len() == held && t.Leaf() == oldLeaf:
+			// What came meanwhile were copies of messages the session
+			// holds (a stream source's, on an edge node): nothing to
+			// conflict with.
 			retry, resolution = true, "resent"
 		case opts.IfSequence != 0:
 		case opts.Policy == Rebase:

@@ -29,7 +29,11 @@ type Config struct {
 	// cluster).
 	Replicas int
 	// DedupeWindow is how long the server remembers message ids, so that
-	// a retried append inside it is recognised without a read.
+	// a retried append inside it is recognised without a read. Where
+	// nodes sync (edge nodes and their hub source each other's streams),
+	// it is also what keeps a message from coming back to the node that
+	// sent it: one that comes back later than the window is stored again,
+	// a copy readers pass over (EdgeDedupeWindow).
 	DedupeWindow time.Duration
 	// Index is the key-value bucket listing sessions (default
 	// "<Stream>_INDEX").
@@ -183,6 +187,13 @@ func (c Config) sessionSubjects(id string) string {
 	}
 	return c.Prefix + "." + id
 }
+
+// EdgeDedupeWindow is the duplicate window of the streams of a node that
+// syncs (serve -domain): longer than any catch-up's round trip, so that
+// only what an edge wrote longer ago than this comes back to it once. The
+// server keeps about 100 bytes a message for it: 1,000 appends a second
+// hold about 120 MB.
+const EdgeDedupeWindow = 20 * time.Minute
 
 // sessionsFilter matches every session's messages of the partition and
 // nothing else (not its read barriers).

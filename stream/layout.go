@@ -144,15 +144,20 @@ func (c Config) streamMetadata() map[string]string {
 // on the node) takes the recorded one.
 func (b *Backend) settleOrigin(ctx context.Context) error {
 	recorded := b.parts[0].stream.CachedInfo().Config.Metadata[metaOrigin]
-	origin := b.cfg.Origin
+	origin, given := b.cfg.Origin, b.cfg.Origin != ""
 	if origin == "" {
 		origin = recorded
 	}
 	for _, p := range b.parts {
 		p.cfg.Origin = origin
 		cfg := p.stream.CachedInfo().Config
-		if cfg.Metadata[metaOrigin] == origin {
+		// A node that syncs (given its origin) also widens the duplicate
+		// window to its config's: see Config.DedupeWindow.
+		if cfg.Metadata[metaOrigin] == origin && (!given || cfg.Duplicates >= b.cfg.DedupeWindow) {
 			continue
+		}
+		if given {
+			cfg.Duplicates = max(cfg.Duplicates, b.cfg.DedupeWindow)
 		}
 		cfg.Metadata = maps.Clone(cfg.Metadata)
 		if cfg.Metadata == nil {

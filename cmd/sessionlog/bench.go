@@ -25,6 +25,7 @@ func runBench(ctx context.Context, e env) error {
 	backups := fs.Int("backup-sessions", 0, "also back up and restore this many sessions of 100 KB (the 'backup' part; 10,000 is 1 GB, minutes)")
 	mcpOps := fs.Int("mcp-ops", 0, "also time the MCP tools search_sessions and get_context over stdio and HTTP against the service's operations, this many calls each (the 'mcp' part; -only mcp alone: 500)")
 	langgraph := fs.Int("langgraph-ops", 0, "also time LangGraph's savers, ours against PostgresSaver on a PostgreSQL the run starts, on a thread of this many checkpoints (the 'langgraph' part; -only langgraph alone: 300; needs node, npm and PostgreSQL)")
+	edgeEntries := fs.Int("edge-entries", 0, "entries an edge node writes offline before it syncs with its hub in the 'edges' part (default 100,000; 2,000 with -quick)")
 	transcriptFile := fs.String("transcript", bench.DefaultTranscript, "the Claude Code transcript the 'transcripts' part imports and follows")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
@@ -42,6 +43,9 @@ func runBench(ctx context.Context, e env) error {
 	}
 	cfg.Dir, cfg.Progress, cfg.PiModules, cfg.ManySessions = *dir, e.stderr, *pi, *many
 	cfg.TranscriptFile = *transcriptFile
+	if *edgeEntries > 0 {
+		cfg.EdgeEntries = *edgeEntries
+	}
 	// An opt-in part runs when its flag sizes it, or when -only names it
 	// (at its full size, or its quick one with -quick); otherwise it keeps
 	// the size the config gives it.

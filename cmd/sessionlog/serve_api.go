@@ -307,6 +307,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
 	svcCfg.AcceptLinks = a.leafListen != ""
 	svcCfg.Domain, sc.Origin = cfg.Domain, cfg.Domain
+	if cfg.Domain != "" {
+		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
+	}
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {

@@ -29,6 +29,12 @@ func (a *apiFlags) configureEdge(cfg *cluster.Config) error {
 		return usageError("-hub and -leaf-listen need -domain: this node's JetStream domain, unlike every other node's")
 	}
 	cfg.Domain, cfg.LeafListen = a.domain, a.leafListen
+	if a.leafListen != "" && a.tenants == "" {
+		// Without accounts a link would carry every subject: an edge's
+		// writes would reach the hub's streams directly, answered by
+		// both sides' JetStream.
+		return usageError("-leaf-listen needs -tenants: each edge signs in as its tenant's, and its link carries only the sync")
+	}
 	if a.hub == "" {
 		return nil
 	}
