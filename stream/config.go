@@ -188,12 +188,17 @@ func (c Config) sessionSubjects(id string) string {
 	return c.Prefix + "." + id
 }
 
-// EdgeDedupeWindow is the duplicate window of the streams of a node that
-// syncs (serve -domain): longer than any catch-up's round trip, so that
-// only what an edge wrote longer ago than this comes back to it once. The
-// server keeps about 100 bytes a message for it: 1,000 appends a second
-// hold about 120 MB.
-const EdgeDedupeWindow = 20 * time.Minute
+// The duplicate windows of nodes that sync (serve -domain). A message
+// comes back to the node that sent it (each side's streams source the
+// other's): within the window it is recognised and dropped; later, it is
+// stored once more, a copy every reader passes over. An edge's window
+// covers a day away (an edge writes little: the server keeps about 100
+// bytes a message for it); a hub's, every catch-up's round trip (1,000
+// appends a second hold about 120 MB for 20 minutes).
+const (
+	EdgeDedupeWindow = 24 * time.Hour
+	HubDedupeWindow  = 20 * time.Minute
+)
 
 // sessionsFilter matches every session's messages of the partition and
 // nothing else (not its read barriers).

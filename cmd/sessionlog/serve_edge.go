@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 )
@@ -89,17 +86,6 @@ func hubUser(path string) (*url.Userinfo, error) {
 	return url.UserPassword(name, pw), nil
 }
 
-// startLink has the edge ask its hub, over its link, to take in its
-// sessions, and take in the hub's.
-func (a *apiFlags) startLink(node *cluster.Node, cfg cluster.Config, x *api) {
-	req := slapi.LinkRequest{Domain: cfg.Domain, Streams: x.backends[0].Config().Streams(), Redact: a.redaction}
-	x.linkToHub(node, req, a.fromHub == "all", func(s string) {
-		if a.log != nil {
-			fmt.Fprintln(a.log, s)
-		}
-	})
-}
-
 // recordRedaction keeps, for the link request, the redaction every
 // entry in the data dir went through (redactionInForce).
 func (a *apiFlags) recordRedaction(dataDir string, cfg *codec.RedactConfig) error {
@@ -109,74 +95,6 @@ func (a *apiFlags) recordRedaction(dataDir string, cfg *codec.RedactConfig) erro
 	}
 	a.redaction, err = json.Marshal(rec)
 	return err
-}
-
-// linkEvery is how often an edge whose hub has not taken its sessions in
-// yet asks again (while its link is up).
-const linkEvery = 500 * time.Millisecond
-
-// unlinkedSaid is how long an edge goes without its link before it says
-// so; relinkEvery how often a linked edge asks the hub again.
-const (
-	unlinkedSaid = 30 * time.Second
-	relinkEvery  = 5 * time.Minute
-)
-
-// linkToHub asks the hub, over the edge's link, to source this edge's
-// sessions streams, until it has (and every relinkEvery after); then
-// JetStream carries what the edge writes, whenever the link is up.
-func (x *api) linkToHub(node *cluster.Node, req slapi.LinkRequest, fromHub bool, log func(string)) {
-	var sourcing bool // this edge's streams source the hub's
-	var linkedAt time.Time
-	since, said := time.Now(), false
-	x.periodic(linkEvery, func(ctx context.Context) {
-		// Asked again now and then: the hub's streams may have been
-		// changed (or made again) since.
-		if !linkedAt.IsZero() && time.Since(linkedAt) < relinkEvery && (sourcing || !fromHub) {
-			return
-		}
-		if !node.Linked() {
-			// Said once: an edge works alone, but one never linked may have
-			// the wrong address or credentials.
-			if !said && time.Since(since) > unlinkedSaid {
-				said = true
-				log(fmt.Sprintf("sessionlog: no link to the hub after %v: writes are kept here meanwhile; check -hub and -hub-credentials if it should be up", unlinkedSaid))
-			}
-			return
-		}
-		nc, err := node.Connect()
-		if err != nil {
-			return
-		}
-		defer nc.Close()
-		var reply slapi.LinkReply
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, req, &reply); err != nil {
-			log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
-			return
-		}
-		if linkedAt.IsZero() {
-			log(fmt.Sprintf("sessionlog: linked to the hub: its streams %v take in this edge's sessions", reply.Streams))
-		}
-		linkedAt = time.Now()
-		if !fromHub || reply.Domain == "" {
-			return
-		}
-		// The tenant's sessions at the hub, here too: this node's streams
-		// source the hub's (JetStream keeps the position; a message that
-		// went from here to the hub and back is one the stream's
-		// duplicate window, or failing that the readers, pass over).
-		if _, err := x.backends[0].SourceFrom(cctx, reply.Domain, reply.Streams); err != nil {
-			log(fmt.Sprintf("sessionlog: could not take in the hub's sessions: %v (asked again in %v)", err, linkEvery))
-			sourcing = false
-			return
-		}
-		if !sourcing {
-			log(fmt.Sprintf("sessionlog: this edge's streams take in the hub's sessions (domain %s)", reply.Domain))
-		}
-		sourcing = true
-	})
 }
 
 // redactionFile records, in a data dir, the redaction every entry stored
