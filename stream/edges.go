@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,63 +24,27 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 	if !slices.Equal(streams, mine) {
 		return nil, fmt.Errorf("%w: the edge's streams %v are not this deployment's %v (give it the same -partitions)", ErrInvalidConfig, streams, mine)
 	}
-	// One link at a time on this node; nodes' links racing each other
-	// are caught below.
 	b.linkMu.Lock()
 	defer b.linkMu.Unlock()
-	api := "$JS." + domain + ".API"
+	ours := sourcesOf(domain)
 	for i, name := range mine {
 		// Session messages only: a read barrier has no message id for
 		// the other side's duplicate window to know it by, and two
 		// nodes sourcing each other would pass it back and forth.
 		filter := b.cfg.partition(i).sessionsFilter()
-		ours := func(src *jetstream.StreamSource) bool {
-			return src.External != nil && src.External.APIPrefix == api
-		}
-		sourced := func(cfg jetstream.StreamConfig) bool {
-			return slices.ContainsFunc(cfg.Sources, func(src *jetstream.StreamSource) bool {
-				return ours(src) && src.FilterSubject == filter
-			})
-		}
-		// A stream's config is replaced whole: two edges linking at once
-		// (on two nodes) could each write the list without the other's
-		// source. So the source is looked for again after the update, and
-		// added again until it stays.
-		for attempt := 0; ; attempt++ {
-			s, err := b.js.Stream(ctx, name)
-			if err != nil {
-				return nil, fmt.Errorf("stream: %s: %w", name, err)
+		_, err := b.changeSources(ctx, name, "source the edge "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
+			if slices.ContainsFunc(srcs, func(src *jetstream.StreamSource) bool { return ours(src) && src.FilterSubject == filter }) {
+				return nil, true
 			}
-			cfg := s.CachedInfo().Config
-			if sourced(cfg) {
-				break
-			}
-			if attempt > 0 {
-				// Another node's link changed the stream meanwhile: let
-				// it finish (a random pause, so that two do not meet again).
-				select {
-				case <-time.After(time.Duration(rand.Int64N(int64(50*time.Millisecond) << min(attempt, 4)))):
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			if attempt == maxLinkAttempts {
-				return nil, fmt.Errorf("stream: %s: the source of the edge %s did not stay (%d tries): other links change the stream meanwhile; ask again", name, domain, attempt)
-			}
-			cfg.Sources = append(slices.DeleteFunc(slices.Clone(cfg.Sources), ours),
-				&jetstream.StreamSource{Name: name, FilterSubject: filter, External: &jetstream.ExternalStream{APIPrefix: api}})
-			// nats.go says "not supported" when the config the server
-			// answers with has no sources: another update's, meanwhile.
-			if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
-				return nil, fmt.Errorf("stream: %s: source the edge %s: %w", name, domain, err)
-			}
+			return append(slices.DeleteFunc(slices.Clone(srcs), ours),
+				&jetstream.StreamSource{Name: name, FilterSubject: filter, External: &jetstream.ExternalStream{APIPrefix: domainAPI(domain)}}), false
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return mine, nil
 }
-
-// maxLinkAttempts bounds SourceFrom's updates of one stream.
-const maxLinkAttempts = 8
 
 // Unsource stops the deployment's session streams from sourcing the edge
 // of the given domain (revoked): what they took in stays. It is
@@ -87,35 +52,78 @@ const maxLinkAttempts = 8
 func (b *Backend) Unsource(ctx context.Context, domain string) ([]string, error) {
 	b.linkMu.Lock()
 	defer b.linkMu.Unlock()
-	api := "$JS." + domain + ".API"
+	ours := sourcesOf(domain)
 	var changed []string
 	for _, name := range b.cfg.Streams() {
-		for attempt := 0; ; attempt++ {
-			s, err := b.js.Stream(ctx, name)
-			if err != nil {
-				return changed, fmt.Errorf("stream: %s: %w", name, err)
-			}
-			cfg := s.CachedInfo().Config
-			kept := slices.DeleteFunc(slices.Clone(cfg.Sources), func(src *jetstream.StreamSource) bool {
-				return src.External != nil && src.External.APIPrefix == api
-			})
-			if len(kept) == len(cfg.Sources) {
-				break
-			}
-			if attempt == maxLinkAttempts {
-				return changed, fmt.Errorf("stream: %s: the source of the edge %s stays (%d tries): other links change the stream meanwhile; ask again", name, domain, attempt)
-			}
-			cfg.Sources = kept
-			if len(kept) == 0 {
-				cfg.Sources = nil
-			}
-			if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
-				return changed, fmt.Errorf("stream: %s: stop sourcing the edge %s: %w", name, domain, err)
-			}
-			if attempt == 0 {
-				changed = append(changed, name)
-			}
+		did, err := b.changeSources(ctx, name, "stop sourcing the edge "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
+			kept := slices.DeleteFunc(slices.Clone(srcs), ours)
+			return kept, len(kept) == len(srcs)
+		})
+		if did {
+			changed = append(changed, name)
+		}
+		if err != nil {
+			return changed, err
 		}
 	}
 	return changed, nil
+}
+
+// maxLinkAttempts bounds the updates of one stream's sources.
+const maxLinkAttempts = 8
+
+// changeSources updates stream name's sources to what want makes of them,
+// until want says they are as it wants them (done); it reports whether
+// it updated the stream. Callers hold linkMu: one change at a time on
+// this node. A stream's config is replaced whole, so changes of two
+// nodes at once (two edges linking) could each write the list without
+// the other's: the sources are looked at again after each update, and
+// changed again (after a random pause, so that two do not meet again)
+// until they stay.
+func (b *Backend) changeSources(ctx context.Context, name, what string, want func([]*jetstream.StreamSource) (next []*jetstream.StreamSource, done bool)) (changed bool, err error) {
+	for attempt := 0; ; attempt++ {
+		s, err := b.js.Stream(ctx, name)
+		if err != nil {
+			return changed, fmt.Errorf("stream: %s: %w", name, err)
+		}
+		cfg := s.CachedInfo().Config
+		next, done := want(cfg.Sources)
+		if done {
+			return changed, nil
+		}
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(rand.Int64N(int64(50*time.Millisecond) << min(attempt, 4)))):
+			case <-ctx.Done():
+				return changed, ctx.Err()
+			}
+		}
+		if attempt == maxLinkAttempts {
+			return changed, fmt.Errorf("stream: %s: %s: the change did not stay (%d tries): other links change the stream meanwhile; ask again", name, what, attempt)
+		}
+		cfg.Sources = next
+		if len(next) == 0 {
+			cfg.Sources = nil
+		}
+		// nats.go says "not supported" when the config the server
+		// answers with has no sources: another update's, meanwhile.
+		if _, err := b.js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+			return changed, fmt.Errorf("stream: %s: %s: %w", name, what, err)
+		}
+		changed = true
+	}
+}
+
+// domainAPI is the JetStream API prefix of a domain, by which a stream
+// names a source in it; domainOf reads the domain back.
+func domainAPI(domain string) string { return "$JS." + domain + ".API" }
+
+func domainOf(api string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(api, "$JS."), ".API")
+}
+
+// sourcesOf matches a stream's sources in domain.
+func sourcesOf(domain string) func(*jetstream.StreamSource) bool {
+	api := domainAPI(domain)
+	return func(src *jetstream.StreamSource) bool { return src.External != nil && src.External.APIPrefix == api }
 }

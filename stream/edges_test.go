@@ -45,6 +45,16 @@ func TestEdgesLinkingAtOnceAllStay(t *testing.T) {
 	if _, err := b.SourceFrom(ctx, "other", []string{"NOT_THESE"}); err == nil {
 		t.Fatal("an edge of another layout was taken in")
 	}
+	// A revoked edge's source goes, the others stay; again, nothing changes.
+	for i, changed := range []int{1, 0} {
+		got, err := b.Unsource(ctx, "edge3")
+		if err != nil || len(got) != changed {
+			t.Fatalf("unsource (time %d): changed %v, %v", i+1, got, err)
+		}
+	}
+	if info, err = s.Info(ctx); err != nil || len(info.Config.Sources) != 7 {
+		t.Fatalf("%v sources after one of 8 was revoked (%v)", len(info.Config.Sources), err)
+	}
 }
 
 // A session written by two nodes while apart (two writers of different

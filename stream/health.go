@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -120,7 +119,7 @@ func (b *Backend) Health(ctx context.Context) (Health, error) {
 			if src.External == nil {
 				continue
 			}
-			eh := EdgeHealth{Domain: strings.TrimSuffix(strings.TrimPrefix(src.External.APIPrefix, "$JS."), ".API"), Lag: src.Lag, SinceLastActive: src.Active}
+			eh := EdgeHealth{Domain: domainOf(src.External.APIPrefix), Lag: src.Lag, SinceLastActive: src.Active}
 			if src.Error != nil {
 				eh.Error = src.Error.Error()
 			}
