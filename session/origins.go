@@ -102,7 +102,19 @@ func (t *Tree) latestOrigin() int {
 
 // laterOrigin reports whether a's last entry came after b's: by time,
 // then (unparsable or equal times) by the timestamps' text, then by name.
+// It runs for every entry applied to a tree of several origins: two UTC
+// timestamps of one width (pi's, "2026-01-02T03:04:05.678Z") are
+// ordered by their text without parsing, which orders them as their
+// times would.
 func laterOrigin(a, b OriginLeaf) bool {
+	if a.At != b.At && len(a.At) == len(b.At) && strings.HasSuffix(a.At, "Z") && strings.HasSuffix(b.At, "Z") {
+		return a.At > b.At
+	}
+	return laterOriginParsed(a, b)
+}
+
+// laterOriginParsed is laterOrigin by parsing the timestamps.
+func laterOriginParsed(a, b OriginLeaf) bool {
 	ta, tb := parseTime(a.At), parseTime(b.At)
 	if !ta.IsZero() && !tb.IsZero() && !ta.Equal(tb) {
 		return ta.After(tb)
