@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
@@ -207,12 +208,7 @@ const window = stream.HubDedupeWindow
 // lastID is the entry id a message's id ends with (<session>:<n>:<id>).
 func lastID(m *jetstream.RawStreamMsg) string {
 	id := m.Header.Get(jetstream.MsgIDHeader)
-	for i := len(id) - 1; i >= 0; i-- {
-		if id[i] == ':' {
-			return id[i+1:]
-		}
-	}
-	return id
+	return id[strings.LastIndexByte(id, ':')+1:]
 }
 
 // subjectCount is how many messages of s match filter.
@@ -271,18 +267,19 @@ func copyMessages(ctx context.Context, nc *nats.Conn, src, dst jetstream.Stream,
 	}
 }
 
-// waitFor polls check until it passes or within passes.
+// waitFor calls check until it passes or within passes (the module's
+// one wait, await.Until, every millisecond), and returns check's last
+// error then.
 func waitFor(ctx context.Context, within time.Duration, check func() error) error {
-	deadline := time.Now().Add(within)
-	for {
-		err := check()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var last error
+	err := await.Until(ctx, await.Poll{First: time.Millisecond, Most: time.Millisecond}, nil, func() (bool, error) {
+		last = check()
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
 	}
+	return err
 }
