@@ -1,6 +1,10 @@
 package api
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/session"
+)
 
 // LinkRequest asks a hub to take in an edge node's sessions: its streams
 // (the same layout as the hub's) in JetStream domain Domain.
@@ -29,4 +33,14 @@ type Apart struct {
 	Origin string `json:"origin"`
 	Leaf   string `json:"leaf"`
 	At     string `json:"at"`
+}
+
+// ApartOf is the protocol's form of a tree's branches written apart
+// (session.Tree.Apart); nil for none.
+func ApartOf(as []session.Apart) []Apart {
+	var out []Apart
+	for _, a := range as {
+		out = append(out, Apart(a))
+	}
+	return out
 }

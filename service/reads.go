@@ -74,9 +74,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 		if err := st.ReadStateAt(ctx, func(t *session.Tree, at uint64) error {
 			leaf, seq = t.Leaf(), at
 			if req.At == "" {
-				for _, a := range t.Apart() {
-					apart = append(apart, api.Apart(a))
-				}
+				apart = api.ApartOf(t.Apart())
 			}
 			return nil
 		}); err != nil {
@@ -223,10 +221,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		var r TreeReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
-			r.Leaf, r.Sequence = t.Leaf(), seq
-			for _, a := range t.Apart() {
-				r.Apart = append(r.Apart, api.Apart(a))
-			}
+			r.Leaf, r.Sequence, r.Apart = t.Leaf(), seq, api.ApartOf(t.Apart())
 			entries, err := t.Entries()
 			if err != nil {
 				return err

@@ -67,11 +67,7 @@ func printContext(ctx context.Context, e env, sess *session.Session, at string) 
 			return err
 		}
 		if len(apart) > 0 {
-			var as []slapi.Apart
-			for _, a := range apart {
-				as = append(as, slapi.Apart(a))
-			}
-			out["apart"] = as
+			out["apart"] = slapi.ApartOf(apart)
 			printApart(e.stderr, apart)
 		}
 	}

@@ -64,10 +64,7 @@ func printTreeJSON(w io.Writer, h session.Header, name string, v session.TreeVie
 		Leaf    string        `json:"leaf"`
 		Nodes   []treeNode    `json:"nodes"`
 		Apart   []slapi.Apart `json:"apart,omitempty"`
-	}{Session: h.ID, Name: name, Cwd: h.Cwd, Leaf: v.Leaf, Nodes: []treeNode{}}
-	for _, a := range v.Apart {
-		out.Apart = append(out.Apart, slapi.Apart(a))
-	}
+	}{Session: h.ID, Name: name, Cwd: h.Cwd, Leaf: v.Leaf, Nodes: []treeNode{}, Apart: slapi.ApartOf(v.Apart)}
 	type item struct {
 		n *session.Node
 		d int
