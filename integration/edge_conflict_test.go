@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,15 +55,11 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 	}
 	f.tenants = filepath.Join(hubData, "tenants.json")
 	os.WriteFile(f.tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],"edges":[`+strings.Join(edges, ",")+`]`+o.tenant+`}]}`), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.leaf = ln.Addr().String()
-	ln.Close()
+	f.leaf = fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
 	f.hub = startServe(t, hubData, append([]string{"-domain", "hub", "-leaf-listen", f.leaf, "-tenants", f.tenants}, o.hub...)...)
 	for _, d := range domains {
 		e := &fleetEdge{domain: d}
+		var err error
 		if e.link, err = clustertest.NewProxy(f.leaf); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,12 +100,7 @@ func newEdgeRig(t *testing.T, domain, edgeUser, moreTenants string) *edgeRig {
   "edges":[{"domain":"`+domain+`","user":"`+edgeUser+`","password":"`+r.edgePassword+`"}]}`+moreTenants+`]}`), 0o600)
 	r.creds = filepath.Join(r.edgeData, "hub.creds")
 	os.WriteFile(r.creds, []byte(edgeUser+":"+r.edgePassword+"\n"), 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.leaf = ln.Addr().String()
-	ln.Close()
+	r.leaf = fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
 	return r
 }
 

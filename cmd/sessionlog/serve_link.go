@@ -13,11 +13,7 @@ import (
 // sessions, and take in the hub's.
 func (a *apiFlags) startLink(node *cluster.Node, cfg cluster.Config, x *api) {
 	req := slapi.LinkRequest{Domain: cfg.Domain, Streams: x.backends[0].Config().Streams(), Redact: a.redaction}
-	x.linkToHub(node, req, a.fromHub == "all", func(s string) {
-		if a.log != nil {
-			fmt.Fprintln(a.log, s)
-		}
-	})
+	x.linkToHub(node, req, a.fromHub == "all", a.say)
 }
 
 // linkEvery is how often an edge whose hub has not taken its sessions in
