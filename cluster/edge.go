@@ -31,6 +31,10 @@ type HubConfig struct {
 
 var domainRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// ValidDomain says whether d can name a node's JetStream domain (an
+// edge's, a hub's): 1-64 letters, digits, '-' or '_'.
+func ValidDomain(d string) bool { return domainRE.MatchString(d) }
+
 func (c Config) validateLeaf() error {
 	if c.Domain != "" && !domainRE.MatchString(c.Domain) {
 		return fmt.Errorf("%w: domain %q must be 1-64 letters, digits, '-' or '_'", ErrInvalidConfig, c.Domain)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/stream"
 )
@@ -24,7 +25,7 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !domainName(req.Domain) {
+	if !cluster.ValidDomain(req.Domain) {
 		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
 	}
 	if !slices.Contains(s.edgeDomains(), req.Domain) {
@@ -63,19 +64,6 @@ func (s *Service) coversRedaction(raw []byte) error {
 			strings.Join(missing, ", "))}
 	}
 	return nil
-}
-
-// domainName says whether d can name a JetStream domain.
-func domainName(d string) bool {
-	if d == "" || len(d) > 64 {
-		return false
-	}
-	for _, r := range d {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // edgeDomains are the tenant's edges as last set.
