@@ -20,9 +20,16 @@ type LinkRequest struct {
 
 // LinkReply names the hub's streams that source the edge, and the hub's
 // JetStream domain, where the edge's streams source the hub's sessions.
+// Behind is how many of the edge's messages (entries, and chunks of
+// content stored apart) the hub has still to take in, as JetStream's
+// sourcing counts them; Heard is false while some stream of the hub has
+// not heard from the edge in the last seconds (since it began sourcing
+// it, or since the link came back): Behind is not known then.
 type LinkReply struct {
 	Streams []string `json:"streams"`
 	Domain  string   `json:"domain"`
+	Behind  uint64   `json:"behind"`
+	Heard   bool     `json:"heard"`
 }
 
 // Apart is a branch written on another node while apart: its tip (the

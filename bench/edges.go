@@ -61,7 +61,7 @@ func edgesPart(ctx context.Context, cfg Config, dir string, r *Report, p progres
 	}
 	layout := func(origin string) func(*stream.Config) {
 		return func(c *stream.Config) {
-			c.Stream, c.Prefix, c.Origin = "EDGE", "edge", origin
+			c.Stream, c.Prefix, c.Origin, c.Edge = "EDGE", "edge", origin, origin == "edge"
 			c.DedupeWindow = window
 		}
 	}
@@ -98,7 +98,7 @@ func edgesPart(ctx context.Context, cfg Config, dir string, r *Report, p progres
 	if err != nil {
 		return err
 	}
-	want, err := subjectCount(ctx, eb.StreamOf("away-0"), "edge.*")
+	want, err := subjectCount(ctx, eb.StreamOf("away-0"), "edge.*.o")
 	if err != nil {
 		return err
 	}
@@ -145,15 +145,17 @@ func edgesPart(ctx context.Context, cfg Config, dir string, r *Report, p progres
 		Unit: "msgs/s", BaseName: "raw JetStream sourcing of the same messages", HigherIsBetter: true})
 	// What came back: copies, if any outlasted the window.
 	time.Sleep(2 * time.Second)
-	atHub, _ := subjectCount(ctx, hb.StreamOf("away-0"), "edge.*")
-	atEdge, _ := subjectCount(ctx, eb.StreamOf("away-0"), "edge.*")
+	atHub, _ := subjectCount(ctx, hb.StreamOf("away-0"), "edge.>")
+	atEdge, _ := subjectCount(ctx, eb.StreamOf("away-0"), "edge.>")
 	r.note("edges: %d messages caught up in %v (raw sourcing: %v); 2 s later the hub holds %d messages, the edge %d",
 		want, ours.Round(time.Millisecond), base.Round(time.Millisecond), atHub, atEdge)
 
 	// Online, on streams of the default duplicate window: an append
 	// acknowledged on the edge, until the hub has it.
 	live := func(origin string) func(*stream.Config) {
-		return func(c *stream.Config) { c.Stream, c.Prefix, c.Origin = "LIVE", "live", origin }
+		return func(c *stream.Config) {
+			c.Stream, c.Prefix, c.Origin, c.Edge = "LIVE", "live", origin, origin == "edge"
+		}
 	}
 	if eb, err = edge.backend(ctx, live("edge")); err != nil {
 		return err
@@ -201,9 +203,9 @@ func edgesPart(ctx context.Context, cfg Config, dir string, r *Report, p progres
 	return nil
 }
 
-// window is the duplicate window of the catch-up's streams: a hub's
-// (an edge's is longer), longer than the catch-up.
-const window = stream.HubDedupeWindow
+// window is the duplicate window of the catch-up's streams, longer than
+// the catch-up.
+const window = 20 * time.Minute
 
 // lastID is the entry id a message's id ends with (<session>:<n>:<id>).
 func lastID(m *jetstream.RawStreamMsg) string {

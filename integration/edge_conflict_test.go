@@ -41,6 +41,8 @@ type fleetOpts struct {
 	tenant string
 	hub    []string
 	edge   map[string][]string
+	// apart starts the edges with their links cut: never linked yet.
+	apart bool
 }
 
 // newFleet starts a hub (domain hub) and an edge per domain, linked.
@@ -64,6 +66,7 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.link.Close() })
+		e.link.SetCut(o.apart)
 		data := t.TempDir()
 		creds := filepath.Join(data, "hub.creds")
 		os.WriteFile(creds, []byte(d+":"+d+"-pw\n"), 0o600)
@@ -74,6 +77,9 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 	}
 	// Linked both ways (or told why not), before the test begins.
 	for _, e := range f.edges {
+		if o.apart {
+			break
+		}
 		sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 			if l := e.proc.log.String(); !strings.Contains(l, "take in the hub's sessions") && !strings.Contains(l, "did not take this edge's sessions in") {
 				return fmt.Errorf("%s not linked yet", e.domain)

@@ -31,6 +31,9 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if !slices.Contains(s.edgeDomains(), req.Domain) {
 		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
 	}
+	if s.b.Config().Edge {
+		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: "this node is an edge: edges link to a hub (serve -leaf-listen), not to one another"}
+	}
 	if err := s.coversRedaction(req.Redact); err != nil {
 		return nil, err
 	}
@@ -41,7 +44,11 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return LinkReply{Streams: streams, Domain: s.cfg.Domain}, nil
+	behind, heard, err := s.b.SourceLag(ctx, req.Domain)
+	if err != nil {
+		return nil, err
+	}
+	return LinkReply{Streams: streams, Domain: s.cfg.Domain, Behind: behind, Heard: heard}, nil
 }
 
 // coversRedaction refuses an edge whose entries did not all go through

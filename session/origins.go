@@ -209,3 +209,34 @@ func checkOrigins(os []OriginLeaf, n int) error {
 	}
 	return nil
 }
+
+// Created on several nodes while apart, a session has a header from
+// each (an Agents SDK session of an id the application chose, a
+// LangGraph thread "1"): it is one session, every node's entries kept
+// (each node's first entry a root of the tree), and its header is the
+// earliest one by EarlierHeader, which every node picks alike.
+
+// EarlierHeader reports whether a comes before b: by timestamp (of one
+// width, as written: their text), then by the other members, so that
+// two different headers are always ordered.
+func EarlierHeader(a, b Header) bool {
+	switch {
+	case a.Timestamp != b.Timestamp:
+		return a.Timestamp < b.Timestamp
+	case a.Cwd != b.Cwd:
+		return a.Cwd < b.Cwd
+	case a.ParentSession != b.ParentSession:
+		return a.ParentSession < b.ParentSession
+	case a.Version != b.Version:
+		return a.Version < b.Version
+	}
+	return string(a.Metadata) < string(b.Metadata)
+}
+
+// MeetHeader takes in another node's header of the session (created
+// there too, while apart): the tree keeps the earlier of the two.
+func (t *Tree) MeetHeader(h Header) {
+	if h.ID == t.header.ID && EarlierHeader(h, t.header) {
+		t.header = h
+	}
+}

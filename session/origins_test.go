@@ -163,3 +163,29 @@ func TestStandInRefusesAnotherOrigin(t *testing.T) {
 		t.Fatalf("leaf %s", si.Tree().Leaf())
 	}
 }
+
+// Headers of a session created on two nodes while apart: each node keeps
+// the earlier, whichever it met first, so both keep the same.
+func TestMeetHeaderKeepsTheEarlierOnEveryNode(t *testing.T) {
+	for _, c := range []struct{ a, b session.Header }{
+		{session.Header{ID: "s", Timestamp: "2026-01-01T00:00:01.000Z", Cwd: "/a"}, session.Header{ID: "s", Timestamp: "2026-01-01T00:00:02.000Z", Cwd: "/b"}},
+		{session.Header{ID: "s", Timestamp: "2026-01-01T00:00:01.000Z", Cwd: "/a"}, session.Header{ID: "s", Timestamp: "2026-01-01T00:00:01.000Z", Cwd: "/b"}},
+		{session.Header{ID: "s", Timestamp: "2026-01-01T00:00:01.000Z", Cwd: "/a", Version: 3}, session.Header{ID: "s", Timestamp: "2026-01-01T00:00:01.000Z", Cwd: "/a", Version: 2}},
+	} {
+		one, other := session.NewTree(c.a), session.NewTree(c.b)
+		one.MeetHeader(c.b)
+		other.MeetHeader(c.a)
+		if one.Header().Cwd != other.Header().Cwd || one.Header().Version != other.Header().Version {
+			t.Errorf("%+v and %+v: the nodes keep %+v and %+v", c.a, c.b, one.Header(), other.Header())
+		}
+		if session.EarlierHeader(c.a, c.b) == session.EarlierHeader(c.b, c.a) {
+			t.Errorf("%+v and %+v are not ordered", c.a, c.b)
+		}
+	}
+	// Another session's header is never taken.
+	tr := session.NewTree(session.Header{ID: "s", Timestamp: "2026-01-01T00:00:02.000Z"})
+	tr.MeetHeader(session.Header{ID: "t", Timestamp: "2026-01-01T00:00:01.000Z"})
+	if tr.Header().ID != "s" {
+		t.Fatal("a header of another session was taken")
+	}
+}

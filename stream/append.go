@@ -100,7 +100,7 @@ func (s *Store) msgID(e *session.Entry) string { return s.msgIDPrefix + e.ID }
 // subject is where the store publishes an entry of type typ.
 func (s *Store) subject(typ session.EntryType) string {
 	if !s.b.cfg.typed {
-		return s.subjects // one subject per session: the filter is the subject
+		return s.subject1 // one subject per session (and node)
 	}
 	return s.b.cfg.subject(s.id, string(typ))
 }

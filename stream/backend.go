@@ -350,15 +350,19 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 // headerIs reports whether session id's header was written with message
 // id msgID, and its sequence.
 func (b *Backend) headerIs(ctx context.Context, id, msgID string) (uint64, bool, error) {
-	seq, err := b.freshLast(ctx, b.cfg.headerSubject(id))
+	subject := b.cfg.sessionSubjects(id)
+	if b.cfg.typed {
+		subject = b.cfg.headerSubject(id)
+	}
+	seq, err := b.freshLast(ctx, subject)
 	if err != nil {
 		return 0, false, err
 	}
 	var msg *jetstream.RawStreamMsg
 	if b.cfg.typed {
 		msg, err = b.stream.GetMsg(ctx, seq)
-	} else { // the header is the subject's first message
-		msg, err = b.stream.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.cfg.headerSubject(id)))
+	} else { // the header is the session's first message
+		msg, err = b.stream.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 	}
 	if err != nil {
 		return 0, false, err

@@ -21,6 +21,9 @@ type CollectStats struct {
 	// Orphans are chunks no blob's meta names (two first puts of one
 	// blob at once leave the loser's), purged past the grace period.
 	Orphans int
+	// Received is how many of Blobs came from other nodes (see
+	// blobs_received.go): collected by the same rule, by purging.
+	Received int
 }
 
 // CollectBlobs deletes the blobs no entry of any session names that were
@@ -41,38 +44,63 @@ func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectSta
 	if err != nil {
 		return st, err
 	}
-	candidates := map[string]*blobMeta{}
-	for name, m := range metas {
-		if only != nil && !only[name] {
-			continue
-		}
-		st.Blobs++
-		if now.Sub(m.at) < bl.grace {
-			st.Young++
-			continue
-		}
-		candidates[name] = m
+	received, err := bl.receivedMetas(ctx)
+	if err != nil {
+		return st, err
 	}
+	st.Received = len(received)
+	old := func(metas map[string]*blobMeta) map[string]*blobMeta {
+		candidates := map[string]*blobMeta{}
+		for name, m := range metas {
+			if only != nil && !only[name] {
+				continue
+			}
+			st.Blobs++
+			if now.Sub(m.at) < bl.grace {
+				st.Young++
+				continue
+			}
+			candidates[name] = m
+		}
+		return candidates
+	}
+	candidates, gone := old(metas), old(received)
 	if only == nil {
-		if st.Orphans, err = bl.purgeOrphans(ctx, metas, now); err != nil {
-			return st, err
+		for prefix, metas := range map[string]map[string]*blobMeta{objChunks(bl.bucket, ""): metas, objInChunks(bl.bucket, ""): received} {
+			n, err := bl.purgeOrphans(ctx, prefix, metas, now)
+			st.Orphans += n
+			if err != nil {
+				return st, err
+			}
 		}
 	}
-	if len(candidates) == 0 {
+	if len(candidates)+len(gone) == 0 {
 		return st, nil
 	}
 	// Every entry stored when the candidates were read is read now: an
 	// append naming one of them published before its touch expired.
 	for _, p := range b.parts {
 		err := p.scanBlobNames(ctx, func(name string) {
-			if _, ok := candidates[name]; ok {
-				delete(candidates, name)
-				st.Referenced++
+			for _, c := range []map[string]*blobMeta{candidates, gone} {
+				if _, ok := c[name]; ok {
+					delete(c, name)
+					st.Referenced++
+				}
 			}
 		})
 		if err != nil {
 			return st, err
 		}
+	}
+	// A received blob is purged here alone: what the node that sent it
+	// does with it is its own (see blobs_received.go).
+	for name, m := range gone {
+		if err := bl.purgeReceived(ctx, name, m); err != nil {
+			return st, fmt.Errorf("stream: collect received blob %s: %w", name, err)
+		}
+		st.Deleted++
+		st.Freed += m.info.Size
+		bl.count(ctx, "collect", int64(m.info.Size))
 	}
 	for name, m := range candidates {
 		if bl.beforeDelete != nil {
@@ -109,20 +137,31 @@ func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectSta
 
 // metas reads the meta of every blob stored (deleted ones left out).
 func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
+	return bl.metasOn(ctx, objMetas(bl.bucket), false)
+}
+
+// receivedMetas reads the meta of every blob received from another node
+// (those it deleted too: see blobs_received.go).
+func (bl *Blobs) receivedMetas(ctx context.Context) (map[string]*blobMeta, error) {
+	return bl.metasOn(ctx, objInMetas(bl.bucket), true)
+}
+
+// metasOn reads the last meta on each subject of filter, by blob name.
+func (bl *Blobs) metasOn(ctx context.Context, filter string, deleted bool) (map[string]*blobMeta, error) {
 	out := map[string]*blobMeta{}
-	info, err := bl.stream.Info(ctx, jetstream.WithSubjectFilter(objMetas(bl.bucket)))
+	info, err := bl.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
 		return nil, fmt.Errorf("stream: blob store: %w", err)
 	}
 	if len(info.State.Subjects) == 0 {
 		return out, nil
 	}
-	err = bl.b.readAll(ctx, bl.streamName(), objMetas(bl.bucket), false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	err = bl.b.readAll(ctx, bl.streamName(), filter, false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		m := &blobMeta{data: msg.Data(), seq: md.Sequence.Stream, at: md.Timestamp}
 		if err := json.Unmarshal(msg.Data(), &m.info); err != nil {
 			return fmt.Errorf("stream: blob meta %s: %w", msg.Subject(), err)
 		}
-		if !m.info.Deleted {
+		if deleted || !m.info.Deleted {
 			out[m.info.Name] = m
 		}
 		return nil
@@ -130,11 +169,10 @@ func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
 	return out, err
 }
 
-// purgeOrphans purges the chunks of object ids no meta names whose last
-// chunk is older than the grace period (younger ones may be a put whose
-// meta is still to come).
-func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, now time.Time) (int, error) {
-	prefix := objChunks(bl.bucket, "")
+// purgeOrphans purges the chunks, under prefix, of object ids no meta
+// names whose last chunk is older than the grace period (younger ones
+// may be a put whose meta is still to come).
+func (bl *Blobs) purgeOrphans(ctx context.Context, prefix string, metas map[string]*blobMeta, now time.Time) (int, error) {
 	info, err := bl.stream.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
 	if err != nil {
 		return 0, fmt.Errorf("stream: blob chunks: %w", err)
@@ -153,7 +191,7 @@ func (bl *Blobs) purgeOrphans(ctx context.Context, metas map[string]*blobMeta, n
 		if err != nil || now.Sub(last.Time) < bl.grace {
 			continue
 		}
-		if err := bl.purgeChunks(ctx, nuid); err != nil {
+		if err := bl.stream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
 			return n, err
 		}
 		n++

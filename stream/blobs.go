@@ -240,7 +240,15 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 		}
 		if m == nil || m.info.Deleted {
 			if open == nil {
-				return fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
+				// Named again here (a fork, a copy) after another node
+				// wrote it: this node keeps a blob of its own from then.
+				open = func() (io.Reader, error) {
+					b, err := bl.received(ctx, ref)
+					if errors.Is(err, ErrBlobNotFound) {
+						return nil, fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
+					}
+					return bytes.NewReader(b), err
+				}
 			}
 			r, err := open()
 			if err != nil {

@@ -42,7 +42,11 @@ func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]
 	name := ref.SHA256
 	b, err := bl.obs.GetBytes(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+		// Named by an entry another node wrote: the blob came with it.
+		b, err = bl.received(ctx, ref)
+	}
+	if errors.Is(err, ErrBlobNotFound) || errors.Is(err, ErrBlobMismatch) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream: get blob %s: %w", name, err)

@@ -170,8 +170,13 @@ func (s *Store) catchUp(ctx context.Context, w writer) error {
 				// A copy of ours, stored twice by a stream source.
 				return w.commit(func(*session.Tree) error { s.lastSeq = r.Seq; return nil })
 			}
-			// Sessions are created once: a header after ours is a new
-			// session of the same id, created after a delete.
+			// Sessions are created once on a node: a header after ours
+			// is a new session of the same id, created after a delete —
+			// unless ours is still there, and this one was created on
+			// another node too, while apart: one session.
+			if s.b.checkEpoch(ctx, s.id, s.epoch) == nil {
+				return w.commit(func(t *session.Tree) error { t.MeetHeader(*r.Header); s.lastSeq = r.Seq; return nil })
+			}
 			return fmt.Errorf("%w: %s has a new header at seq %d", ErrRecreated, s.id, r.Seq)
 		}
 		return w.commit(func(t *session.Tree) error {

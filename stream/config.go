@@ -76,6 +76,12 @@ type Config struct {
 	// carries it, and a session written on several nodes while apart
 	// takes its leaf by session.Tree's rule for origins. "" names none.
 	Origin string
+	// Edge provisions a new deployment in the edge layout (an edge node
+	// that syncs with a hub: see layout.go). An existing deployment keeps
+	// the layout it was made with: one made otherwise is refused
+	// (ErrPartitions); a client given none takes the deployment's.
+	// Backend.Config says the deployment's.
+	Edge bool
 	// BlobCacheBytes bounds the cache of blobs read back (references are
 	// resolved through it).
 	BlobCacheBytes int64
@@ -92,6 +98,10 @@ type Config struct {
 	// session: a subject per session and entry type (see layout.go). New
 	// sets it from the deployment's streams.
 	typed bool
+	// edge is the edge layout: a subject per session and the node it
+	// came from (see layout.go). New sets it from the deployment's
+	// streams, or from Edge for a new one.
+	edge bool
 }
 
 // DefaultConfig returns the single-node defaults.
@@ -182,44 +192,57 @@ var typeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // sessionSubjects is the filter of every message of session id.
 func (c Config) sessionSubjects(id string) string {
-	if c.typed {
+	switch {
+	case c.typed:
 		return c.Prefix + "." + id + ".>"
+	case c.edge:
+		return c.Prefix + "." + id + ".*"
 	}
 	return c.Prefix + "." + id
 }
 
-// The duplicate windows of nodes that sync (serve -domain). A message
-// comes back to the node that sent it (each side's streams source the
-// other's): within the window it is recognised and dropped; later, it is
-// stored once more, a copy every reader passes over. An edge's window
-// covers a day away (an edge writes little: the server keeps about 100
-// bytes a message for it); a hub's, every catch-up's round trip (1,000
-// appends a second hold about 120 MB for 20 minutes).
-const (
-	EdgeDedupeWindow = 24 * time.Hour
-	HubDedupeWindow  = 20 * time.Minute
-)
+// EdgeDedupeWindow is an edge node's duplicate window. What an edge
+// wrote comes back to it from the hub (see layout.go): within the window
+// it is recognised and dropped; later, it is stored once more, a copy
+// every reader passes over. A day covers a day away (an edge writes
+// little: the server keeps about 100 bytes a message for it).
+const EdgeDedupeWindow = 24 * time.Hour
 
 // sessionsFilter matches every session's messages of the partition and
 // nothing else (not its read barriers).
 func (c Config) sessionsFilter() string {
-	if c.typed {
+	if c.typed || c.edge {
 		return c.Prefix + ".*.*"
 	}
 	return c.Prefix + ".*"
 }
 
-// subject is where an entry of type typ of session id is published.
+// subject is where this node publishes an entry of type typ of session
+// id.
 func (c Config) subject(id, typ string) string {
-	if c.typed {
+	switch {
+	case c.typed:
 		return c.Prefix + "." + id + "." + typ
+	case c.edge:
+		return c.Prefix + "." + id + "." + writtenHere
 	}
 	return c.Prefix + "." + id
 }
 
-// headerSubject is where session id's header is published (with a subject
-// per session, its first message).
+// headerSubject is where this node publishes session id's header (with a
+// subject per session, its first message).
 func (c Config) headerSubject(id string) string { return c.subject(id, "session") }
+
+// isHeaderSubject reports whether a message on subject can be session
+// id's header: on its header subject, or with a subject per session (and
+// node), the session's first message.
+func (c Config) isHeaderSubject(subject, id string) bool {
+	if c.typed {
+		return subject == c.headerSubject(id)
+	}
+	sid, _, ok := c.sessionOf(subject)
+	return ok && sid == id
+}
 
 // sessionOf returns the session id of a subject of this stream, and the
 // entry type the subject names (none with a subject per session).
@@ -228,7 +251,11 @@ func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	if !c.typed {
+	switch {
+	case c.edge:
+		id, from, ok := strings.Cut(rest, ".")
+		return id, "", ok && id != "" && (from == writtenHere || from == fromHub)
+	case !c.typed:
 		return rest, "", rest != "" && !strings.Contains(rest, ".")
 	}
 	id, typ, ok = strings.Cut(rest, ".")

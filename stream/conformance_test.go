@@ -3,8 +3,11 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -28,6 +31,31 @@ func TestConformance(t *testing.T) {
 	t.Run("partitions", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 4, nil)) })
 	// Deployments made before a subject per session keep theirs.
 	t.Run("subject per type", func(t *testing.T) { sessiontest.Run(t, conformanceBackend(true, 1, nil, stream.TypedSubjects)) })
+	// An edge node's: a subject per session and node it came from.
+	t.Run("edge", func(t *testing.T) {
+		var used []*stream.Backend
+		sessiontest.Run(t, conformanceBackend(true, 2, &used, func(c stream.Config) stream.Config {
+			c.Edge, c.Origin = true, "laptop"
+			return c
+		}))
+		n := 0
+		for _, b := range used {
+			s := b.Partitions()[0].Stream()
+			info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(b.Config().Prefix+".>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for subj := range info.State.Subjects {
+				if !strings.HasSuffix(subj, ".o") {
+					t.Fatalf("a message of the edge layout on %s", subj)
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatal("the scenarios stored nothing on an edge's first partition")
+		}
+	})
 	// Every member of every entry stored apart: what the scenarios read
 	// back is resolved from the blob store, also after a snapshot and
 	// across partitions.

@@ -12,38 +12,50 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// SourceFrom makes the deployment's session streams take in an edge
-// node's: each stream sources the stream of the same name in the edge's
-// JetStream domain (over its leafnode link: JetStream keeps the position,
-// and what the edge wrote while apart comes when the link is up). It is
-// idempotent, and returns the streams that source the edge. The edge's
-// layout must be this one's (the same streams): each session's messages
-// then land in its own stream here.
+// SourceFrom makes the deployment's session streams take in those of
+// the node of the given JetStream domain, over its leafnode link
+// (JetStream keeps the position, and what was written while apart comes
+// when the link is up): a hub takes in an edge's, an edge its hub's
+// (see layout.go for which subjects, onto which). It is idempotent, and
+// returns the streams that source the other node. The other node's
+// streams must be this one's (the same partitions and prefix): each
+// session's messages then land in its own stream here.
 func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []string) ([]string, error) {
 	mine := b.cfg.Streams()
 	if !slices.Equal(streams, mine) {
-		return nil, fmt.Errorf("%w: the edge's streams %v are not this deployment's %v (give it the same -partitions)", ErrInvalidConfig, streams, mine)
+		return nil, fmt.Errorf("%w: the other node's streams %v are not this deployment's %v (give it the same -partitions)", ErrInvalidConfig, streams, mine)
+	}
+	if b.cfg.typed {
+		return nil, fmt.Errorf("%w: this deployment keeps a subject per entry type (made before a subject per session): it cannot sync with other nodes", ErrInvalidConfig)
 	}
 	b.linkMu.Lock()
 	defer b.linkMu.Unlock()
-	ours := sourcesOf(domain)
 	for i, name := range mine {
-		// Session messages only: a read barrier has no message id for
-		// the other side's duplicate window to know it by, and two
-		// nodes sourcing each other would pass it back and forth.
-		filter := b.cfg.partition(i).sessionsFilter()
-		_, err := b.changeSources(ctx, name, "source the edge "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
-			if slices.ContainsFunc(srcs, func(src *jetstream.StreamSource) bool { return ours(src) && src.FilterSubject == filter }) {
-				return nil, true
-			}
-			return append(slices.DeleteFunc(slices.Clone(srcs), ours),
-				&jetstream.StreamSource{Name: name, FilterSubject: filter, External: &jetstream.ExternalStream{APIPrefix: domainAPI(domain)}}), false
-		})
-		if err != nil {
+		if err := b.source(ctx, name, domain, b.cfg.partition(i).takeIn()); err != nil {
 			return nil, err
 		}
 	}
+	// The blobs entries name come along (see blobs_received.go).
+	if err := b.source(ctx, objStream(b.cfg.BlobBucket()), domain, b.cfg.blobsTakeIn()); err != nil {
+		return nil, err
+	}
 	return mine, nil
+}
+
+// source makes stream name take in the stream of the same name in the
+// given domain, through the subject transforms take.
+func (b *Backend) source(ctx context.Context, name, domain string, take []jetstream.SubjectTransformConfig) error {
+	ours := sourcesOf(domain)
+	_, err := b.changeSources(ctx, name, "source "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
+		if slices.ContainsFunc(srcs, func(src *jetstream.StreamSource) bool {
+			return ours(src) && src.FilterSubject == "" && slices.Equal(src.SubjectTransforms, take)
+		}) {
+			return nil, true
+		}
+		return append(slices.DeleteFunc(slices.Clone(srcs), ours),
+			&jetstream.StreamSource{Name: name, SubjectTransforms: take, External: &jetstream.ExternalStream{APIPrefix: domainAPI(domain)}}), false
+	})
+	return err
 }
 
 // Unsource stops the deployment's session streams from sourcing the edge
@@ -54,7 +66,7 @@ func (b *Backend) Unsource(ctx context.Context, domain string) ([]string, error)
 	defer b.linkMu.Unlock()
 	ours := sourcesOf(domain)
 	var changed []string
-	for _, name := range b.cfg.Streams() {
+	for _, name := range append(b.cfg.Streams(), objStream(b.cfg.BlobBucket())) {
 		did, err := b.changeSources(ctx, name, "stop sourcing the edge "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
 			kept := slices.DeleteFunc(slices.Clone(srcs), ours)
 			return kept, len(kept) == len(srcs)
@@ -68,6 +80,49 @@ func (b *Backend) Unsource(ctx context.Context, domain string) ([]string, error)
 	}
 	return changed, nil
 }
+
+// takeIn is what partition c takes in of the other node's stream, and
+// onto which subjects: an edge takes the hub's sessions onto subjects of
+// their own, a hub takes what an edge wrote (not what it had taken in)
+// onto the session's. Session messages only: a read barrier has no
+// message id for the other side's duplicate window to know it by.
+func (c Config) takeIn() []jetstream.SubjectTransformConfig {
+	if c.edge {
+		return []jetstream.SubjectTransformConfig{{Source: c.Prefix + ".*", Destination: c.Prefix + ".{{wildcard(1)}}." + fromHub}}
+	}
+	return []jetstream.SubjectTransformConfig{{Source: c.Prefix + ".*." + writtenHere, Destination: c.Prefix + ".{{wildcard(1)}}"}}
+}
+
+// SourceLag is how many messages of the node of the given domain this
+// deployment's streams (sessions and blobs) have still to take in, as
+// JetStream's sourcing counts them, and whether every one of them has
+// heard from that node lately (the count is the one when it last did:
+// a source hears a heartbeat a second while it runs).
+func (b *Backend) SourceLag(ctx context.Context, domain string) (lag uint64, heard bool, err error) {
+	api := domainAPI(domain)
+	heard = true
+	for _, name := range append(b.cfg.Streams(), objStream(b.cfg.BlobBucket())) {
+		s, err := b.js.Stream(ctx, name)
+		if err != nil {
+			return 0, false, fmt.Errorf("stream: %s: %w", name, err)
+		}
+		found := false
+		for _, src := range s.CachedInfo().Sources {
+			if src == nil || src.External == nil || src.External.APIPrefix != api {
+				continue
+			}
+			found = true
+			lag += src.Lag
+			heard = heard && src.Active >= 0 && src.Active < heardWithin
+		}
+		heard = heard && found
+	}
+	return lag, heard, nil
+}
+
+// heardWithin is how recently a running source has heard from the other
+// side (its heartbeats come each second).
+const heardWithin = 3 * time.Second
 
 // maxLinkAttempts bounds the updates of one stream's sources.
 const maxLinkAttempts = 8

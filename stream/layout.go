@@ -34,6 +34,17 @@ import (
 // Deployments made before this layout have a subject per entry type,
 // <Prefix>[.p<i>].<id>.<type>; their streams carry no
 // sessionlog.subjects metadata and keep that layout (Config.typed).
+//
+// An edge node (Config.Edge) keeps apart what it wrote and what came from
+// its hub: <Prefix>[.p<i>].<id>.o and <Prefix>[.p<i>].<id>.h, a session
+// being <Prefix>[.p<i>].<id>.* (its reads, its sequence check and its
+// purge name that filter). The hub takes in the edge's .o subjects only,
+// onto its own <id> ones; the edge takes in all of the hub's onto .h. So
+// nothing goes round: what the hub sent is never sent back, however long
+// the edge was away (a message's id recognises it only within the
+// duplicate window). What the edge wrote comes back from the hub onto .h,
+// where the window or, past it, the readers pass over it; it is never
+// sent up again.
 
 // MaxPartitions bounds P: each partition is four replicated assets
 // (stream, index, snapshot objects, snapshot heads).
@@ -47,7 +58,14 @@ const (
 	hashName       = "fnv1a32-mod"
 	metaSubjects   = "sessionlog.subjects" // "session": one subject per session
 	subjectsName   = "session"
+	edgeName       = "session-origin"    // the edge layout
 	metaOrigin     = "sessionlog.origin" // the node its writes are made on (Config.Origin)
+)
+
+// The last token of a session's subjects in the edge layout.
+const (
+	writtenHere = "o" // written on this node
+	fromHub     = "h" // taken in from the hub
 )
 
 // ErrPartitions is returned by New when the deployment's partition count
@@ -129,7 +147,10 @@ func (c Config) streamMetadata() map[string]string {
 		metaPartition:  strconv.Itoa(c.part),
 		metaHash:       hashName,
 	}
-	if !c.typed {
+	switch {
+	case c.edge:
+		md[metaSubjects] = edgeName
+	case !c.typed:
 		md[metaSubjects] = subjectsName
 	}
 	if c.Origin != "" {
@@ -179,16 +200,18 @@ func (b *Backend) settleOrigin(ctx context.Context) error {
 	return nil
 }
 
-// typedSubjects reads a stream's subject layout from its metadata: none
+// subjectLayout reads a stream's subject layout from its metadata: none
 // is the subject-per-type layout of deployments made before it.
-func typedSubjects(md map[string]string) (bool, error) {
+func subjectLayout(md map[string]string) (typed, edge bool, err error) {
 	switch v := md[metaSubjects]; v {
 	case "":
-		return true, nil
+		return true, false, nil
 	case subjectsName:
-		return false, nil
+		return false, false, nil
+	case edgeName:
+		return false, true, nil
 	default:
-		return false, fmt.Errorf("%w: metadata says subjects per %q", ErrPartitions, v)
+		return false, false, fmt.Errorf("%w: metadata says subjects per %q", ErrPartitions, v)
 	}
 }
 
@@ -208,7 +231,7 @@ func checkLayout(got jetstream.StreamConfig, c Config) []string {
 	if h := got.Metadata[metaHash]; h != hashName {
 		bad = append(bad, fmt.Sprintf("metadata says ids map to partitions by %q, not %q", h, hashName))
 	}
-	if typed, err := typedSubjects(got.Metadata); err != nil || typed != c.typed {
+	if typed, edge, err := subjectLayout(got.Metadata); err != nil || typed != c.typed || edge != c.edge {
 		bad = append(bad, fmt.Sprintf("metadata says subjects per %q, the other partitions per %q", got.Metadata[metaSubjects], c.streamMetadata()[metaSubjects]))
 	}
 	return bad
@@ -218,7 +241,8 @@ func checkLayout(got jetstream.StreamConfig, c Config) []string {
 // the stream <Stream> (one partition) or <Stream>_P0 (its metadata), or,
 // on a deployment with neither, the configured count (1 by default); and
 // its subject layout from the same stream (a new deployment gets a subject
-// per session). It refuses a deployment with both streams, and a
+// per session, or the edge layout with Config.Edge). It refuses a
+// deployment made otherwise than Config.Edge asks, one with both streams, and a
 // configured count that differs.
 func resolveLayout(ctx context.Context, js jetstream.JetStream, cfg Config) (Config, error) {
 	n, found, err := resolvePartitions(ctx, js, cfg)
@@ -226,11 +250,17 @@ func resolveLayout(ctx context.Context, js jetstream.JetStream, cfg Config) (Con
 		return cfg, err
 	}
 	cfg.Partitions = n
+	cfg.edge = cfg.Edge
 	if found != nil {
-		if cfg.typed, err = typedSubjects(found.CachedInfo().Config.Metadata); err != nil {
-			return cfg, fmt.Errorf("%w (stream %s)", err, found.CachedInfo().Config.Name)
+		name := found.CachedInfo().Config.Name
+		if cfg.typed, cfg.edge, err = subjectLayout(found.CachedInfo().Config.Metadata); err != nil {
+			return cfg, fmt.Errorf("%w (stream %s)", err, name)
+		}
+		if cfg.Edge && !cfg.edge {
+			return cfg, fmt.Errorf("%w: %s was made without -hub: an edge keeps what it wrote apart from what its hub sends, which this deployment's streams do not; give the edge a data dir of its own (sessionlog export / import to bring sessions over)", ErrPartitions, name)
 		}
 	}
+	cfg.Edge = cfg.edge
 	return cfg, nil
 }
 

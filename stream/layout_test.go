@@ -272,3 +272,35 @@ func TestASessionIsOneSubject(t *testing.T) {
 		}
 	})
 }
+
+// An edge keeps what it wrote apart from what its hub sends: a client
+// that names no layout takes the edge's, and a deployment made otherwise
+// is not taken for an edge (its own writes are not where an edge's go).
+func TestEdgeLayoutIsTheDeployments(t *testing.T) {
+	ctx := context.Background()
+	cfg := stream.DefaultConfig()
+	cfg.Edge = true
+	edge := newBackendWith(t, cfg)
+	cfg = edge.Config()
+	cfg.Edge = false
+	client := newBackendOn(t, cfg)
+	if !client.Config().Edge {
+		t.Fatal("a client of an edge's deployment took another layout")
+	}
+	st, err := client.CreateStore(ctx, sessiontest.TestHeader("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	got := sessionSubjects(t, edge.JetStream(), edge.Config().StreamOf("s"), edge.SessionSubjects("s"))
+	if want := []string{cfg.Prefix + ".s.o"}; !slices.Equal(got, want) {
+		t.Fatalf("an edge's session is on %v, want %v", got, want)
+	}
+
+	plain := newBackend(t)
+	cfg = plain.Config()
+	cfg.Edge = true
+	if _, err := stream.New(ctx, plain.Conn(), cfg); !errors.Is(err, stream.ErrPartitions) || !strings.Contains(err.Error(), "without -hub") {
+		t.Fatalf("an edge on a deployment made without -hub: %v", err)
+	}
+}

@@ -126,7 +126,7 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 			return nil, err
 		}
 	}
-	if err := applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), msgs); err != nil {
+	if err := applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), ls.tree.MeetHeader, msgs); err != nil {
 		return nil, err
 	}
 	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.seq, Tail: len(msgs)}
@@ -134,11 +134,17 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 }
 
 // applyTail applies the messages read after a snapshot with apply (a
-// tree's or a stand-in's, of the session h): entries only, each once
-// (has: held already; copies of the header are passed over too).
-func applyTail(apply func(origin string, e *session.Entry) error, has func(id string) bool, h session.Header, msgs []Message) error {
+// tree's or a stand-in's, of the session h): entries each once (has:
+// held already; copies of the header are passed over too), and another
+// node's header of the session (created there too, while apart) with
+// meet, nil for none taken.
+func applyTail(apply func(origin string, e *session.Entry) error, has func(id string) bool, h session.Header, meet func(session.Header), msgs []Message) error {
 	for _, r := range msgs {
 		if r.Header != nil && sameHeader(*r.Header, h) {
+			continue
+		}
+		if r.Header != nil && meet != nil {
+			meet(*r.Header)
 			continue
 		}
 		if r.Header != nil {

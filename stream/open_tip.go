@@ -47,7 +47,7 @@ func (b *Backend) openFromTip(ctx context.Context, id string, head snapshotHead,
 	if err != nil {
 		return nil, err
 	}
-	if err := applyTail(si.WithOrigin(head.Origin).ApplyFrom, si.Tree().Has, si.Tree().Header(), msgs); err != nil {
+	if err := applyTail(si.WithOrigin(head.Origin).ApplyFrom, si.Tree().Has, si.Tree().Header(), nil, msgs); err != nil {
 		return nil, err // beyond the stand-in: the skeleton is read
 	}
 	wg.Wait()
@@ -84,7 +84,7 @@ func standIn(data []byte, id string) (*session.StandIn, error) {
 // must not be used.
 func (b *Backend) checkEpoch(ctx context.Context, id string, epoch uint64) error {
 	msg, err := b.stream.GetMsg(ctx, epoch)
-	if err != nil || msg.Subject != b.cfg.headerSubject(id) {
+	if err != nil || !b.cfg.isHeaderSubject(msg.Subject, id) {
 		return fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
 	}
 	return nil
@@ -99,7 +99,7 @@ func (b *Backend) loadSkeleton(ctx context.Context, id string, epoch uint64, o *
 	head := o.head
 	ls, err := b.loadSnapshotOnce(ctx, id, &head)
 	if err == nil {
-		if err = applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), o.tail); err == nil {
+		if err = applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), ls.tree.MeetHeader, o.tail); err == nil {
 			return ls.tree, ls, nil
 		}
 	}

@@ -166,9 +166,12 @@ func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint
 			// A copy of the header: stored twice by a stream source
 			// (JetStream can deliver a sourced message twice).
 		case r.Header != nil:
-			return fmt.Errorf("%w: %s has a second header at seq %d", ErrCorrupt, id, r.Seq)
+			// Created on another node too, while apart (a delete here
+			// would have purged the first): one session.
+			t.MeetHeader(*r.Header)
 		case t == nil:
-			return fmt.Errorf("%w: %s starts with an entry (seq %d), not its header", ErrCorrupt, id, r.Seq)
+			// Written on another node after the session was deleted
+			// here (a delete is a node's own): it stays deleted here.
 		case t.Has(r.Entry.ID):
 			// A copy of an entry stored before (a stream source's, or a
 			// resend the server did not know for one): the first is the
@@ -317,7 +320,7 @@ type TypeFilter struct {
 func (p Partition) TypeFilter(types ...session.EntryType) TypeFilter {
 	f := TypeFilter{types: slices.Clone(types), b: p.b, typed: p.b.cfg.typed}
 	if !f.typed {
-		f.Subjects = []string{p.b.cfg.Prefix + ".*"}
+		f.Subjects = []string{p.b.cfg.sessionsFilter()}
 		return f
 	}
 	for _, t := range types {

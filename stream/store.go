@@ -44,6 +44,8 @@ type Store struct {
 	// subjects filter the session's messages; msgIDPrefix begins each
 	// entry's message id. Made once: an append used to make them again.
 	subjects, msgIDPrefix string
+	// subject1 is where the store publishes, with a subject per session.
+	subject1 string
 
 	// standIn, set when the store was opened from a snapshot's tip, gives
 	// contexts until the tree is loaded (never changed after the open).
@@ -84,6 +86,7 @@ func (s *Store) MaxBatch() int { return MaxBatch }
 func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy ConflictPolicy) *Store {
 	s := &Store{b: b, id: t.Header().ID, policy: policy, epoch: epoch, lastSeq: lastSeq}
 	s.subjects = b.cfg.sessionSubjects(s.id)
+	s.subject1 = b.cfg.subject(s.id, "")
 	s.msgIDPrefix = s.id + ":" + strconv.FormatUint(epoch, 10) + ":"
 	s.idx = newIndexer(b, b.cfg.indexInterval())
 	s.snap = b.NewSnapshotScheduler(func(ctx context.Context, _ string) error { return s.writeSnapshot(ctx) })

@@ -307,11 +307,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
 	svcCfg.AcceptLinks = a.leafListen != ""
 	svcCfg.Domain, sc.Origin = cfg.Domain, cfg.Domain
-	switch {
-	case cfg.Hub != nil:
+	if cfg.Hub != nil {
+		sc.Edge = true
 		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
-	case cfg.Domain != "":
-		sc.DedupeWindow = max(sc.DedupeWindow, stream.HubDedupeWindow)
 	}
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {

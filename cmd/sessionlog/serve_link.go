@@ -21,10 +21,13 @@ func (a *apiFlags) startLink(node *cluster.Node, cfg cluster.Config, x *api) {
 const linkEvery = 500 * time.Millisecond
 
 // unlinkedSaid is how long an edge goes without its link before it says
-// so; relinkEvery how often a linked edge asks the hub again.
+// so; relinkEvery how often a linked edge asks the hub again, and
+// progressEvery how often while a sync is under way (saying how far it
+// is).
 const (
-	unlinkedSaid = 30 * time.Second
-	relinkEvery  = 5 * time.Minute
+	unlinkedSaid  = 30 * time.Second
+	relinkEvery   = 5 * time.Minute
+	progressEvery = 5 * time.Second
 )
 
 // linker is an edge's side of its link: it asks the hub, over the link,
@@ -43,6 +46,12 @@ type linker struct {
 	start    time.Time
 	linkedAt time.Time
 	sourcing bool // this edge's streams source the hub's
+	syncing  bool // messages were still to go either way, last asked
+	up       bool // the link was up at the last tick
+	counted  bool // the last progress was counted both ways
+	// progressSaid is the last progress said, and when.
+	progressSaid   string
+	progressSaidAt time.Time
 }
 
 func (x *api) linkToHub(node *cluster.Node, req slapi.LinkRequest, fromHub bool, log func(string)) {
@@ -51,11 +60,26 @@ func (x *api) linkToHub(node *cluster.Node, req slapi.LinkRequest, fromHub bool,
 }
 
 func (l *linker) tick(ctx context.Context) {
-	due := l.linkedAt.IsZero() || time.Since(l.linkedAt) >= relinkEvery || (l.fromHub && !l.sourcing)
+	every := relinkEvery
+	switch {
+	case l.syncing && !l.counted:
+		every = time.Second // the count comes once the sources have heard
+	case l.syncing:
+		every = progressEvery
+	}
+	// A link that has just come back is asked about at once: what was
+	// written apart is on its way.
+	linked := l.node.Linked()
+	cameUp := linked && !l.up
+	l.up = linked
+	if cameUp {
+		l.progressSaid = "" // said again, of this sync
+	}
+	due := cameUp || l.linkedAt.IsZero() || time.Since(l.linkedAt) >= every || (l.fromHub && !l.sourcing)
 	if !due {
 		return
 	}
-	if !l.node.Linked() {
+	if !linked {
 		// Said once: an edge works alone, but one never linked may have
 		// the wrong address or credentials.
 		if !l.said && time.Since(l.start) > unlinkedSaid {
@@ -80,6 +104,7 @@ func (l *linker) tick(ctx context.Context) {
 		l.log(fmt.Sprintf("sessionlog: linked to the hub: its streams %v take in this edge's sessions", reply.Streams))
 	}
 	l.linkedAt = time.Now()
+	defer func() { l.progress(ctx, reply) }()
 	if l.fromHub && reply.Domain != "" {
 		// The tenant's sessions at the hub, here too: this node's
 		// streams source the hub's (JetStream keeps the position; a
@@ -95,5 +120,42 @@ func (l *linker) tick(ctx context.Context) {
 			l.log(fmt.Sprintf("sessionlog: this edge's streams take in the hub's sessions (domain %s)", reply.Domain))
 		}
 		l.sourcing = true
+	}
+}
+
+// progress says how far a sync is, while messages are still to go either
+// way (as JetStream's sourcing counts them: the hub's count of this
+// edge's, and this edge's of the hub's), and once it is done.
+func (l *linker) progress(ctx context.Context, reply slapi.LinkReply) {
+	var in uint64
+	inHeard := true
+	if l.sourcing {
+		var err error
+		if in, inHeard, err = l.x.backends[0].SourceLag(ctx, reply.Domain); err != nil {
+			return
+		}
+	}
+	was := l.syncing
+	l.syncing = reply.Behind > 0 || in > 0 || !reply.Heard || !inHeard
+	l.counted = reply.Heard && inHeard
+	switch {
+	case l.syncing:
+		up, down := fmt.Sprint(reply.Behind), fmt.Sprint(in)
+		if !reply.Heard {
+			up = "(not counted yet: the hub is still to hear from this edge)"
+		}
+		if !inHeard {
+			down = "(not counted yet)"
+		}
+		said := fmt.Sprintf("sessionlog: sync: %s of this edge's messages still to reach the hub, %s of the hub's still to come", up, down)
+		// Said when it changed, and each minute it stays (a source
+		// that cannot start).
+		if said != l.progressSaid || time.Since(l.progressSaidAt) >= time.Minute {
+			l.log(said)
+			l.progressSaid, l.progressSaidAt = said, time.Now()
+		}
+	case was:
+		l.progressSaid = ""
+		l.log("sessionlog: sync: up to date with the hub")
 	}
 }
