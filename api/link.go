@@ -1,6 +1,8 @@
 package api
 
 import (
+	"time"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/session"
@@ -16,7 +18,16 @@ type LinkRequest struct {
 	// The hub takes in an edge only when it covers the tenant's rules:
 	// nothing a rule would catch leaves the machine.
 	Redact jsontext.Value `json:"redact,omitempty"`
+	// Resume says the edge's link has just come back: the hub starts its
+	// sourcing of the edge again at once, where it stood (JetStream
+	// retries a source that lost the other side at growing intervals, up
+	// to two minutes). At most once every ResumeEvery per edge.
+	Resume bool `json:"resume,omitempty"`
 }
+
+// ResumeEvery bounds how often an edge's Resume restarts the hub's
+// sourcing of it (each restart is a change of the streams' config).
+const ResumeEvery = 10 * time.Second
 
 // LinkReply names the hub's streams that source the edge, and the hub's
 // JetStream domain, where the edge's streams source the hub's sessions.

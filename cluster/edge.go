@@ -151,3 +151,17 @@ func (n *Node) LeafURL() string {
 
 // Linked reports whether this edge node's link to its hub is up.
 func (n *Node) Linked() bool { return n.srv.NumLeafNodes() > 0 }
+
+// LinkID names this edge node's link to its hub while it is up (the
+// server's id of the connection; 0 while down): another id is a link
+// made again, however briefly it was down.
+func (n *Node) LinkID() uint64 {
+	lz, err := n.srv.Leafz(nil)
+	if err != nil {
+		return 0
+	}
+	for _, l := range lz.Leafs {
+		return l.ID
+	}
+	return 0
+}

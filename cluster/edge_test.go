@@ -51,7 +51,7 @@ func TestEdgeNodeWritesOfflineAndIsSourcedByItsHub(t *testing.T) {
 			t.Fatalf("an offline write: %v", err)
 		}
 	}
-	if edge.Linked() {
+	if edge.Linked() || edge.LinkID() != 0 {
 		t.Fatal("linked with no hub running")
 	}
 
@@ -64,7 +64,7 @@ func TestEdgeNodeWritesOfflineAndIsSourcedByItsHub(t *testing.T) {
 		t.Fatalf("LeafURL %q", hub.LeafURL())
 	}
 	sessiontest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
-		if !edge.Linked() {
+		if !edge.Linked() || edge.LinkID() == 0 {
 			return errNotYet
 		}
 		return nil

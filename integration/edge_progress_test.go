@@ -71,3 +71,34 @@ func TestEdgeSyncSaysHowFarItIs(t *testing.T) {
 		t.Fatal("no progress said between the link coming back and up to date")
 	}
 }
+
+// An edge whose link was cut for a moment tells the hub when it is back,
+// and both sides' sourcing starts again at once, where it stood. Cut
+// while the hub's sourcing of the edge was still starting, JetStream's
+// own retry came about 40 s after the link was back.
+func TestEdgeResumesAtOnceAfterACut(t *testing.T) {
+	f := newFleet(t, []string{"laptop"}, fleetOpts{})
+	e := f.edges[0]
+	hub := client(t, f.hub.url, "alice")
+	ctx := context.Background()
+	if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "flaky"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := appendMessages(t, e.c, "flaky", "before the cut", 5)
+	e.link.SetCut(true)
+	more := appendMessages(t, e.c, "flaky", "written in a cut", 20)
+	t0 := time.Now()
+	e.link.SetCut(false)
+	sessiontest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		var r api.StatsReply
+		if err := hub.Call(ctx, api.OpStats, api.StatsRequest{Session: "flaky"}, &r); err != nil {
+			return err
+		}
+		if r.Entries != len(first)+len(more) {
+			return fmt.Errorf("the hub holds %d of %d entries", r.Entries, len(first)+len(more))
+		}
+		return nil
+	})
+	t.Logf("the hub holds what was written in a cut %v after the link came back", time.Since(t0).Round(time.Millisecond))
+	hubHolds(t, hub, append(first, more...), "flaky")
+}

@@ -175,6 +175,15 @@ func TestNothingGoesRound(t *testing.T) {
 	link.SetCut(false)
 	sessiontest.CheckFor(t, 60*time.Second, 50*time.Millisecond, holds(eb, "written-at-hub", 40))
 	sessiontest.CheckFor(t, 60*time.Second, 50*time.Millisecond, holds(hb, "written-on-laptop", 40))
+	// Sourcing restarted both ways (as when a link comes back), past the
+	// windows: it resumes where it stood, taking nothing in again.
+	time.Sleep(2 * window)
+	if _, err := hb.Restart(ctx, "laptop", eb.Config().Streams()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eb.Restart(ctx, "hub", hb.Config().Streams()); err != nil {
+		t.Fatal(err)
+	}
 	// One more each way after everything: once it has arrived, whatever
 	// was sourced before it has too (a source delivers in order).
 	write(hb, "written-at-hub", 1)

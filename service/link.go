@@ -7,7 +7,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/stream"
@@ -37,7 +39,11 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if err := s.coversRedaction(req.Redact); err != nil {
 		return nil, err
 	}
-	streams, err := s.b.SourceFrom(ctx, req.Domain, req.Streams)
+	source := s.b.SourceFrom
+	if req.Resume && s.resumeDue(req.Domain) {
+		source = s.b.Restart
+	}
+	streams, err := source(ctx, req.Domain, req.Streams)
 	if errors.Is(err, stream.ErrInvalidConfig) {
 		return nil, &Error{Code: CodeBadRequest, Field: "/streams", Message: err.Error()}
 	}
@@ -71,6 +77,21 @@ func (s *Service) coversRedaction(raw []byte) error {
 			strings.Join(missing, ", "))}
 	}
 	return nil
+}
+
+// resumeDue reports whether an edge's Resume may restart the sourcing of
+// it now (ResumeEvery since the last), and notes it.
+func (s *Service) resumeDue(domain string) bool {
+	s.resumeMu.Lock()
+	defer s.resumeMu.Unlock()
+	if last, ok := s.resumed[domain]; ok && time.Since(last) < api.ResumeEvery {
+		return false
+	}
+	if s.resumed == nil {
+		s.resumed = map[string]time.Time{}
+	}
+	s.resumed[domain] = time.Now() // one per edge of the tenants file: bounded
+	return true
 }
 
 // edgeDomains are the tenant's edges as last set.

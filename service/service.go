@@ -35,8 +35,11 @@ type Service struct {
 	b   *stream.Backend
 	// edges are the tenant's edge domains, the link op's (Config.
 	// EdgeDomains until SetEdgeDomains).
-	edges   atomic.Pointer[[]string]
-	uploads *stream.Uploads
+	edges atomic.Pointer[[]string]
+	// resumed is when each edge's Resume last restarted its sourcing.
+	resumeMu sync.Mutex
+	resumed  map[string]time.Time
+	uploads  *stream.Uploads
 	// staged bounds the bytes of staged appends held at once.
 	staged *semaphore.Weighted
 	nc     *nats.Conn

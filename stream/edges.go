@@ -58,6 +58,17 @@ func (b *Backend) source(ctx context.Context, name, domain string, take []jetstr
 	return err
 }
 
+// Restart starts this deployment's sourcing of the node of the given
+// domain again at once, where it stood: JetStream retries a source that
+// lost the other side at growing intervals (up to two minutes), and one
+// removed and added again resumes from the position it recorded.
+func (b *Backend) Restart(ctx context.Context, domain string, streams []string) ([]string, error) {
+	if _, err := b.Unsource(ctx, domain); err != nil {
+		return nil, err
+	}
+	return b.SourceFrom(ctx, domain, streams)
+}
+
 // Unsource stops the deployment's session streams from sourcing the edge
 // of the given domain (revoked): what they took in stays. It is
 // idempotent, and returns the streams it changed.

@@ -45,10 +45,11 @@ type linker struct {
 	said     bool
 	start    time.Time
 	linkedAt time.Time
-	sourcing bool // this edge's streams source the hub's
-	syncing  bool // messages were still to go either way, last asked
-	up       bool // the link was up at the last tick
-	counted  bool // the last progress was counted both ways
+	sourcing bool   // this edge's streams source the hub's
+	syncing  bool   // messages were still to go either way, last asked
+	link     uint64 // the link's id at the last tick (cluster.Node.LinkID)
+	counted  bool   // the last progress was counted both ways
+	resume   bool   // the link came back, and the hub is still to be told
 	// progressSaid is the last progress said, and when.
 	progressSaid   string
 	progressSaidAt time.Time
@@ -69,9 +70,10 @@ func (l *linker) tick(ctx context.Context) {
 	}
 	// A link that has just come back is asked about at once: what was
 	// written apart is on its way.
-	linked := l.node.Linked()
-	cameUp := linked && !l.up
-	l.up = linked
+	link := l.node.LinkID()
+	linked := link != 0
+	cameUp := linked && link != l.link
+	l.link = link
 	if cameUp {
 		l.progressSaid = "" // said again, of this sync
 	}
@@ -96,7 +98,12 @@ func (l *linker) tick(ctx context.Context) {
 	var reply slapi.LinkReply
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, l.req, &reply); err != nil {
+	// Back after a cut: both sides' sourcing starts again at once.
+	resume := l.resume || (cameUp && !l.linkedAt.IsZero())
+	req := l.req
+	req.Resume = resume
+	if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, req, &reply); err != nil {
+		l.resume = resume // asked again, as a resume
 		l.log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
 		return
 	}
@@ -111,7 +118,11 @@ func (l *linker) tick(ctx context.Context) {
 		// message that went from here to the hub and back is one the
 		// duplicate window, or failing that the readers, pass over).
 		b := l.x.backends[0]
-		if _, err := b.SourceFrom(cctx, reply.Domain, reply.Streams); err != nil {
+		source := b.SourceFrom
+		if resume {
+			source = b.Restart
+		}
+		if _, err := source(cctx, reply.Domain, reply.Streams); err != nil {
 			l.log(fmt.Sprintf("sessionlog: could not take in the hub's sessions: %v (asked again in %v)", err, linkEvery))
 			l.sourcing = false
 			return
@@ -121,6 +132,7 @@ func (l *linker) tick(ctx context.Context) {
 		}
 		l.sourcing = true
 	}
+	l.resume = false
 }
 
 // progress says how far a sync is, while messages are still to go either
