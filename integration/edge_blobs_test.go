@@ -105,6 +105,25 @@ func TestBlobsCrossTheLink(t *testing.T) {
 	if got, err := read(p.hb, "laptop-shots", "l1"); err != nil || got != onLaptop {
 		t.Fatalf("after the laptop collected its blob the hub reads laptop-shots/l1 as %d bytes (%v)", len(got), err)
 	}
+	// And in pieces, as a client that cannot take it whole reads it.
+	ref := stored(p.hb, "laptop-shots", "l1").BlobRefs()[0]
+	var whole []byte
+	for next := uint64(0); ; {
+		piece, err := p.hb.Blobs().ReadPiece(ctx, ref.SHA256, next, 100<<10)
+		if err != nil {
+			t.Fatalf("a piece of the received blob at the hub: %v", err)
+		}
+		if piece.Size != ref.Size {
+			t.Fatalf("the received blob is %d bytes in pieces, %d by its reference", piece.Size, ref.Size)
+		}
+		whole = append(whole, piece.Data...)
+		if next = piece.Next; next == 0 {
+			break
+		}
+	}
+	if got := session.NewBlobRef(whole, ref.Encoding); got.SHA256 != ref.SHA256 || got.Size != ref.Size {
+		t.Fatalf("read in pieces: %d bytes of %d, SHA-256 %s", len(whole), ref.Size, got.SHA256)
+	}
 
 	// Named again at the hub by reference alone: the blob is the hub's
 	// own from then, and reaches the laptop again as the hub's.

@@ -58,7 +58,9 @@ func (s *Service) putBlob(ctx context.Context, data []byte) (any, error) {
 	if req.SHA256 != "" && !session.ValidBlobName(req.SHA256) {
 		return nil, badRequest("/sha256", "sha256 must be 64 lowercase hex digits")
 	}
-	blobs := s.b.Blobs()
+	// On an edge that keeps sessions on the machine, kept there until an
+	// entry of a session that syncs names it.
+	blobs := s.b.BlobsForPuts()
 	var ref session.BlobRef
 	switch {
 	case req.Upload != "" && req.Data != nil:

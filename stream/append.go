@@ -141,7 +141,12 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 	if err != nil {
 		return fmt.Errorf("stream: append to %s: %w", s.id, err)
 	}
-	entries, err = s.b.blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
+	kept, err := s.keepsLocal(ctx)
+	if err != nil {
+		return err
+	}
+	blobs := s.blobsFor(kept)
+	entries, err = blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
 	if err != nil {
 		return fmt.Errorf("stream: append to %s: %w", s.id, err)
 	}
@@ -155,7 +160,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 		}
 	}()
 	return s.write(ctx, func(w writer) error {
-		err := s.appendLocked(ctx, span, w, entries, opts, outcome)
+		err := s.appendLocked(ctx, span, w, blobs, entries, opts, outcome)
 		if err == nil && opts.storedAt != nil {
 			*opts.storedAt = s.lastSeq
 		}
@@ -164,7 +169,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 }
 
 // appendLocked is appendWith as the store's writer.
-func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, entries []*session.Entry, opts AppendOptions, outcome *string) error {
+func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blobs *Blobs, entries []*session.Entry, opts AppendOptions, outcome *string) error {
 	t := w.t // read freely; changed only through w.commit
 	if err := s.completeFor(ctx, w, entries); err != nil {
 		return err
@@ -195,7 +200,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, ent
 		}
 		// A wait for the writer's turn, or a conflict, may have
 		// outlasted what Ensure promised: cheap when it did not.
-		names, err := s.b.blobs.ensureNamed(ctx, entries)
+		names, err := blobs.ensureNamed(ctx, entries)
 		if err != nil {
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}

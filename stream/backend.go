@@ -37,6 +37,9 @@ type Backend struct {
 	snaps  jetstream.ObjectStore
 	heads  jetstream.KeyValue // session id -> its current snapshot object
 	blobs  *Blobs             // the deployment's, shared by its partitions
+	// localBlobs, on an edge, are the blobs kept on the machine (see
+	// Config.LocalBlobBucket).
+	localBlobs *Blobs
 	// redactor, when the config asks for one, redacts entries on write.
 	redactor *codec.Redactor
 	policy   ConflictPolicy
@@ -172,14 +175,21 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 			b.warnings = append(b.warnings, p.warnings...)
 		}
 	}
-	if err := b.settleOrigin(ctx); err != nil {
+	if err := b.settleNode(ctx); err != nil {
 		return nil, err
 	}
-	blobs, err := openBlobs(ctx, b.parts[0], b.cfg)
+	blobs, err := openBlobs(ctx, b.parts[0], b.cfg, b.cfg.BlobBucket())
 	if err != nil {
 		return nil, err
 	}
 	b.blobs = blobs
+	var local *Blobs
+	if b.cfg.edge {
+		if local, err = openBlobs(ctx, b.parts[0], b.cfg, b.cfg.LocalBlobBucket()); err != nil {
+			return nil, err
+		}
+		blobs.alt, local.alt = local, blobs
+	}
 	if cfg.Redact != nil {
 		if b.redactor, err = cfg.Redact.Redactor(); err != nil {
 			return nil, err
@@ -187,7 +197,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	}
 	for _, p := range b.parts {
 		p.redactor = b.redactor
-		p.blobs = blobs
+		p.blobs, p.localBlobs = blobs, local
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
 		b.balancer = b.startBalancer(b.balanceEvery)
@@ -309,7 +319,12 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	if err != nil {
 		return nil, err
 	}
-	m := nats.NewMsg(b.cfg.headerSubject(h.ID))
+	local := b.cfg.edge && b.cfg.syncRules.keepsLocal(h)
+	subject := b.cfg.headerSubject(h.ID)
+	if local {
+		subject = b.cfg.localSubject(h.ID)
+	}
+	m := nats.NewMsg(subject)
 	m.Data = data
 	// An id of this call's own: a re-creation after a delete (an
 	// unarchive, a restore: the same header) is not taken for a duplicate
@@ -341,6 +356,7 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	}
 	t := session.NewTree(h)
 	st := newStore(b, t, ack.Sequence, ack.Sequence, b.policy)
+	st.setKept(local)
 	// Indexed in the background, as appends are: a create depends on its
 	// partition's stream alone.
 	st.idx.touch(t.Info(), ack.Sequence)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -22,8 +23,10 @@ type CollectStats struct {
 	// blob at once leave the loser's), purged past the grace period.
 	Orphans int
 	// Received is how many of Blobs came from other nodes (see
-	// blobs_received.go): collected by the same rule, by purging.
+	// blobs_received.go): collected by the same rule, by purging, once
+	// the node that sent one has deleted it (Held: kept until then).
 	Received int
+	Held     int
 }
 
 // CollectBlobs deletes the blobs no entry of any session names that were
@@ -35,20 +38,73 @@ func (b *Backend) CollectBlobs(ctx context.Context) (CollectStats, error) {
 }
 
 // collect is CollectBlobs of the blobs named in only, or of every blob
-// when only is nil (orphan chunks are purged then too).
+// when only is nil (orphan chunks are purged then too): of each of the
+// node's stores (an edge's kept on the machine too), its own blobs and
+// those it received.
 func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectStats, error) {
-	bl := b.blobs
 	var st CollectStats
+	var stores []*collection
+	for _, bl := range []*Blobs{b.blobs, b.localBlobs} {
+		if bl == nil {
+			continue
+		}
+		c, err := bl.candidates(ctx, only, &st)
+		if err != nil {
+			return st, err
+		}
+		if len(c.own)+len(c.gone) > 0 {
+			stores = append(stores, c)
+		}
+	}
+	if len(stores) == 0 {
+		return st, nil
+	}
+	// Every entry stored when the candidates were read is read now: an
+	// append naming one of them published before its touch expired.
+	for _, p := range b.parts {
+		err := p.scanBlobNames(ctx, func(name string) {
+			for _, c := range stores {
+				for _, m := range []map[string]*blobMeta{c.own, c.gone} {
+					if _, ok := m[name]; ok {
+						delete(m, name)
+						st.Referenced++
+					}
+				}
+			}
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	for _, c := range stores {
+		if err := c.bl.deleteCandidates(ctx, c, &st); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// collection is one store's blobs that collection may delete: its own
+// and those it received, older than the grace period.
+type collection struct {
+	bl        *Blobs
+	own, gone map[string]*blobMeta
+}
+
+// candidates reads the store's blobs, counts them in st, and keeps those
+// past the grace period (of only's names, when given); with only nil, it
+// purges orphan chunks.
+func (bl *Blobs) candidates(ctx context.Context, only map[string]bool, st *CollectStats) (*collection, error) {
 	now := bl.now()
 	metas, err := bl.metas(ctx)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	received, err := bl.receivedMetas(ctx)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
-	st.Received = len(received)
+	st.Received += len(received)
 	old := func(metas map[string]*blobMeta) map[string]*blobMeta {
 		candidates := map[string]*blobMeta{}
 		for name, m := range metas {
@@ -64,45 +120,43 @@ func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectSta
 		}
 		return candidates
 	}
-	candidates, gone := old(metas), old(received)
+	// A received blob the other node still holds may be named again
+	// there by a touch alone, its chunks never sent again: it is kept
+	// until that node's delete marker says it no longer holds it.
+	maps.DeleteFunc(received, func(_ string, m *blobMeta) bool {
+		if !m.info.Deleted {
+			st.Blobs++
+			st.Held++
+		}
+		return !m.info.Deleted
+	})
+	c := &collection{bl: bl, own: old(metas), gone: old(received)}
 	if only == nil {
 		for prefix, metas := range map[string]map[string]*blobMeta{objChunks(bl.bucket, ""): metas, objInChunks(bl.bucket, ""): received} {
 			n, err := bl.purgeOrphans(ctx, prefix, metas, now)
 			st.Orphans += n
 			if err != nil {
-				return st, err
+				return nil, err
 			}
 		}
 	}
-	if len(candidates)+len(gone) == 0 {
-		return st, nil
-	}
-	// Every entry stored when the candidates were read is read now: an
-	// append naming one of them published before its touch expired.
-	for _, p := range b.parts {
-		err := p.scanBlobNames(ctx, func(name string) {
-			for _, c := range []map[string]*blobMeta{candidates, gone} {
-				if _, ok := c[name]; ok {
-					delete(c, name)
-					st.Referenced++
-				}
-			}
-		})
-		if err != nil {
-			return st, err
-		}
-	}
-	// A received blob is purged here alone: what the node that sent it
-	// does with it is its own (see blobs_received.go).
-	for name, m := range gone {
+	return c, nil
+}
+
+// deleteCandidates deletes what no entry named of c: a received blob by
+// purging, here alone (what the node that sent it does with it is its
+// own: see blobs_received.go); an own blob by its delete marker, written
+// only if its meta is still the one collection read.
+func (bl *Blobs) deleteCandidates(ctx context.Context, c *collection, st *CollectStats) error {
+	for name, m := range c.gone {
 		if err := bl.purgeReceived(ctx, name, m); err != nil {
-			return st, fmt.Errorf("stream: collect received blob %s: %w", name, err)
+			return fmt.Errorf("stream: collect received blob %s: %w", name, err)
 		}
 		st.Deleted++
 		st.Freed += m.info.Size
 		bl.count(ctx, "collect", int64(m.info.Size))
 	}
-	for name, m := range candidates {
+	for name, m := range c.own {
 		if bl.beforeDelete != nil {
 			bl.beforeDelete(name)
 		}
@@ -112,7 +166,7 @@ func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectSta
 		deleted.ModTime = time.Time{}
 		data, err := json.Marshal(deleted)
 		if err != nil {
-			return st, err
+			return err
 		}
 		err = bl.writeMeta(ctx, name, m.seq, data)
 		if isWrongLastSeq(err) {
@@ -120,19 +174,19 @@ func (b *Backend) collect(ctx context.Context, only map[string]bool) (CollectSta
 			continue
 		}
 		if err != nil {
-			return st, fmt.Errorf("stream: collect blob %s: %w", name, err)
+			return fmt.Errorf("stream: collect blob %s: %w", name, err)
 		}
 		bl.forget(name)
 		// The chunks of this object id only: a blob put again after the
 		// marker has chunks of its own.
 		if err := bl.purgeChunks(ctx, m.info.NUID); err != nil {
-			return st, fmt.Errorf("stream: collect blob %s: %w", name, err)
+			return fmt.Errorf("stream: collect blob %s: %w", name, err)
 		}
 		st.Deleted++
 		st.Freed += m.info.Size
 		bl.count(ctx, "collect", int64(m.info.Size))
 	}
-	return st, nil
+	return nil
 }
 
 // metas reads the meta of every blob stored (deleted ones left out).

@@ -64,6 +64,10 @@ type Blobs struct {
 	flight singleflight.Group
 	// fetches counts blobs read from the object store.
 	fetches atomic.Int64
+	// alt is the node's other store of blobs, if any (an edge's kept on
+	// the machine, beside those that sync: see LocalBlobBucket), where
+	// a blob missing here is looked for too.
+	alt *Blobs
 	// beforeTouch and beforeDelete, set by tests only, run between
 	// reading a blob's meta and writing it (an append's touch, a
 	// collection's delete marker).
@@ -91,33 +95,39 @@ const freshCap = 1 << 16
 // BlobBucket names the deployment's object store of blobs.
 func (c Config) BlobBucket() string { return c.Stream + "_BLOBS" }
 
+// LocalBlobBucket names an edge's object store of the blobs it keeps on
+// the machine: those of sessions kept local (WithKeepLocal), and those
+// put before an entry names them (BlobsForPuts). A blob goes into the
+// store that syncs only when an entry of a session that syncs names it.
+func (c Config) LocalBlobBucket() string { return c.Stream + "_BLOBS_LOCAL" }
+
 // graceKey is the bucket metadata recording the grace period.
 const graceKey = "sessionlog.grace"
 
-func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
+func openBlobs(ctx context.Context, b *Backend, cfg Config, bucket string) (*Blobs, error) {
 	obs, err := ensureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
-		Bucket:      cfg.BlobBucket(),
+		Bucket:      bucket,
 		Description: "sessionlog blobs: offloaded content by SHA-256",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
 		Metadata:    map[string]string{graceKey: cfg.BlobGrace.String()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: provision blobs %s: %w", cfg.BlobBucket(), err)
+		return nil, fmt.Errorf("stream: provision blobs %s: %w", bucket, err)
 	}
 	// The store exists (found or made just now), but in a cluster still
 	// settling this node may not see its stream yet: ask again a little
 	// later rather than fail the start (a three-node start met this).
 	var stream jetstream.Stream
 	err = Provisioning(ctx, func(ctx context.Context) (err error) {
-		stream, err = b.js.Stream(ctx, objStream(cfg.BlobBucket()))
+		stream, err = b.js.Stream(ctx, objStream(bucket))
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return errors.Join(err, errUnavailable) // transient here
 		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: blobs %s: %w", cfg.BlobBucket(), err)
+		return nil, fmt.Errorf("stream: blobs %s: %w", bucket, err)
 	}
 	grace := cfg.BlobGrace
 	if st, err := obs.Status(ctx); err == nil {
@@ -125,7 +135,7 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config) (*Blobs, error) {
 			grace = d // the deployment's, whatever this client was given
 		}
 	}
-	return &Blobs{b: b, obs: obs, stream: stream, bucket: cfg.BlobBucket(), grace: grace, now: time.Now,
+	return &Blobs{b: b, obs: obs, stream: stream, bucket: bucket, grace: grace, now: time.Now,
 		cache: lru.New[string, []byte](), max: cfg.BlobCacheBytes, fresh: lru.New[string, time.Time]()}, nil
 }
 
@@ -240,10 +250,11 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 		}
 		if m == nil || m.info.Deleted {
 			if open == nil {
-				// Named again here (a fork, a copy) after another node
-				// wrote it: this node keeps a blob of its own from then.
+				// Named here after another node wrote it (a fork, a
+				// copy), or held in the node's other store: this store
+				// keeps a blob of its own from then.
 				open = func() (io.Reader, error) {
-					b, err := bl.received(ctx, ref)
+					b, err := bl.elsewhere(ctx, ref)
 					if errors.Is(err, ErrBlobNotFound) {
 						return nil, fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
 					}

@@ -42,8 +42,7 @@ func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]
 	name := ref.SHA256
 	b, err := bl.obs.GetBytes(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		// Named by an entry another node wrote: the blob came with it.
-		b, err = bl.received(ctx, ref)
+		b, err = bl.elsewhere(ctx, ref)
 	}
 	if errors.Is(err, ErrBlobNotFound) || errors.Is(err, ErrBlobMismatch) {
 		return nil, err
@@ -202,18 +201,18 @@ var errPieceFull = errors.New("piece full")
 // ReadPiece reads up to limit bytes of blob name (at least one chunk of
 // the object store's) from position from (0: its start).
 func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit int) (BlobPiece, error) {
-	m, err := bl.meta(ctx, name)
+	size, subject, err := bl.locate(ctx, name)
+	if errors.Is(err, ErrBlobNotFound) && bl.alt != nil {
+		bl = bl.alt // the node's other store
+		size, subject, err = bl.locate(ctx, name)
+	}
 	if err != nil {
 		return BlobPiece{}, err
 	}
-	if m == nil || m.info.Deleted {
-		return BlobPiece{}, fmt.Errorf("%w: %s", ErrBlobNotFound, name)
-	}
-	p := BlobPiece{Size: int64(m.info.Size)}
-	if m.info.Size == 0 {
+	p := BlobPiece{Size: size}
+	if size == 0 {
 		return p, nil
 	}
-	subject := objChunks(bl.bucket, m.info.NUID)
 	from = max(from, 1)
 	for {
 		// The server sends no more than the piece can take.
@@ -237,4 +236,62 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 			return p, nil
 		}
 	}
+}
+
+// locate finds blob name's chunks in this store: its own, or received
+// from another node; and its size (read from the chunks when the other
+// node has deleted it since: its delete marker no longer says).
+func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error) {
+	m, err := bl.meta(ctx, name)
+	if err != nil {
+		return 0, "", err
+	}
+	if m != nil && !m.info.Deleted {
+		return int64(m.info.Size), objChunks(bl.bucket, m.info.NUID), nil
+	}
+	if m, err = bl.receivedMeta(ctx, name); err != nil {
+		return 0, "", err
+	}
+	if m == nil || m.info.NUID == "" {
+		return 0, "", fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	subject := objInChunks(bl.bucket, m.info.NUID)
+	if !m.info.Deleted {
+		return int64(m.info.Size), subject, nil
+	}
+	var size int64
+	for from := uint64(1); ; {
+		end, err := bl.b.getBatchOf(ctx, bl.streamName(), subject, from, func(c *jetstream.RawStreamMsg, _ uint64) error {
+			size, from = size+int64(len(c.Data)), c.Sequence+1
+			return nil
+		})
+		if errors.Is(err, errNoMessages) || (err == nil && end.pending == 0) {
+			break
+		}
+		if err != nil {
+			return 0, "", fmt.Errorf("stream: received blob %s: %w", name, err)
+		}
+	}
+	if size == 0 {
+		return 0, "", fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+	}
+	return size, subject, nil
+}
+
+// elsewhere reads ref's blob where this store does not hold it: received
+// from another node (an entry written there names it), or in the node's
+// other store (alt).
+func (bl *Blobs) elsewhere(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+	b, err := bl.received(ctx, ref)
+	if !errors.Is(err, ErrBlobNotFound) || bl.alt == nil {
+		return b, err
+	}
+	b, aerr := bl.alt.obs.GetBytes(ctx, ref.SHA256)
+	if errors.Is(aerr, jetstream.ErrObjectNotFound) {
+		return nil, err
+	}
+	if aerr != nil {
+		return nil, fmt.Errorf("stream: get blob %s: %w", ref.SHA256, aerr)
+	}
+	return b, nil
 }

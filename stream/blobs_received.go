@@ -14,8 +14,10 @@ package stream
 // which says nothing of the entries here. So a received blob is read
 // (and verified by its SHA-256: its content is its name) whatever the
 // other node did since; it is collected here by this node's rule (no
-// entry here names it, past the grace period), by purging, which sends
-// nothing anywhere. And what a node received is never sent on as its
+// entry here names it, past the grace period) once the other node has
+// deleted it too (while it holds the blob, an entry it writes may name
+// it by a touch of its meta alone, the chunks never sent again), by
+// purging, which sends nothing anywhere. And what a node received is never sent on as its
 // own: a hub takes an edge's own blobs only; an edge takes the hub's
 // own and what the hub received (its other edges'), its own coming back
 // among them, kept once more (the price of not sending anything round).

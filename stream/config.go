@@ -82,6 +82,12 @@ type Config struct {
 	// (ErrPartitions); a client given none takes the deployment's.
 	// Backend.Config says the deployment's.
 	Edge bool
+	// Sync, on an edge, chooses which sessions made on it go to its hub
+	// (see SyncRules). A backend given rules records them in the
+	// streams' metadata, so that every writer of the node follows them
+	// (serve gives its own, none included); one given nil takes the
+	// recorded ones.
+	Sync *SyncRules
 	// BlobCacheBytes bounds the cache of blobs read back (references are
 	// resolved through it).
 	BlobCacheBytes int64
@@ -102,6 +108,8 @@ type Config struct {
 	// came from (see layout.go). New sets it from the deployment's
 	// streams, or from Edge for a new one.
 	edge bool
+	// syncRules are the rules in force (Sync, or the recorded ones).
+	syncRules SyncRules
 }
 
 // DefaultConfig returns the single-node defaults.
@@ -229,6 +237,10 @@ func (c Config) subject(id, typ string) string {
 	return c.Prefix + "." + id
 }
 
+// localSubject is where an edge publishes the messages of session id
+// when the session is kept on the machine (WithKeepLocal).
+func (c Config) localSubject(id string) string { return c.Prefix + "." + id + "." + keptHere }
+
 // headerSubject is where this node publishes session id's header (with a
 // subject per session, its first message).
 func (c Config) headerSubject(id string) string { return c.subject(id, "session") }
@@ -254,7 +266,7 @@ func (c Config) sessionOf(subject string) (id, typ string, ok bool) {
 	switch {
 	case c.edge:
 		id, from, ok := strings.Cut(rest, ".")
-		return id, "", ok && id != "" && (from == writtenHere || from == fromHub)
+		return id, "", ok && id != "" && (from == writtenHere || from == fromHub || from == keptHere)
 	case !c.typed:
 		return rest, "", rest != "" && !strings.Contains(rest, ".")
 	}

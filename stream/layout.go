@@ -44,7 +44,8 @@ import (
 // the edge was away (a message's id recognises it only within the
 // duplicate window). What the edge wrote comes back from the hub onto .h,
 // where the window or, past it, the readers pass over it; it is never
-// sent up again.
+// sent up again. A session the edge keeps on the machine (WithKeepLocal)
+// is on <Prefix>[.p<i>].<id>.l, which the hub does not take in either.
 
 // MaxPartitions bounds P: each partition is four replicated assets
 // (stream, index, snapshot objects, snapshot heads).
@@ -66,6 +67,7 @@ const (
 const (
 	writtenHere = "o" // written on this node
 	fromHub     = "h" // taken in from the hub
+	keptHere    = "l" // written on this node, kept on it (WithKeepLocal)
 )
 
 // ErrPartitions is returned by New when the deployment's partition count
@@ -159,32 +161,47 @@ func (c Config) streamMetadata() map[string]string {
 	return md
 }
 
-// settleOrigin makes every writer of the deployment's streams stamp the
-// same origin: a backend given one records it in the streams' metadata
-// (serve, from its JetStream domain); one given none (the CLI, a client
-// on the node) takes the recorded one.
-func (b *Backend) settleOrigin(ctx context.Context) error {
-	recorded := b.parts[0].stream.CachedInfo().Config.Metadata[metaOrigin]
+// settleNode makes every writer of the deployment's streams stamp the
+// same origin and, on an edge, follow the same sync rules: a backend
+// given them records them in the streams' metadata (serve, from its
+// JetStream domain and flags); one given none (the CLI, a client on the
+// node) takes the recorded ones.
+func (b *Backend) settleNode(ctx context.Context) error {
+	md := b.parts[0].stream.CachedInfo().Config.Metadata
 	origin, given := b.cfg.Origin, b.cfg.Origin != ""
 	if origin == "" {
-		origin = recorded
+		origin = md[metaOrigin]
+	}
+	rules := syncRulesOf(md)
+	if b.cfg.Sync != nil {
+		rules = *b.cfg.Sync
+	}
+	if err := rules.Validate(); err != nil {
+		return err
+	}
+	if !rules.none() && !b.cfg.edge {
+		return fmt.Errorf("%w: sync rules choose what an edge sends its hub; this deployment is not an edge", ErrInvalidConfig)
 	}
 	for _, p := range b.parts {
-		p.cfg.Origin = origin
+		p.cfg.Origin, p.cfg.syncRules = origin, rules
 		cfg := p.stream.CachedInfo().Config
+		want := maps.Clone(cfg.Metadata)
+		if want == nil {
+			want = map[string]string{}
+		}
+		if origin != "" {
+			want[metaOrigin] = origin
+		}
+		rules.record(want)
 		// A node that syncs (given its origin) also widens the duplicate
 		// window to its config's: see Config.DedupeWindow.
-		if cfg.Metadata[metaOrigin] == origin && (!given || cfg.Duplicates >= b.cfg.DedupeWindow) {
+		if maps.Equal(want, cfg.Metadata) && (!given || cfg.Duplicates >= b.cfg.DedupeWindow) {
 			continue
 		}
 		if given {
 			cfg.Duplicates = max(cfg.Duplicates, b.cfg.DedupeWindow)
 		}
-		cfg.Metadata = maps.Clone(cfg.Metadata)
-		if cfg.Metadata == nil {
-			cfg.Metadata = map[string]string{}
-		}
-		cfg.Metadata[metaOrigin] = origin
+		cfg.Metadata = want
 		err := Provisioning(ctx, func(ctx context.Context) error {
 			s, err := b.js.UpdateStream(ctx, cfg)
 			if err == nil {
@@ -196,7 +213,7 @@ func (b *Backend) settleOrigin(ctx context.Context) error {
 			return fmt.Errorf("stream: record the origin %q of %s: %w", origin, cfg.Name, err)
 		}
 	}
-	b.cfg.Origin = origin
+	b.cfg.Origin, b.cfg.syncRules = origin, rules
 	return nil
 }
 

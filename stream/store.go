@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,8 +45,15 @@ type Store struct {
 	// subjects filter the session's messages; msgIDPrefix begins each
 	// entry's message id. Made once: an append used to make them again.
 	subjects, msgIDPrefix string
-	// subject1 is where the store publishes, with a subject per session.
+	// subject1 is where the store publishes, with a subject per session
+	// (on an edge, once keptKnown).
 	subject1 string
+	// kept says the session stays on this edge (WithKeepLocal), known
+	// once keptKnown (under keptMu): from its subjects, read on first
+	// need.
+	keptMu    sync.Mutex
+	kept      bool
+	keptKnown bool
 
 	// standIn, set when the store was opened from a snapshot's tip, gives
 	// contexts until the tree is loaded (never changed after the open).

@@ -32,6 +32,9 @@ func TestConventions(t *testing.T) {
 		{[]string{"nope"}, 2, "", "unknown verb"},
 		{[]string{"tree", "-nope"}, 2, "", "flag provided but not defined"},
 		{[]string{"serve", "-data", os.TempDir() + "/sessionlog-conventions-never", "-repair-stuck", "-1s"}, 2, "", "-repair-stuck and -repair-dead must not be negative"},
+		{[]string{"serve", "-data", os.TempDir() + "/sessionlog-conventions-never", "-keep-local", "cwd=/p"}, 2, "", "they need -hub"},
+		{[]string{"serve", "-data", os.TempDir() + "/sessionlog-conventions-never", "-domain", "d", "-hub", "nats-leaf://127.0.0.1:1", "-keep-local", "label=x"}, 2, "", `sync rule "label=x": want cwd=/absolute/path`},
+		{[]string{"serve", "-data", os.TempDir() + "/sessionlog-conventions-never", "-domain", "d", "-hub", "nats-leaf://127.0.0.1:1", "-sync-only", "agent=vim"}, 2, "", "the agents are claude-code, codex"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -70,7 +70,10 @@ type apiFlags struct {
 	// redaction what every entry of the data dir went through.
 	fromHub      string
 	hubBandwidth int64
-	redaction    []byte // JSON
+	// syncOnly and keepLocal choose which sessions made on an edge go
+	// to the hub (stream.SyncRules).
+	syncOnly, keepLocal string
+	redaction           []byte // JSON
 	// repairStuck and repairDead configure replica repair (0: none).
 	repairStuck, repairDead time.Duration
 	log                     io.Writer
@@ -106,6 +109,8 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.StringVar(&a.leafListen, "leaf-listen", "", "accept edge nodes' links at this address (0.0.0.0:7422): with -tenants an edge signs in as a tenant's user, and its sessions are taken into that tenant's")
 	fs.StringVar(&a.hub, "hub", "", "run as an edge node of this hub (nats-leaf://host:7422, comma-separated): writes are stored here, online or not, and reach the hub when the link is up")
 	fs.StringVar(&a.fromHub, "from-hub", "all", "with -hub: which of the tenant's sessions at the hub this edge keeps a copy of, readable offline: all, or none")
+	fs.StringVar(&a.syncOnly, "sync-only", "", "with -hub: only the sessions made here that match one of these rules go to the hub (comma-separated cwd=/path, agent=claude-code|codex|pi|langgraph|openai-agents); the others stay on this machine")
+	fs.StringVar(&a.keepLocal, "keep-local", "", "with -hub: the sessions made here that match one of these rules stay on this machine (same rules as -sync-only)")
 	fs.Int64Var(&a.hubBandwidth, "hub-bandwidth", 0, "with -hub: bytes a second the link to the hub may carry, both ways together (0: no bound; not with tls:// hub URLs)")
 	fs.StringVar(&a.hubCredentials, "hub-credentials", "", "file holding user:password of the tenant user the edge signs in to the hub as (mode 600)")
 	fs.BoolVar(&a.search, "search", true, "keep a full-text index of messages (under the data dir's search/, in memory when encrypted) for the search operation")
@@ -308,7 +313,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.AcceptLinks = a.leafListen != ""
 	svcCfg.Domain, sc.Origin = cfg.Domain, cfg.Domain
 	if cfg.Hub != nil {
-		sc.Edge = true
+		sc.Edge, sc.Sync = true, a.syncRules()
 		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
 	}
 	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}

@@ -12,10 +12,14 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/stream"
 )
 
 // configureEdge makes the node a hub (-leaf-listen) or an edge (-hub).
 func (a *apiFlags) configureEdge(cfg *cluster.Config) error {
+	if a.hub == "" && (a.syncOnly != "" || a.keepLocal != "") {
+		return usageError("-sync-only and -keep-local choose what an edge sends its hub: they need -hub")
+	}
 	if a.hub == "" && a.leafListen == "" {
 		if a.domain != "" {
 			cfg.Domain = a.domain
@@ -41,6 +45,9 @@ func (a *apiFlags) configureEdge(cfg *cluster.Config) error {
 	}
 	if a.fromHub != "all" && a.fromHub != "none" {
 		return usageError("-from-hub %q: all or none", a.fromHub)
+	}
+	if err := a.syncRules().Validate(); err != nil {
+		return usageError("-sync-only / -keep-local: %v", err)
 	}
 	user, err := hubUser(a.hubCredentials)
 	if err != nil {
@@ -139,4 +146,18 @@ func redactionInForce(dataDir string, cfg *codec.RedactConfig) (codec.RedactConf
 		}
 	}
 	return rec, nil
+}
+
+// syncRules are the rules of -sync-only and -keep-local.
+func (a *apiFlags) syncRules() *stream.SyncRules {
+	split := func(s string) []string {
+		var out []string
+		for _, r := range strings.Split(s, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return &stream.SyncRules{Only: split(a.syncOnly), Except: split(a.keepLocal)}
 }
