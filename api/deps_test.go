@@ -7,20 +7,26 @@ import (
 )
 
 // A program that only calls sessionlog builds without the server: the
-// package imports neither nats-server, bleve, nor sessionlog's storage.
+// protocol (api), and the MCP server that speaks it (mcpserver), import
+// neither nats-server, bleve, nor sessionlog's storage.
 func TestImportsNoServer(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/agentcore/sessionlog/api").CombinedOutput()
-	if err != nil {
-		t.Skipf("go list: %v: %s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 20 {
-		t.Fatalf("go list -deps gave %d packages", len(deps))
-	}
-	for _, d := range deps {
-		for _, banned := range []string{"nats-server", "blevesearch", "sessionlog/stream", "sessionlog/service", "sessionlog/cluster", "sessionlog/search", "sessionlog/telemetry", "sessionlog/codec"} {
-			if strings.Contains(d, banned) {
-				t.Errorf("api depends on %s", d)
+	for pkg, banned := range map[string][]string{
+		"api":       {"nats-server", "blevesearch", "sessionlog/stream", "sessionlog/service", "sessionlog/cluster", "sessionlog/search", "sessionlog/telemetry", "sessionlog/codec"},
+		"mcpserver": {"nats-server", "blevesearch", "sessionlog/stream", "sessionlog/service", "sessionlog/cluster", "sessionlog/search"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "github.com/agentcore/sessionlog/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Skipf("go list: %v: %s", err, out)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 20 {
+			t.Fatalf("go list -deps %s gave %d packages", pkg, len(deps))
+		}
+		for _, d := range deps {
+			for _, b := range banned {
+				if strings.Contains(d, b) {
+					t.Errorf("%s depends on %s", pkg, d)
+				}
 			}
 		}
 	}

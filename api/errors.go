@@ -55,7 +55,17 @@ const (
 	CodeUnavailable Code = "unavailable"
 	// CodeInternal: anything else.
 	CodeInternal Code = "internal"
+	// CodeUnauthorized: the HTTP gateway's, for credentials missing or
+	// refused (HTTP 401; over NATS the server refuses the connection).
+	CodeUnauthorized Code = "unauthorized"
 )
+
+// Codes lists every error code, the one list the clients' errors and
+// docs/protocol.md are checked against.
+var Codes = []Code{CodeBadRequest, CodeInvalidSessionID, CodeInvalidEntry, CodeNotFound,
+	CodeEntryNotFound, CodeExists, CodeDuplicateID, CodeParentNotFound, CodeInvalidTarget,
+	CodeConflict, CodeTooLarge, CodeBlobNotFound, CodeUploadNotFound, CodeRateLimited,
+	CodeTimeout, CodeUnavailable, CodeInternal, CodeUnauthorized}
 
 // Error is a protocol error.
 type Error struct {

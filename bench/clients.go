@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/search"
@@ -45,22 +46,22 @@ func clientsPart(ctx context.Context, cfg Config, dir string, r *Report, p progr
 
 	ops := cfg.ClientOps
 	p.say("clients: the Go service client, %d appends and contexts", ops)
-	goc := service.NewClient(n.nc, scfg.Subject)
-	if err := goc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "gobench"}, nil); err != nil {
+	goc := api.NewClient(n.nc, scfg.Subject)
+	if err := goc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "gobench"}, nil); err != nil {
 		return err
 	}
 	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + strings.Repeat("x", 900) + `","timestamp":1}}`)
 	var appends, contexts latencies
 	for range ops {
 		t0 := time.Now()
-		if err := goc.Call(ctx, service.OpAppend, service.AppendRequest{Session: "gobench", Entries: []jsontext.Value{entry}}, nil); err != nil {
+		if err := goc.Call(ctx, api.OpAppend, api.AppendRequest{Session: "gobench", Entries: []jsontext.Value{entry}}, nil); err != nil {
 			return err
 		}
 		appends = append(appends, time.Since(t0))
 	}
 	for range ops {
 		t0 := time.Now()
-		if err := goc.Call(ctx, service.OpContext, service.ContextRequest{Session: "gobench"}, nil); err != nil {
+		if err := goc.Call(ctx, api.OpContext, api.ContextRequest{Session: "gobench"}, nil); err != nil {
 			return err
 		}
 		contexts = append(contexts, time.Since(t0))

@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
@@ -38,8 +39,8 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 		return err
 	}
 	defer svc.Close(context.WithoutCancel(ctx))
-	c := service.NewClient(n.nc, scfg.Subject)
-	if err := c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "fresh"}, nil); err != nil {
+	c := api.NewClient(n.nc, scfg.Subject)
+	if err := c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "fresh"}, nil); err != nil {
 		return err
 	}
 	h, entries := sessiongen.Generate(freshnessSize)
@@ -51,7 +52,7 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 		}
 		batch = append(batch, b)
 	}
-	if err := c.Call(ctx, service.OpAppend, service.AppendRequest{Session: "fresh", Entries: batch}, nil); err != nil {
+	if err := c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "fresh", Entries: batch}, nil); err != nil {
 		return err
 	}
 	// The library's side: the same entries in a store it holds.
@@ -86,7 +87,7 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 		return l, nil
 	}
 	call := func(op string, req any) func() error { return func() error { return c.Call(ctx, op, req, nil) } }
-	replica := service.Freshness{Consistency: service.Replica, MaxLagMs: 1000}
+	replica := api.Freshness{Consistency: api.Replica, MaxLagMs: 1000}
 	libOpen, err := timed(func() error {
 		return st.ReadStateAt(ctx, func(t *session.Tree, _ uint64) error { _ = t.Info(); return nil })
 	})
@@ -126,10 +127,10 @@ func freshness(ctx context.Context, cfg Config, n *node, r *Report, p progress) 
 		base latencies
 		goal bool
 	}{
-		{"open p50, linearizable (barrier write)", call(service.OpOpen, service.SessionRequest{Session: "fresh"}), libOpen, false},
-		{"open p50, replica within 1 s", call(service.OpOpen, service.SessionRequest{Session: "fresh", Freshness: replica}), libOpen, true},
-		{"context p50, linearizable (barrier write)", call(service.OpContext, service.ContextRequest{Session: "fresh"}), libContext, false},
-		{"context p50, replica within 1 s", call(service.OpContext, service.ContextRequest{Session: "fresh", Freshness: replica}), libContext, true},
+		{"open p50, linearizable (barrier write)", call(api.OpOpen, api.SessionRequest{Session: "fresh"}), libOpen, false},
+		{"open p50, replica within 1 s", call(api.OpOpen, api.SessionRequest{Session: "fresh", Freshness: replica}), libOpen, true},
+		{"context p50, linearizable (barrier write)", call(api.OpContext, api.ContextRequest{Session: "fresh"}), libContext, false},
+		{"context p50, replica within 1 s", call(api.OpContext, api.ContextRequest{Session: "fresh", Freshness: replica}), libContext, true},
 	}
 	group := fmt.Sprintf("Reads through the service, %d-entry session, one at a time (%d each), fsync %s", freshnessSize, ops, n.sync)
 	floor := millis(echo.pct(50))

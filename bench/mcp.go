@@ -11,8 +11,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/mcpserver"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // mcpPart times search_sessions and get_context round trips of the MCP
@@ -27,27 +27,27 @@ func mcpPart(ctx context.Context, cfg Config, dir string, r *Report, p progress)
 		return err
 	}
 	defer stop()
-	svc := service.NewClient(n.nc, scfg.Subject)
+	svc := api.NewClient(n.nc, scfg.Subject)
 	p.say("mcp: %d sessions of 40 messages", cfg.MCPSessions)
 	words := []string{"kestrel", "deploy", "migration", "flaky", "clock", "timeout", "retry", "cache", "index", "lock"}
 	for i := range cfg.MCPSessions {
 		id := fmt.Sprintf("m%04d", i)
-		if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: id}, nil); err != nil {
+		if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: id}, nil); err != nil {
 			return err
 		}
-		req := service.AppendRequest{Session: id}
+		req := api.AppendRequest{Session: id}
 		for k := range 40 {
 			text := fmt.Sprintf("%s %s %s step %d of session %d", words[(i+k)%10], words[(i*3+k)%10], strings.Repeat("detail ", 20), k, i)
 			req.Entries = append(req.Entries, jsontext.Value(fmt.Sprintf(`{"type":"message","message":{"role":"user","content":%q,"timestamp":1}}`, text)))
 		}
-		if err := svc.Call(ctx, service.OpAppend, req, nil); err != nil {
+		if err := svc.Call(ctx, api.OpAppend, req, nil); err != nil {
 			return err
 		}
 	}
 	// The index follows the stream: wait until the last session is found.
 	for deadline := time.Now().Add(2 * time.Minute); ; {
-		var res service.SearchReply
-		err := svc.Call(ctx, service.OpSearch, service.SearchRequest{Query: "session", Session: fmt.Sprintf("m%04d", cfg.MCPSessions-1)}, &res)
+		var res api.SearchReply
+		err := svc.Call(ctx, api.OpSearch, api.SearchRequest{Query: "session", Session: fmt.Sprintf("m%04d", cfg.MCPSessions-1)}, &res)
 		if err == nil && len(res.Hits) > 0 {
 			break
 		}
@@ -57,10 +57,10 @@ func mcpPart(ctx context.Context, cfg Config, dir string, r *Report, p progress)
 		time.Sleep(50 * time.Millisecond)
 	}
 	search := func(i int) (string, any) {
-		return service.OpSearch, service.SearchRequest{Query: words[i%10] + " detail", Limit: 20}
+		return api.OpSearch, api.SearchRequest{Query: words[i%10] + " detail", Limit: 20}
 	}
 	ctxReq := func(i int) (string, any) {
-		return service.OpContext, service.ContextRequest{Session: fmt.Sprintf("m%04d", i%cfg.MCPSessions)}
+		return api.OpContext, api.ContextRequest{Session: fmt.Sprintf("m%04d", i%cfg.MCPSessions)}
 	}
 	direct := func(build func(int) (string, any)) (latencies, error) {
 		var l latencies

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // firstRender opens a session in the console and returns when its tree
@@ -40,7 +40,7 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 		id string
 		n  int
 	}{{"small", 10}, {"big", big}} {
-		if err := s.client.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: c.id}, nil); err != nil {
+		if err := s.client.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: c.id}, nil); err != nil {
 			b.Fatal(err)
 		}
 		parent := ""

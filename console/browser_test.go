@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/gateway"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 type stack struct {
 	url    string
 	b      *stream.Backend
-	client *service.Client
+	client *api.Client
 	ix     *search.Indexer
 }
 
@@ -66,17 +67,17 @@ func startStack(t testing.TB) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close(context.Background()) })
-	return &stack{url: g.URL(), b: b, client: service.NewClient(nc, svcCfg.Subject), ix: ix}
+	return &stack{url: g.URL(), b: b, client: api.NewClient(nc, svcCfg.Subject), ix: ix}
 }
 
-func (s *stack) append(t testing.TB, id string, entries ...map[string]any) service.AppendReply {
+func (s *stack) append(t testing.TB, id string, entries ...map[string]any) api.AppendReply {
 	t.Helper()
-	var r service.AppendReply
+	var r api.AppendReply
 	var list []any
 	for _, e := range entries {
 		list = append(list, e)
 	}
-	if err := s.client.Call(context.Background(), service.OpAppend, map[string]any{"session": id, "entries": list}, &r); err != nil {
+	if err := s.client.Call(context.Background(), api.OpAppend, map[string]any{"session": id, "entries": list}, &r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -185,7 +186,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	dir := artifacts(t)
 	for _, id := range []string{"alpha", "beta"} {
-		if err := s.client.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: id, Cwd: "/work/" + id}, nil); err != nil {
+		if err := s.client.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: id, Cwd: "/work/" + id}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,8 +199,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := s.ix.CaughtUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var tree service.TreeReply
-	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+	var tree api.TreeReply
+	if err := s.client.Call(context.Background(), api.OpTree, api.TreeRequest{Session: "alpha"}, &tree); err != nil {
 		t.Fatal(err)
 	}
 	imageEntry := tree.Nodes[1].ID
@@ -337,7 +338,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("live entry and label: %v", err)
 	}
-	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+	if err := s.client.Call(context.Background(), api.OpTree, api.TreeRequest{Session: "alpha"}, &tree); err != nil {
 		t.Fatal(err)
 	}
 	labelled := false
@@ -366,7 +367,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	step("the conflict said", poll(`document.getElementById('banner').textContent.startsWith('Conflict')`))
 	step("the view reloaded", poll(`!!document.querySelector('#tree .row[data-id="`+other.Leaf+`"]')`))
 	step("screenshot", shot(t, dir, "5-conflict"))
-	if err := s.client.Call(context.Background(), service.OpTree, service.TreeRequest{Session: "alpha"}, &tree); err != nil {
+	if err := s.client.Call(context.Background(), api.OpTree, api.TreeRequest{Session: "alpha"}, &tree); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range tree.Nodes {

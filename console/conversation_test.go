@@ -10,8 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/transcript"
 )
 
@@ -35,7 +35,7 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := d.Header.ID
-	if err := s.client.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: id, Cwd: d.Header.Cwd}, nil); err != nil {
+	if err := s.client.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: id, Cwd: d.Header.Cwd}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for len(d.Entries) > 0 {
@@ -103,7 +103,7 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 
 	// A LangGraph thread and hostile text.
 	hostile := "\x1b[31mred</script><img src=x onerror=\"window.pwned=1\">\u202eevil"
-	if err := s.client.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: "lg"}, nil); err != nil {
+	if err := s.client.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "lg"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	meta, _ := json.Marshal(map[string]any{"step": 3, "source": "loop"})

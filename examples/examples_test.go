@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
@@ -59,8 +59,8 @@ func TestPythonClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cx service.ContextReply
-	if err := service.NewClient(nc, "sessionlog.v1").Call(ctx, service.OpContext, service.ContextRequest{Session: "from-python"}, &cx); err != nil {
+	var cx api.ContextReply
+	if err := api.NewClient(nc, "sessionlog.v1").Call(ctx, api.OpContext, api.ContextRequest{Session: "from-python"}, &cx); err != nil {
 		t.Fatal(err)
 	}
 	if cx.Leaf != summary.Leaf || cx.Sequence != summary.Sequence || !strings.Contains(string(cx.Messages), `"text":"4"`) {

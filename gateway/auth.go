@@ -16,8 +16,8 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/ratelimit"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // Credentials are checked by the NATS server when a caller's connection
@@ -44,7 +44,7 @@ const (
 type userConn struct {
 	key     [32]byte
 	nc      *nats.Conn
-	c       *service.Client
+	c       *api.Client
 	refs    int
 	rateKey string // what the caller's request budget is kept under
 	name    string // the user name ("" without Auth)
@@ -109,7 +109,7 @@ func (g *Gateway) user(r *http.Request) (*userConn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &userConn{key: key, nc: nc, c: service.NewClient(nc, g.cfg.Subject, service.WithPropagator(g.cfg.Telemetry.Propagator())),
+	u := &userConn{key: key, nc: nc, c: api.NewClient(nc, g.cfg.Subject, api.WithPropagator(g.cfg.Telemetry.Propagator())),
 		refs: 1, rateKey: rateKey, name: name}
 	var done []*nats.Conn
 	g.mu.Lock()
@@ -132,7 +132,7 @@ func (g *Gateway) login(r *http.Request, key [32]byte, opts []nats.Option) (*nat
 		}
 		now := time.Now()
 		if wait, ok := ratelimit.Take(g.logins.perSource.Reserve("login:"+sourceOf(r), now), now); !ok {
-			return nil, &service.Error{Code: service.CodeRateLimited, Message: "too many logins from this address", RetryAfterMs: max(1, wait.Milliseconds())}
+			return nil, &api.Error{Code: api.CodeRateLimited, Message: "too many logins from this address", RetryAfterMs: max(1, wait.Milliseconds())}
 		}
 	}
 	select {
@@ -156,7 +156,7 @@ func (g *Gateway) connect(ctx context.Context, opts ...nats.Option) (*nats.Conn,
 		return nil, fmt.Errorf("%w: %v", errUnauthorized, err)
 	}
 	if err != nil {
-		return nil, &service.Error{Code: service.CodeUnavailable, Message: "cannot reach NATS: " + err.Error()}
+		return nil, &api.Error{Code: api.CodeUnavailable, Message: "cannot reach NATS: " + err.Error()}
 	}
 	return nc, nil
 }

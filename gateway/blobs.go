@@ -15,13 +15,13 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 )
 
 // Content larger than a request travels to the service as an upload in
-// pieces (service.OpUpload), streamed from the HTTP body: the gateway
+// pieces (api.OpUpload), streamed from the HTTP body: the gateway
 // holds one piece at a time. Replies are asked of the service with
 // references and resolved here, one item at a time, so that a response
 // holding large images is written as it is read.
@@ -34,7 +34,7 @@ func refsParam(v string) (bool, error) { return boolParam("refs", v) }
 func boolParam(name, v string) (bool, error) {
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, &service.Error{Code: service.CodeBadRequest, Field: "?" + name, Message: fmt.Sprintf("query parameter %s must be true or false, not %q", name, v)}
+		return false, &api.Error{Code: api.CodeBadRequest, Field: "?" + name, Message: fmt.Sprintf("query parameter %s must be true or false, not %q", name, v)}
 	}
 	return b, nil
 }
@@ -65,9 +65,9 @@ func readOrStream(r *http.Request, maxBody, maxUpload int64) ([]byte, error) {
 func bodyError(err error, max int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("request body over the limit of %d bytes", max)}
+		return &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request body over the limit of %d bytes", max)}
 	}
-	return &service.Error{Code: service.CodeBadRequest, Message: "reading the body: " + err.Error()}
+	return &api.Error{Code: api.CodeBadRequest, Message: "reading the body: " + err.Error()}
 }
 
 // appendBody is bodyWithPath for appends, which may be larger than a
@@ -92,10 +92,10 @@ func (g *Gateway) stage(ctx context.Context, u *userConn, lb *largeBody, op stri
 		return nil, bodyError(err, g.cfg.MaxUploadBytes)
 	}
 	switch op {
-	case service.OpAppend:
-		return json.Marshal(service.AppendRequest{Session: r.PathValue("id"), Upload: id})
+	case api.OpAppend:
+		return json.Marshal(api.AppendRequest{Session: r.PathValue("id"), Upload: id})
 	default:
-		return json.Marshal(service.PutBlobRequest{Upload: id})
+		return json.Marshal(api.PutBlobRequest{Upload: id})
 	}
 }
 
@@ -128,12 +128,12 @@ func (g *Gateway) blobBody(r *http.Request, maxBody int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(service.PutBlobRequest{Data: append([]byte{}, b...), SHA256: r.URL.Query().Get("sha256")})
+	return json.Marshal(api.PutBlobRequest{Data: append([]byte{}, b...), SHA256: r.URL.Query().Get("sha256")})
 }
 
 // getBlob streams blob {sha256} as it reads it, a piece at a time.
 func (g *Gateway) getBlob(w http.ResponseWriter, r *http.Request) {
-	w, r, end := g.trace(w, r, service.OpBlob)
+	w, r, end := g.trace(w, r, api.OpBlob)
 	defer end()
 	u, release, ok := g.admit(w, r)
 	if !ok {
@@ -142,12 +142,12 @@ func (g *Gateway) getBlob(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	longLived(w)
 	ctx := r.Context()
-	req := service.BlobRequest{SHA256: r.PathValue("sha256")}
+	req := api.BlobRequest{SHA256: r.PathValue("sha256")}
 	rc := http.NewResponseController(w)
 	for first := true; ; first = false {
-		var rep service.BlobDataReply
+		var rep api.BlobDataReply
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.RequestTimeout)
-		err := u.c.Call(cctx, service.OpBlob, req, &rep)
+		err := u.c.Call(cctx, api.OpBlob, req, &rep)
 		cancel()
 		if err != nil {
 			if first {
@@ -174,7 +174,7 @@ func (g *Gateway) getBlob(w http.ResponseWriter, r *http.Request) {
 // last one kept (an image repeated in a response is read once).
 type fetcher struct {
 	ctx   context.Context
-	c     *service.Client
+	c     *api.Client
 	max   int64 // what one item may resolve to
 	spent int64 // resolved for the current item (see item)
 	last  string
@@ -186,7 +186,7 @@ func (f *fetcher) item() { f.spent = 0 }
 
 func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
 	if f.spent += session.ResolvedSize([]session.BlobRef{ref}); f.spent > f.max {
-		return nil, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("an item resolves to more than the %d bytes the gateway resolves at once: ask with ?refs=true and GET /v1/blobs/{sha256}", f.max)}
+		return nil, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("an item resolves to more than the %d bytes the gateway resolves at once: ask with ?refs=true and GET /v1/blobs/{sha256}", f.max)}
 	}
 	if ref.SHA256+ref.Encoding == f.last {
 		return f.bytes, nil
@@ -196,8 +196,8 @@ func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
 	for {
 		buf.Reset()
 		_, err := f.c.ReadBlob(f.ctx, ref.SHA256, &buf)
-		var pe *service.Error
-		if errors.As(err, &pe) && pe.Code == service.CodeRateLimited {
+		var pe *api.Error
+		if errors.As(err, &pe) && pe.Code == api.CodeRateLimited {
 			// The caller's own budget: wait for it rather than fail.
 			select {
 			case <-f.ctx.Done():
@@ -210,7 +210,7 @@ func (f *fetcher) get(ref session.BlobRef) ([]byte, error) {
 			return nil, err
 		}
 		if int64(buf.Len()) != ref.Size {
-			return nil, &service.Error{Code: service.CodeInvalidEntry, Message: fmt.Sprintf("blob %s is %d bytes, its reference says %d", ref.SHA256, buf.Len(), ref.Size)}
+			return nil, &api.Error{Code: api.CodeInvalidEntry, Message: fmt.Sprintf("blob %s is %d bytes, its reference says %d", ref.SHA256, buf.Len(), ref.Size)}
 		}
 		f.last, f.bytes = ref.SHA256+ref.Encoding, session.BlobContent(ref, buf.Bytes())
 		return f.bytes, nil
@@ -223,7 +223,7 @@ var resolvedItems = map[string]struct {
 	key     string
 	resolve func(item []byte, get session.BlobFetch) ([]byte, error)
 }{
-	service.OpContext: {"messages", func(item []byte, get session.BlobFetch) ([]byte, error) {
+	api.OpContext: {"messages", func(item []byte, get session.BlobFetch) ([]byte, error) {
 		m, err := codec.DecodeMessage(item)
 		if err != nil {
 			return nil, err
@@ -233,7 +233,7 @@ var resolvedItems = map[string]struct {
 		}
 		return codec.EncodeMessage(m)
 	}},
-	service.OpEntries: {"entries", func(item []byte, get session.BlobFetch) ([]byte, error) {
+	api.OpEntries: {"entries", func(item []byte, get session.BlobFetch) ([]byte, error) {
 		e, err := codec.DecodeEntry(item)
 		if err != nil {
 			return nil, err

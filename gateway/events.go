@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
@@ -32,7 +33,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	defer end()
 	id := r.PathValue("id")
 	if err := session.ValidateSessionID(id); err != nil {
-		writeError(w, &service.Error{Code: service.CodeInvalidSessionID, Field: "/session", Message: err.Error()}, 0)
+		writeError(w, &api.Error{Code: api.CodeInvalidSessionID, Field: "/session", Message: err.Error()}, 0)
 		return
 	}
 	after, from, err := startOf(r)
@@ -71,7 +72,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		st, err = js.Stream(ctx, sc.StreamOf(id))
 	}
 	if err != nil {
-		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
+		writeError(w, &api.Error{Code: api.CodeUnavailable, Message: err.Error()}, 0)
 		return
 	}
 	// The session must exist now (a stream that never starts would look
@@ -90,7 +91,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	}
 	cons, err := st.OrderedConsumer(ctx, cc)
 	if err != nil {
-		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
+		writeError(w, &api.Error{Code: api.CodeUnavailable, Message: err.Error()}, 0)
 		return
 	}
 	q := newEventQueue(g.cfg.StreamBuffer)
@@ -98,7 +99,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	// queue, not buffered for in the client library.
 	cctx, err := cons.Consume(q.push, jetstream.PullMaxMessages(8))
 	if err != nil {
-		writeError(w, &service.Error{Code: service.CodeUnavailable, Message: err.Error()}, 0)
+		writeError(w, &api.Error{Code: api.CodeUnavailable, Message: err.Error()}, 0)
 		return
 	}
 	defer func() {
@@ -248,7 +249,7 @@ func (e *eventWriter) entry(sc stream.Config, m jetstream.Msg) error {
 
 func (g *Gateway) exists(ctx context.Context, u *userConn, id string) error {
 	body := fmt.Appendf(nil, `{"session":%q}`, id)
-	_, err := u.c.Raw(ctx, service.OpOpen, body)
+	_, err := u.c.Raw(ctx, api.OpOpen, body)
 	return err
 }
 
@@ -256,7 +257,7 @@ func (g *Gateway) exists(ctx context.Context, u *userConn, id string) error {
 func startOf(r *http.Request) (after uint64, from bool, err error) {
 	for k := range r.URL.Query() {
 		if k != "after" && k != "refs" {
-			return 0, false, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
+			return 0, false, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 		}
 	}
 	v, field := r.URL.Query().Get("after"), "?after"
@@ -268,7 +269,7 @@ func startOf(r *http.Request) (after uint64, from bool, err error) {
 	}
 	after, perr := strconv.ParseUint(v, 10, 64)
 	if perr != nil || after >= math.MaxInt64 {
-		return 0, false, &service.Error{Code: service.CodeBadRequest, Field: field, Message: fmt.Sprintf("%s must be a stream sequence, not %q", field, v)}
+		return 0, false, &api.Error{Code: api.CodeBadRequest, Field: field, Message: fmt.Sprintf("%s must be a stream sequence, not %q", field, v)}
 	}
 	return after, true, nil
 }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/internal/ratelimit"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -330,7 +330,7 @@ func (g *Gateway) limited(w http.ResponseWriter, u *userConn) bool {
 	now := time.Now()
 	wait, ok := ratelimit.Take(g.limits.Reserve(u.rateKey, now), now)
 	if !ok {
-		writeError(w, &service.Error{Code: service.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
+		writeError(w, &api.Error{Code: api.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())}, 0)
 	}
 	return !ok
 }

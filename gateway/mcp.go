@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/mcpserver"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // callerKey carries the admitted caller's connection to the MCP server
@@ -48,7 +48,7 @@ func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
 			// JSON-RPC), before the SDK reads it.
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
-				writeError(w, &service.Error{Code: service.CodeTooLarge, Message: err.Error()}, http.StatusRequestEntityTooLarge)
+				writeError(w, &api.Error{Code: api.CodeTooLarge, Message: err.Error()}, http.StatusRequestEntityTooLarge)
 				return
 			}
 			if code, id, err := mcpserver.CheckMessage(body); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // The service pages a context or a tree that outgrows one NATS message.
@@ -19,8 +19,8 @@ import (
 
 // pagedItems names, per operation, the arrays that pages split.
 var pagedItems = map[string][]string{
-	service.OpContext: {"messages", "sources"},
-	service.OpTree:    {"nodes"},
+	api.OpContext: {"messages", "sources"},
+	api.OpTree:    {"nodes"},
 }
 
 // maxAssembled bounds a reply the gateway puts together; assembleWait
@@ -43,7 +43,7 @@ func (g *Gateway) assemble(ctx context.Context, u *userConn, op string, req map[
 	case g.assembling <- struct{}{}:
 		defer func() { <-g.assembling }()
 	case <-wait.C:
-		return nil, &service.Error{Code: service.CodeRateLimited, RetryAfterMs: assembleWait.Milliseconds(),
+		return nil, &api.Error{Code: api.CodeRateLimited, RetryAfterMs: assembleWait.Milliseconds(),
 			Message: fmt.Sprintf("%d large replies are being put together: try again, or read the %s in pages with ?offset=", cap(g.assembling), op)}
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -54,7 +54,7 @@ func (g *Gateway) assemble(ctx context.Context, u *userConn, op string, req map[
 			return out, err
 		}
 	}
-	return nil, &service.Error{Code: service.CodeConflict, Message: "the session kept changing while its pages were read: read them with ?offset="}
+	return nil, &api.Error{Code: api.CodeConflict, Message: "the session kept changing while its pages were read: read them with ?offset="}
 }
 
 func (g *Gateway) pages(ctx context.Context, u *userConn, op string, req map[string]any) (out []byte, moved bool, err error) {
@@ -72,7 +72,7 @@ func (g *Gateway) pages(ctx context.Context, u *userConn, op string, req map[str
 			return nil, false, err
 		}
 		if size += len(raw); size > maxAssembled {
-			return nil, false, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("the %s is over %d bytes: read it in pages with ?offset= (and next)", op, maxAssembled)}
+			return nil, false, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("the %s is over %d bytes: read it in pages with ?offset= (and next)", op, maxAssembled)}
 		}
 		var page map[string]jsontext.Value
 		if err := json.Unmarshal(raw, &page); err != nil {

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/console"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -31,24 +32,24 @@ import (
 func (g *Gateway) routes() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern, op string, build builder) { mux.Handle(pattern, g.op(op, build)) }
-	handle("POST /v1/sessions", service.OpCreate, body)
-	handle("GET /v1/sessions", service.OpList, listQuery)
-	handle("GET /v1/sessions/{id}", service.OpOpen, query(read(nil)))
-	handle("DELETE /v1/sessions/{id}", service.OpDelete, pathOnly)
-	handle("POST /v1/sessions/{id}/entries", service.OpAppend, g.appendBody)
-	handle("GET /v1/sessions/{id}/entries", service.OpEntries, query(read(map[string]bool{"offset": true, "limit": true, "refs": false})))
-	handle("GET /v1/sessions/{id}/entries/{entry}", service.OpGet, query(read(map[string]bool{"refs": false})))
-	handle("POST /v1/sessions/{id}/move", service.OpMove, bodyWithPath)
-	handle("POST /v1/sessions/{id}/label", service.OpLabel, bodyWithPath)
-	handle("POST /v1/sessions/{id}/name", service.OpName, bodyWithPath)
-	handle("POST /v1/sessions/{id}/fork", service.OpFork, bodyWithPath)
-	handle("GET /v1/sessions/{id}/context", service.OpContext, query(read(map[string]bool{"at": false, "offset": true, "refs": false})))
-	handle("POST /v1/blobs", service.OpPutBlob, g.blobBody)
+	handle("POST /v1/sessions", api.OpCreate, body)
+	handle("GET /v1/sessions", api.OpList, listQuery)
+	handle("GET /v1/sessions/{id}", api.OpOpen, query(read(nil)))
+	handle("DELETE /v1/sessions/{id}", api.OpDelete, pathOnly)
+	handle("POST /v1/sessions/{id}/entries", api.OpAppend, g.appendBody)
+	handle("GET /v1/sessions/{id}/entries", api.OpEntries, query(read(map[string]bool{"offset": true, "limit": true, "refs": false})))
+	handle("GET /v1/sessions/{id}/entries/{entry}", api.OpGet, query(read(map[string]bool{"refs": false})))
+	handle("POST /v1/sessions/{id}/move", api.OpMove, bodyWithPath)
+	handle("POST /v1/sessions/{id}/label", api.OpLabel, bodyWithPath)
+	handle("POST /v1/sessions/{id}/name", api.OpName, bodyWithPath)
+	handle("POST /v1/sessions/{id}/fork", api.OpFork, bodyWithPath)
+	handle("GET /v1/sessions/{id}/context", api.OpContext, query(read(map[string]bool{"at": false, "offset": true, "refs": false})))
+	handle("POST /v1/blobs", api.OpPutBlob, g.blobBody)
 	mux.HandleFunc("GET /v1/blobs/{sha256}", g.getBlob)
-	handle("GET /v1/sessions/{id}/tree", service.OpTree, query(read(map[string]bool{"offset": true})))
-	handle("GET /v1/sessions/{id}/stats", service.OpStats, query(read(map[string]bool{"timeline": false})))
-	handle("GET /v1/search", service.OpSearch, searchQuery)
-	handle("GET /v1/sessions/{id}/wait", service.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
+	handle("GET /v1/sessions/{id}/tree", api.OpTree, query(read(map[string]bool{"offset": true})))
+	handle("GET /v1/sessions/{id}/stats", api.OpStats, query(read(map[string]bool{"timeline": false})))
+	handle("GET /v1/search", api.OpSearch, searchQuery)
+	handle("GET /v1/sessions/{id}/wait", api.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
 	// Any operation by name, body as on NATS.
 	mux.Handle("POST /v1/ops/{op}", g.op("", body))
@@ -67,7 +68,7 @@ func (g *Gateway) routes() http.Handler {
 		http.Redirect(w, r, console.Prefix, http.StatusFound)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see docs/protocol.md, Over HTTP)", r.Method, r.URL.Path)}, http.StatusNotFound)
+		writeError(w, &api.Error{Code: "not_found", Message: fmt.Sprintf("no route %s %s (see docs/protocol.md, Over HTTP)", r.Method, r.URL.Path)}, http.StatusNotFound)
 	})
 	return validURL(mux)
 }
@@ -78,13 +79,13 @@ func (g *Gateway) routes() http.Handler {
 func validURL(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !utf8.ValidString(r.URL.Path) {
-			writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "path", Message: fmt.Sprintf("the path %q is not UTF-8 once decoded", r.URL.EscapedPath())}, http.StatusBadRequest)
+			writeError(w, &api.Error{Code: api.CodeBadRequest, Field: "path", Message: fmt.Sprintf("the path %q is not UTF-8 once decoded", r.URL.EscapedPath())}, http.StatusBadRequest)
 			return
 		}
 		for k, vs := range r.URL.Query() {
 			for _, v := range append([]string{k}, vs...) {
 				if !utf8.ValidString(v) {
-					writeError(w, &service.Error{Code: service.CodeBadRequest, Field: "?" + strings.ToValidUTF8(k, "\uFFFD"), Message: "a query parameter is not UTF-8 once decoded"}, http.StatusBadRequest)
+					writeError(w, &api.Error{Code: api.CodeBadRequest, Field: "?" + strings.ToValidUTF8(k, "\uFFFD"), Message: "a query parameter is not UTF-8 once decoded"}, http.StatusBadRequest)
 					return
 				}
 			}
@@ -100,10 +101,10 @@ func readBody(r *http.Request, maxBody int64) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, &service.Error{Code: service.CodeTooLarge, Message: fmt.Sprintf("request body over the limit of %d bytes", maxBody)}
+		return nil, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request body over the limit of %d bytes", maxBody)}
 	}
 	if err != nil {
-		return nil, &service.Error{Code: service.CodeBadRequest, Message: "reading the body: " + err.Error()}
+		return nil, &api.Error{Code: api.CodeBadRequest, Message: "reading the body: " + err.Error()}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return []byte("{}"), nil
@@ -126,7 +127,7 @@ func bodyWithPath(r *http.Request, maxBody int64) ([]byte, error) {
 func withPath(r *http.Request, b []byte) ([]byte, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 2 || b[0] != '{' {
-		return nil, &service.Error{Code: service.CodeBadRequest, Message: "the body must be a JSON object"}
+		return nil, &api.Error{Code: api.CodeBadRequest, Message: "the body must be a JSON object"}
 	}
 	sess, _ := json.Marshal(r.PathValue("id"))
 	out := append([]byte(`{"session":`), sess...)
@@ -137,11 +138,11 @@ func withPath(r *http.Request, b []byte) ([]byte, error) {
 }
 
 // listQuery is a listing's request: limit, cursor and the filters of
-// service.ListRequest, label and meta (k=v) as often as wanted.
+// api.ListRequest, label and meta (k=v) as often as wanted.
 func listQuery(r *http.Request, _ int64) ([]byte, error) {
 	req := map[string]any{}
 	bad := func(k, format string, args ...any) error {
-		return &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf(format, args...)}
+		return &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf(format, args...)}
 	}
 	for k, vs := range r.URL.Query() {
 		switch k {
@@ -185,12 +186,12 @@ func searchQuery(r *http.Request, maxBody int64) ([]byte, error) {
 	q := r.URL.Query()
 	if vs, ok := q["q"]; ok {
 		if len(vs) != 1 {
-			return nil, &service.Error{Code: service.CodeBadRequest, Field: "?q", Message: fmt.Sprintf(`query parameter "q" given %d times`, len(vs))}
+			return nil, &api.Error{Code: api.CodeBadRequest, Field: "?q", Message: fmt.Sprintf(`query parameter "q" given %d times`, len(vs))}
 		}
 		q["query"] = vs
 		delete(q, "q")
 	} else if _, ok := q["query"]; ok {
-		return nil, &service.Error{Code: service.CodeBadRequest, Field: "?query", Message: `the query parameter is "q"`}
+		return nil, &api.Error{Code: api.CodeBadRequest, Field: "?query", Message: `the query parameter is "q"`}
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.RawQuery = q.Encode()
@@ -200,13 +201,13 @@ func searchQuery(r *http.Request, maxBody int64) ([]byte, error) {
 func pathOnly(r *http.Request, _ int64) ([]byte, error) {
 	if len(r.URL.Query()) > 0 {
 		for k := range r.URL.Query() {
-			return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
+			return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 		}
 	}
 	return json.Marshal(map[string]string{"session": r.PathValue("id")})
 }
 
-// read adds a read's freshness (service.Freshness) to its parameters.
+// read adds a read's freshness (api.Freshness) to its parameters.
 func read(params map[string]bool) map[string]bool {
 	out := map[string]bool{"consistency": false, "maxLagMs": true}
 	for k, v := range params {
@@ -230,9 +231,9 @@ func query(params map[string]bool) builder {
 			numeric, ok := params[k]
 			switch {
 			case !ok:
-				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
+				return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %q", k)}
 			case len(vs) != 1:
-				return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
+				return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
 			case k == "refs" || k == "timeline":
 				b, err := boolParam(k, vs[0])
 				if err != nil {
@@ -242,7 +243,7 @@ func query(params map[string]bool) builder {
 			case numeric:
 				n, err := strconv.ParseInt(vs[0], 10, 64)
 				if err != nil {
-					return nil, &service.Error{Code: service.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q must be an integer, not %q", k, vs[0])}
+					return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q must be an integer, not %q", k, vs[0])}
 				}
 				req[k] = n
 			default:
@@ -263,7 +264,7 @@ func (g *Gateway) op(op string, build builder) http.Handler {
 		if name == "" {
 			name = r.PathValue("op")
 			if !knownOp(name) {
-				writeError(w, &service.Error{Code: "not_found", Message: fmt.Sprintf("no operation %q", name)}, http.StatusNotFound)
+				writeError(w, &api.Error{Code: "not_found", Message: fmt.Sprintf("no operation %q", name)}, http.StatusNotFound)
 				return
 			}
 		}
@@ -423,7 +424,7 @@ func (s *statusWriter) Flush() {
 }
 
 func knownOp(op string) bool {
-	for _, o := range service.Ops {
+	for _, o := range api.Ops {
 		if o == op {
 			return true
 		}
@@ -432,23 +433,23 @@ func knownOp(op string) bool {
 }
 
 // statusOf maps protocol codes onto HTTP statuses.
-func statusOf(c service.Code) int {
+func statusOf(c api.Code) int {
 	switch c {
-	case service.CodeBadRequest, service.CodeInvalidSessionID:
+	case api.CodeBadRequest, api.CodeInvalidSessionID:
 		return http.StatusBadRequest
-	case service.CodeInvalidEntry, service.CodeParentNotFound, service.CodeInvalidTarget:
+	case api.CodeInvalidEntry, api.CodeParentNotFound, api.CodeInvalidTarget:
 		return http.StatusUnprocessableEntity
-	case service.CodeNotFound, service.CodeEntryNotFound, service.CodeBlobNotFound, service.CodeUploadNotFound:
+	case api.CodeNotFound, api.CodeEntryNotFound, api.CodeBlobNotFound, api.CodeUploadNotFound:
 		return http.StatusNotFound
-	case service.CodeExists, service.CodeDuplicateID, service.CodeConflict:
+	case api.CodeExists, api.CodeDuplicateID, api.CodeConflict:
 		return http.StatusConflict
-	case service.CodeTooLarge:
+	case api.CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case service.CodeRateLimited:
+	case api.CodeRateLimited:
 		return http.StatusTooManyRequests
-	case service.CodeTimeout:
+	case api.CodeTimeout:
 		return http.StatusGatewayTimeout
-	case service.CodeUnavailable:
+	case api.CodeUnavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -457,22 +458,22 @@ func statusOf(c service.Code) int {
 // writeError answers with the protocol's error body; status 0 derives it
 // from the code.
 func writeError(w http.ResponseWriter, err error, status int) {
-	var pe *service.Error
+	var pe *api.Error
 	switch {
 	case errors.Is(err, errUnauthorized):
-		pe = &service.Error{Code: "unauthorized", Message: err.Error()}
+		pe = &api.Error{Code: api.CodeUnauthorized, Message: err.Error()}
 		status = http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", `Basic realm="sessionlog"`)
 	case errors.As(err, &pe):
 	case errors.Is(err, ErrClosed):
-		pe = &service.Error{Code: service.CodeUnavailable, Message: err.Error()}
+		pe = &api.Error{Code: api.CodeUnavailable, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.Is(err, nats.ErrConnectionClosed):
 		// Given up while the request was under way: its outcome is
 		// unknown, and timeout is the code clients resend on, with the
 		// same ids, when a request is safe to send again.
-		pe = &service.Error{Code: service.CodeTimeout, Message: "no answer (the outcome is unknown; a request with its ids may be sent again): " + err.Error()}
+		pe = &api.Error{Code: api.CodeTimeout, Message: "no answer (the outcome is unknown; a request with its ids may be sent again): " + err.Error()}
 	default:
-		pe = &service.Error{Code: service.CodeInternal, Message: err.Error()}
+		pe = &api.Error{Code: api.CodeInternal, Message: err.Error()}
 	}
 	if status == 0 {
 		status = statusOf(pe.Code)
@@ -482,7 +483,7 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	}
 	public := *pe
 	public.Message = service.PublicMessage(pe.Message)
-	b, _ := json.Marshal(service.ErrorReply{Error: &public})
+	b, _ := json.Marshal(api.ErrorReply{Error: &public})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // streamCounts bounds the event streams open: in all, per tenant and per
@@ -32,13 +32,13 @@ func (c *streamCounts) acquire(tenant, user string) (done func(), err error) {
 	defer c.mu.Unlock()
 	switch {
 	case c.byUser[user] >= c.perUser:
-		return nil, &service.Error{Code: service.CodeRateLimited, RetryAfterMs: 1000,
+		return nil, &api.Error{Code: api.CodeRateLimited, RetryAfterMs: 1000,
 			Message: fmt.Sprintf("%d event streams open for this user: the limit", c.byUser[user])}
 	case c.byTenant[tenant] >= c.perTenant:
-		return nil, &service.Error{Code: service.CodeRateLimited, RetryAfterMs: 1000,
+		return nil, &api.Error{Code: api.CodeRateLimited, RetryAfterMs: 1000,
 			Message: fmt.Sprintf("%d event streams open for this tenant: the limit", c.byTenant[tenant])}
 	case c.total >= c.max:
-		return nil, &service.Error{Code: service.CodeUnavailable, Message: fmt.Sprintf("%d event streams open: the gateway's limit", c.total)}
+		return nil, &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("%d event streams open: the gateway's limit", c.total)}
 	}
 	c.total++
 	c.byTenant[tenant]++

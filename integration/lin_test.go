@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lincheck"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
@@ -36,13 +36,13 @@ func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorklo
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &linWorkload{h: lincheck.NewHistory(), sessions: sessions, cancel: cancel}
-	create := func(c *service.Client) {
+	create := func(c *api.Client) {
 		for _, s := range sessions {
 			sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 			var err error
 			// "unavailable" is for asking again (a node between meta
 			// leaders at the start, say).
-			for err = c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil); isUnavailable(err) && sctx.Err() == nil; err = c.Call(sctx, service.OpCreate, service.CreateRequest{ID: s}, nil) {
+			for err = c.Call(sctx, api.OpCreate, api.CreateRequest{ID: s}, nil); isUnavailable(err) && sctx.Err() == nil; err = c.Call(sctx, api.OpCreate, api.CreateRequest{ID: s}, nil) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			scancel()
@@ -58,7 +58,7 @@ func startLinWorkload(t *testing.T, urls []string, sessions []string) *linWorklo
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := service.NewClient(nc, "sessionlog.v1")
+		c := api.NewClient(nc, "sessionlog.v1")
 		if i == 0 {
 			create(c)
 		}
@@ -110,7 +110,7 @@ func (w *linWorkload) reader(url string) (stop func()) {
 		w.readers++
 		id := 100 + w.readers
 		w.mu.Unlock()
-		lc := &servicetest.LinClient{C: service.NewClient(nc, "sessionlog.v1"), H: w.h, ID: id, Timeout: time.Second}
+		lc := &servicetest.LinClient{C: api.NewClient(nc, "sessionlog.v1"), H: w.h, ID: id, Timeout: time.Second}
 		for n := 0; ctx.Err() == nil; n++ {
 			if out := lc.Read(ctx, w.sessions[n%len(w.sessions)]); !out.Unknown {
 				w.minorityReads.Add(1)
@@ -142,6 +142,6 @@ func (w *linWorkload) stop(t *testing.T) string {
 
 // isUnavailable says whether err is the service's "unavailable".
 func isUnavailable(err error) bool {
-	var se *service.Error
-	return errors.As(err, &se) && se.Code == service.CodeUnavailable
+	var se *api.Error
+	return errors.As(err, &se) && se.Code == api.CodeUnavailable
 }

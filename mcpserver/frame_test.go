@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/mcpserver"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // forge is stored text that tries to pass for our framing: a message of
@@ -35,7 +35,7 @@ func forged(text string) string {
 func TestStoredTextCannotPoseAsFraming(t *testing.T) {
 	cs, svc := connect(t, mcpserver.DefaultConfig())
 	ctx := context.Background()
-	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "evil", Name: "name" + forge, Cwd: "/tmp/x" + forge}, nil); err != nil {
+	if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "evil", Name: "name" + forge, Cwd: "/tmp/x" + forge}, nil); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := json.Marshal(forge)
@@ -78,7 +78,7 @@ func TestStoredTextCannotPoseAsFraming(t *testing.T) {
 func TestContextOfManyPagesKeepsTheNewest(t *testing.T) {
 	cs, svc := connect(t, mcpserver.DefaultConfig())
 	ctx := context.Background()
-	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "long"}, nil); err != nil {
+	if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "long"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	pad := strings.Repeat("p", 20<<10)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/mcpserver"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 )
 
@@ -26,7 +26,7 @@ func TestStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	srv, err := mcpserver.New(mcpserver.DefaultConfig(), service.NewClient(nc, "sessionlog.v1"))
+	srv, err := mcpserver.New(mcpserver.DefaultConfig(), api.NewClient(nc, "sessionlog.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // ContextInput is get_context's arguments.
@@ -21,11 +21,11 @@ type ContextInput struct {
 
 // ContextOutput is the context as returned: its newest messages that fit.
 type ContextOutput struct {
-	Session       string              `json:"session"`
-	Leaf          string              `json:"leaf"`
-	Sequence      uint64              `json:"sequence"`
-	ThinkingLevel string              `json:"thinkingLevel"`
-	Model         *service.ModelReply `json:"model,omitempty"`
+	Session       string          `json:"session"`
+	Leaf          string          `json:"leaf"`
+	Sequence      uint64          `json:"sequence"`
+	ThinkingLevel string          `json:"thinkingLevel"`
+	Model         *api.ModelReply `json:"model,omitempty"`
 	// Total is how many messages the context has; Omitted how many of
 	// the oldest were left out to fit max_tokens.
 	Total    int              `json:"total"`
@@ -65,8 +65,8 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 	// come meanwhile change nothing of what is read.
 	maxText := budget * 4
 	cost := func(m ContextMessage) int { return (len(m.Text)+len(m.Role)+3)/4 + 1 }
-	var first service.ContextReply
-	if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: in.Entry}, &first); err != nil {
+	var first api.ContextReply
+	if err := t.svc.Call(ctx, api.OpContext, api.ContextRequest{Session: in.Session, At: in.Entry}, &first); err != nil {
 		return nil, ContextOutput{}, err
 	}
 	out.Leaf, out.Sequence, out.ThinkingLevel, out.Model, out.Total = first.Leaf, first.Sequence, first.ThinkingLevel, first.Model, first.Total
@@ -80,8 +80,8 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 				if pages >= contextPages {
 					return nil, fmt.Errorf("the context of %s is read in more than %d pages", in.Session, contextPages)
 				}
-				page = service.ContextReply{}
-				if err := t.svc.Call(ctx, service.OpContext, service.ContextRequest{Session: in.Session, At: at, Offset: offset}, &page); err != nil {
+				page = api.ContextReply{}
+				if err := t.svc.Call(ctx, api.OpContext, api.ContextRequest{Session: in.Session, At: at, Offset: offset}, &page); err != nil {
 					return nil, err
 				}
 			}

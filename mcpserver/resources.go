@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // resourcePrefix is the URI of a session but its id.
@@ -32,8 +32,8 @@ func (t *tools) readResource(ctx context.Context, req *mcp.ReadResourceRequest) 
 	}
 	res, _, err := t.getContext(ctx, nil, ContextInput{Session: id})
 	if err != nil {
-		var se *service.Error
-		if errors.As(err, &se) && se.Code == service.CodeNotFound {
+		var se *api.Error
+		if errors.As(err, &se) && se.Code == api.CodeNotFound {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
 		return nil, toolError(err)
@@ -118,19 +118,19 @@ func (w *watcher) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) er
 // and waits again, until ctx ends.
 func (w *watcher) follow(ctx context.Context, id, uri string) {
 	var seq uint64
-	var open service.SessionReply
-	if err := w.svc.Call(ctx, service.OpOpen, service.SessionRequest{Session: id}, &open); err == nil {
+	var open api.SessionReply
+	if err := w.svc.Call(ctx, api.OpOpen, api.SessionRequest{Session: id}, &open); err == nil {
 		seq = open.Sequence
 	}
 	for ctx.Err() == nil {
-		var reply service.WaitReply
-		err := w.svc.Call(ctx, service.OpWait, service.WaitRequest{Session: id, Sequence: seq + 1, TimeoutMs: 20_000}, &reply)
-		var se *service.Error
+		var reply api.WaitReply
+		err := w.svc.Call(ctx, api.OpWait, api.WaitRequest{Session: id, Sequence: seq + 1, TimeoutMs: 20_000}, &reply)
+		var se *api.Error
 		switch {
 		case err == nil && reply.Sequence > seq:
 			seq = reply.Sequence
 			w.notify(ctx, uri)
-		case errors.As(err, &se) && se.Code == service.CodeTimeout:
+		case errors.As(err, &se) && se.Code == api.CodeTimeout:
 		case err != nil:
 			select { // a session not made yet, a service restarting: later
 			case <-ctx.Done():

@@ -16,8 +16,8 @@ import (
 )
 
 // Service is what the server needs of sessionlog: its operations by name,
-// a request in and a reply out (service.Client is one). Errors the
-// service answers with are *service.Error.
+// a request in and a reply out (api.Client is one). Errors the
+// service answers with are *api.Error.
 type Service interface {
 	Call(ctx context.Context, op string, req, reply any) error
 }

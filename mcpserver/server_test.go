@@ -13,11 +13,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/mcpserver"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/transcript"
 )
@@ -25,11 +25,11 @@ import (
 // connect starts a node with a tenant and its service, and an MCP server
 // on it (cfg), and returns the Go SDK's client connected to it in memory,
 // with the service client the test writes through.
-func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *service.Client) {
+func connect(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, *api.Client) {
 	return connectWith(t, cfg, nil)
 }
 
-func connectWith(t testing.TB, cfg mcpserver.Config, copts *mcp.ClientOptions) (*mcp.ClientSession, *service.Client) {
+func connectWith(t testing.TB, cfg mcpserver.Config, copts *mcp.ClientOptions) (*mcp.ClientSession, *api.Client) {
 	t.Helper()
 	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "mcp", Users: []cluster.User{{Name: "agent", Password: "agent-pw"}}})
 	nc, err := ts.Node.ConnectTenant("mcp")
@@ -37,7 +37,7 @@ func connectWith(t testing.TB, cfg mcpserver.Config, copts *mcp.ClientOptions) (
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	svc := service.NewClient(nc, "sessionlog.v1")
+	svc := api.NewClient(nc, "sessionlog.v1")
 	srv, err := mcpserver.New(cfg, svc)
 	if err != nil {
 		t.Fatal(err)
@@ -77,14 +77,14 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (text stri
 	return text, structured, res.IsError
 }
 
-func appendTo(t *testing.T, svc *service.Client, id string, entries ...string) service.AppendReply {
+func appendTo(t *testing.T, svc *api.Client, id string, entries ...string) api.AppendReply {
 	t.Helper()
-	var reply service.AppendReply
-	req := service.AppendRequest{Session: id}
+	var reply api.AppendReply
+	req := api.AppendRequest{Session: id}
 	for _, e := range entries {
 		req.Entries = append(req.Entries, []byte(e))
 	}
-	if err := svc.Call(context.Background(), service.OpAppend, req, &reply); err != nil {
+	if err := svc.Call(context.Background(), api.OpAppend, req, &reply); err != nil {
 		t.Fatal(err)
 	}
 	return reply
@@ -115,7 +115,7 @@ func TestReadTools(t *testing.T) {
 	if strings.Join(names, ",") != "get_context,get_entry,get_tree,list_sessions,search_sessions" {
 		t.Fatalf("tools: %v", names)
 	}
-	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "fix-1", Name: "flaky test", Cwd: "/repo"}, nil); err != nil {
+	if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "fix-1", Name: "flaky test", Cwd: "/repo"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := appendTo(t, svc, "fix-1", `{"type":"message","message":{"role":"user","content":"the heliotrope test is flaky","timestamp":1}}`,
@@ -197,7 +197,7 @@ func TestWriteTools(t *testing.T) {
 	cfg := mcpserver.DefaultConfig()
 	cfg.AllowWrites = true
 	cs, svc := connect(t, cfg)
-	if err := svc.Call(context.Background(), service.OpCreate, service.CreateRequest{ID: "w-1"}, nil); err != nil {
+	if err := svc.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "w-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, st, isErr := call(t, cs, "append_message", map[string]any{"session": "w-1", "text": "remember: the clock is UTC"})
@@ -230,7 +230,7 @@ func TestSessionResourceAndSubscription(t *testing.T) {
 		updated <- r.Params.URI
 	}})
 	ctx := context.Background()
-	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "live"}, nil); err != nil {
+	if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "live"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, svc, "live", `{"type":"message","message":{"role":"user","content":"first words","timestamp":1}}`)
@@ -284,7 +284,7 @@ func TestSessionResourceAndSubscription(t *testing.T) {
 // importTranscript appends a transcript fixture's entries to a new
 // session through the service, as an import into a fleet does, and
 // returns the session's id.
-func importTranscript(t *testing.T, svc *service.Client, file string) string {
+func importTranscript(t *testing.T, svc *api.Client, file string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", file))
 	if err != nil {
@@ -299,13 +299,13 @@ func importTranscript(t *testing.T, svc *service.Client, file string) string {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	req := service.CreateRequest{ID: d.Header.ID, Cwd: d.Header.Cwd, ParentSession: d.Header.ParentSession, Metadata: jsontext.Value(d.Header.Metadata)}
-	if err := svc.Call(ctx, service.OpCreate, req, nil); err != nil {
+	req := api.CreateRequest{ID: d.Header.ID, Cwd: d.Header.Cwd, ParentSession: d.Header.ParentSession, Metadata: jsontext.Value(d.Header.Metadata)}
+	if err := svc.Call(ctx, api.OpCreate, req, nil); err != nil {
 		t.Fatal(err)
 	}
 	for len(d.Entries) > 0 {
 		n := min(len(d.Entries), 100)
-		areq := service.AppendRequest{Session: d.Header.ID}
+		areq := api.AppendRequest{Session: d.Header.ID}
 		for _, e := range d.Entries[:n] {
 			j, err := codec.EncodeEntry(e)
 			if err != nil {
@@ -313,7 +313,7 @@ func importTranscript(t *testing.T, svc *service.Client, file string) string {
 			}
 			areq.Entries = append(areq.Entries, j)
 		}
-		if err := svc.Call(ctx, service.OpAppend, areq, &service.AppendReply{}); err != nil {
+		if err := svc.Call(ctx, api.OpAppend, areq, &api.AppendReply{}); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
 		d.Entries = d.Entries[n:]
@@ -338,7 +338,7 @@ func TestReadToolsOnEveryShapeOfSession(t *testing.T) {
 	for i, meta := range []string{`{"source":"langgraph","thread_id":"t-1","checkpoint_ns":"","step":-1,"writes":{"a":[1,2.50,{"b":null}]}}`,
 		`{"deep":{"er":{"still":[[[["\u001b[31mred\u001b[0m"]]]]}}}`, `{"x":"line\nbreak </script> ]]> ` + "`" + `"}`} {
 		id := fmt.Sprintf("shape-%d", i)
-		if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: id, Metadata: jsontext.Value(meta)}, nil); err != nil {
+		if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: id, Metadata: jsontext.Value(meta)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		appendTo(t, svc, id, `{"type":"message","message":{"role":"user","content":"shape `+id+`","timestamp":1}}`,

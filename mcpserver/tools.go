@@ -13,8 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/outline"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -99,14 +99,14 @@ func guard[In, Out any](t *tools, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandler
 
 // toolError says what the service refused, naming the session or entry.
 func toolError(err error) error {
-	var se *service.Error
+	var se *api.Error
 	if errors.As(err, &se) {
 		switch se.Code {
-		case service.CodeNotFound:
+		case api.CodeNotFound:
 			return fmt.Errorf("no such session: %s", se.Message)
-		case service.CodeEntryNotFound:
+		case api.CodeEntryNotFound:
 			return fmt.Errorf("no such entry: %s", se.Message)
-		case service.CodeInvalidSessionID:
+		case api.CodeInvalidSessionID:
 			return fmt.Errorf("not a session id: %s", se.Message)
 		}
 		if se.Field != "" {
@@ -169,8 +169,8 @@ func (t *tools) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in Lis
 	if limit == 0 {
 		limit = DefaultHits
 	}
-	var reply service.ListReply
-	err := t.svc.Call(ctx, service.OpList, service.ListRequest{Limit: limit, Cursor: in.Cursor, Name: in.Name, Cwd: in.Cwd,
+	var reply api.ListReply
+	err := t.svc.Call(ctx, api.OpList, api.ListRequest{Limit: limit, Cursor: in.Cursor, Name: in.Name, Cwd: in.Cwd,
 		Labels: in.Labels, Meta: in.Metadata, Since: in.Since, Until: in.Until}, &reply)
 	if err != nil {
 		return nil, ListOutput{}, err
@@ -210,7 +210,7 @@ type SearchInput struct {
 }
 
 // SearchOutput is the hits, best first.
-type SearchOutput = service.SearchReply
+type SearchOutput = api.SearchReply
 
 func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
 	if strings.TrimSpace(in.Query) == "" {
@@ -225,12 +225,12 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 	if limit == 0 {
 		limit = DefaultHits
 	}
-	var reply service.SearchReply
-	if err := t.svc.Call(ctx, service.OpSearch, service.SearchRequest{Query: in.Query, Session: in.Session, Limit: limit}, &reply); err != nil {
+	var reply api.SearchReply
+	if err := t.svc.Call(ctx, api.OpSearch, api.SearchRequest{Query: in.Query, Session: in.Session, Limit: limit}, &reply); err != nil {
 		return nil, SearchOutput{}, err
 	}
 	if reply.Hits == nil {
-		reply.Hits = []service.SearchHit{}
+		reply.Hits = []api.SearchHit{}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d hits of %d\n", len(reply.Hits), reply.Total)
@@ -259,8 +259,8 @@ func (t *tools) getEntry(ctx context.Context, _ *mcp.CallToolRequest, in EntryIn
 	if err := checkEntry(in.Entry); err != nil {
 		return nil, EntryOutput{}, err
 	}
-	var reply service.GetReply
-	if err := t.svc.Call(ctx, service.OpGet, service.GetRequest{Session: in.Session, Entry: in.Entry}, &reply); err != nil {
+	var reply api.GetReply
+	if err := t.svc.Call(ctx, api.OpGet, api.GetRequest{Session: in.Session, Entry: in.Entry}, &reply); err != nil {
 		return nil, EntryOutput{}, err
 	}
 	var out EntryOutput

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/outline"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // TreeInput is get_tree's arguments.
@@ -53,8 +53,8 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 	var shown []string // the labels as the text shows them: quoted
 	out := TreeOutput{Session: in.Session}
 	for offset, i := 0, 0; i < treePages; i++ {
-		var page service.TreeReply
-		if err := t.svc.Call(ctx, service.OpTree, service.TreeRequest{Session: in.Session, Offset: offset}, &page); err != nil {
+		var page api.TreeReply
+		if err := t.svc.Call(ctx, api.OpTree, api.TreeRequest{Session: in.Session, Offset: offset}, &page); err != nil {
 			return nil, TreeOutput{}, err
 		}
 		if offset > 0 && page.Sequence != out.Sequence {

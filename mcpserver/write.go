@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 )
 
 // AppendInput is append_message's arguments.
@@ -35,8 +35,8 @@ func (t *tools) appendMessage(ctx context.Context, _ *mcp.CallToolRequest, in Ap
 		return nil, WriteOutput{}, errors.New("text is empty: a log keeps what is appended for good")
 	}
 	msg, _ := json.Marshal(map[string]any{"type": "message", "message": map[string]any{"role": "user", "content": in.Text}})
-	var reply service.AppendReply
-	if err := t.svc.Call(ctx, service.OpAppend, service.AppendRequest{Session: in.Session, Entries: []jsontext.Value{msg}, IfSequence: in.IfSequence}, &reply); err != nil {
+	var reply api.AppendReply
+	if err := t.svc.Call(ctx, api.OpAppend, api.AppendRequest{Session: in.Session, Entries: []jsontext.Value{msg}, IfSequence: in.IfSequence}, &reply); err != nil {
 		return nil, WriteOutput{}, err
 	}
 	out := WriteOutput{Leaf: reply.Leaf, Sequence: reply.Sequence}
@@ -61,8 +61,8 @@ func (t *tools) labelEntry(ctx context.Context, _ *mcp.CallToolRequest, in Label
 	if err := checkEntry(in.Entry); err != nil {
 		return nil, WriteOutput{}, err
 	}
-	var reply service.AppendReply
-	if err := t.svc.Call(ctx, service.OpLabel, service.LabelRequest{Session: in.Session, Target: in.Entry, Label: in.Label, IfSequence: in.IfSequence}, &reply); err != nil {
+	var reply api.AppendReply
+	if err := t.svc.Call(ctx, api.OpLabel, api.LabelRequest{Session: in.Session, Target: in.Entry, Label: in.Label, IfSequence: in.IfSequence}, &reply); err != nil {
 		return nil, WriteOutput{}, err
 	}
 	out := WriteOutput{Leaf: reply.Leaf, Sequence: reply.Sequence}

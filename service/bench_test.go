@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
@@ -37,11 +38,11 @@ func BenchmarkServiceAppend(b *testing.B) {
 	body := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)
 	b.Run("service-append", func(b *testing.B) {
 		f := start(b, unlimited)
-		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+		if err := f.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "svc"}, nil); err != nil {
 			b.Fatal(err)
 		}
-		req := service.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}
-		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpAppend, req, nil) })
+		req := api.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}
+		sessiontest.Timed(b, func() error { return f.c.Call(ctx, api.OpAppend, req, nil) })
 	})
 	// The floor under the service's overhead: one request and its reply
 	// through the server, of an append's size, to a responder that does
@@ -61,27 +62,27 @@ func BenchmarkServiceAppend(b *testing.B) {
 	})
 	b.Run("service-open", func(b *testing.B) {
 		f := start(b, unlimited)
-		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+		if err := f.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "svc"}, nil); err != nil {
 			b.Fatal(err)
 		}
 		for range 100 {
-			if err := f.c.Call(ctx, service.OpAppend, service.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}, nil); err != nil {
+			if err := f.c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "svc", Entries: []jsontext.Value{body}}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		sessiontest.Timed(b, func() error { return f.c.Call(ctx, service.OpOpen, service.SessionRequest{Session: "svc"}, nil) })
+		sessiontest.Timed(b, func() error { return f.c.Call(ctx, api.OpOpen, api.SessionRequest{Session: "svc"}, nil) })
 	})
 	// Linearizable reads write a read barrier; concurrent ones share it.
 	b.Run("service-open-parallel", func(b *testing.B) {
 		f := start(b, unlimited)
-		if err := f.c.Call(ctx, service.OpCreate, service.CreateRequest{ID: "svc"}, nil); err != nil {
+		if err := f.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "svc"}, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.SetParallelism(8)
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if err := f.c.Call(ctx, service.OpOpen, service.SessionRequest{Session: "svc"}, nil); err != nil {
+				if err := f.c.Call(ctx, api.OpOpen, api.SessionRequest{Session: "svc"}, nil); err != nil {
 					b.Error(err)
 					return
 				}

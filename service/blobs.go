@@ -10,6 +10,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/session"
+
+	"github.com/agentcore/sessionlog/api"
 )
 
 // Blobs over the service: pieces of uploads staged in the deployment
@@ -18,7 +20,7 @@ import (
 // only its own account's blob store.
 
 func (s *Service) upload(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[UploadRequest](data, nil)
+	req, err := decodeFor[api.UploadRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -31,13 +33,13 @@ func (s *Service) upload(ctx context.Context, data []byte) (any, error) {
 	case len(req.Data) == 0:
 		return nil, badRequest("/data", "a piece holds at least one byte")
 	case req.Offset+int64(len(req.Data)) > int64(s.cfg.Limits.MaxUploadBytes):
-		return nil, &Error{Code: CodeTooLarge, Field: "/data", Message: fmt.Sprintf("the upload would hold %d bytes, over the limit of %d", req.Offset+int64(len(req.Data)), s.cfg.Limits.MaxUploadBytes)}
+		return nil, &api.Error{Code: api.CodeTooLarge, Field: "/data", Message: fmt.Sprintf("the upload would hold %d bytes, over the limit of %d", req.Offset+int64(len(req.Data)), s.cfg.Limits.MaxUploadBytes)}
 	}
 	size, err := s.uploads.Stage(ctx, req.Upload, req.Offset, req.Data)
 	if err != nil {
 		return nil, err
 	}
-	return UploadReply{Upload: req.Upload, Size: size}, nil
+	return api.UploadReply{Upload: req.Upload, Size: size}, nil
 }
 
 func checkUploadID(id string) error {
@@ -51,7 +53,7 @@ func checkUploadID(id string) error {
 }
 
 func (s *Service) putBlob(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[PutBlobRequest](data, nil)
+	req, err := decodeFor[api.PutBlobRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -103,18 +105,18 @@ func (s *Service) putBlob(ctx context.Context, data []byte) (any, error) {
 			return nil, err
 		}
 	}
-	return BlobReply{Blob: jsontext.Value(ref.Raw())}, nil
+	return api.BlobReply{Blob: jsontext.Value(ref.Raw())}, nil
 }
 
 func (s *Service) checkDigest(want string, ref session.BlobRef) error {
 	if want != "" && want != ref.SHA256 {
-		return &Error{Code: CodeInvalidEntry, Field: "/sha256", Message: fmt.Sprintf("the content's SHA-256 is %s, not %s", ref.SHA256, want)}
+		return &api.Error{Code: api.CodeInvalidEntry, Field: "/sha256", Message: fmt.Sprintf("the content's SHA-256 is %s, not %s", ref.SHA256, want)}
 	}
 	return nil
 }
 
 func (s *Service) blob(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[BlobRequest](data, nil)
+	req, err := decodeFor[api.BlobRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func (s *Service) blob(ctx context.Context, data []byte) (any, error) {
 	if from != 0 {
 		skip = 0 // the cursor is where Offset starts
 	}
-	r := BlobDataReply{SHA256: req.SHA256, Offset: req.Offset}
+	r := api.BlobDataReply{SHA256: req.SHA256, Offset: req.Offset}
 	for {
 		p, err := blobs.ReadPiece(ctx, req.SHA256, from, room)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 )
 
@@ -17,14 +18,14 @@ func TestCacheIsBoundedByBytes(t *testing.T) {
 	msg := `{"type":"message","message":{"role":"user","content":"` + text + `"}}`
 	four := `{"session":"%s","entries":[` + strings.Repeat(msg+",", 3) + msg + `]}`
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
-		f.call(t, service.OpCreate, service.CreateRequest{ID: id}, nil)
-		if err := f.raw(service.OpAppend, strings.Replace(four, "%s", id, 1)); err != nil {
+		f.call(t, api.OpCreate, api.CreateRequest{ID: id}, nil)
+		if err := f.raw(api.OpAppend, strings.Replace(four, "%s", id, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
-		var reply service.ContextReply
-		f.call(t, service.OpContext, service.ContextRequest{Session: id}, &reply)
+		var reply api.ContextReply
+		f.call(t, api.OpContext, api.ContextRequest{Session: id}, &reply)
 		if reply.Total != 4 {
 			t.Fatalf("context of %s: %d messages", id, reply.Total)
 		}
@@ -34,17 +35,17 @@ func TestCacheIsBoundedByBytes(t *testing.T) {
 	}
 	// One session written past the whole bound is not kept: the next
 	// request opens it again.
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "hot"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "hot"}, nil)
 	for range 4 {
-		if err := f.raw(service.OpAppend, strings.Replace(four, "%s", "hot", 1)); err != nil {
+		if err := f.raw(api.OpAppend, strings.Replace(four, "%s", "hot", 1)); err != nil {
 			t.Fatal(err)
 		}
 		if n, bytes := service.Cached(f.svc); bytes > 1<<20 {
 			t.Fatalf("while writing a 1.6 MB session the cache holds %d sessions of %d bytes", n, bytes)
 		}
 	}
-	var reply service.ContextReply
-	f.call(t, service.OpContext, service.ContextRequest{Session: "hot"}, &reply)
+	var reply api.ContextReply
+	f.call(t, api.OpContext, api.ContextRequest{Session: "hot"}, &reply)
 	if reply.Total != 16 {
 		t.Fatalf("the hot session's context: %d messages, want 16", reply.Total)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
@@ -20,49 +21,49 @@ import (
 // found is also an entry that is not: it comes first). back marks the
 // pairs Error.Unwrap maps in return: the session package's sentinels.
 var codeOf = []struct {
-	code Code
+	code api.Code
 	err  error
 	back bool
 }{
-	{CodeConflict, session.ErrConflict, true},
-	{CodeInvalidSessionID, session.ErrInvalidSessionID, true},
-	{CodeNotFound, session.ErrSessionNotFound, true},
-	{CodeExists, session.ErrSessionExists, true},
-	{CodeDuplicateID, session.ErrDuplicateID, true},
-	{CodeParentNotFound, session.ErrParentNotFound, true},
-	{CodeInvalidTarget, session.ErrInvalidTarget, true},
-	{CodeInvalidTarget, session.ErrCycle, false},
-	{CodeEntryNotFound, session.ErrEntryNotFound, true},
-	{CodeInvalidEntry, session.ErrInvalidEntry, true},
-	{CodeInvalidEntry, codec.ErrMalformed, false},
-	{CodeInvalidEntry, codec.ErrInvalid, false},
-	{CodeTooLarge, stream.ErrEntryTooLarge, false},
-	{CodeBlobNotFound, stream.ErrBlobNotFound, false},
-	{CodeInvalidEntry, stream.ErrBlobMismatch, false},
-	{CodeUploadNotFound, stream.ErrUploadNotFound, false},
-	{CodeConflict, stream.ErrUploadOffset, false},
-	{CodeTimeout, context.DeadlineExceeded, false},
-	{CodeUnavailable, context.Canceled, false},
-	{CodeUnavailable, session.ErrClosed, false},
+	{api.CodeConflict, session.ErrConflict, true},
+	{api.CodeInvalidSessionID, session.ErrInvalidSessionID, true},
+	{api.CodeNotFound, session.ErrSessionNotFound, true},
+	{api.CodeExists, session.ErrSessionExists, true},
+	{api.CodeDuplicateID, session.ErrDuplicateID, true},
+	{api.CodeParentNotFound, session.ErrParentNotFound, true},
+	{api.CodeInvalidTarget, session.ErrInvalidTarget, true},
+	{api.CodeInvalidTarget, session.ErrCycle, false},
+	{api.CodeEntryNotFound, session.ErrEntryNotFound, true},
+	{api.CodeInvalidEntry, session.ErrInvalidEntry, true},
+	{api.CodeInvalidEntry, codec.ErrMalformed, false},
+	{api.CodeInvalidEntry, codec.ErrInvalid, false},
+	{api.CodeTooLarge, stream.ErrEntryTooLarge, false},
+	{api.CodeBlobNotFound, stream.ErrBlobNotFound, false},
+	{api.CodeInvalidEntry, stream.ErrBlobMismatch, false},
+	{api.CodeUploadNotFound, stream.ErrUploadNotFound, false},
+	{api.CodeConflict, stream.ErrUploadOffset, false},
+	{api.CodeTimeout, context.DeadlineExceeded, false},
+	{api.CodeUnavailable, context.Canceled, false},
+	{api.CodeUnavailable, session.ErrClosed, false},
 	// The other closed things a request can meet: this service's cache,
 	// and a session re-created under a read that retried once already
 	// (asking again opens the new one). Corruption is internal, and says so.
-	{CodeUnavailable, ErrClosed, false},
-	{CodeUnavailable, stream.ErrRecreated, false},
-	{CodeUnavailable, jetstream.ErrNoStreamResponse, false},
+	{api.CodeUnavailable, ErrClosed, false},
+	{api.CodeUnavailable, stream.ErrRecreated, false},
+	{api.CodeUnavailable, jetstream.ErrNoStreamResponse, false},
 	// Never reached by errorOf (invalid_entry matches first): only so
 	// that a bad request unwraps as an invalid entry.
-	{CodeBadRequest, session.ErrInvalidEntry, true},
+	{api.CodeBadRequest, session.ErrInvalidEntry, true},
 }
 
-func badRequest(field, format string, args ...any) *Error {
-	return &Error{Code: CodeBadRequest, Field: field, Message: fmt.Sprintf(format, args...)}
+func badRequest(field, format string, args ...any) *api.Error {
+	return &api.Error{Code: api.CodeBadRequest, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // errorOf turns what an operation returned into a protocol error. Only
 // errors whose cause is known are explained; the rest are internal.
-func errorOf(err error) *Error {
-	var pe *Error
+func errorOf(err error) *api.Error {
+	var pe *api.Error
 	if errors.As(err, &pe) {
 		return pe
 	}
@@ -72,12 +73,12 @@ func errorOf(err error) *Error {
 		if ce.Sequence > 0 {
 			msg += fmt.Sprintf(", at sequence %d", ce.Sequence)
 		}
-		return &Error{Code: CodeConflict, Message: msg, Leaf: ce.Leaf, Sequence: ce.Sequence}
+		return &api.Error{Code: api.CodeConflict, Message: msg, Leaf: ce.Leaf, Sequence: ce.Sequence}
 	}
 	var te *session.TargetError
 	if errors.As(err, &te) && (te.Op == "move" || te.Op == "label") {
 		// Both name it with the request's target member.
-		return &Error{Code: CodeInvalidTarget, Field: "/target", Message: fmt.Sprintf("target %q %s", te.ID, te.Reason)}
+		return &api.Error{Code: api.CodeInvalidTarget, Field: "/target", Message: fmt.Sprintf("target %q %s", te.ID, te.Reason)}
 	}
 	var fe *session.FieldError
 	if errors.As(err, &fe) && !fe.Header {
@@ -85,7 +86,7 @@ func errorOf(err error) *Error {
 		if fe.Entry != "" {
 			msg = fmt.Sprintf("entry %q: %s", fe.Entry, msg)
 		}
-		return &Error{Code: CodeInvalidEntry, Message: msg}
+		return &api.Error{Code: api.CodeInvalidEntry, Message: msg}
 	}
 	var qe *search.QueryError
 	if errors.As(err, &qe) {
@@ -93,16 +94,16 @@ func errorOf(err error) *Error {
 	}
 	var me *codec.MemberError
 	if errors.As(err, &me) {
-		return &Error{Code: CodeInvalidEntry, Message: err.Error(), Field: me.Pointer}
+		return &api.Error{Code: api.CodeInvalidEntry, Message: err.Error(), Field: me.Pointer}
 	}
-	code := CodeInternal
+	code := api.CodeInternal
 	for _, m := range codeOf {
 		if errors.Is(err, m.err) {
 			code = m.code
 			break
 		}
 	}
-	return &Error{Code: code, Message: err.Error()}
+	return &api.Error{Code: code, Message: err.Error()}
 }
 
 // internalPrefix is a Go package's prefix on an error's text (session:,
@@ -116,7 +117,7 @@ var internalPrefix = regexp.MustCompile(`(^|: |\()(session|stream|codec|service|
 func PublicMessage(msg string) string { return internalPrefix.ReplaceAllString(msg, "$1") }
 
 // publicError is e as a client is sent it.
-func publicError(e *Error) *Error {
+func publicError(e *api.Error) *api.Error {
 	c := *e
 	c.Message = PublicMessage(e.Message)
 	return &c
@@ -124,7 +125,7 @@ func publicError(e *Error) *Error {
 
 // decodeRequest unmarshals a request strictly: unknown members, duplicate
 // names, wrong kinds and trailing data are refused, naming the member.
-func decodeRequest(data []byte, v any) *Error {
+func decodeRequest(data []byte, v any) *api.Error {
 	if len(data) == 0 {
 		data = []byte("{}") // `nats req sessionlog.v1.list ''`
 	}

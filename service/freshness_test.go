@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -34,55 +34,55 @@ func TestReplicaReads(t *testing.T) {
 		return info.State.LastSeq
 	}
 
-	var s service.SessionReply
-	a.call(t, service.OpCreate, service.CreateRequest{}, &s)
+	var s api.SessionReply
+	a.call(t, api.OpCreate, api.CreateRequest{}, &s)
 	id := s.Session.ID
-	var mine service.AppendReply
-	a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &mine)
+	var mine api.AppendReply
+	a.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}, &mine)
 
 	// Right after its own append, a's copy is fresh: replica reads of
 	// every kind write nothing to the stream.
-	replica := service.Freshness{Consistency: service.Replica, MaxLagMs: 60_000}
+	replica := api.Freshness{Consistency: api.Replica, MaxLagMs: 60_000}
 	before := streamLast()
 	for range 5 {
-		var o service.SessionReply
-		a.call(t, service.OpOpen, service.SessionRequest{Session: id, Freshness: replica}, &o)
+		var o api.SessionReply
+		a.call(t, api.OpOpen, api.SessionRequest{Session: id, Freshness: replica}, &o)
 		if o.Session.Leaf != mine.Leaf {
 			t.Fatalf("replica open misses the instance's own append: leaf %q, want %q", o.Session.Leaf, mine.Leaf)
 		}
-		a.call(t, service.OpContext, service.ContextRequest{Session: id, Freshness: replica}, nil)
-		a.call(t, service.OpTree, service.TreeRequest{Session: id, Freshness: replica}, nil)
-		a.call(t, service.OpEntries, service.EntriesRequest{Session: id, Freshness: replica}, nil)
-		a.call(t, service.OpGet, service.GetRequest{Session: id, Entry: mine.Leaf, Freshness: replica}, nil)
-		a.call(t, service.OpStats, service.StatsRequest{Session: id, Freshness: replica}, nil)
+		a.call(t, api.OpContext, api.ContextRequest{Session: id, Freshness: replica}, nil)
+		a.call(t, api.OpTree, api.TreeRequest{Session: id, Freshness: replica}, nil)
+		a.call(t, api.OpEntries, api.EntriesRequest{Session: id, Freshness: replica}, nil)
+		a.call(t, api.OpGet, api.GetRequest{Session: id, Entry: mine.Leaf, Freshness: replica}, nil)
+		a.call(t, api.OpStats, api.StatsRequest{Session: id, Freshness: replica}, nil)
 	}
 	if after := streamLast(); after != before {
 		t.Fatalf("replica reads wrote %d messages to the stream", after-before)
 	}
 	// A linearizable read writes its barrier.
-	a.call(t, service.OpOpen, service.SessionRequest{Session: id}, nil)
+	a.call(t, api.OpOpen, api.SessionRequest{Session: id}, nil)
 	if after := streamLast(); after != before+1 {
 		t.Fatalf("a linearizable read moved the stream from %d to %d, want one barrier", before, after)
 	}
 
 	// b writes; a's copy, synced a moment ago, may answer without it
 	// within a minute's bound, and must see it once the bound is short.
-	var theirs service.AppendReply
-	b.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &theirs)
-	var o service.SessionReply
-	a.call(t, service.OpOpen, service.SessionRequest{Session: id, Freshness: replica}, &o)
+	var theirs api.AppendReply
+	b.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}, &theirs)
+	var o api.SessionReply
+	a.call(t, api.OpOpen, api.SessionRequest{Session: id, Freshness: replica}, &o)
 	if o.Session.Leaf != mine.Leaf {
 		t.Fatalf("within the bound the copy was synced anyway (leaf %q): the read wrote a barrier", o.Session.Leaf)
 	}
 	sessiontest.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
-		var o service.SessionReply
-		a.call(t, service.OpOpen, service.SessionRequest{Session: id, Freshness: service.Freshness{Consistency: service.Replica, MaxLagMs: 1}}, &o)
+		var o api.SessionReply
+		a.call(t, api.OpOpen, api.SessionRequest{Session: id, Freshness: api.Freshness{Consistency: api.Replica, MaxLagMs: 1}}, &o)
 		if o.Session.Leaf != theirs.Leaf {
 			return errors.New("a replica read with a 1 ms bound still misses b's append")
 		}
 		return nil
 	})
-	a.call(t, service.OpOpen, service.SessionRequest{Session: id}, &o)
+	a.call(t, api.OpOpen, api.SessionRequest{Session: id}, &o)
 	if o.Session.Leaf != theirs.Leaf {
 		t.Fatalf("linearizable read: leaf %q, want %q", o.Session.Leaf, theirs.Leaf)
 	}
@@ -92,28 +92,28 @@ func TestReplicaReads(t *testing.T) {
 // naming the member.
 func TestFreshnessRefused(t *testing.T) {
 	f := start(t, nil)
-	var s service.SessionReply
-	f.call(t, service.OpCreate, service.CreateRequest{}, &s)
+	var s api.SessionReply
+	f.call(t, api.OpCreate, api.CreateRequest{}, &s)
 	id := s.Session.ID
 	for _, c := range []struct {
 		name, op, body, field string
 	}{
-		{"unknown consistency", service.OpOpen, `{"session":"` + id + `","consistency":"eventual"}`, "/consistency"},
-		{"bound on a linearizable read", service.OpContext, `{"session":"` + id + `","maxLagMs":100}`, "/maxLagMs"},
-		{"negative bound", service.OpTree, `{"session":"` + id + `","consistency":"replica","maxLagMs":-1}`, "/maxLagMs"},
-		{"bound over a minute", service.OpEntries, `{"session":"` + id + `","consistency":"replica","maxLagMs":60001}`, "/maxLagMs"},
-		{"bound of the wrong kind", service.OpGet, `{"session":"` + id + `","entry":"x","consistency":"replica","maxLagMs":"soon"}`, "/maxLagMs"},
-		{"freshness on a delete", service.OpDelete, `{"session":"` + id + `","consistency":"replica"}`, "/consistency"},
+		{"unknown consistency", api.OpOpen, `{"session":"` + id + `","consistency":"eventual"}`, "/consistency"},
+		{"bound on a linearizable read", api.OpContext, `{"session":"` + id + `","maxLagMs":100}`, "/maxLagMs"},
+		{"negative bound", api.OpTree, `{"session":"` + id + `","consistency":"replica","maxLagMs":-1}`, "/maxLagMs"},
+		{"bound over a minute", api.OpEntries, `{"session":"` + id + `","consistency":"replica","maxLagMs":60001}`, "/maxLagMs"},
+		{"bound of the wrong kind", api.OpGet, `{"session":"` + id + `","entry":"x","consistency":"replica","maxLagMs":"soon"}`, "/maxLagMs"},
+		{"freshness on a delete", api.OpDelete, `{"session":"` + id + `","consistency":"replica"}`, "/consistency"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := f.raw(c.op, c.body)
-			var se *service.Error
-			if !errors.As(err, &se) || se.Code != service.CodeBadRequest || se.Field != c.field {
+			var se *api.Error
+			if !errors.As(err, &se) || se.Code != api.CodeBadRequest || se.Field != c.field {
 				t.Fatalf("%s %s: %v, want bad_request at %s", c.op, c.body, err, c.field)
 			}
 		})
 	}
 	// The session is still there, and a replica read with the default
 	// bound answers.
-	f.call(t, service.OpStats, service.StatsRequest{Session: id, Freshness: service.Freshness{Consistency: service.Replica}}, nil)
+	f.call(t, api.OpStats, api.StatsRequest{Session: id, Freshness: api.Freshness{Consistency: api.Replica}}, nil)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -15,7 +16,7 @@ import (
 // get answers one entry by its id: what a reader that knows the entry
 // (a search hit, a tree node) asks for, without paging through the rest.
 func (s *Service) get(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *GetRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.GetRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +24,7 @@ func (s *Service) get(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/entry", "%v", err)
 	}
 	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
-		var r GetReply
+		var r api.GetReply
 		var e *session.Entry
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Sequence = seq
@@ -32,7 +33,7 @@ func (s *Service) get(ctx context.Context, data []byte) (any, error) {
 			return err
 		})
 		if errors.Is(err, session.ErrEntryNotFound) {
-			return nil, &Error{Code: CodeEntryNotFound, Field: "/entry", Message: fmt.Sprintf("no entry %q in session %q", req.Entry, req.Session)}
+			return nil, &api.Error{Code: api.CodeEntryNotFound, Field: "/entry", Message: fmt.Sprintf("no entry %q in session %q", req.Entry, req.Session)}
 		}
 		if err != nil {
 			return nil, err

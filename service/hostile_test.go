@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -33,16 +34,16 @@ func storedSubjects(sc stream.Config, id string) []string {
 func TestReplySubjectsOutsideInboxesAreRefused(t *testing.T) {
 	f := start(t, nil)
 	ctx := t.Context()
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "victim"}, nil)
-	var before service.SessionReply
-	f.call(t, service.OpOpen, service.SessionRequest{Session: "victim"}, &before)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "victim"}, nil)
+	var before api.SessionReply
+	f.call(t, api.OpOpen, api.SessionRequest{Session: "victim"}, &before)
 	cfg := f.b.Config()
 	for _, reply := range storedSubjects(cfg, "victim") {
-		for _, op := range []string{service.OpCreate, service.OpOpen, service.OpAppend} {
+		for _, op := range []string{api.OpCreate, api.OpOpen, api.OpAppend} {
 			body := `{"id":"taken"}`
-			if op != service.OpCreate {
+			if op != api.OpCreate {
 				body = `{"session":"victim","entries":[` + userHi + `]}`
-				if op == service.OpOpen {
+				if op == api.OpOpen {
 					body = `{"session":"victim"}`
 				}
 			}
@@ -58,12 +59,12 @@ func TestReplySubjectsOutsideInboxesAreRefused(t *testing.T) {
 		}
 		return nil
 	})
-	var after service.SessionReply
-	f.call(t, service.OpOpen, service.SessionRequest{Session: "victim"}, &after)
+	var after api.SessionReply
+	f.call(t, api.OpOpen, api.SessionRequest{Session: "victim"}, &after)
 	if after.Sequence != before.Sequence || after.Session.Entries != 0 {
 		t.Fatalf("a refused request changed the session: %+v → %+v", before, after)
 	}
-	if err := f.callErr(service.OpOpen, service.SessionRequest{Session: "taken"}); err == nil {
+	if err := f.callErr(api.OpOpen, api.SessionRequest{Session: "taken"}); err == nil {
 		t.Fatal("a create with a stored reply subject was carried out")
 	}
 	// Nothing was stored for either session (reads write barriers
@@ -101,8 +102,8 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	careful := service.NewClient(sc, "sessionlog.v1")
-	if err := careful.Call(ctx, service.OpCreate, service.CreateRequest{ID: "victim"}, nil); err != nil {
+	careful := api.NewClient(sc, "sessionlog.v1")
+	if err := careful.Call(ctx, api.OpCreate, api.CreateRequest{ID: "victim"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg := service.DefaultConfig(sessiontest.TestConfig())
@@ -145,8 +146,8 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	if got := last(); got != seq {
 		t.Fatalf("a reply reached the stream: last sequence %d, was %d", got, seq)
 	}
-	var open service.SessionReply
-	if err := careful.Call(ctx, service.OpOpen, service.SessionRequest{Session: "victim"}, &open); err != nil || open.Session.Entries != 0 {
+	var open api.SessionReply
+	if err := careful.Call(ctx, api.OpOpen, api.SessionRequest{Session: "victim"}, &open); err != nil || open.Session.Entries != 0 {
 		t.Fatalf("victim after the attempt: %+v, %v", open, err)
 	}
 
@@ -179,10 +180,10 @@ func TestTenantUsersCannotWriteAroundTheService(t *testing.T) {
 	refused(t, errs, "$JS.API.STREAM.CREATE")
 	// The service still answers requests (nothing captured them).
 	bob, _ := tt.user(t, nats.UserInfo("bob", "bob-pw"))
-	if err := service.NewClient(bob, "sessionlog.v1").Call(ctx, service.OpList, service.ListRequest{}, nil); err != nil {
+	if err := api.NewClient(bob, "sessionlog.v1").Call(ctx, api.OpList, api.ListRequest{}, nil); err != nil {
 		t.Fatalf("service after the attempts: %v", err)
 	}
-	if err := service.NewClient(alice, "sessionlog.v1").Call(ctx, service.OpList, service.ListRequest{}, nil); err != nil {
+	if err := api.NewClient(alice, "sessionlog.v1").Call(ctx, api.OpList, api.ListRequest{}, nil); err != nil {
 		t.Fatalf("service after the attempts: %v", err)
 	}
 }
@@ -196,16 +197,16 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 		c.MaxWaits, c.MaxWaitsPerClient, c.MaxInFlight, c.MaxWait = 8, 6, 2, time.Second
 		unlimited(c)
 	})
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "w"}, nil)
 	other := newClient(t, f.cfg.Subject)
 	var done atomic.Int32
 	var wg sync.WaitGroup
-	hold := func(c *service.Client, n int) {
+	hold := func(c *api.Client, n int) {
 		for range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_ = c.Call(t.Context(), service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1}, nil)
+				_ = c.Call(t.Context(), api.OpWait, api.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1}, nil)
 				done.Add(1)
 			}()
 		}
@@ -218,11 +219,11 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 			return nil
 		})
 	}
-	refused := func(c *service.Client, what string) {
+	refused := func(c *api.Client, what string) {
 		t.Helper()
-		err := c.Call(t.Context(), service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40}, nil)
-		var pe *service.Error
-		if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 || !strings.Contains(pe.Message, what) {
+		err := c.Call(t.Context(), api.OpWait, api.WaitRequest{Session: "w", Sequence: 1 << 40}, nil)
+		var pe *api.Error
+		if !errors.As(err, &pe) || pe.Code != api.CodeRateLimited || pe.RetryAfterMs == 0 || !strings.Contains(pe.Message, what) {
 			t.Fatalf("a wait past the bound: %v (want rate_limited, %q)", err, what)
 		}
 	}
@@ -233,15 +234,15 @@ func TestWaitsNeverStarveOtherRequests(t *testing.T) {
 	inFlight(8)
 	refused(other, "waits in flight: the limit") // the service's bound
 	for range 10 {
-		f.call(t, service.OpTree, service.SessionRequest{Session: "w"}, nil)
+		f.call(t, api.OpTree, api.SessionRequest{Session: "w"}, nil)
 	}
 	if n := done.Load(); n != 0 {
 		t.Fatalf("%d waits ended before the other requests were served: they were not held", n)
 	}
 	wg.Wait()
-	err := f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
-	var pe *service.Error
-	if !errors.As(err, &pe) || pe.Code != service.CodeTimeout || !strings.Contains(pe.Message, "within 1s") {
+	err := f.callErr(api.OpWait, api.WaitRequest{Session: "w", Sequence: 1 << 40, TimeoutMs: 1<<63 - 1})
+	var pe *api.Error
+	if !errors.As(err, &pe) || pe.Code != api.CodeTimeout || !strings.Contains(pe.Message, "within 1s") {
 		t.Fatalf("wait with timeoutMs near MaxInt64: %v", err)
 	}
 }
@@ -296,11 +297,11 @@ func testConsumersPerUserAreBounded(t *testing.T, partitions int) {
 	if _, err := js.Consumer(ctx, streams[0], "hog000"); err != nil {
 		t.Fatalf("the first consumer: %v", err)
 	}
-	svc := service.NewClient(alice, "sessionlog.v1")
-	if err := svc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "after"}, nil); err != nil {
+	svc := api.NewClient(alice, "sessionlog.v1")
+	if err := svc.Call(ctx, api.OpCreate, api.CreateRequest{ID: "after"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Call(ctx, service.OpContext, service.ContextRequest{Session: "after"}, nil); err != nil {
+	if err := svc.Call(ctx, api.OpContext, api.ContextRequest{Session: "after"}, nil); err != nil {
 		t.Fatalf("the service after the flood of consumers: %v", err)
 	}
 	// Deleting her own frees room again.

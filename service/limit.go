@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/ratelimit"
 )
 
@@ -24,7 +25,7 @@ func newLimiter(l Limits) *limiter {
 
 // writes are the operations whose bodies are stored: their bytes count
 // against the tenant's write rate.
-var writes = map[string]bool{OpAppend: true, OpUpload: true, OpPutBlob: true}
+var writes = map[string]bool{api.OpAppend: true, api.OpUpload: true, api.OpPutBlob: true}
 
 // allowBytes takes n bytes of the tenant's write rate (a body larger than
 // the burst takes the whole burst), or says how long to wait.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lincheck"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
@@ -43,13 +44,13 @@ func runLinWorkload(t *testing.T, stale bool) *lincheck.History {
 	nb := newConn(t)
 	svcB, cfgB := servicetest.Start(t, nb, b, unlimited)
 	service.SetStaleReads(svcB, stale)
-	a := service.NewClient(nc, cfgA.Subject)
-	r := service.NewClient(nb, cfgB.Subject)
+	a := api.NewClient(nc, cfgA.Subject)
+	r := api.NewClient(nb, cfgB.Subject)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sessions := []string{"lin0", "lin1"}
 	for _, s := range sessions {
-		if err := a.Call(ctx, service.OpCreate, service.CreateRequest{ID: s}, nil); err != nil {
+		if err := a.Call(ctx, api.OpCreate, api.CreateRequest{ID: s}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

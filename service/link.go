@@ -23,18 +23,18 @@ import (
 // link sources an edge node's sessions streams into the tenant's (the
 // edge asks over its link, as the tenant's user it signed in as).
 func (s *Service) link(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[LinkRequest](data, nil)
+	req, err := decodeFor[api.LinkRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
 	if !cluster.ValidDomain(req.Domain) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
+		return nil, &api.Error{Code: api.CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not a JetStream domain name (1-64 letters, digits, '-' or '_')", req.Domain)}
 	}
 	if !slices.Contains(s.edgeDomains(), req.Domain) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
+		return nil, &api.Error{Code: api.CodeBadRequest, Field: "/domain", Message: fmt.Sprintf("%q is not an edge of this tenant (its edges in the tenants file)", req.Domain)}
 	}
 	if s.b.Config().Edge {
-		return nil, &Error{Code: CodeBadRequest, Field: "/domain", Message: "this node is an edge: edges link to a hub (serve -leaf-listen), not to one another"}
+		return nil, &api.Error{Code: api.CodeBadRequest, Field: "/domain", Message: "this node is an edge: edges link to a hub (serve -leaf-listen), not to one another"}
 	}
 	if err := s.coversRedaction(req.Redact); err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	}
 	streams, err := source(ctx, req.Domain, req.Streams)
 	if errors.Is(err, stream.ErrInvalidConfig) {
-		return nil, &Error{Code: CodeBadRequest, Field: "/streams", Message: err.Error()}
+		return nil, &api.Error{Code: api.CodeBadRequest, Field: "/streams", Message: err.Error()}
 	}
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Service) link(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return LinkReply{Streams: streams, Domain: s.cfg.Domain, Behind: behind, Heard: heard}, nil
+	return api.LinkReply{Streams: streams, Domain: s.cfg.Domain, Behind: behind, Heard: heard}, nil
 }
 
 // coversRedaction refuses an edge whose entries did not all go through
@@ -68,11 +68,11 @@ func (s *Service) coversRedaction(raw []byte) error {
 	var have codec.RedactConfig
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &have); err != nil {
-			return &Error{Code: CodeBadRequest, Field: "/redact", Message: fmt.Sprintf("not a redact config: %v", err)}
+			return &api.Error{Code: api.CodeBadRequest, Field: "/redact", Message: fmt.Sprintf("not a redact config: %v", err)}
 		}
 	}
 	if missing := have.Missing(*want); len(missing) > 0 {
-		return &Error{Code: CodeBadRequest, Field: "/redact", Message: fmt.Sprintf(
+		return &api.Error{Code: api.CodeBadRequest, Field: "/redact", Message: fmt.Sprintf(
 			"this tenant redacts %s, which the edge's stored entries did not all go through: start the edge with -redact naming the tenant's rules, on a data dir of its own from then (what it holds was stored without them and stays on the machine)",
 			strings.Join(missing, ", "))}
 	}

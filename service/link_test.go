@@ -30,7 +30,7 @@ func TestLinkRefusesWhatItShould(t *testing.T) {
 	_, scfg := servicetest.Start(t, nc, b, func(c *service.Config) {
 		c.AcceptLinks, c.EdgeDomains, c.Domain = true, []string{"laptop"}, "hub"
 	})
-	c := service.NewClient(nc, scfg.Subject)
+	c := api.NewClient(nc, scfg.Subject)
 	streams := b.Config().Streams()
 	covers := `{"defaults":true,"rules":[{"name":"acme-token","pattern":"acme_[0-9a-f]{32}"}]}`
 	cases := []struct {
@@ -51,7 +51,7 @@ func TestLinkRefusesWhatItShould(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.Raw(ctx, service.OpLink, []byte(tc.body))
+			_, err := c.Raw(ctx, api.OpLink, []byte(tc.body))
 			var ae *api.Error
 			// The member at fault is named (or one inside it, where the
 			// decoder refuses the request whole).
@@ -68,7 +68,7 @@ func TestLinkRefusesWhatItShould(t *testing.T) {
 		t.Fatalf("refused links left sources: %+v", srcs[0])
 	}
 	var reply api.LinkReply
-	if err := c.Call(ctx, service.OpLink, api.LinkRequest{Domain: "laptop", Streams: streams, Redact: []byte(covers)}, &reply); err != nil {
+	if err := c.Call(ctx, api.OpLink, api.LinkRequest{Domain: "laptop", Streams: streams, Redact: []byte(covers)}, &reply); err != nil {
 		t.Fatal(err)
 	}
 	if reply.Domain != "hub" || len(reply.Streams) != 1 {

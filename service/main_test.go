@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
@@ -33,7 +34,7 @@ func runMain(m *testing.M) int {
 type fixture struct {
 	b   *stream.Backend
 	svc *service.Service
-	c   *service.Client
+	c   *api.Client
 	cfg service.Config
 }
 
@@ -47,7 +48,7 @@ func startOn(t testing.TB, partitions int, tweak func(*service.Config)) *fixture
 	t.Helper()
 	b := servicetest.Partitioned(t, nc, partitions)
 	svc, cfg := servicetest.Start(t, nc, b, tweak)
-	return &fixture{b: b, svc: svc, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+	return &fixture{b: b, svc: svc, c: api.NewClient(nc, cfg.Subject), cfg: cfg}
 }
 
 func (f *fixture) call(t testing.TB, op string, req, reply any) {
@@ -73,9 +74,9 @@ func (f *fixture) raw(op, body string) error {
 }
 
 // newClient is a client on a connection of its own.
-func newClient(t *testing.T, subject string) *service.Client {
+func newClient(t *testing.T, subject string) *api.Client {
 	t.Helper()
-	return service.NewClient(newConn(t), subject)
+	return api.NewClient(newConn(t), subject)
 }
 
 // newConn is a connection of the test's own to the node.

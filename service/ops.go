@@ -5,19 +5,20 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
 
 func (s *Service) ops() map[string]opFunc {
 	ops := map[string]opFunc{
-		OpCreate: s.create, OpOpen: s.open, OpAppend: s.append, OpMove: s.move, OpLabel: s.label,
-		OpName: s.name, OpContext: s.context, OpTree: s.tree, OpEntries: s.entries, OpGet: s.get, OpStats: s.stats,
-		OpFork: s.fork, OpList: s.list, OpDelete: s.delete, OpWait: s.wait, OpSearch: s.search,
-		OpUpload: s.upload, OpPutBlob: s.putBlob, OpBlob: s.blob,
+		api.OpCreate: s.create, api.OpOpen: s.open, api.OpAppend: s.append, api.OpMove: s.move, api.OpLabel: s.label,
+		api.OpName: s.name, api.OpContext: s.context, api.OpTree: s.tree, api.OpEntries: s.entries, api.OpGet: s.get, api.OpStats: s.stats,
+		api.OpFork: s.fork, api.OpList: s.list, api.OpDelete: s.delete, api.OpWait: s.wait, api.OpSearch: s.search,
+		api.OpUpload: s.upload, api.OpPutBlob: s.putBlob, api.OpBlob: s.blob,
 	}
 	if s.cfg.AcceptLinks {
-		ops[OpLink] = s.link
+		ops[api.OpLink] = s.link
 	}
 	return ops
 }
@@ -38,7 +39,7 @@ func decodeFor[T any](data []byte, id func(*T) string) (*T, error) {
 
 func checkSessionID(id, field string) error {
 	if err := session.ValidateSessionID(id); err != nil {
-		return &Error{Code: CodeInvalidSessionID, Field: field, Message: err.Error()}
+		return &api.Error{Code: api.CodeInvalidSessionID, Field: field, Message: err.Error()}
 	}
 	return nil
 }
@@ -65,7 +66,7 @@ func (s *Service) read(ctx context.Context, id string, maxLag time.Duration, fn 
 }
 
 // readAs is read with the request's Freshness, checked.
-func (s *Service) readAs(ctx context.Context, id string, f Freshness, fn func(st *stream.Store) (any, error)) (any, error) {
+func (s *Service) readAs(ctx context.Context, id string, f api.Freshness, fn func(st *stream.Store) (any, error)) (any, error) {
 	maxLag, err := f.MaxLag()
 	if err != nil {
 		return nil, err
@@ -121,10 +122,10 @@ func (s *Service) sessionOf(st *stream.Store, opts stream.AppendOptions) (*sessi
 	return session.New(perCall{Store: st, opts: opts}, s.cfg.Session)
 }
 
-func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) (AppendReply, error) {
-	r := AppendReply{Entries: make([]Appended, len(entries))}
+func appended(ctx context.Context, st *stream.Store, entries ...*session.Entry) (api.AppendReply, error) {
+	r := api.AppendReply{Entries: make([]api.Appended, len(entries))}
 	for i, e := range entries {
-		r.Entries[i] = Appended{ID: e.ID, ParentID: e.ParentID}
+		r.Entries[i] = api.Appended{ID: e.ID, ParentID: e.ParentID}
 	}
 	// Leaf and sequence read together: a reply never pairs one state's
 	// leaf with another's sequence (the checker caught that once).

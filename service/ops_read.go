@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -16,8 +17,8 @@ import (
 // The operations that read a session whole: open and stats (the paged
 // reads are in reads.go).
 
-func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
-	var r SessionReply
+func describe(ctx context.Context, st *stream.Store) (api.SessionReply, error) {
+	var r api.SessionReply
 	err := st.ReadStateAt(ctx, func(t *session.Tree, seq uint64) error {
 		r.Session, r.Sequence = t.Info(), seq
 		h := t.Header()
@@ -27,7 +28,7 @@ func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
 		}
 		r.Header = jsontext.Value(hb)
 		for _, l := range t.Labels() {
-			r.Labels = append(r.Labels, LabelReply{ID: l.ID, Label: l.Label, Timestamp: l.Timestamp})
+			r.Labels = append(r.Labels, api.LabelReply{ID: l.ID, Label: l.Label, Timestamp: l.Timestamp})
 		}
 		return nil
 	})
@@ -35,7 +36,7 @@ func describe(ctx context.Context, st *stream.Store) (SessionReply, error) {
 }
 
 func (s *Service) open(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.SessionRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func (s *Service) open(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *StatsRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.StatsRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +53,10 @@ func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := StatsReply{
+		r := api.StatsReply{
 			Entries: x.Entries, ByType: map[string]int{}, Messages: x.Messages, ByRole: x.ByRole,
 			ToolCalls: x.ToolCalls, Compactions: x.Compactions, BranchSummaries: x.BranchSummaries, Redactions: x.Redactions,
-			Usage: UsageReply{Input: x.Usage.Input, Output: x.Usage.Output, CacheRead: x.Usage.CacheRead,
+			Usage: api.UsageReply{Input: x.Usage.Input, Output: x.Usage.Output, CacheRead: x.Usage.CacheRead,
 				CacheWrite: x.Usage.CacheWrite, TotalTokens: x.Usage.TotalTokens, Cost: x.Usage.Cost.Total},
 		}
 		for t, n := range x.ByType {
@@ -74,9 +75,9 @@ func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 }
 
 // timeline sums the usage of assistant replies by day and model.
-func timeline(entries []*session.Entry) ([]UsageDay, bool) {
+func timeline(entries []*session.Entry) ([]api.UsageDay, bool) {
 	type key struct{ day, model string }
-	rows := map[key]*UsageDay{}
+	rows := map[key]*api.UsageDay{}
 	cut := false
 	for _, e := range entries {
 		m := e.Message
@@ -87,11 +88,11 @@ func timeline(entries []*session.Entry) ([]UsageDay, bool) {
 		k := key{e.Timestamp[:min(10, len(e.Timestamp))], a.Provider + "/" + a.Model}
 		d := rows[k]
 		if d == nil {
-			if len(rows) == MaxTimeline {
+			if len(rows) == api.MaxTimeline {
 				cut = true
 				continue
 			}
-			d = &UsageDay{Day: k.day, Model: k.model}
+			d = &api.UsageDay{Day: k.day, Model: k.model}
 			rows[k] = d
 		}
 		d.Replies++
@@ -99,11 +100,11 @@ func timeline(entries []*session.Entry) ([]UsageDay, bool) {
 		d.Output += a.Usage.Output
 		d.Cost += a.Usage.Cost.Total
 	}
-	out := make([]UsageDay, 0, len(rows))
+	out := make([]api.UsageDay, 0, len(rows))
 	for _, d := range rows {
 		out = append(out, *d)
 	}
-	slices.SortFunc(out, func(a, b UsageDay) int {
+	slices.SortFunc(out, func(a, b api.UsageDay) int {
 		return cmp.Or(strings.Compare(a.Day, b.Day), strings.Compare(a.Model, b.Model))
 	})
 	return out, cut

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -16,7 +17,7 @@ import (
 // delete.
 
 func (s *Service) create(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[CreateRequest](data, nil)
+	req, err := decodeFor[api.CreateRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/name", "name is %d bytes: at most %d", len(req.Name), session.MaxNameLen)
 	}
 	if len(req.Metadata) > session.MaxMetadataLen {
-		return nil, &Error{Code: CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), session.MaxMetadataLen)}
+		return nil, &api.Error{Code: api.CodeTooLarge, Field: "/metadata", Message: fmt.Sprintf("metadata is %d bytes: at most %d", len(req.Metadata), session.MaxMetadataLen)}
 	}
 	if len(req.Metadata) > 0 && req.Metadata.Kind() != '{' {
 		return nil, badRequest("/metadata", "metadata must be an object, not %s", req.Metadata.Kind())
@@ -62,7 +63,7 @@ func (s *Service) create(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) append(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *AppendRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.AppendRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (s *Service) append(ctx context.Context, data []byte) (any, error) {
 
 // stagedAppend reads the append request an upload holds, within the
 // memory staged appends may take together; release gives it back.
-func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*AppendRequest, func(), error) {
+func (s *Service) stagedAppend(ctx context.Context, outer *api.AppendRequest) (*api.AppendRequest, func(), error) {
 	if err := checkUploadID(outer.Upload); err != nil {
 		return nil, nil, err
 	}
@@ -95,7 +96,7 @@ func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*Appe
 		return nil, nil, err
 	}
 	if size > int64(s.cfg.Limits.MaxUploadBytes) {
-		return nil, nil, &Error{Code: CodeTooLarge, Field: "/upload", Message: fmt.Sprintf("upload of %d bytes is over the limit of %d", size, s.cfg.Limits.MaxUploadBytes)}
+		return nil, nil, &api.Error{Code: api.CodeTooLarge, Field: "/upload", Message: fmt.Sprintf("upload of %d bytes is over the limit of %d", size, s.cfg.Limits.MaxUploadBytes)}
 	}
 	if err := s.staged.Acquire(ctx, size); err != nil {
 		return nil, nil, err
@@ -106,7 +107,7 @@ func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*Appe
 		release()
 		return nil, nil, err
 	}
-	req := new(AppendRequest)
+	req := new(api.AppendRequest)
 	// Fields are named as in the uploaded request.
 	if pe := decodeRequest(data, req); pe != nil {
 		release()
@@ -124,13 +125,13 @@ func (s *Service) stagedAppend(ctx context.Context, outer *AppendRequest) (*Appe
 	return req, release, nil
 }
 
-func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, error) {
+func (s *Service) appendEntries(ctx context.Context, req *api.AppendRequest) (any, error) {
 	l := s.cfg.Limits
 	switch {
 	case len(req.Entries) == 0:
 		return nil, badRequest("/entries", "entries must hold at least one entry")
 	case len(req.Entries) > l.MaxEntries:
-		return nil, &Error{Code: CodeTooLarge, Field: "/entries", Message: fmt.Sprintf("%d entries; at most %d per append", len(req.Entries), l.MaxEntries)}
+		return nil, &api.Error{Code: api.CodeTooLarge, Field: "/entries", Message: fmt.Sprintf("%d entries; at most %d per append", len(req.Entries), l.MaxEntries)}
 	}
 	if req.Parent != nil && *req.Parent != "" {
 		if err := session.ValidateID(*req.Parent); err != nil {
@@ -143,7 +144,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		// append's allocation for nothing.
 		field := func() string { return "/entries/" + strconv.Itoa(i) }
 		if len(raw) > l.MaxEntryBytes {
-			return nil, &Error{Code: CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
+			return nil, &api.Error{Code: api.CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes is over the limit of %d", len(raw), l.MaxEntryBytes)}
 		}
 		e, err := codec.DecodeEntryStrict(raw)
 		if err != nil {
@@ -153,13 +154,13 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		}
 		if e.ID != "" {
 			if err := session.ValidateID(e.ID); err != nil {
-				return nil, &Error{Code: CodeInvalidEntry, Field: field() + "/id", Message: field() + "/id: " + PublicMessage(err.Error())}
+				return nil, &api.Error{Code: api.CodeInvalidEntry, Field: field() + "/id", Message: field() + "/id: " + PublicMessage(err.Error())}
 			}
 		}
 		if err := session.ValidateWrite(withPlaceholders(e)); err != nil {
 			// Named by its place in the request: the entry's id, if it
 			// has one yet, is the server's placeholder.
-			pe := &Error{Code: CodeInvalidEntry, Field: field(), Message: err.Error()}
+			pe := &api.Error{Code: api.CodeInvalidEntry, Field: field(), Message: err.Error()}
 			var fe *session.FieldError
 			if errors.As(err, &fe) {
 				pe.Field += fe.Pointer
@@ -170,7 +171,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 		// What the entry names counts towards its size: an entry of
 		// references is no smaller, read back, than the content.
 		if n := int64(len(raw)) + session.ResolvedSize(e.BlobRefs()); n > int64(l.MaxEntryBytes) {
-			return nil, &Error{Code: CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes with the blobs it names is over the limit of %d", n, l.MaxEntryBytes)}
+			return nil, &api.Error{Code: api.CodeTooLarge, Field: field(), Message: fmt.Sprintf("entry of %d bytes with the blobs it names is over the limit of %d", n, l.MaxEntryBytes)}
 		}
 		entries[i] = e
 	}
@@ -208,7 +209,7 @@ func (s *Service) appendEntries(ctx context.Context, req *AppendRequest) (any, e
 // placeEntryError names the member of the request behind a missing parent
 // or a taken id, which the store reports by the entries' ids (ids the
 // server may have given them).
-func placeEntryError(ctx context.Context, st *stream.Store, req *AppendRequest, entries []*session.Entry, err error) error {
+func placeEntryError(ctx context.Context, st *stream.Store, req *api.AppendRequest, entries []*session.Entry, err error) error {
 	missingParent, taken := errors.Is(err, session.ErrParentNotFound), errors.Is(err, session.ErrDuplicateID)
 	if !missingParent && !taken {
 		return err
@@ -224,12 +225,12 @@ func placeEntryError(ctx context.Context, st *stream.Store, req *AppendRequest, 
 				} else {
 					field += "/parentId"
 				}
-				return &Error{Code: CodeParentNotFound, Field: field, Message: fmt.Sprintf("%s: %q is not an entry of session %q", field, e.ParentID, req.Session)}
+				return &api.Error{Code: api.CodeParentNotFound, Field: field, Message: fmt.Sprintf("%s: %q is not an entry of session %q", field, e.ParentID, req.Session)}
 			}
 		case taken && e.ID != "":
 			if ok, herr := st.Has(ctx, e.ID); herr == nil && ok || earlier[e.ID] {
 				field += "/id"
-				return &Error{Code: CodeDuplicateID, Field: field, Message: fmt.Sprintf("%s: %q is an entry of session %q already, with other content", field, e.ID, req.Session)}
+				return &api.Error{Code: api.CodeDuplicateID, Field: field, Message: fmt.Sprintf("%s: %q is an entry of session %q already, with other content", field, e.ID, req.Session)}
 			}
 		}
 		earlier[e.ID] = true
@@ -303,7 +304,7 @@ func withPlaceholders(e *session.Entry) *session.Entry {
 }
 
 func (s *Service) move(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *MoveRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.MoveRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +328,7 @@ func (s *Service) move(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) label(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *LabelRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.LabelRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +349,7 @@ func (s *Service) label(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) name(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *NameRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.NameRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +367,7 @@ func (s *Service) name(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *ForkRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.ForkRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -406,11 +407,11 @@ func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *SessionRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.SessionRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
-	if req.Freshness != (Freshness{}) {
+	if req.Freshness != (api.Freshness{}) {
 		return nil, badRequest("/consistency", "a delete is a write: consistency and maxLagMs are for reads")
 	}
 	if st := s.cache.drop(req.Session, nil); st != nil {
@@ -424,7 +425,7 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 		// This node's index at once; the others through their watch.
 		_ = s.cfg.Search.Forget(ctx, req.Session)
 	}
-	return SessionReply{Session: session.SessionInfo{ID: req.Session}, Deleted: &DeletedReply{
+	return api.SessionReply{Session: session.SessionInfo{ID: req.Session}, Deleted: &api.DeletedReply{
 		Messages: rep.Messages, Snapshots: rep.Snapshots, BlobsDeleted: rep.BlobsDeleted, BlobsShared: rep.BlobsShared, BlobsYoung: rep.BlobsYoung,
 	}}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
@@ -26,7 +27,7 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 		cfg.Limits.MaxRequestBytes, cfg.Limits.MaxEntryBytes = 100<<10, 100<<10
 		unlimited(cfg)
 	})
-	cl := service.NewClient(c, cfg.Subject)
+	cl := api.NewClient(c, cfg.Subject)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	call := func(op string, req, reply any) {
@@ -35,11 +36,11 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 			t.Fatalf("%s: %v", op, err)
 		}
 	}
-	call(service.OpCreate, service.CreateRequest{ID: "big"}, nil)
+	call(api.OpCreate, api.CreateRequest{ID: "big"}, nil)
 	const n = 12 // 12 × 40 KB: almost four times the payload
 	for i := range n {
 		text := fmt.Sprintf("%02d:%s", i, strings.Repeat("x", 40<<10))
-		call(service.OpAppend, service.AppendRequest{Session: "big", Entries: entries(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}, nil)
+		call(api.OpAppend, api.AppendRequest{Session: "big", Entries: entries(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}, nil)
 	}
 
 	// Context: pages until next is 0, same sequence throughout.
@@ -48,8 +49,8 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 	offset, pages := 0, 0
 	var seq uint64
 	for {
-		var r service.ContextReply
-		call(service.OpContext, service.ContextRequest{Session: "big", Offset: offset}, &r)
+		var r api.ContextReply
+		call(api.OpContext, api.ContextRequest{Session: "big", Offset: offset}, &r)
 		var msgs []struct {
 			Content string `json:"content"`
 		}
@@ -85,8 +86,8 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 	// Entries: the page is cut by size and next says where to go on.
 	total, next := 0, 0
 	for {
-		var r service.EntriesReply
-		call(service.OpEntries, service.EntriesRequest{Session: "big", Offset: next, Limit: 100}, &r)
+		var r api.EntriesReply
+		call(api.OpEntries, api.EntriesRequest{Session: "big", Offset: next, Limit: 100}, &r)
 		total += len(r.Entries)
 		if r.Next == 0 {
 			break
@@ -98,15 +99,15 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 	}
 
 	// Offsets past the end (or near MaxInt) give empty pages, not overflow.
-	var far service.EntriesReply
-	call(service.OpEntries, service.EntriesRequest{Session: "big", Offset: 1<<63 - 1}, &far)
+	var far api.EntriesReply
+	call(api.OpEntries, api.EntriesRequest{Session: "big", Offset: 1<<63 - 1}, &far)
 	if len(far.Entries) != 0 || far.Next != 0 {
 		t.Fatalf("offset near MaxInt: %d entries, next %d", len(far.Entries), far.Next)
 	}
 
 	// An entry too large for any reply (the library may store up to the
 	// payload) is refused by name, never dropped.
-	call(service.OpCreate, service.CreateRequest{ID: "huge"}, nil)
+	call(api.OpCreate, api.CreateRequest{ID: "huge"}, nil)
 	st, err := b.Open(ctx, "huge")
 	if err != nil {
 		t.Fatal(err)
@@ -124,12 +125,12 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 		req  any
 		what string
 	}{
-		{service.OpEntries, service.EntriesRequest{Session: "huge"}, "entry 0"},
-		{service.OpContext, service.ContextRequest{Session: "huge"}, "message 0"},
+		{api.OpEntries, api.EntriesRequest{Session: "huge"}, "entry 0"},
+		{api.OpContext, api.ContextRequest{Session: "huge"}, "message 0"},
 	} {
 		err := cl.Call(ctx, op.name, op.req, nil)
-		var pe *service.Error
-		if !errors.As(err, &pe) || pe.Code != service.CodeTooLarge || !strings.Contains(pe.Message, op.what) {
+		var pe *api.Error
+		if !errors.As(err, &pe) || pe.Code != api.CodeTooLarge || !strings.Contains(pe.Message, op.what) {
 			t.Fatalf("%s of a session with an entry larger than a reply: %v", op.name, err)
 		}
 	}
@@ -137,13 +138,13 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 	// List: sessions with long paths come in pages.
 	cwd := "/" + strings.Repeat("d", 4000)
 	for i := range 20 {
-		call(service.OpCreate, service.CreateRequest{ID: fmt.Sprintf("l%02d", i), Cwd: cwd}, nil)
+		call(api.OpCreate, api.CreateRequest{ID: fmt.Sprintf("l%02d", i), Cwd: cwd}, nil)
 	}
 	seen := map[string]bool{}
 	cursor, lpages := "", 0
 	for {
-		var r service.ListReply
-		call(service.OpList, service.ListRequest{Limit: 1000, Cursor: cursor}, &r)
+		var r api.ListReply
+		call(api.OpList, api.ListRequest{Limit: 1000, Cursor: cursor}, &r)
 		for _, s := range r.Sessions {
 			if seen[s.ID] {
 				t.Fatalf("session %s listed twice", s.ID)

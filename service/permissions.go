@@ -1,6 +1,7 @@
 package service
 
 import (
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/stream"
@@ -41,7 +42,7 @@ func ClientPermissions(sc stream.Config, subject string) cluster.Permissions {
 func EdgePermissions(subject, hub string) func(domain string) cluster.Permissions {
 	return func(domain string) cluster.Permissions {
 		return cluster.Permissions{
-			Publish: []string{"$JS.S.>", "$JSC.R.>", "_INBOX.>", subject + "." + OpLink,
+			Publish: []string{"$JS.S.>", "$JSC.R.>", "_INBOX.>", subject + "." + api.OpLink,
 				"$JS." + hub + ".API.CONSUMER.CREATE.>", "$JS.FC.>"},
 			Subscribe: []string{"$JS." + domain + ".API.>", "$JS.FC.>", "_INBOX.>", "$JS.S.>", "$JSC.R.>"},
 		}

@@ -47,13 +47,13 @@ func (p *pager) fits(size int, what func() string) (bool, error) {
 		return true, nil
 	}
 	if p.n == 0 {
-		return false, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("%s is %d bytes: more than one reply can hold (%d)", what(), size, p.left)}
+		return false, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("%s is %d bytes: more than one reply can hold (%d)", what(), size, p.left)}
 	}
 	return false, nil
 }
 
 func (s *Service) context(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *ContextRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.ContextRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 
 // encodeContext turns a built context into its reply; messages are
 // written with the pi codec, exactly as pi would feed them to its model.
-func encodeContext(c session.Context) (ContextReply, error) {
+func encodeContext(c session.Context) (api.ContextReply, error) {
 	return encodeContextPage(c, 0, int(^uint(0)>>1), nil)
 }
 
@@ -162,10 +162,10 @@ func hint(resolved bool) string {
 
 // encodeContextPage is EncodeContext of the messages from offset on that
 // fit in budget bytes; Next is the offset of the first left out.
-func encodeContextPage(c session.Context, offset, budget int, res *resolver) (ContextReply, error) {
-	r := ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Total: len(c.Messages), Offset: offset}
+func encodeContextPage(c session.Context, offset, budget int, res *resolver) (api.ContextReply, error) {
+	r := api.ContextReply{ThinkingLevel: c.ThinkingLevel, ActiveTools: c.ActiveTools, Total: len(c.Messages), Offset: offset}
 	if c.Model != nil {
-		r.Model = &ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
+		r.Model = &api.ModelReply{Provider: c.Model.Provider, ModelID: c.Model.ModelID}
 	}
 	if c.Compaction != nil {
 		r.Compaction = c.Compaction.ID
@@ -211,7 +211,7 @@ func encodeContextPage(c session.Context, offset, budget int, res *resolver) (Co
 }
 
 func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *TreeRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.TreeRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/offset", "offset must not be negative")
 	}
 	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
-		var r TreeReply
+		var r api.TreeReply
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Leaf, r.Sequence, r.Apart = t.Leaf(), seq, api.ApartOf(t.Apart())
 			entries, err := t.Entries()
@@ -235,10 +235,10 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 			}
 			ol := outline.Build(nodes, t.Leaf())
 			p := pager{left: s.budget()}
-			r.Nodes = []TreeNode{}
+			r.Nodes = []api.TreeNode{}
 			for i := min(req.Offset, len(entries)); i < len(entries); i++ {
 				e, o := entries[i], nodes[i]
-				n := TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: o.Label,
+				n := api.TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: o.Label,
 					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Thinking: o.Thinking, Error: o.Error, Row: ol.RowOf[i]}
 				if ri := ol.RowOf[i]; ri >= 0 && ol.Rows[ri].Node.ID == e.ID {
 					row := ol.Rows[ri]
@@ -269,7 +269,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 }
 
 func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *EntriesRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.EntriesRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (s *Service) entries(ctx context.Context, data []byte) (any, error) {
 		return nil, badRequest("/offset", "offset must not be negative")
 	}
 	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
-		var r EntriesReply
+		var r api.EntriesReply
 		var page []*session.Entry
 		err := st.ReadTreeAt(ctx, func(t *session.Tree, seq uint64) error {
 			r.Sequence = seq
@@ -341,13 +341,13 @@ func (s *Service) pageLimit(n int) (int, error) {
 	case n == 0:
 		return min(session.DefaultPageSize, s.cfg.Limits.MaxPage), nil
 	case n < 0 || n > s.cfg.Limits.MaxPage:
-		return 0, &Error{Code: CodeTooLarge, Field: "/limit", Message: fmt.Sprintf("limit %d outside 1..%d", n, s.cfg.Limits.MaxPage)}
+		return 0, &api.Error{Code: api.CodeTooLarge, Field: "/limit", Message: fmt.Sprintf("limit %d outside 1..%d", n, s.cfg.Limits.MaxPage)}
 	}
 	return n, nil
 }
 
 func (s *Service) list(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[ListRequest](data, nil)
+	req, err := decodeFor[api.ListRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (s *Service) list(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := ListReply{Sessions: []session.SessionInfo{}, Next: page.Next}
+	r := api.ListReply{Sessions: []session.SessionInfo{}, Next: page.Next}
 	p := pager{left: s.budget()}
 	for i, in := range page.Sessions {
 		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf)+len(in.Metadata))

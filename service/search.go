@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/search"
 )
 
 // search answers from the node's index; hits of sessions deleted since
 // they were indexed are left out.
 func (s *Service) search(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor[SearchRequest](data, nil)
+	req, err := decodeFor[api.SearchRequest](data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -20,13 +21,13 @@ func (s *Service) search(ctx context.Context, data []byte) (any, error) {
 		}
 	}
 	if s.cfg.Search == nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "search is not enabled on this node (sessionlog serve keeps an index unless -search=false)"}
+		return nil, &api.Error{Code: api.CodeUnavailable, Message: "search is not enabled on this node (sessionlog serve keeps an index unless -search=false)"}
 	}
 	select {
 	case s.searches <- struct{}{}:
 		defer func() { <-s.searches }()
 	default:
-		return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d searches running on this node: the limit", cap(s.searches)), RetryAfterMs: 500}
+		return nil, &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("%d searches running on this node: the limit", cap(s.searches)), RetryAfterMs: 500}
 	}
 	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
 	return s.cfg.Search.Search(ctx, q, s.b.Exists)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -181,29 +182,29 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			return
 		}
 		if n := len(req.Data()); n > s.cfg.Limits.MaxRequestBytes {
-			respondError(req, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
+			respondError(req, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
 			return
 		}
 		if wait, ok := s.lim.allow(clientOf(req.Reply())); !ok {
-			respondError(req, &Error{Code: CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
+			respondError(req, &api.Error{Code: api.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
 			return
 		}
 		if writes[op] {
 			if wait, ok := s.lim.allowBytes(len(req.Data())); !ok {
-				respondError(req, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("the tenant writes more than %.0f bytes a second", s.cfg.Limits.TenantWriteBytes), RetryAfterMs: max(1, wait.Milliseconds())})
+				respondError(req, &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("the tenant writes more than %.0f bytes a second", s.cfg.Limits.TenantWriteBytes), RetryAfterMs: max(1, wait.Milliseconds())})
 				return
 			}
 		}
 		if s.cfg.Ready != nil {
 			if err := s.cfg.Ready(); err != nil {
-				respondError(req, &Error{Code: CodeUnavailable, Message: "this node cannot serve now: " + err.Error()})
+				respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "this node cannot serve now: " + err.Error()})
 				return
 			}
 		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
+			respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
 			return
 		}
 		s.wg.Add(1)
@@ -212,7 +213,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		// their own, and past those are refused rather than queued, so
 		// they never starve other requests.
 		sem, client := s.sem, clientOf(req.Reply())
-		if op == OpWait {
+		if op == api.OpWait {
 			if err := s.takeWait(client); err != nil {
 				s.wg.Done()
 				respondError(req, err)
@@ -224,7 +225,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			case s.sem <- struct{}{}:
 			case <-s.ctx.Done():
 				s.wg.Done()
-				respondError(req, &Error{Code: CodeUnavailable, Message: "service is stopping"})
+				respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
 				return
 			}
 		}
@@ -238,7 +239,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 				}
 			}()
 			timeout := s.cfg.RequestTimeout
-			if op == OpWait {
+			if op == api.OpWait {
 				timeout += s.cfg.MaxWait
 			}
 			ctx, cancel := context.WithTimeout(s.ctx, timeout)
@@ -252,7 +253,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			if err == nil && int64(len(body)) > s.nc.MaxPayload() {
 				// Never a silent drop: the paged reads stay within it,
 				// anything else too large is refused, saying so.
-				err = &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply is %d bytes, over the server's max payload of %d", len(body), s.nc.MaxPayload())}
+				err = &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("the reply is %d bytes, over the server's max payload of %d", len(body), s.nc.MaxPayload())}
 			}
 			if err != nil {
 				pe := errorOf(err)
@@ -270,14 +271,14 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 
 // takeWait takes a wait slot: one of MaxWaits, and one of the client's
 // MaxWaitsPerClient, so that one client cannot hold every wait.
-func (s *Service) takeWait(client string) *Error {
+func (s *Service) takeWait(client string) *api.Error {
 	s.waitMu.Lock()
 	defer s.waitMu.Unlock()
 	switch {
 	case s.waitsBy[client] >= s.cfg.MaxWaitsPerClient:
-		return &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight for this client: the limit", s.waitsBy[client]), RetryAfterMs: 1000}
+		return &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("%d waits in flight for this client: the limit", s.waitsBy[client]), RetryAfterMs: 1000}
 	case len(s.waits) >= cap(s.waits):
-		return &Error{Code: CodeRateLimited, Message: fmt.Sprintf("%d waits in flight: the limit", cap(s.waits)), RetryAfterMs: 1000}
+		return &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("%d waits in flight: the limit", cap(s.waits)), RetryAfterMs: 1000}
 	}
 	s.waits <- struct{}{}
 	s.waitsBy[client]++
@@ -312,7 +313,7 @@ func (s *Service) replyAllowed(subject string) bool {
 // trace starts the server span of a request, continuing the caller's
 // trace when the request carries one (traceparent header); finish ends it
 // and records the request's duration by op and code.
-func (s *Service) trace(ctx context.Context, op string, req micro.Request) (context.Context, func(*Error)) {
+func (s *Service) trace(ctx context.Context, op string, req micro.Request) (context.Context, func(*api.Error)) {
 	start := time.Now()
 	ctx = s.tel.Extract(ctx, nats.Header(req.Headers()))
 	ctx, span := s.tel.Tracer.Start(ctx, s.cfg.Subject+" "+op, trace.WithSpanKind(trace.SpanKindServer))
@@ -323,12 +324,12 @@ func (s *Service) trace(ctx context.Context, op string, req micro.Request) (cont
 			span.SetAttributes(telemetry.TenantKey.String(s.cfg.Tenant))
 		}
 	}
-	return ctx, func(e *Error) {
+	return ctx, func(e *api.Error) {
 		code := "ok"
 		if e != nil {
 			code = string(e.Code)
 			span.SetAttributes(telemetry.CodeKey.String(code))
-			if e.Code == CodeInternal || e.Code == CodeUnavailable || e.Code == CodeTimeout {
+			if e.Code == api.CodeInternal || e.Code == api.CodeUnavailable || e.Code == api.CodeTimeout {
 				span.SetStatus(codes.Error, e.Message)
 			}
 		}
@@ -338,7 +339,7 @@ func (s *Service) trace(ctx context.Context, op string, req micro.Request) (cont
 }
 
 // respondError answers from the micro handler itself.
-func respondError(req micro.Request, e *Error) {
+func respondError(req micro.Request, e *api.Error) {
 	_ = req.Error(string(e.Code), e.Message, errorBody(e))
 }
 
@@ -349,13 +350,13 @@ func (s *Service) replyAsync(req micro.Request, body []byte, h nats.Header) {
 	_ = s.nc.PublishMsg(&nats.Msg{Subject: req.Reply(), Data: body, Header: h})
 }
 
-func errorBody(e *Error) []byte {
-	body, _ := json.Marshal(ErrorReply{Error: publicError(e)})
+func errorBody(e *api.Error) []byte {
+	body, _ := json.Marshal(api.ErrorReply{Error: publicError(e)})
 	return body
 }
 
 // errorHeaders are micro's error headers, which micro clients read.
-func errorHeaders(e *Error) nats.Header {
+func errorHeaders(e *api.Error) nats.Header {
 	return nats.Header{micro.ErrorHeader: {e.Message}, micro.ErrorCodeHeader: {string(e.Code)}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -37,48 +38,48 @@ func TestLifecycle(t *testing.T) { sessiontest.EachLayout(t, testLifecycle) }
 
 func testLifecycle(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)
-	var created service.SessionReply
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "life", Cwd: "/w", Name: "first", Metadata: jsontext.Value(`{"agent":"x"}`)}, &created)
+	var created api.SessionReply
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "life", Cwd: "/w", Name: "first", Metadata: jsontext.Value(`{"agent":"x"}`)}, &created)
 	if created.Session.ID != "life" || created.Session.Name != "first" || created.Sequence == 0 {
 		t.Fatalf("create = %+v", created)
 	}
-	if err := f.callErr(service.OpCreate, service.CreateRequest{ID: "life"}); !isCode(err, service.CodeExists) {
+	if err := f.callErr(api.OpCreate, api.CreateRequest{ID: "life"}); !isCode(err, api.CodeExists) {
 		t.Fatalf("second create: %v", err)
 	}
 
-	var a1 service.AppendReply
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "life", Entries: entries(userHi, assistant("hello"))}, &a1)
+	var a1 api.AppendReply
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "life", Entries: entries(userHi, assistant("hello"))}, &a1)
 	if len(a1.Entries) != 2 || a1.Entries[1].ParentID != a1.Entries[0].ID || a1.Leaf != a1.Entries[1].ID || a1.Sequence <= created.Sequence {
 		t.Fatalf("append = %+v", a1)
 	}
 	u1 := a1.Entries[0].ID
 
 	// A stale precondition is refused with where the session is now.
-	err := f.callErr(service.OpAppend, service.AppendRequest{Session: "life", Entries: entries(userHi), IfSequence: created.Sequence})
-	var pe *service.Error
-	if !errors.As(err, &pe) || pe.Code != service.CodeConflict || pe.Leaf != a1.Leaf || pe.Sequence != a1.Sequence || !errors.Is(err, session.ErrConflict) {
+	err := f.callErr(api.OpAppend, api.AppendRequest{Session: "life", Entries: entries(userHi), IfSequence: created.Sequence})
+	var pe *api.Error
+	if !errors.As(err, &pe) || pe.Code != api.CodeConflict || pe.Leaf != a1.Leaf || pe.Sequence != a1.Sequence || !errors.Is(err, session.ErrConflict) {
 		t.Fatalf("stale ifSequence: %v (%+v)", err, pe)
 	}
 	// The current one is accepted.
-	var a2 service.AppendReply
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "life", Entries: entries(`{"type":"message","id":"u2","message":{"role":"user","content":"again"}}`), IfSequence: a1.Sequence}, &a2)
+	var a2 api.AppendReply
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "life", Entries: entries(`{"type":"message","id":"u2","message":{"role":"user","content":"again"}}`), IfSequence: a1.Sequence}, &a2)
 	// A retry of the same entry (same id) is stored once.
-	var again service.AppendReply
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "life", Parent: &a1.Leaf, Entries: entries(`{"type":"message","id":"u2","message":{"role":"user","content":"again"}}`)}, &again)
+	var again api.AppendReply
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "life", Parent: &a1.Leaf, Entries: entries(`{"type":"message","id":"u2","message":{"role":"user","content":"again"}}`)}, &again)
 
-	var mv service.AppendReply
-	f.call(t, service.OpMove, service.MoveRequest{Session: "life", Target: u1, Summary: "tried again", Details: jsontext.Value(`{"n":1}`)}, &mv)
+	var mv api.AppendReply
+	f.call(t, api.OpMove, api.MoveRequest{Session: "life", Target: u1, Summary: "tried again", Details: jsontext.Value(`{"n":1}`)}, &mv)
 	if mv.Entries[0].ParentID != u1 || mv.Leaf != mv.Entries[0].ID {
 		t.Fatalf("move = %+v", mv)
 	}
-	f.call(t, service.OpLabel, service.LabelRequest{Session: "life", Target: u1, Label: "start"}, nil)
-	f.call(t, service.OpName, service.NameRequest{Session: "life", Name: "renamed"}, nil)
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "life", Entries: entries(
+	f.call(t, api.OpLabel, api.LabelRequest{Session: "life", Target: u1, Label: "start"}, nil)
+	f.call(t, api.OpName, api.NameRequest{Session: "life", Name: "renamed"}, nil)
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "life", Entries: entries(
 		`{"type":"model_change","provider":"anthropic","modelId":"claude"}`,
 		`{"type":"thinking_level_change","thinkingLevel":"high"}`)}, nil)
 
-	var cx service.ContextReply
-	f.call(t, service.OpContext, service.ContextRequest{Session: "life"}, &cx)
+	var cx api.ContextReply
+	f.call(t, api.OpContext, api.ContextRequest{Session: "life"}, &cx)
 	var msgs []map[string]any
 	if err := json.Unmarshal(cx.Messages, &msgs); err != nil {
 		t.Fatal(err)
@@ -87,16 +88,16 @@ func testLifecycle(t *testing.T, partitions int) {
 	if len(msgs) != 2 || msgs[0]["role"] != "user" || msgs[1]["role"] != "branchSummary" || cx.ThinkingLevel != "high" || cx.Model == nil || cx.Model.ModelID != "claude" {
 		t.Fatalf("context = %+v, messages %v", cx, msgs)
 	}
-	var cxAt service.ContextReply
-	f.call(t, service.OpContext, service.ContextRequest{Session: "life", At: "u2"}, &cxAt)
+	var cxAt api.ContextReply
+	f.call(t, api.OpContext, api.ContextRequest{Session: "life", At: "u2"}, &cxAt)
 	if err := json.Unmarshal(cxAt.Messages, &msgs); err != nil || len(msgs) != 3 {
 		t.Fatalf("context at u2: %d messages, %v", len(msgs), err)
 	}
 
-	var tr service.TreeReply
-	f.call(t, service.OpTree, service.SessionRequest{Session: "life"}, &tr)
-	var open service.SessionReply
-	f.call(t, service.OpOpen, service.SessionRequest{Session: "life"}, &open)
+	var tr api.TreeReply
+	f.call(t, api.OpTree, api.SessionRequest{Session: "life"}, &tr)
+	var open api.SessionReply
+	f.call(t, api.OpOpen, api.SessionRequest{Session: "life"}, &open)
 	if open.Session.Name != "renamed" || len(open.Labels) != 1 || open.Labels[0].ID != u1 || open.Session.Entries != len(tr.Nodes) || tr.Leaf != open.Session.Leaf {
 		t.Fatalf("open = %+v, tree %d nodes leaf %s", open, len(tr.Nodes), tr.Leaf)
 	}
@@ -111,8 +112,8 @@ func testLifecycle(t *testing.T, partitions int) {
 	// Entries page through everything, in order, as pi JSON.
 	var got []string
 	for off := 0; ; {
-		var page service.EntriesReply
-		f.call(t, service.OpEntries, service.EntriesRequest{Session: "life", Offset: off, Limit: 3}, &page)
+		var page api.EntriesReply
+		f.call(t, api.OpEntries, api.EntriesRequest{Session: "life", Offset: off, Limit: 3}, &page)
 		for _, e := range page.Entries {
 			var m struct{ ID string }
 			if err := json.Unmarshal(e, &m); err != nil {
@@ -133,45 +134,45 @@ func testLifecycle(t *testing.T, partitions int) {
 		t.Fatalf("entries %v, want %v", got, want)
 	}
 
-	var st service.StatsReply
-	f.call(t, service.OpStats, service.SessionRequest{Session: "life"}, &st)
+	var st api.StatsReply
+	f.call(t, api.OpStats, api.SessionRequest{Session: "life"}, &st)
 	if st.Messages != 3 || st.ByRole["assistant"] != 1 || st.Usage.TotalTokens != 15 || st.Usage.Cost != 0.3 || st.BranchSummaries != 1 {
 		t.Fatalf("stats = %+v", st)
 	}
 
-	var fk service.SessionReply
-	f.call(t, service.OpFork, service.ForkRequest{Session: "life", ID: "child", At: "u2"}, &fk)
+	var fk api.SessionReply
+	f.call(t, api.OpFork, api.ForkRequest{Session: "life", ID: "child", At: "u2"}, &fk)
 	if fk.Session.ID != "child" || fk.Copied != 4 || fk.Session.ParentSession == "" {
 		t.Fatalf("fork = %+v", fk)
 	}
-	var ls service.ListReply
-	f.call(t, service.OpList, service.ListRequest{Limit: 1}, &ls)
+	var ls api.ListReply
+	f.call(t, api.OpList, api.ListRequest{Limit: 1}, &ls)
 	if len(ls.Sessions) != 1 || ls.Next == "" {
 		t.Fatalf("list page 1 = %+v", ls)
 	}
-	var ls2 service.ListReply
-	f.call(t, service.OpList, service.ListRequest{Limit: 1, Cursor: ls.Next}, &ls2)
+	var ls2 api.ListReply
+	f.call(t, api.OpList, api.ListRequest{Limit: 1, Cursor: ls.Next}, &ls2)
 	if len(ls2.Sessions) != 1 || ls2.Sessions[0].ID == ls.Sessions[0].ID {
 		t.Fatalf("list page 2 = %+v", ls2)
 	}
 
-	var del service.SessionReply
-	f.call(t, service.OpDelete, service.SessionRequest{Session: "child"}, &del)
+	var del api.SessionReply
+	f.call(t, api.OpDelete, api.SessionRequest{Session: "child"}, &del)
 	if del.Deleted == nil || del.Deleted.Messages != fk.Copied+1 {
 		t.Fatalf("delete says %+v, want the header and %d entries gone", del.Deleted, fk.Copied)
 	}
-	for _, op := range []string{service.OpOpen, service.OpContext, service.OpTree, service.OpStats} {
-		if err := f.callErr(op, service.SessionRequest{Session: "child"}); !isCode(err, service.CodeNotFound) || !errors.Is(err, session.ErrSessionNotFound) {
+	for _, op := range []string{api.OpOpen, api.OpContext, api.OpTree, api.OpStats} {
+		if err := f.callErr(op, api.SessionRequest{Session: "child"}); !isCode(err, api.CodeNotFound) || !errors.Is(err, session.ErrSessionNotFound) {
 			t.Fatalf("%s after delete: %v", op, err)
 		}
 	}
-	if err := f.callErr(service.OpAppend, service.AppendRequest{Session: "child", Entries: entries(userHi)}); !isCode(err, service.CodeNotFound) {
+	if err := f.callErr(api.OpAppend, api.AppendRequest{Session: "child", Entries: entries(userHi)}); !isCode(err, api.CodeNotFound) {
 		t.Fatalf("append after delete: %v", err)
 	}
 }
 
-func isCode(err error, c service.Code) bool {
-	var pe *service.Error
+func isCode(err error, c api.Code) bool {
+	var pe *api.Error
 	return errors.As(err, &pe) && pe.Code == c
 }
 
@@ -188,12 +189,12 @@ func testReadsSeeWritesThroughAnotherInstance(t *testing.T, partitions int) {
 		t.Fatal(err)
 	}
 	defer other.Close(context.Background())
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "rw"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "rw"}, nil)
 	for i := range 30 {
-		var a service.AppendReply
-		f.call(t, service.OpAppend, service.AppendRequest{Session: "rw", Entries: entries(userHi)}, &a)
-		var o service.SessionReply
-		f.call(t, service.OpOpen, service.SessionRequest{Session: "rw"}, &o)
+		var a api.AppendReply
+		f.call(t, api.OpAppend, api.AppendRequest{Session: "rw", Entries: entries(userHi)}, &a)
+		var o api.SessionReply
+		f.call(t, api.OpOpen, api.SessionRequest{Session: "rw"}, &o)
 		if o.Session.Leaf != a.Leaf || o.Sequence != a.Sequence {
 			t.Fatalf("round %d: open saw leaf %s seq %d, append made %s seq %d", i, o.Session.Leaf, o.Sequence, a.Leaf, a.Sequence)
 		}
@@ -218,14 +219,14 @@ func TestConcurrentAppendsFollowTheLeaf(t *testing.T) {
 
 func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "race"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "race"}, nil)
 	const writers, each = 6, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
 	for range writers {
 		wg.Go(func() {
 			for range each {
-				if err := f.callErr(service.OpAppend, service.AppendRequest{Session: "race", Entries: entries(userHi)}); err != nil {
+				if err := f.callErr(api.OpAppend, api.AppendRequest{Session: "race", Entries: entries(userHi)}); err != nil {
 					errs <- err
 				}
 			}
@@ -236,8 +237,8 @@ func testConcurrentAppendsFollowTheLeaf(t *testing.T, partitions int) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	var tr service.TreeReply
-	f.call(t, service.OpTree, service.SessionRequest{Session: "race"}, &tr)
+	var tr api.TreeReply
+	f.call(t, api.OpTree, api.SessionRequest{Session: "race"}, &tr)
 	if len(tr.Nodes) != writers*each {
 		t.Fatalf("%d entries, want %d", len(tr.Nodes), writers*each)
 	}
@@ -252,22 +253,22 @@ func TestWait(t *testing.T) { sessiontest.EachLayout(t, testWait) }
 
 func testWait(t *testing.T, partitions int) {
 	f := startOn(t, partitions, nil)
-	var c service.SessionReply
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, &c)
-	done := make(chan service.WaitReply, 1)
+	var c api.SessionReply
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "w"}, &c)
+	done := make(chan api.WaitReply, 1)
 	errc := make(chan error, 1)
 	go func() {
-		var r service.WaitReply
+		var r api.WaitReply
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := f.c.Call(ctx, service.OpWait, service.WaitRequest{Session: "w", Sequence: c.Sequence + 1, TimeoutMs: 20000}, &r); err != nil {
+		if err := f.c.Call(ctx, api.OpWait, api.WaitRequest{Session: "w", Sequence: c.Sequence + 1, TimeoutMs: 20000}, &r); err != nil {
 			errc <- err
 			return
 		}
 		done <- r
 	}()
-	var a service.AppendReply
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "w", Entries: entries(userHi)}, &a)
+	var a api.AppendReply
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "w", Entries: entries(userHi)}, &a)
 	select {
 	case r := <-done:
 		if r.Leaf != a.Leaf || r.Sequence < c.Sequence+1 {
@@ -277,8 +278,8 @@ func testWait(t *testing.T, partitions int) {
 		t.Fatal(err)
 	}
 	// A sequence nobody writes times out with its own code.
-	err := f.callErr(service.OpWait, service.WaitRequest{Session: "w", Sequence: a.Sequence + 1000, TimeoutMs: 100})
-	if !isCode(err, service.CodeTimeout) {
+	err := f.callErr(api.OpWait, api.WaitRequest{Session: "w", Sequence: a.Sequence + 1000, TimeoutMs: 100})
+	if !isCode(err, api.CodeTimeout) {
 		t.Fatalf("wait for the future: %v", err)
 	}
 }
@@ -300,7 +301,7 @@ func TestDiscovery(t *testing.T) {
 	for _, e := range info.Endpoints {
 		subjects = append(subjects, e.Subject)
 	}
-	for _, op := range service.Ops {
+	for _, op := range api.Ops {
 		if !slices.Contains(subjects, f.cfg.Subject+"."+op) {
 			t.Fatalf("$SRV.INFO endpoints %v lack %s", subjects, op)
 		}
@@ -317,15 +318,15 @@ func TestDiscovery(t *testing.T) {
 // stopping.
 func TestCloseEndsWaits(t *testing.T) {
 	f := start(t, nil)
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "cw"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "cw"}, nil)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- f.callErr(service.OpWait, service.WaitRequest{Session: "cw", Sequence: 1 << 40, TimeoutMs: 25000})
+		errc <- f.callErr(api.OpWait, api.WaitRequest{Session: "cw", Sequence: 1 << 40, TimeoutMs: 25000})
 	}()
 	// The wait is in flight once micro has counted the request.
 	sessiontest.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
 		for _, e := range f.svc.Stats().Endpoints {
-			if e.Name == service.OpWait && e.NumRequests == 1 {
+			if e.Name == api.OpWait && e.NumRequests == 1 {
 				return nil
 			}
 		}
@@ -341,7 +342,7 @@ func TestCloseEndsWaits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close waited for the wait")
 	}
-	if err := <-errc; !isCode(err, service.CodeUnavailable) {
+	if err := <-errc; !isCode(err, api.CodeUnavailable) {
 		t.Fatalf("the waiter got %v, want unavailable", err)
 	}
 }

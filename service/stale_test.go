@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -21,7 +22,7 @@ func (f *fixture) another(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { other.Close(context.Background()) })
-	return &fixture{b: f.b, svc: other, c: service.NewClient(nc, cfg.Subject), cfg: cfg}
+	return &fixture{b: f.b, svc: other, c: api.NewClient(nc, cfg.Subject), cfg: cfg}
 }
 
 // Two instances over one stream, each with its own cache: writes through
@@ -32,20 +33,20 @@ func TestWritesThroughAStaleInstance(t *testing.T) {
 
 	for i, step := range []func(t *testing.T, id string){
 		func(t *testing.T, id string) { // a parent only a knows of
-			var x service.AppendReply
-			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
-			var y service.AppendReply
-			b.call(t, service.OpAppend, service.AppendRequest{Session: id, Parent: &x.Leaf, Entries: entries(userHi)}, &y)
+			var x api.AppendReply
+			a.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
+			var y api.AppendReply
+			b.call(t, api.OpAppend, api.AppendRequest{Session: id, Parent: &x.Leaf, Entries: entries(userHi)}, &y)
 			if y.Entries[0].ParentID != x.Leaf {
 				t.Fatalf("parent %s, want %s", y.Entries[0].ParentID, x.Leaf)
 			}
 		},
 		func(t *testing.T, id string) { // a client's retry lands on the other instance
-			req := service.AppendRequest{Session: id, Entries: entries(`{"type":"message","id":"retry1","message":{"role":"user","content":"once"}}`)}
-			a.call(t, service.OpAppend, req, nil)
-			b.call(t, service.OpAppend, req, nil)
-			var tr service.TreeReply
-			a.call(t, service.OpTree, service.SessionRequest{Session: id}, &tr)
+			req := api.AppendRequest{Session: id, Entries: entries(`{"type":"message","id":"retry1","message":{"role":"user","content":"once"}}`)}
+			a.call(t, api.OpAppend, req, nil)
+			b.call(t, api.OpAppend, req, nil)
+			var tr api.TreeReply
+			a.call(t, api.OpTree, api.SessionRequest{Session: id}, &tr)
 			n := 0
 			for _, nd := range tr.Nodes {
 				if nd.ID == "retry1" {
@@ -57,43 +58,43 @@ func TestWritesThroughAStaleInstance(t *testing.T) {
 			}
 		},
 		func(t *testing.T, id string) { // deleted through a
-			a.call(t, service.OpDelete, service.SessionRequest{Session: id}, nil)
-			if err := b.callErr(service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}); !errors.Is(err, session.ErrSessionNotFound) {
+			a.call(t, api.OpDelete, api.SessionRequest{Session: id}, nil)
+			if err := b.callErr(api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}); !errors.Is(err, session.ErrSessionNotFound) {
 				t.Fatalf("append to a deleted session: %v", err)
 			}
 		},
 		func(t *testing.T, id string) { // deleted and created again through a
-			a.call(t, service.OpDelete, service.SessionRequest{Session: id}, nil)
-			a.call(t, service.OpCreate, service.CreateRequest{ID: id}, nil)
-			var y service.AppendReply
-			b.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &y)
-			var o service.SessionReply
-			a.call(t, service.OpOpen, service.SessionRequest{Session: id}, &o)
+			a.call(t, api.OpDelete, api.SessionRequest{Session: id}, nil)
+			a.call(t, api.OpCreate, api.CreateRequest{ID: id}, nil)
+			var y api.AppendReply
+			b.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}, &y)
+			var o api.SessionReply
+			a.call(t, api.OpOpen, api.SessionRequest{Session: id}, &o)
 			if o.Session.Entries != 1 || o.Session.Leaf != y.Leaf {
 				t.Fatalf("new session holds %d entries, leaf %s; want 1, %s", o.Session.Entries, o.Session.Leaf, y.Leaf)
 			}
 		},
 		func(t *testing.T, id string) { // label and move to what only a has seen
-			var x service.AppendReply
-			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi, userHi)}, &x)
-			b.call(t, service.OpLabel, service.LabelRequest{Session: id, Target: x.Leaf, Label: "fresh"}, nil)
-			b.call(t, service.OpMove, service.MoveRequest{Session: id, Target: x.Entries[0].ID}, nil)
+			var x api.AppendReply
+			a.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi, userHi)}, &x)
+			b.call(t, api.OpLabel, api.LabelRequest{Session: id, Target: x.Leaf, Label: "fresh"}, nil)
+			b.call(t, api.OpMove, api.MoveRequest{Session: id, Target: x.Entries[0].ID}, nil)
 		},
 		func(t *testing.T, id string) { // the sequence a client saw on a
-			var x service.AppendReply
-			a.call(t, service.OpAppend, service.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
-			b.call(t, service.OpAppend, service.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)}, nil)
-			err := b.callErr(service.OpAppend, service.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)})
-			if !isCode(err, service.CodeConflict) {
+			var x api.AppendReply
+			a.call(t, api.OpAppend, api.AppendRequest{Session: id, Entries: entries(userHi)}, &x)
+			b.call(t, api.OpAppend, api.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)}, nil)
+			err := b.callErr(api.OpAppend, api.AppendRequest{Session: id, IfSequence: x.Sequence, Entries: entries(userHi)})
+			if !isCode(err, api.CodeConflict) {
 				t.Fatalf("stale ifSequence: %v", err)
 			}
 		},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			id := fmt.Sprintf("stale%d", i)
-			a.call(t, service.OpCreate, service.CreateRequest{ID: id}, nil)
+			a.call(t, api.OpCreate, api.CreateRequest{ID: id}, nil)
 			// b opens (and caches) the session before a changes it.
-			b.call(t, service.OpOpen, service.SessionRequest{Session: id}, nil)
+			b.call(t, api.OpOpen, api.SessionRequest{Session: id}, nil)
 			step(t, id)
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/agentcore/sessionlog/api"
 )
 
 // opStats counts what each operation answered. Requests are answered
@@ -23,7 +25,7 @@ type endpointData struct {
 	LastError string         `json:"lastError,omitempty"`
 }
 
-func (o *opStats) note(op string, e *Error) {
+func (o *opStats) note(op string, e *api.Error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.byOp == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 )
@@ -18,14 +19,14 @@ import (
 // error replies carry no zero-valued members.
 func TestStatsCountErrors(t *testing.T) {
 	f := start(t, func(c *service.Config) { c.Name = "stats-test" })
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "st1"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "st1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	raw, err := f.c.Raw(ctx, service.OpOpen, []byte(`{"session":"nope"}`))
+	raw, err := f.c.Raw(ctx, api.OpOpen, []byte(`{"session":"nope"}`))
 	if err == nil {
 		t.Fatalf("open of a missing session answered %s", raw)
 	}
-	msg, err := nc.Request(f.cfg.Subject+"."+service.OpOpen, []byte(`{"session":"nope"}`), 5*time.Second)
+	msg, err := nc.Request(f.cfg.Subject+"."+api.OpOpen, []byte(`{"session":"nope"}`), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestStatsCountErrors(t *testing.T) {
 		t.Fatalf("stats: %v %s", err, msg.Data)
 	}
 	for _, ep := range got.Endpoints {
-		if ep.Name != service.OpOpen {
+		if ep.Name != api.OpOpen {
 			continue
 		}
 		var d struct {
@@ -78,19 +79,19 @@ func TestSearchesAreBounded(t *testing.T) {
 	f := start(t, func(c *service.Config) { c.Search, c.MaxSearches = ss, 1 })
 	done := make(chan error, 1)
 	go func() {
-		done <- f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "x"}, nil)
+		done <- f.c.Call(context.Background(), api.OpSearch, api.SearchRequest{Query: "x"}, nil)
 	}()
 	<-ss.running // the first holds the only slot
-	err := f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "y"}, nil)
-	var pe *service.Error
-	if !errors.As(err, &pe) || pe.Code != service.CodeRateLimited || pe.RetryAfterMs == 0 {
+	err := f.c.Call(context.Background(), api.OpSearch, api.SearchRequest{Query: "y"}, nil)
+	var pe *api.Error
+	if !errors.As(err, &pe) || pe.Code != api.CodeRateLimited || pe.RetryAfterMs == 0 {
 		t.Fatalf("a second search at once: %v", err)
 	}
 	close(ss.release)
 	if err := <-done; err != nil {
 		t.Fatalf("the first search: %v", err)
 	}
-	if err := f.c.Call(context.Background(), service.OpSearch, service.SearchRequest{Query: "z"}, nil); err != nil {
+	if err := f.c.Call(context.Background(), api.OpSearch, api.SearchRequest{Query: "z"}, nil); err != nil {
 		t.Fatalf("a search once the slot is free: %v", err)
 	}
 }
@@ -98,19 +99,19 @@ func TestSearchesAreBounded(t *testing.T) {
 // stats with timeline sums assistant replies' usage by day and model.
 func TestStatsTimeline(t *testing.T) {
 	f := start(t, nil)
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "tl"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "tl"}, nil)
 	reply := func(ts, model string, in, out int, cost float64) map[string]any {
 		return map[string]any{"type": "message", "timestamp": ts, "message": map[string]any{"role": "assistant", "provider": "p", "model": model, "stopReason": "stop",
 			"content": []any{map[string]any{"type": "text", "text": "ok"}},
 			"usage":   map[string]any{"input": in, "output": out, "cost": map[string]any{"total": cost}}}}
 	}
-	f.call(t, service.OpAppend, map[string]any{"session": "tl", "entries": []any{
+	f.call(t, api.OpAppend, map[string]any{"session": "tl", "entries": []any{
 		reply("2025-01-01T10:00:00.000Z", "a", 10, 1, 0.5), reply("2025-01-01T11:00:00.000Z", "a", 20, 2, 0.25),
 		reply("2025-01-01T12:00:00.000Z", "b", 5, 5, 1), reply("2025-01-02T10:00:00.000Z", "a", 1, 1, 0),
 	}}, nil)
-	var r service.StatsReply
-	f.call(t, service.OpStats, service.StatsRequest{Session: "tl", Timeline: true}, &r)
-	want := []service.UsageDay{
+	var r api.StatsReply
+	f.call(t, api.OpStats, api.StatsRequest{Session: "tl", Timeline: true}, &r)
+	want := []api.UsageDay{
 		{Day: "2025-01-01", Model: "p/a", Replies: 2, Input: 30, Output: 3, Cost: 0.75},
 		{Day: "2025-01-01", Model: "p/b", Replies: 1, Input: 5, Output: 5, Cost: 1},
 		{Day: "2025-01-02", Model: "p/a", Replies: 1, Input: 1, Output: 1, Cost: 0},
@@ -123,8 +124,8 @@ func TestStatsTimeline(t *testing.T) {
 			t.Fatalf("row %d: %+v, want %+v", i, r.Timeline[i], want[i])
 		}
 	}
-	var plain service.StatsReply
-	f.call(t, service.OpStats, service.StatsRequest{Session: "tl"}, &plain)
+	var plain api.StatsReply
+	f.call(t, api.OpStats, api.StatsRequest{Session: "tl"}, &plain)
 	if plain.Timeline != nil || plain.Messages != 4 {
 		t.Fatalf("stats without a timeline: %+v", plain)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/replica"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -122,62 +122,62 @@ func TestTenantIsolation(t *testing.T) {
 	}
 
 	bobNC, _ := tt.user(t, nats.UserInfo("bob", "bob-pw"))
-	bob := service.NewClient(bobNC, "sessionlog.v1")
+	bob := api.NewClient(bobNC, "sessionlog.v1")
 	aliceNC, aliceErrs := tt.user(t, nats.UserInfo("alice", "alice-pw"))
-	alice := service.NewClient(aliceNC, "sessionlog.v1")
+	alice := api.NewClient(aliceNC, "sessionlog.v1")
 	pub, _ := tt.nkey.PublicKey()
 	keyNC, _ := tt.user(t, nats.Nkey(pub, tt.nkey.Sign))
-	keyUser := service.NewClient(keyNC, "sessionlog.v1")
+	keyUser := api.NewClient(keyNC, "sessionlog.v1")
 
 	// globex's session, with a compaction an event consumer could see.
-	if err := bob.Call(ctx, service.OpCreate, service.CreateRequest{ID: "plan"}, nil); err != nil {
+	if err := bob.Call(ctx, api.OpCreate, api.CreateRequest{ID: "plan"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var a service.AppendReply
-	if err := bob.Call(ctx, service.OpAppend, service.AppendRequest{Session: "plan", Entries: entries(userHi)}, &a); err != nil {
+	var a api.AppendReply
+	if err := bob.Call(ctx, api.OpAppend, api.AppendRequest{Session: "plan", Entries: entries(userHi)}, &a); err != nil {
 		t.Fatal(err)
 	}
 	comp := strings.Replace(compaction, "%s", a.Leaf, 1)
-	if err := bob.Call(ctx, service.OpAppend, service.AppendRequest{Session: "plan", Entries: entries(comp)}, nil); err != nil {
+	if err := bob.Call(ctx, api.OpAppend, api.AppendRequest{Session: "plan", Entries: entries(comp)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var bobView service.TreeReply
-	if err := bob.Call(ctx, service.OpTree, service.SessionRequest{Session: "plan"}, &bobView); err != nil {
+	var bobView api.TreeReply
+	if err := bob.Call(ctx, api.OpTree, api.SessionRequest{Session: "plan"}, &bobView); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("service", func(t *testing.T) {
-		for _, c := range []*service.Client{alice, keyUser} {
-			for _, op := range []string{service.OpOpen, service.OpContext, service.OpTree, service.OpStats, service.OpEntries, service.OpDelete} {
-				if err := c.Call(ctx, op, service.SessionRequest{Session: "plan"}, nil); !errors.Is(err, session.ErrSessionNotFound) {
+		for _, c := range []*api.Client{alice, keyUser} {
+			for _, op := range []string{api.OpOpen, api.OpContext, api.OpTree, api.OpStats, api.OpEntries, api.OpDelete} {
+				if err := c.Call(ctx, op, api.SessionRequest{Session: "plan"}, nil); !errors.Is(err, session.ErrSessionNotFound) {
 					t.Fatalf("%s of another tenant's session: %v", op, err)
 				}
 			}
-			err := c.Call(ctx, service.OpAppend, service.AppendRequest{Session: "plan", Entries: entries(userHi)}, nil)
+			err := c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "plan", Entries: entries(userHi)}, nil)
 			if !errors.Is(err, session.ErrSessionNotFound) {
 				t.Fatalf("append to another tenant's session: %v", err)
 			}
-			err = c.Call(ctx, service.OpFork, service.ForkRequest{Session: "plan", ID: "stolen"}, nil)
+			err = c.Call(ctx, api.OpFork, api.ForkRequest{Session: "plan", ID: "stolen"}, nil)
 			if !errors.Is(err, session.ErrSessionNotFound) {
 				t.Fatalf("fork of another tenant's session: %v", err)
 			}
-			var ls service.ListReply
-			if err := c.Call(ctx, service.OpList, service.ListRequest{}, &ls); err != nil || len(ls.Sessions) != 0 {
+			var ls api.ListReply
+			if err := c.Call(ctx, api.OpList, api.ListRequest{}, &ls); err != nil || len(ls.Sessions) != 0 {
 				t.Fatalf("list shows %v (%v)", ls.Sessions, err)
 			}
 		}
 		// The same id in acme is acme's own session; globex's is untouched.
-		if err := alice.Call(ctx, service.OpCreate, service.CreateRequest{ID: "plan"}, nil); err != nil {
+		if err := alice.Call(ctx, api.OpCreate, api.CreateRequest{ID: "plan"}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := alice.Call(ctx, service.OpAppend, service.AppendRequest{Session: "plan", Entries: entries(userHi)}, nil); err != nil {
+		if err := alice.Call(ctx, api.OpAppend, api.AppendRequest{Session: "plan", Entries: entries(userHi)}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := alice.Call(ctx, service.OpDelete, service.SessionRequest{Session: "plan"}, nil); err != nil {
+		if err := alice.Call(ctx, api.OpDelete, api.SessionRequest{Session: "plan"}, nil); err != nil {
 			t.Fatal(err)
 		}
-		var after service.TreeReply
-		if err := bob.Call(ctx, service.OpTree, service.SessionRequest{Session: "plan"}, &after); err != nil || len(after.Nodes) != len(bobView.Nodes) || after.Sequence != bobView.Sequence {
+		var after api.TreeReply
+		if err := bob.Call(ctx, api.OpTree, api.SessionRequest{Session: "plan"}, &after); err != nil || len(after.Nodes) != len(bobView.Nodes) || after.Sequence != bobView.Sequence {
 			t.Fatalf("globex's session changed: %d nodes seq %d, was %d seq %d (%v)", len(after.Nodes), after.Sequence, len(bobView.Nodes), bobView.Sequence, err)
 		}
 	})
@@ -248,17 +248,17 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close(context.Background())
-		if err := alice.Call(ctx, service.OpCreate, service.CreateRequest{ID: "mine"}, nil); err != nil {
+		if err := alice.Call(ctx, api.OpCreate, api.CreateRequest{ID: "mine"}, nil); err != nil {
 			t.Fatal(err)
 		}
-		var ma service.AppendReply
-		if err := alice.Call(ctx, service.OpAppend, service.AppendRequest{Session: "mine", Entries: entries(userHi)}, &ma); err != nil {
+		var ma api.AppendReply
+		if err := alice.Call(ctx, api.OpAppend, api.AppendRequest{Session: "mine", Entries: entries(userHi)}, &ma); err != nil {
 			t.Fatal(err)
 		}
-		if err := bob.Call(ctx, service.OpAppend, service.AppendRequest{Session: "plan", Entries: entries(comp)}, nil); err != nil {
+		if err := bob.Call(ctx, api.OpAppend, api.AppendRequest{Session: "plan", Entries: entries(comp)}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := alice.Call(ctx, service.OpAppend, service.AppendRequest{Session: "mine", Entries: entries(strings.Replace(compaction, "%s", ma.Leaf, 1))}, nil); err != nil {
+		if err := alice.Call(ctx, api.OpAppend, api.AppendRequest{Session: "mine", Entries: entries(strings.Replace(compaction, "%s", ma.Leaf, 1))}, nil); err != nil {
 			t.Fatal(err)
 		}
 		sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
@@ -19,7 +20,7 @@ import (
 // date after that. New messages of the session wake it; messages of other
 // sessions are noticed by polling the stream's last sequence.
 func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
-	req, err := decodeFor(data, func(r *WaitRequest) string { return r.Session })
+	req, err := decodeFor(data, func(r *api.WaitRequest) string { return r.Session })
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 			last = info.State.LastSeq
 			reached := last >= req.Sequence
 			r, err = s.with(ctx, req.Session, func(st *stream.Store) (any, error) {
-				var r WaitReply
+				var r api.WaitReply
 				err := st.ReadStateAt(ctx, func(t *session.Tree, seq uint64) error {
 					r.Leaf, r.Sequence = t.Leaf(), seq
 					return nil
@@ -87,8 +88,8 @@ func (s *Service) wait(ctx context.Context, data []byte) (any, error) {
 	}
 	select {
 	case <-s.stopping:
-		return nil, &Error{Code: CodeUnavailable, Message: "service is stopping"}
+		return nil, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"}
 	default:
-		return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, last)}
+		return nil, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf("the stream did not reach sequence %d within %v (it is at %d)", req.Sequence, timeout, last)}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
 )
 
@@ -20,41 +21,41 @@ var internalWords = []string{"placeholder", "session: ", "stream: ", "codec: ", 
 // and a message without the server's internal names.
 func TestWriteErrorsAreWordedForClients(t *testing.T) {
 	f := start(t, nil)
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "w"}, nil)
-	var first service.AppendReply
-	f.call(t, service.OpAppend, service.AppendRequest{Session: "w", Entries: []jsontext.Value{jsontext.Value(userHi)}}, &first)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "w"}, nil)
+	var first api.AppendReply
+	f.call(t, api.OpAppend, api.AppendRequest{Session: "w", Entries: []jsontext.Value{jsontext.Value(userHi)}}, &first)
 	ok := userHi
 	msg := func(m string) string { return `{"type":"message","message":` + m + `}` }
 	tests := []struct {
 		name, op, body string
-		code           service.Code
+		code           api.Code
 		field          string
 		says           string
 	}{
-		{"create: bad id", service.OpCreate, `{"id":"a b"}`, service.CodeInvalidSessionID, "/id", "a b"},
-		{"create: taken", service.OpCreate, `{"id":"w"}`, service.CodeExists, "", "w"},
-		{"create: unknown member", service.OpCreate, `{"id":"x","colour":1}`, service.CodeBadRequest, "/colour", "colour"},
-		{"append: no session", service.OpAppend, `{"session":"nope","entries":[` + ok + `]}`, service.CodeNotFound, "", "nope"},
-		{"append: no entries", service.OpAppend, `{"session":"w","entries":[]}`, service.CodeBadRequest, "/entries", "at least one"},
-		{"append: a timestamp beyond JSON's safe integers", service.OpAppend, `{"session":"w","entries":[` + ok + `,` + ok + `,` + ok + `,` + msg(`{"role":"user","content":"hi","timestamp":9007199254740993}`) + `]}`, service.CodeInvalidEntry, "/entries/3/message/timestamp", "9007199254740993"},
-		{"append: a bad role", service.OpAppend, `{"session":"w","entries":[` + msg(`{"role":"wizard","content":"hi"}`) + `]}`, service.CodeInvalidEntry, "/entries/0/message/role", "wizard"},
-		{"append: a bad id", service.OpAppend, `{"session":"w","entries":[{"type":"message","id":"a b","message":{"role":"user","content":"hi"}}]}`, service.CodeInvalidEntry, "/entries/0/id", "a b"},
-		{"append: a missing parent", service.OpAppend, `{"session":"w","parent":"ghost","entries":[` + ok + `]}`, service.CodeParentNotFound, "/parent", "ghost"},
-		{"append: a duplicate id", service.OpAppend, `{"session":"w","entries":[{"type":"message","id":"` + first.Entries[0].ID + `","message":{"role":"user","content":"another"}}]}`, service.CodeDuplicateID, "/entries/0/id", first.Entries[0].ID},
-		{"append: an unknown member", service.OpAppend, `{"session":"w","entries":[` + ok + `],"colour":1}`, service.CodeBadRequest, "/colour", "colour"},
-		{"append: not JSON", service.OpAppend, `{"session":"w","entries":[`, service.CodeBadRequest, "", "malformed"},
-		{"append: a stale ifSequence", service.OpAppend, `{"session":"w","ifSequence":1,"entries":[` + ok + `]}`, service.CodeConflict, "", "sequence"},
-		{"move: no target", service.OpMove, `{"session":"w","target":"ghost"}`, service.CodeInvalidTarget, "/target", "ghost"},
-		{"label: no target", service.OpLabel, `{"session":"w","target":"ghost","label":"x"}`, service.CodeInvalidTarget, "/target", "ghost"},
-		{"append: an entry's own missing parent", service.OpAppend, `{"session":"w","entries":[` + ok + `,{"type":"message","parentId":"ghost2","message":{"role":"user","content":"hi"}}]}`, service.CodeParentNotFound, "/entries/1/parentId", "ghost2"},
-		{"label: target missing from the request", service.OpLabel, `{"session":"w","label":"x"}`, service.CodeBadRequest, "/target", "target"},
-		{"fork: no source", service.OpFork, `{"session":"nope","id":"f1"}`, service.CodeNotFound, "", "nope"},
-		{"delete: no session", service.OpDelete, `{"session":"nope"}`, service.CodeNotFound, "", "nope"},
+		{"create: bad id", api.OpCreate, `{"id":"a b"}`, api.CodeInvalidSessionID, "/id", "a b"},
+		{"create: taken", api.OpCreate, `{"id":"w"}`, api.CodeExists, "", "w"},
+		{"create: unknown member", api.OpCreate, `{"id":"x","colour":1}`, api.CodeBadRequest, "/colour", "colour"},
+		{"append: no session", api.OpAppend, `{"session":"nope","entries":[` + ok + `]}`, api.CodeNotFound, "", "nope"},
+		{"append: no entries", api.OpAppend, `{"session":"w","entries":[]}`, api.CodeBadRequest, "/entries", "at least one"},
+		{"append: a timestamp beyond JSON's safe integers", api.OpAppend, `{"session":"w","entries":[` + ok + `,` + ok + `,` + ok + `,` + msg(`{"role":"user","content":"hi","timestamp":9007199254740993}`) + `]}`, api.CodeInvalidEntry, "/entries/3/message/timestamp", "9007199254740993"},
+		{"append: a bad role", api.OpAppend, `{"session":"w","entries":[` + msg(`{"role":"wizard","content":"hi"}`) + `]}`, api.CodeInvalidEntry, "/entries/0/message/role", "wizard"},
+		{"append: a bad id", api.OpAppend, `{"session":"w","entries":[{"type":"message","id":"a b","message":{"role":"user","content":"hi"}}]}`, api.CodeInvalidEntry, "/entries/0/id", "a b"},
+		{"append: a missing parent", api.OpAppend, `{"session":"w","parent":"ghost","entries":[` + ok + `]}`, api.CodeParentNotFound, "/parent", "ghost"},
+		{"append: a duplicate id", api.OpAppend, `{"session":"w","entries":[{"type":"message","id":"` + first.Entries[0].ID + `","message":{"role":"user","content":"another"}}]}`, api.CodeDuplicateID, "/entries/0/id", first.Entries[0].ID},
+		{"append: an unknown member", api.OpAppend, `{"session":"w","entries":[` + ok + `],"colour":1}`, api.CodeBadRequest, "/colour", "colour"},
+		{"append: not JSON", api.OpAppend, `{"session":"w","entries":[`, api.CodeBadRequest, "", "malformed"},
+		{"append: a stale ifSequence", api.OpAppend, `{"session":"w","ifSequence":1,"entries":[` + ok + `]}`, api.CodeConflict, "", "sequence"},
+		{"move: no target", api.OpMove, `{"session":"w","target":"ghost"}`, api.CodeInvalidTarget, "/target", "ghost"},
+		{"label: no target", api.OpLabel, `{"session":"w","target":"ghost","label":"x"}`, api.CodeInvalidTarget, "/target", "ghost"},
+		{"append: an entry's own missing parent", api.OpAppend, `{"session":"w","entries":[` + ok + `,{"type":"message","parentId":"ghost2","message":{"role":"user","content":"hi"}}]}`, api.CodeParentNotFound, "/entries/1/parentId", "ghost2"},
+		{"label: target missing from the request", api.OpLabel, `{"session":"w","label":"x"}`, api.CodeBadRequest, "/target", "target"},
+		{"fork: no source", api.OpFork, `{"session":"nope","id":"f1"}`, api.CodeNotFound, "", "nope"},
+		{"delete: no session", api.OpDelete, `{"session":"nope"}`, api.CodeNotFound, "", "nope"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := f.raw(tc.op, tc.body)
-			var pe *service.Error
+			var pe *api.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("%s: %v, not a service error", tc.op, err)
 			}

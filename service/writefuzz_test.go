@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -97,7 +97,7 @@ func testAppendMutatedEntries(t *testing.T, partitions int) {
 	f := startOn(t, partitions, unlimited)
 	seeds := seedEntries(t)
 	r := rand.New(rand.NewPCG(12, uint64(*fuzzAppends)))
-	f.call(t, service.OpCreate, service.CreateRequest{ID: "fuzz"}, nil)
+	f.call(t, api.OpCreate, api.CreateRequest{ID: "fuzz"}, nil)
 	accepted, refused := 0, 0
 	for i := range *fuzzAppends {
 		var m map[string]any
@@ -133,7 +133,7 @@ func FuzzServiceAppend(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"message","message":{"role":"user","content":"x","timestamp":1.5}}`))
 	fx := start(f, unlimited)
-	fx.call(f, service.OpCreate, service.CreateRequest{ID: "fuzz"}, nil)
+	fx.call(f, api.OpCreate, api.CreateRequest{ID: "fuzz"}, nil)
 	f.Fuzz(func(t *testing.T, entry []byte) {
 		if !jsontext.Value(entry).IsValid() {
 			return
@@ -146,12 +146,12 @@ func FuzzServiceAppend(f *testing.F) {
 func appendAndRead(t testing.TB, f *fixture, id string, entry []byte) (accepted bool) {
 	t.Helper()
 	// Sent as written: the client's encoder would refuse some of it.
-	err := f.raw(service.OpAppend, `{"session":"`+id+`","entries":[`+string(entry)+`]}`)
-	var pe *service.Error
+	err := f.raw(api.OpAppend, `{"session":"`+id+`","entries":[`+string(entry)+`]}`)
+	var pe *api.Error
 	switch {
 	case err == nil:
 		accepted = true
-	case errors.As(err, &pe) && (pe.Code == service.CodeInvalidEntry || pe.Code == service.CodeBadRequest || pe.Code == service.CodeTooLarge):
+	case errors.As(err, &pe) && (pe.Code == api.CodeInvalidEntry || pe.Code == api.CodeBadRequest || pe.Code == api.CodeTooLarge):
 		if pe.Message == "" {
 			t.Errorf("refusal without a message: %+v", pe)
 		}
@@ -160,19 +160,19 @@ func appendAndRead(t testing.TB, f *fixture, id string, entry []byte) (accepted 
 		t.Errorf("append of %s: %v", entry, err)
 		return false
 	}
-	var cx service.ContextReply
-	if err := f.callErr2(service.OpContext, service.ContextRequest{Session: id}, &cx); err != nil {
+	var cx api.ContextReply
+	if err := f.callErr2(api.OpContext, api.ContextRequest{Session: id}, &cx); err != nil {
 		t.Errorf("context after %s: %v", entry, err)
 	}
-	var tr service.TreeReply
-	if err := f.callErr2(service.OpTree, service.SessionRequest{Session: id}, &tr); err != nil {
+	var tr api.TreeReply
+	if err := f.callErr2(api.OpTree, api.SessionRequest{Session: id}, &tr); err != nil {
 		t.Errorf("tree after %s: %v", entry, err)
 	}
-	if err := f.callErr2(service.OpStats, service.SessionRequest{Session: id}, nil); err != nil {
+	if err := f.callErr2(api.OpStats, api.SessionRequest{Session: id}, nil); err != nil {
 		t.Errorf("stats after %s: %v", entry, err)
 	}
-	var page service.EntriesReply
-	if err := f.callErr2(service.OpEntries, service.EntriesRequest{Session: id, Offset: max(0, len(tr.Nodes)-1)}, &page); err != nil {
+	var page api.EntriesReply
+	if err := f.callErr2(api.OpEntries, api.EntriesRequest{Session: id, Offset: max(0, len(tr.Nodes)-1)}, &page); err != nil {
 		t.Errorf("entries after %s: %v", entry, err)
 	}
 	for _, e := range page.Entries {

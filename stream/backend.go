@@ -302,7 +302,7 @@ func (b *Backend) Create(ctx context.Context, h session.Header) (session.Store, 
 
 // CreateStore is Create returning the concrete store.
 func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, error) {
-	if err := ValidateSessionID(h.ID); err != nil {
+	if err := session.ValidateSessionID(h.ID); err != nil {
 		return nil, err
 	}
 	return b.partOf(h.ID).createStore(ctx, h)
@@ -443,7 +443,7 @@ type Loaded struct {
 // LoadTree reads a whole session (snapshot and tail when it can) into a
 // complete tree for a replica.
 func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
-	if err := ValidateSessionID(id); err != nil {
+	if err := session.ValidateSessionID(id); err != nil {
 		return Loaded{}, err
 	}
 	b = b.partOf(id)

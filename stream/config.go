@@ -13,8 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/agentcore/sessionlog/session"
 )
 
 // Config names and shapes the stream sessions live in.
@@ -191,10 +189,6 @@ func (c Config) IndexBucket() string {
 
 // indexStream names the stream behind the index bucket.
 func (c Config) indexStream() string { return "KV_" + c.IndexBucket() }
-
-// ValidateSessionID is session.ValidateSessionID: ids must be one safe
-// subject token.
-func ValidateSessionID(id string) error { return session.ValidateSessionID(id) }
 
 var typeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

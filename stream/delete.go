@@ -46,7 +46,7 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 // sources of the stream do not see purges.
 func (b *Backend) DeleteSession(ctx context.Context, id string) (DeleteReport, error) {
 	var rep DeleteReport
-	if err := ValidateSessionID(id); err != nil {
+	if err := session.ValidateSessionID(id); err != nil {
 		return rep, err
 	}
 	root := b // the deployment's first partition holds the blob store

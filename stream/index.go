@@ -227,7 +227,7 @@ func (x *indexer) close(ctx context.Context) error {
 // the index follower writes it): the stream is what says a session is
 // gone.
 func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
-	if err := ValidateSessionID(id); err != nil {
+	if err := session.ValidateSessionID(id); err != nil {
 		return false, err
 	}
 	ctx, cancel := b.withTimeout(ctx)

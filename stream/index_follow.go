@@ -146,7 +146,7 @@ func (f *indexFollower) handle(ctx context.Context, p *Backend, msgs []jetstream
 	for _, m := range msgs {
 		meta, err := m.Metadata()
 		id, _, ok := p.cfg.sessionOf(m.Subject())
-		if err != nil || !ok || ValidateSessionID(id) != nil {
+		if err != nil || !ok || session.ValidateSessionID(id) != nil {
 			_ = m.Ack() // a read barrier, or nothing of a session
 			continue
 		}

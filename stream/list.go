@@ -136,7 +136,7 @@ func parseCursor(c string) (*listed, error) {
 		return nil, fmt.Errorf("%w: cursor %q is not one a listing returned", session.ErrInvalidConfig, c)
 	}
 	at, err := time.Parse(time.RFC3339Nano, c[:i])
-	if err != nil || ValidateSessionID(c[i+1:]) != nil {
+	if err != nil || session.ValidateSessionID(c[i+1:]) != nil {
 		return nil, fmt.Errorf("%w: cursor %q is not one a listing returned", session.ErrInvalidConfig, c)
 	}
 	return &listed{at: at, id: c[i+1:]}, nil

@@ -47,7 +47,7 @@ type opened struct {
 
 // OpenStoreInfo is OpenStore also saying how the session was loaded.
 func (b *Backend) OpenStoreInfo(ctx context.Context, id string) (*Store, OpenInfo, error) {
-	if err := ValidateSessionID(id); err != nil {
+	if err := session.ValidateSessionID(id); err != nil {
 		return nil, OpenInfo{}, err
 	}
 	b = b.partOf(id)

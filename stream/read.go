@@ -366,7 +366,7 @@ func Deletions(ctx context.Context, w jetstream.KeyWatcher, deleted func(id stri
 			if !ok {
 				return // the watcher ended
 			}
-			if e == nil || e.Operation() == jetstream.KeyValuePut || ValidateSessionID(e.Key()) != nil {
+			if e == nil || e.Operation() == jetstream.KeyValuePut || session.ValidateSessionID(e.Key()) != nil {
 				continue
 			}
 			deleted(e.Key())

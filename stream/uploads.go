@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/session"
 )
 
 // Uploads stages content sent in pieces — a blob, or a request larger
@@ -96,7 +98,7 @@ func (u *Uploads) last(ctx context.Context, id string) (*jetstream.RawStreamMsg,
 // starts it over if it had pieces) and returns the size staged. A piece
 // anywhere but at the end is ErrUploadOffset.
 func (u *Uploads) Stage(ctx context.Context, id string, offset int64, data []byte) (int64, error) {
-	if err := ValidateSessionID(id); err != nil {
+	if err := session.ValidateSessionID(id); err != nil {
 		return 0, err
 	}
 	if err := u.provision(ctx); err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/replica"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -26,7 +26,7 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
-	client := service.NewClient(nc, svcCfg.Subject)
+	client := api.NewClient(nc, svcCfg.Subject)
 
 	// A handler that always fails: two deliveries, then a dead letter.
 	var runs atomic.Int32
@@ -46,14 +46,14 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 	}
 	defer rep.Close(context.Background())
 
-	if err := client.Call(ctx, service.OpCreate, service.CreateRequest{ID: "m"}, nil); err != nil {
+	if err := client.Call(ctx, api.OpCreate, api.CreateRequest{ID: "m"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var a service.AppendReply
-	if err := client.Call(ctx, service.OpAppend, service.AppendRequest{Session: "m", Entries: []jsontext.Value{jsontext.Value(`{"type":"custom","customType":"x","data":{}}`)}}, &a); err != nil {
+	var a api.AppendReply
+	if err := client.Call(ctx, api.OpAppend, api.AppendRequest{Session: "m", Entries: []jsontext.Value{jsontext.Value(`{"type":"custom","customType":"x","data":{}}`)}}, &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.Call(ctx, service.OpOpen, service.SessionRequest{Session: "nobody"}, nil); err == nil {
+	if err := client.Call(ctx, api.OpOpen, api.SessionRequest{Session: "nobody"}, nil); err == nil {
 		t.Fatal("opened a missing session")
 	}
 	if err := rep.WaitFor(ctx, "m", a.Sequence); err != nil {

@@ -19,10 +19,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/replica"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -101,7 +101,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, svcCfg := servicetest.Start(t, nc, r.b, nil)
-	client := service.NewClient(nc, svcCfg.Subject, service.WithPropagator(r.tel.Propagator()))
+	client := api.NewClient(nc, svcCfg.Subject, api.WithPropagator(r.tel.Propagator()))
 
 	handled := make(chan trace.SpanContext, 1)
 	sub, err := replica.Subscribe(ctx, r.b, replica.DefaultEventConfig("tel-compactions", session.TypeCompaction), func(ctx context.Context, ev replica.Event) error {
@@ -115,16 +115,16 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 
 	// The agent's own span, as an instrumented agent would have.
 	agentCtx, agent := r.tel.Tracer.Start(ctx, "agent turn")
-	if err := client.Call(agentCtx, service.OpCreate, service.CreateRequest{ID: "hop"}, nil); err != nil {
+	if err := client.Call(agentCtx, api.OpCreate, api.CreateRequest{ID: "hop"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var a service.AppendReply
-	if err := client.Call(agentCtx, service.OpAppend, service.AppendRequest{Session: "hop", Entries: []jsontext.Value{jsontext.Value(`{"type":"message","message":{"role":"user","content":"hi"}}`)}}, &a); err != nil {
+	var a api.AppendReply
+	if err := client.Call(agentCtx, api.OpAppend, api.AppendRequest{Session: "hop", Entries: []jsontext.Value{jsontext.Value(`{"type":"message","message":{"role":"user","content":"hi"}}`)}}, &a); err != nil {
 		t.Fatal(err)
 	}
-	var c service.AppendReply
+	var c api.AppendReply
 	comp := `{"type":"compaction","summary":"s","firstKeptEntryId":"` + a.Leaf + `","tokensBefore":10}`
-	if err := client.Call(agentCtx, service.OpAppend, service.AppendRequest{Session: "hop", Entries: []jsontext.Value{jsontext.Value(comp)}}, &c); err != nil {
+	if err := client.Call(agentCtx, api.OpAppend, api.AppendRequest{Session: "hop", Entries: []jsontext.Value{jsontext.Value(comp)}}, &c); err != nil {
 		t.Fatal(err)
 	}
 	agent.End()
@@ -194,7 +194,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	}
 
 	// Context builds are spans of their own under the request.
-	if err := client.Call(ctx, service.OpContext, service.ContextRequest{Session: "hop"}, nil); err != nil {
+	if err := client.Call(ctx, api.OpContext, api.ContextRequest{Session: "hop"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cb := r.span(t, "sessionlog.context.build")

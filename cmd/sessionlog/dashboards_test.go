@@ -14,8 +14,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"gopkg.in/yaml.v3"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -87,19 +87,19 @@ func TestDashboardAndAlertsNameMetricsANodeExports(t *testing.T) {
 	serveFor(t, data, "-http", "", "-metrics", metrics)
 	nc := connectServe(t, data)
 	ctx := t.Context()
-	c := service.NewClient(nc, "sessionlog.v1")
+	c := slapi.NewClient(nc, "sessionlog.v1")
 	call := func(op string, req any) error { return c.Call(ctx, op, req, nil) }
-	if err := call(service.OpCreate, service.CreateRequest{ID: "dash"}); err != nil {
+	if err := call(slapi.OpCreate, slapi.CreateRequest{ID: "dash"}); err != nil {
 		t.Fatal(err)
 	}
 	hi := jsontext.Value(`{"type":"message","message":{"role":"user","content":"hello dashboards"}}`)
-	if err := call(service.OpAppend, service.AppendRequest{Session: "dash", Entries: []jsontext.Value{hi}}); err != nil {
+	if err := call(slapi.OpAppend, slapi.AppendRequest{Session: "dash", Entries: []jsontext.Value{hi}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := call(service.OpAppend, service.AppendRequest{Session: "nope", Entries: []jsontext.Value{hi}}); err == nil {
+	if err := call(slapi.OpAppend, slapi.AppendRequest{Session: "nope", Entries: []jsontext.Value{hi}}); err == nil {
 		t.Fatal("an append to a missing session succeeded")
 	}
-	_ = call(service.OpSearch, service.SearchRequest{Query: "hello"})
+	_ = call(slapi.OpSearch, slapi.SearchRequest{Query: "hello"})
 
 	var scraped string
 	sessiontest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // docPages are the README and the pages of docs/.
@@ -201,10 +201,10 @@ func TestDocsRequestsAreWellFormed(t *testing.T) {
 						t.Errorf("%s: %s: %v", page, line, err)
 						continue
 					}
-					var reply struct{ Error *service.Error }
+					var reply struct{ Error *slapi.Error }
 					if json.Unmarshal(msg.Data, &reply) != nil {
 						t.Errorf("%s: %s: the answer is not JSON: %s", page, line, msg.Data)
-					} else if e := reply.Error; e != nil && (e.Code == service.CodeBadRequest || e.Code == service.CodeInternal) {
+					} else if e := reply.Error; e != nil && (e.Code == slapi.CodeBadRequest || e.Code == slapi.CodeInternal) {
 						t.Errorf("%s: %s: %s %s: %s", page, line, e.Code, e.Field, e.Message)
 					}
 					sent++
@@ -235,9 +235,9 @@ func TestDocsRequestsAreWellFormed(t *testing.T) {
 					}
 					if !stream {
 						b, _ := io.ReadAll(resp.Body)
-						var reply struct{ Error *service.Error }
+						var reply struct{ Error *slapi.Error }
 						_ = json.Unmarshal(b, &reply)
-						if e := reply.Error; resp.StatusCode >= 300 && (e == nil || e.Code == service.CodeBadRequest || e.Code == service.CodeInternal || strings.HasPrefix(e.Message, "no route")) {
+						if e := reply.Error; resp.StatusCode >= 300 && (e == nil || e.Code == slapi.CodeBadRequest || e.Code == slapi.CodeInternal || strings.HasPrefix(e.Message, "no route")) {
 							t.Errorf("%s: %s: %s %s", page, line, resp.Status, b)
 						}
 					} else if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/mcpserver"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
@@ -42,7 +43,7 @@ func runMCP(ctx context.Context, e env) error {
 	if repo.nc == nil {
 		return usageError("mcp serves JetStream sessions (the embedded node or -url), not -files")
 	}
-	svc := service.NewClient(repo.nc, *subject)
+	svc := slapi.NewClient(repo.nc, *subject)
 	if !answers(ctx, svc) {
 		if !repo.embedded {
 			return fmt.Errorf("no sessionlog service answers on %s at this deployment: run `sessionlog serve` there", *subject)
@@ -68,12 +69,12 @@ func runMCP(ctx context.Context, e env) error {
 }
 
 // answers reports whether a service answers on the client's subject.
-func answers(ctx context.Context, svc *service.Client) bool {
+func answers(ctx context.Context, svc *slapi.Client) bool {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	err := svc.Call(cctx, service.OpList, service.ListRequest{Limit: 1}, &service.ListReply{})
-	var se *service.Error
-	return !errors.As(err, &se) || se.Code != service.CodeUnavailable
+	err := svc.Call(cctx, slapi.OpList, slapi.ListRequest{Limit: 1}, &slapi.ListReply{})
+	var se *slapi.Error
+	return !errors.As(err, &se) || se.Code != slapi.CodeUnavailable
 }
 
 // serveHere runs the service on this process's own node, with the data

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/service"
+	slapi "github.com/agentcore/sessionlog/api"
 )
 
 // serve with a tenants file where one tenant redacts on write: a secret
@@ -44,21 +44,21 @@ func TestServeRedactsPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nc.Close()
-		c := service.NewClient(nc, "sessionlog.v1")
+		c := slapi.NewClient(nc, "sessionlog.v1")
 		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
 		defer ccancel()
-		if err := c.Call(cctx, service.OpCreate, service.CreateRequest{ID: "s"}, nil); err != nil {
+		if err := c.Call(cctx, slapi.OpCreate, slapi.CreateRequest{ID: "s"}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Call(cctx, service.OpAppend, service.AppendRequest{Session: "s", Entries: []jsontext.Value{jsontext.Value(line)}}, nil); err != nil {
+		if err := c.Call(cctx, slapi.OpAppend, slapi.AppendRequest{Session: "s", Entries: []jsontext.Value{jsontext.Value(line)}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		var cr service.ContextReply
-		if err := c.Call(cctx, service.OpContext, service.ContextRequest{Session: "s"}, &cr); err != nil {
+		var cr slapi.ContextReply
+		if err := c.Call(cctx, slapi.OpContext, slapi.ContextRequest{Session: "s"}, &cr); err != nil {
 			t.Fatal(err)
 		}
-		var sr service.StatsReply
-		if err := c.Call(cctx, service.OpStats, service.SessionRequest{Session: "s"}, &sr); err != nil || (sr.Redactions == 2) != tc.redacts {
+		var sr slapi.StatsReply
+		if err := c.Call(cctx, slapi.OpStats, slapi.SessionRequest{Session: "s"}, &sr); err != nil || (sr.Redactions == 2) != tc.redacts {
 			t.Fatalf("%s: stats count %d redactions (%v)", tc.user, sr.Redactions, err)
 		}
 		redacted := bytes.Contains(cr.Messages, []byte("[REDACTED:aws-access-key]")) && bytes.Contains(cr.Messages, []byte("[REDACTED:internal-token]"))

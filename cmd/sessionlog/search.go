@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
@@ -41,8 +42,8 @@ func runSearch(ctx context.Context, e env) error {
 		res, err = searchHere(ctx, repo, q)
 	} else {
 		// A serve holds the index: ask its service.
-		req := service.SearchRequest{Query: q.Text, Session: q.Session, Limit: q.Limit, Offset: q.Offset}
-		err = service.NewClient(repo.nc, service.DefaultConfig(sysConfig()).Subject).Call(ctx, service.OpSearch, req, &res)
+		req := slapi.SearchRequest{Query: q.Text, Session: q.Session, Limit: q.Limit, Offset: q.Offset}
+		err = slapi.NewClient(repo.nc, service.DefaultConfig(sysConfig()).Subject).Call(ctx, slapi.OpSearch, req, &res)
 	}
 	if err != nil {
 		return err

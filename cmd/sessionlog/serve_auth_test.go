@@ -16,8 +16,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -68,8 +68,8 @@ func TestServeWithTenantsAndTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bob.Close()
-	bc := service.NewClient(bob, "sessionlog.v1")
-	if err := bc.Call(ctx, service.OpCreate, service.CreateRequest{ID: "bobs"}, nil); err != nil {
+	bc := slapi.NewClient(bob, "sessionlog.v1")
+	if err := bc.Call(ctx, slapi.OpCreate, slapi.CreateRequest{ID: "bobs"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// alice over HTTPS sees none of it; bob over HTTPS does.
@@ -97,7 +97,7 @@ func TestServeWithTenantsAndTLS(t *testing.T) {
 	// Search: each tenant's index holds its own sessions only. bob finds
 	// his word (once his node has indexed it); alice, asking the same,
 	// never does, and each node keeps one index per tenant.
-	if err := bc.Call(ctx, service.OpAppend, map[string]any{"session": "bobs", "entries": []any{map[string]any{
+	if err := bc.Call(ctx, slapi.OpAppend, map[string]any{"session": "bobs", "entries": []any{map[string]any{
 		"type": "message", "message": map[string]any{"role": "user", "content": "xylophone secrets"}}}}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -138,8 +138,8 @@ func TestServeCluster(t *testing.T) {
 	defer nc.Close()
 	// Every node serves the service: what the CLI wrote through node 1 is
 	// there for a request answered by any of them.
-	var o service.SessionReply
-	if err := service.NewClient(nc, "sessionlog.v1").Call(context.Background(), service.OpOpen, service.SessionRequest{Session: "c1"}, &o); err != nil || o.Session.Entries != 1 {
+	var o slapi.SessionReply
+	if err := slapi.NewClient(nc, "sessionlog.v1").Call(context.Background(), slapi.OpOpen, slapi.SessionRequest{Session: "c1"}, &o); err != nil || o.Session.Entries != 1 {
 		t.Fatalf("open through the service: %+v %v", o, err)
 	}
 	js, _ := jetstream.New(nc)

@@ -8,14 +8,14 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lincheck"
-	"github.com/agentcore/sessionlog/service"
 )
 
 // LinClient calls the service and records each call, with its real-time
 // call and return, in a history for the linearizability checker.
 type LinClient struct {
-	C  *service.Client
+	C  *api.Client
 	H  *lincheck.History
 	ID int // the client's number in the history
 	// Timeout bounds one attempt of a call (default 5 s); Append tries
@@ -35,8 +35,8 @@ func (l *LinClient) Append(ctx context.Context, session, id string, ifSequence u
 	// from the first call to the last answer.
 	for {
 		actx, cancel := context.WithTimeout(ctx, l.timeout())
-		var r service.AppendReply
-		err := l.C.Call(actx, service.OpAppend, service.AppendRequest{Session: session, Entries: []jsontext.Value{entry}, IfSequence: ifSequence}, &r)
+		var r api.AppendReply
+		err := l.C.Call(actx, api.OpAppend, api.AppendRequest{Session: session, Entries: []jsontext.Value{entry}, IfSequence: ifSequence}, &r)
 		cancel()
 		out = outcome(err, r.Leaf, r.Sequence)
 		if !out.Unknown || ctx.Err() != nil {
@@ -63,10 +63,10 @@ func (l *LinClient) timeout() time.Duration {
 func (l *LinClient) Read(ctx context.Context, session string) lincheck.Output {
 	in := lincheck.Input{Session: session, Kind: lincheck.Read}
 	call := time.Now()
-	var r service.SessionReply
+	var r api.SessionReply
 	rctx, cancel := context.WithTimeout(ctx, l.timeout())
 	defer cancel()
-	err := l.C.Call(rctx, service.OpOpen, service.SessionRequest{Session: session}, &r)
+	err := l.C.Call(rctx, api.OpOpen, api.SessionRequest{Session: session}, &r)
 	out := outcome(err, r.Session.Leaf, r.Sequence)
 	// A read that got no answer changed nothing and says nothing: it is
 	// left out of the history (kept, it only slows the checker down).
@@ -79,11 +79,11 @@ func (l *LinClient) Read(ctx context.Context, session string) lincheck.Output {
 // outcome turns a reply into an output: a conflict states where the
 // session is; any other error leaves the outcome unknown.
 func outcome(err error, leaf string, seq uint64) lincheck.Output {
-	var pe *service.Error
+	var pe *api.Error
 	switch {
 	case err == nil:
 		return lincheck.Output{Leaf: leaf, Sequence: seq}
-	case errors.As(err, &pe) && pe.Code == service.CodeConflict:
+	case errors.As(err, &pe) && pe.Code == api.CodeConflict:
 		return lincheck.Output{Conflict: true, Leaf: pe.Leaf, Sequence: pe.Sequence}
 	}
 	return lincheck.Output{Unknown: true}
