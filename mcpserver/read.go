@@ -169,6 +169,8 @@ func readable(source string, raw json.RawMessage) ContextMessage {
 		Command    string          `json:"command"`
 		Output     string          `json:"output"`
 	}
+	// raw is an entry the service answered with, valid JSON: an error
+	// is a member of another type than m's, left empty and not shown.
 	_ = json.Unmarshal(raw, &m)
 	var parts []string
 	var s string

@@ -89,6 +89,8 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 		return nil, err
 	}
 	var l codexLine
+	// The line parsed as JSON in item: an error here is a member of
+	// another type than codexLine's, left zero and taken as absent.
 	_ = json.Unmarshal(raw, &l)
 	ts := d.stamp(l.Timestamp)
 	if l.Timestamp == "" && it.Timestamp != "" {
@@ -248,6 +250,7 @@ func (d *codexDecoder) headerInfo(raw []byte, h *headerInfo) {
 		return
 	}
 	var l codexLine
+	// As in line: parsed in item; a member of another type is absent.
 	_ = json.Unmarshal(raw, &l)
 	if kind == "session_meta" {
 		if h.id == "" {
