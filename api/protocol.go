@@ -9,6 +9,10 @@ import (
 	"github.com/agentcore/sessionlog/session"
 )
 
+// DefaultSubject is the prefix the service's operations are served on
+// unless configured otherwise (service.Config.Subject).
+const DefaultSubject = "sessionlog.v1"
+
 // The operations, each served on <Config.Subject>.<op> (sessionlog.v1.append).
 const (
 	OpCreate  = "create"

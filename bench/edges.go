@@ -14,7 +14,6 @@ import (
 	"github.com/agentcore/sessionlog/internal/await"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
-	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -26,14 +25,12 @@ import (
 func edgesPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
 	// The hub as serve makes it: a tenant, and the edge's credentials
 	// carrying what the link may (service.EdgePermissions).
-	subject := service.DefaultConfig(system.Config()).Subject
 	hcfg := cluster.DefaultConfig(dir + "/edge-hub")
 	hcfg.Domain, hcfg.LeafListen = "hub", "127.0.0.1:0"
 	hcfg.Auth = &cluster.AuthConfig{
-		Tenants:           []cluster.Tenant{{Name: "bench", Users: []cluster.User{{Name: "bench", Password: "bench-pw"}}, Edges: []cluster.Edge{{Domain: "edge", User: "edge", Password: "edge-pw"}}}},
-		ClientPermissions: service.ClientPermissions(stream.DefaultConfig(), subject),
-		EdgePermissions:   service.EdgePermissions(subject, "hub"),
+		Tenants: []cluster.Tenant{{Name: "bench", Users: []cluster.User{{Name: "bench", Password: "bench-pw"}}, Edges: []cluster.Edge{{Domain: "edge", User: "edge", Password: "edge-pw"}}}},
 	}
+	service.Permit(hcfg.Auth, stream.DefaultConfig(), hcfg.Domain)
 	hn, err := cluster.Start(ctx, hcfg)
 	if err != nil {
 		return err

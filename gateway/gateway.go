@@ -127,7 +127,7 @@ type Config struct {
 // DefaultConfig serves on addr for the service at natsURL.
 func DefaultConfig(addr, natsURL string) Config {
 	return Config{
-		Listen: addr, NATSURL: natsURL, Subject: "sessionlog.v1", Stream: stream.DefaultConfig(),
+		Listen: addr, NATSURL: natsURL, Subject: api.DefaultSubject, Stream: stream.DefaultConfig(),
 		MaxBodyBytes: 1 << 20, MaxUploadBytes: 64 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
 		MaxAssembling: 4, MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,

@@ -16,7 +16,6 @@ import (
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
-	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -32,14 +31,12 @@ type linkedPair struct {
 func newLinkedPair(t *testing.T, tweak func(*stream.Config)) *linkedPair {
 	t.Helper()
 	ctx := context.Background()
-	subject := service.DefaultConfig(system.Config()).Subject
 	hcfg := cluster.DefaultConfig(t.TempDir())
 	hcfg.Domain, hcfg.LeafListen = "hub", "127.0.0.1:0"
 	hcfg.Auth = &cluster.AuthConfig{
-		Tenants:           []cluster.Tenant{{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}, Edges: []cluster.Edge{{Domain: "laptop", User: "laptop", Password: "laptop-pw"}}}},
-		ClientPermissions: service.ClientPermissions(stream.DefaultConfig(), subject),
-		EdgePermissions:   service.EdgePermissions(subject, "hub"),
+		Tenants: []cluster.Tenant{{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}, Edges: []cluster.Edge{{Domain: "laptop", User: "laptop", Password: "laptop-pw"}}}},
 	}
+	service.Permit(hcfg.Auth, stream.DefaultConfig(), hcfg.Domain)
 	hn, err := cluster.Start(ctx, hcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
@@ -136,7 +137,7 @@ type Searcher interface {
 // DefaultConfig serves sessionlog.v1.
 func DefaultConfig(sc session.Config) Config {
 	return Config{
-		Name: "sessionlog", Version: "1.0.0", Subject: "sessionlog.v1", QueueGroup: "sessionlog",
+		Name: "sessionlog", Version: "1.0.0", Subject: api.DefaultSubject, QueueGroup: "sessionlog",
 		Limits: Limits{
 			MaxRequestBytes: 1 << 20, MaxEntryBytes: 64 << 20, MaxUploadBytes: 64 << 20, MaxStagedBytes: 256 << 20,
 			MaxEntries: 100, MaxPage: session.MaxPageSize,

@@ -29,6 +29,14 @@ func ClientPermissions(sc stream.Config, subject string) cluster.Permissions {
 	}
 }
 
+// Permit gives auth's tenants what serve gives them, for the service on
+// its default subject: each user ClientPermissions, each edge's link
+// EdgePermissions for a hub in JetStream domain hub.
+func Permit(auth *cluster.AuthConfig, sc stream.Config, hub string) {
+	auth.ClientPermissions = ClientPermissions(sc, api.DefaultSubject)
+	auth.EdgePermissions = EdgePermissions(api.DefaultSubject, hub)
+}
+
 // EdgePermissions are what an edge node's leafnode link may carry (see
 // cluster.Edge), for a hub in JetStream domain hub: from the edge, the
 // messages of the hub's sourcing of its streams ($JS.S), the replies to

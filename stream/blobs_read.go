@@ -260,17 +260,12 @@ func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error)
 		return int64(m.info.Size), subject, nil
 	}
 	var size int64
-	for from := uint64(1); ; {
-		end, err := bl.b.getBatchOf(ctx, bl.streamName(), subject, from, func(c *jetstream.RawStreamMsg, _ uint64) error {
-			size, from = size+int64(len(c.Data)), c.Sequence+1
-			return nil
-		})
-		if errors.Is(err, errNoMessages) || (err == nil && end.pending == 0) {
-			break
-		}
-		if err != nil {
-			return 0, "", fmt.Errorf("stream: received blob %s: %w", name, err)
-		}
+	err = bl.b.eachOf(ctx, bl.streamName(), subject, func(c *jetstream.RawStreamMsg) error {
+		size += int64(len(c.Data))
+		return nil
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("stream: received blob %s: %w", name, err)
 	}
 	if size == 0 {
 		return 0, "", fmt.Errorf("%w: %s", ErrBlobNotFound, name)

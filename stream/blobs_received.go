@@ -88,23 +88,18 @@ func (bl *Blobs) received(ctx context.Context, ref session.BlobRef) ([]byte, err
 	}
 	data := make([]byte, 0, ref.Size)
 	subject := objInChunks(bl.bucket, m.info.NUID)
-	for from := uint64(1); ; {
-		end, err := bl.b.getBatchOf(ctx, bl.streamName(), subject, from, func(msg *jetstream.RawStreamMsg, _ uint64) error {
-			if int64(len(data)+len(msg.Data)) > ref.Size {
-				return fmt.Errorf("%w: %s: the received chunks exceed its %d bytes", ErrBlobMismatch, name, ref.Size)
-			}
-			data, from = append(data, msg.Data...), msg.Sequence+1
-			return nil
-		})
-		if errors.Is(err, errNoMessages) {
-			break
+	err = bl.b.eachOf(ctx, bl.streamName(), subject, func(msg *jetstream.RawStreamMsg) error {
+		if int64(len(data)+len(msg.Data)) > ref.Size {
+			return fmt.Errorf("%w: %s: the received chunks exceed its %d bytes", ErrBlobMismatch, name, ref.Size)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("stream: received blob %s: %w", name, err)
-		}
-		if end.pending == 0 {
-			break
-		}
+		data = append(data, msg.Data...)
+		return nil
+	})
+	if errors.Is(err, ErrBlobMismatch) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream: received blob %s: %w", name, err)
 	}
 	if int64(len(data)) != ref.Size {
 		return nil, fmt.Errorf("%w: %s (%d of its %d bytes received so far)", ErrBlobNotFound, name, len(data), ref.Size)

@@ -60,6 +60,25 @@ func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from u
 	return b.getBatchMax(ctx, stream, subject, from, readBatchBytes, fn)
 }
 
+// eachOf calls fn with every message on subject of stream, in order,
+// batch after batch until none is pending (none at all: no call).
+func (b *Backend) eachOf(ctx context.Context, stream, subject string, fn func(m *jetstream.RawStreamMsg) error) error {
+	for from := uint64(1); ; {
+		end, err := b.getBatchOf(ctx, stream, subject, from, func(m *jetstream.RawStreamMsg, _ uint64) error {
+			from = m.Sequence + 1
+			return fn(m)
+		})
+		switch {
+		case errors.Is(err, errNoMessages):
+			return nil
+		case err != nil:
+			return err
+		case end.pending == 0:
+			return nil
+		}
+	}
+}
+
 // getBatchMax is getBatchOf with a bound of its own on the bytes of the
 // answer (at least one message comes whatever its size).
 func (b *Backend) getBatchMax(ctx context.Context, stream, subject string, from uint64, maxBytes int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {

@@ -23,7 +23,7 @@ func runMCP(ctx context.Context, e env) error {
 	rf := addRepoFlags(fs)
 	rf.create = true // a host starts it before anything is stored
 	allow := fs.Bool("allow-writes", false, "also offer append_message and label_entry (conditional on the sequence, like every write)")
-	subject := fs.String("subject", "sessionlog.v1", "the service's subject prefix")
+	subject := fs.String("subject", slapi.DefaultSubject, "the service's subject prefix")
 	tokens := fs.Int("max-tokens", mcpserver.DefaultConfig().MaxTokens, "the most get_context returns, whatever a call asks for")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err

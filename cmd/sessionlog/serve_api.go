@@ -162,8 +162,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 		}
 		a.tenantFile = f
 		auth := f.Auth()
-		auth.ClientPermissions = service.ClientPermissions(sc, service.DefaultConfig(system.Config()).Subject)
-		auth.EdgePermissions = service.EdgePermissions(service.DefaultConfig(system.Config()).Subject, cfg.Domain)
+		service.Permit(auth, sc, cfg.Domain)
 		auth.MaxConnectionsPerTenant = a.tenantConns
 		cfg.Auth = auth
 	}

@@ -77,7 +77,7 @@ func (l *linker) tick(ctx context.Context) {
 	if cameUp {
 		l.progressSaid = "" // said again, of this sync
 	}
-	due := cameUp || l.linkedAt.IsZero() || time.Since(l.linkedAt) >= every || (l.fromHub && !l.sourcing)
+	due := cameUp || l.resume || l.linkedAt.IsZero() || time.Since(l.linkedAt) >= every || (l.fromHub && !l.sourcing)
 	if !due {
 		return
 	}
@@ -102,7 +102,7 @@ func (l *linker) tick(ctx context.Context) {
 	resume := l.resume || (cameUp && !l.linkedAt.IsZero())
 	req := l.req
 	req.Resume = resume
-	if err := slapi.NewClient(nc, "sessionlog.v1").Call(cctx, slapi.OpLink, req, &reply); err != nil {
+	if err := slapi.NewClient(nc, slapi.DefaultSubject).Call(cctx, slapi.OpLink, req, &reply); err != nil {
 		l.resume = resume // asked again, as a resume
 		l.log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
 		return

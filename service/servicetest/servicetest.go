@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/server"
@@ -42,7 +43,7 @@ func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenan
 	defer cancel()
 	cfg := cluster.DefaultConfig(t.TempDir())
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Auth = &cluster.AuthConfig{Tenants: tenants, ClientPermissions: service.ClientPermissions(scfg, "sessionlog.v1")}
+	cfg.Auth = &cluster.AuthConfig{Tenants: tenants, ClientPermissions: service.ClientPermissions(scfg, api.DefaultSubject)}
 	n, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
