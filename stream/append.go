@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -245,13 +246,13 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blo
 			s.idx.touch(t.Info(), seq)
 			return nil
 		}
-		if err != nil && !isWrongLastSeq(err) && !ambiguous(err) && !isBatchSeen(err) {
+		if err != nil && !isWrongLastSeq(err) && !jsx.Ambiguous(err) && !isBatchSeen(err) {
 			*outcome = "error"
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
 		// Someone else wrote, or we cannot tell whether we did: read
 		// what the stream holds now.
-		if err != nil && ambiguous(err) {
+		if err != nil && jsx.Ambiguous(err) {
 			span.AddEvent("sessionlog.ambiguous", trace.WithAttributes(attribute.String("error", err.Error())))
 		}
 		oldLeaf, sent, held := t.Leaf(), s.lastSeq, t.Len()
@@ -384,7 +385,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 	defer cancel()
 	subjects := s.subjects
 	span := trace.SpanFromContext(ctx)
-	err = s.b.resend(ctx, func(ctx context.Context) (err error) {
+	err = s.b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 		if span.IsRecording() {
 			// An attempt is bounded by AttemptTimeout: one that took
 			// longer says the bound did not hold, and by how much.
@@ -400,7 +401,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 			}()
 		}
 		if len(msgs) == 1 {
-			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects), noRetry)
+			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects), jsx.NoRetry)
 			if err == nil {
 				seq, dup = ack.Sequence, ack.Duplicate
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -28,6 +29,8 @@ import (
 type Backend struct {
 	nc *nats.Conn
 	js jetstream.JetStream
+	// rq sends the partition's requests (see jsx.Requester).
+	rq *jsx.Requester
 	// linkMu serializes SourceFrom's changes of the streams' configs
 	// (replaced whole: two at once would lose one).
 	linkMu sync.Mutex
@@ -46,10 +49,9 @@ type Backend struct {
 	tel      *telemetry.T
 	// warnings are New's findings for a human (see Warnings).
 	warnings []string
-	moves    *moves
+	moves    *jsx.Moves
 	// balancer keeps partition leaders spread (WithLeaderBalancing).
 	balancer *leaderBalancer
-	lastMove atomic.Int64  // unix nanos of the last moveElsewhere
 	barriers atomic.Uint64 // read barriers written, for their purges
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
@@ -66,11 +68,8 @@ type Backend struct {
 	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
-	// interrupts fires when the partition's stream elects a leader (the
-	// server's advisory, heard through electionSub) and when the
-	// connection moves: attempts in flight are sent again at once (see
-	// attempt).
-	interrupts  signal
+	// electionSub hears the partition's elections, which interrupt its
+	// requests in flight (see jsx.Requester).
 	electionSub *nats.Subscription
 	// pendingIndex holds the partition's index records not written yet.
 	pendingIndex pendingIndex
@@ -127,7 +126,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	if cfg.Replicas == 0 {
 		cfg.Replicas = want
 	}
-	b := &Backend{nc: nc, js: js, cfg: cfg, moves: watchMoves(nc)}
+	b := &Backend{nc: nc, js: js, cfg: cfg, moves: jsx.WatchMoves(nc), rq: newRequester(nc, js, cfg)}
 	defer func() {
 		if err != nil {
 			for _, p := range b.parts {
@@ -135,7 +134,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 					_ = p.electionSub.Unsubscribe()
 				}
 			}
-			b.moves.stop()
+			b.moves.Stop()
 		}
 	}()
 	for _, o := range opts {
@@ -160,7 +159,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		b.parts = []*Backend{b}
 	} else {
 		for i := range cfg.Partitions {
-			p := &Backend{nc: nc, js: js, cfg: cfg.partition(i), moves: b.moves, policy: b.policy, tel: b.tel}
+			p := &Backend{nc: nc, js: js, rq: newRequester(nc, js, cfg), cfg: cfg.partition(i), moves: b.moves, policy: b.policy, tel: b.tel}
 			p.parts = []*Backend{p}
 			b.parts = append(b.parts, p)
 		}
@@ -205,12 +204,12 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	// One subscription per partition to its elections: attempts in flight
 	// are sent again at once, and the balancer (if any) looks again.
 	if b.parts[0] != b {
-		b.moves.notify(&b.interrupts) // the whole's own calls, if any
+		b.moves.Notify(&b.rq.Interrupts) // the whole's own calls, if any
 	}
 	for _, p := range b.parts {
-		b.moves.notify(&p.interrupts)
+		b.moves.Notify(&p.rq.Interrupts)
 		sub, serr := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) {
-			p.interrupts.fire()
+			p.rq.Interrupts.Fire()
 			if b.balancer != nil {
 				b.balancer.trigger()
 			}
@@ -294,6 +293,15 @@ func (b *Backend) JetStream() jetstream.JetStream { return b.js }
 
 func (b *Backend) maxPayload() int64 { return b.nc.MaxPayload() }
 
+func newRequester(nc *nats.Conn, js jetstream.JetStream, cfg Config) *jsx.Requester {
+	return &jsx.Requester{NC: nc, JS: js, AttemptTimeout: cfg.AttemptTimeout}
+}
+
+// withBound bounds a call by RequestTimeout (see jsx.WithBound).
+func (b *Backend) withBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return jsx.WithBound(ctx, b.cfg.RequestTimeout)
+}
+
 // Create implements session.Repo: it writes the header, refusing an id in
 // use, and indexes the session.
 func (b *Backend) Create(ctx context.Context, h session.Header) (session.Store, error) {
@@ -336,7 +344,7 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	// comes back as a duplicate of its message id, which is then ours.
 	var ack *jetstream.PubAck
 	resent := false
-	err = b.resend(pctx, func(ctx context.Context) (err error) {
+	err = b.rq.Resend(pctx, func(ctx context.Context) (err error) {
 		ack, err = b.publishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
 		return err
 	}, func(error) { resent = true })
@@ -489,7 +497,7 @@ func (b *Backend) Close(ctx context.Context) error {
 			_ = p.electionSub.Unsubscribe()
 		}
 	}
-	b.moves.stop()
+	b.moves.Stop()
 	return nil
 }
 

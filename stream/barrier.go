@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // A read that must see every acknowledged write cannot simply ask the
@@ -115,8 +117,8 @@ func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 	// commit (cut off, say) is not handed a new one each time.
 	m.Header.Set(jetstream.MsgIDHeader, nuid.Next())
 	var seq uint64
-	err := b.resend(ctx, func(ctx context.Context) error {
-		ack, err := b.js.PublishMsg(ctx, m, noRetry)
+	err := b.rq.Resend(ctx, func(ctx context.Context) error {
+		ack, err := b.js.PublishMsg(ctx, m, jsx.NoRetry)
 		if err == nil {
 			seq = ack.Sequence
 		}
@@ -151,7 +153,7 @@ func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error)
 	}
 	for attempt := 0; ; attempt++ {
 		var last, upTo uint64
-		err := b.resend(ctx, func(ctx context.Context) (err error) {
+		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 			last, upTo, err = b.lastAndPosition(ctx, subject)
 			return err
 		}, nil)
@@ -185,7 +187,7 @@ func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, up
 		MultiLast []string `json:"multi_last"`
 	}{[]string{subject, b.cfg.barrierSubject()}}
 	barrier := b.cfg.barrierSubject()
-	err = b.direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
+	err = b.rq.Direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
 		if m.Subject != barrier {
 			last = max(last, m.Sequence)
 		}
@@ -196,7 +198,7 @@ func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, up
 		}
 		return nil
 	})
-	if errors.Is(err, errNoMessages) {
+	if errors.Is(err, jsx.ErrNoMessages) {
 		return 0, 0, nil // not even a barrier: a replica that has none yet
 	}
 	return last, upTo, err

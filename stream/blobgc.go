@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // CollectStats is what one collection of blobs found and did.
@@ -132,7 +134,7 @@ func (bl *Blobs) candidates(ctx context.Context, only map[string]bool, st *Colle
 	})
 	c := &collection{bl: bl, own: old(metas), gone: old(received)}
 	if only == nil {
-		for prefix, metas := range map[string]map[string]*blobMeta{objChunks(bl.bucket, ""): metas, objInChunks(bl.bucket, ""): received} {
+		for prefix, metas := range map[string]map[string]*blobMeta{jsx.ObjChunks(bl.bucket, ""): metas, objInChunks(bl.bucket, ""): received} {
 			n, err := bl.purgeOrphans(ctx, prefix, metas, now)
 			st.Orphans += n
 			if err != nil {
@@ -191,7 +193,7 @@ func (bl *Blobs) deleteCandidates(ctx context.Context, c *collection, st *Collec
 
 // metas reads the meta of every blob stored (deleted ones left out).
 func (bl *Blobs) metas(ctx context.Context) (map[string]*blobMeta, error) {
-	return bl.metasOn(ctx, objMetas(bl.bucket), false)
+	return bl.metasOn(ctx, jsx.ObjMetas(bl.bucket), false)
 }
 
 // receivedMetas reads the meta of every blob received from another node
@@ -210,7 +212,7 @@ func (bl *Blobs) metasOn(ctx context.Context, filter string, deleted bool) (map[
 	if len(info.State.Subjects) == 0 {
 		return out, nil
 	}
-	err = bl.b.readAll(ctx, bl.streamName(), filter, false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	err = bl.b.rq.ReadAll(ctx, bl.streamName(), filter, false, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		m := &blobMeta{data: msg.Data(), seq: md.Sequence.Stream, at: md.Timestamp}
 		if err := json.Unmarshal(msg.Data(), &m.info); err != nil {
 			return fmt.Errorf("stream: blob meta %s: %w", msg.Subject(), err)
@@ -254,7 +256,7 @@ func (bl *Blobs) purgeOrphans(ctx context.Context, prefix string, metas map[stri
 }
 
 func (bl *Blobs) purgeChunks(ctx context.Context, nuid string) error {
-	return bl.stream.Purge(ctx, jetstream.WithPurgeSubject(objChunks(bl.bucket, nuid)))
+	return bl.stream.Purge(ctx, jetstream.WithPurgeSubject(jsx.ObjChunks(bl.bucket, nuid)))
 }
 
 // scanBlobNames calls fn with every blob name an entry of this partition
@@ -267,7 +269,7 @@ func (b *Backend) scanBlobNames(ctx context.Context, fn func(name string)) error
 	if info.State.Msgs == 0 {
 		return nil
 	}
-	return b.readAll(ctx, b.cfg.Stream, b.cfg.Prefix+".>", true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+	return b.rq.ReadAll(ctx, b.cfg.Stream, b.cfg.Prefix+".>", true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
 		if names := msg.Headers().Get(blobsHeader); names != "" {
 			for _, n := range strings.Split(names, ",") {
 				fn(n)
@@ -275,40 +277,4 @@ func (b *Backend) scanBlobNames(ctx context.Context, fn func(name string)) error
 		}
 		return nil
 	})
-}
-
-// readAll reads the messages of stream on filter with an ordered
-// consumer until none is pending: every message, headers only, or with
-// headersOnly unset the last of each subject, whole. The filter must
-// match a message: the caller checks first.
-func (b *Backend) readAll(ctx context.Context, stream, filter string, headersOnly bool, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
-	if !headersOnly {
-		cfg.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
-	}
-	cons, err := b.js.OrderedConsumer(ctx, stream, cfg)
-	if err != nil {
-		return fmt.Errorf("stream: read %s: %w", stream, err)
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(512))
-	if err != nil {
-		return fmt.Errorf("stream: read %s: %w", stream, err)
-	}
-	defer it.Stop()
-	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return fmt.Errorf("stream: read %s: %w", stream, err)
-		}
-		md, err := msg.Metadata()
-		if err != nil {
-			return err
-		}
-		if err := fn(msg, md); err != nil {
-			return err
-		}
-		if md.NumPending == 0 {
-			return nil
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -120,9 +121,9 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config, bucket string) (*Blo
 	// later rather than fail the start (a three-node start met this).
 	var stream jetstream.Stream
 	err = Provisioning(ctx, func(ctx context.Context) (err error) {
-		stream, err = b.js.Stream(ctx, objStream(bucket))
+		stream, err = b.js.Stream(ctx, jsx.ObjStream(bucket))
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return errors.Join(err, errUnavailable) // transient here
+			return errors.Join(err, jsx.ErrUnavailable) // transient here
 		}
 		return err
 	})
@@ -144,10 +145,10 @@ func openBlobs(ctx context.Context, b *Backend, cfg Config, bucket string) (*Blo
 func (bl *Blobs) Grace() time.Duration { return bl.grace }
 
 func (bl *Blobs) metaSubject(name string) string {
-	return objMeta(bl.bucket, name)
+	return jsx.ObjMeta(bl.bucket, name)
 }
 
-func (bl *Blobs) streamName() string { return objStream(bl.bucket) }
+func (bl *Blobs) streamName() string { return jsx.ObjStream(bl.bucket) }
 
 // blobMeta is a blob's meta message as the stream's leader has it.
 type blobMeta struct {
@@ -160,7 +161,7 @@ type blobMeta struct {
 // meta reads a blob's meta from the stream's leader (a replica may not
 // have a touch yet); nil when the blob was never stored.
 func (bl *Blobs) meta(ctx context.Context, name string) (*blobMeta, error) {
-	m, err := bl.b.lastOf(ctx, bl.streamName(), bl.metaSubject(name))
+	m, err := bl.b.rq.LastOf(ctx, bl.streamName(), bl.metaSubject(name))
 	if err != nil || m == nil {
 		return nil, err
 	}

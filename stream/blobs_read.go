@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // Get returns the content ref stands for (see session.BlobFetch: the
@@ -216,7 +217,7 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 	from = max(from, 1)
 	for {
 		// The server sends no more than the piece can take.
-		end, err := bl.b.getBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
+		end, err := bl.b.rq.GetBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
 			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > limit {
 				p.Next = c.Sequence
 				return errPieceFull
@@ -228,11 +229,11 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 		switch {
 		case errors.Is(err, errPieceFull):
 			return p, nil
-		case errors.Is(err, errNoMessages):
+		case errors.Is(err, jsx.ErrNoMessages):
 			return p, nil
 		case err != nil:
 			return BlobPiece{}, fmt.Errorf("stream: read blob %s: %w", name, err)
-		case end.pending == 0:
+		case end.Pending == 0:
 			return p, nil
 		}
 	}
@@ -247,7 +248,7 @@ func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error)
 		return 0, "", err
 	}
 	if m != nil && !m.info.Deleted {
-		return int64(m.info.Size), objChunks(bl.bucket, m.info.NUID), nil
+		return int64(m.info.Size), jsx.ObjChunks(bl.bucket, m.info.NUID), nil
 	}
 	if m, err = bl.receivedMeta(ctx, name); err != nil {
 		return 0, "", err
@@ -260,7 +261,7 @@ func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error)
 		return int64(m.info.Size), subject, nil
 	}
 	var size int64
-	err = bl.b.eachOf(ctx, bl.streamName(), subject, func(c *jetstream.RawStreamMsg) error {
+	err = bl.b.rq.EachOf(ctx, bl.streamName(), subject, func(c *jetstream.RawStreamMsg) error {
 		size += int64(len(c.Data))
 		return nil
 	})

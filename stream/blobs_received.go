@@ -63,7 +63,7 @@ func (c Config) blobsTakeIn() []jetstream.SubjectTransformConfig {
 
 // receivedMeta reads the meta of a received blob; nil when none came.
 func (bl *Blobs) receivedMeta(ctx context.Context, name string) (*blobMeta, error) {
-	m, err := bl.b.lastOf(ctx, bl.streamName(), objInMeta(bl.bucket, name))
+	m, err := bl.b.rq.LastOf(ctx, bl.streamName(), objInMeta(bl.bucket, name))
 	if err != nil || m == nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (bl *Blobs) received(ctx context.Context, ref session.BlobRef) ([]byte, err
 	}
 	data := make([]byte, 0, ref.Size)
 	subject := objInChunks(bl.bucket, m.info.NUID)
-	err = bl.b.eachOf(ctx, bl.streamName(), subject, func(msg *jetstream.RawStreamMsg) error {
+	err = bl.b.rq.EachOf(ctx, bl.streamName(), subject, func(msg *jetstream.RawStreamMsg) error {
 		if int64(len(data)+len(msg.Data)) > ref.Size {
 			return fmt.Errorf("%w: %s: the received chunks exceed its %d bytes", ErrBlobMismatch, name, ref.Size)
 		}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 
 	"context"
 	"errors"
@@ -380,7 +381,7 @@ func Provisioning(ctx context.Context, step func(ctx context.Context) error) err
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := step(actx)
 		cancel()
-		if err == nil || ctx.Err() != nil || !transient(err) {
+		if err == nil || ctx.Err() != nil || !jsx.Transient(err) {
 			return err
 		}
 		select {

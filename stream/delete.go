@@ -64,7 +64,7 @@ func (b *Backend) DeleteSession(ctx context.Context, id string) (DeleteReport, e
 	}
 	// What the session names read first: after the purge nothing says.
 	named := map[string]bool{}
-	err = b.readAll(ctx, b.cfg.Stream, b.cfg.sessionSubjects(id), true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+	err = b.rq.ReadAll(ctx, b.cfg.Stream, b.cfg.sessionSubjects(id), true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
 		if names := msg.Headers().Get(blobsHeader); names != "" {
 			for _, n := range strings.Split(names, ",") {
 				named[n] = true

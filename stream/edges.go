@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // SourceFrom makes the deployment's session streams take in those of
@@ -36,7 +38,7 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 		}
 	}
 	// The blobs entries name come along (see blobs_received.go).
-	if err := b.source(ctx, objStream(b.cfg.BlobBucket()), domain, b.cfg.blobsTakeIn()); err != nil {
+	if err := b.source(ctx, jsx.ObjStream(b.cfg.BlobBucket()), domain, b.cfg.blobsTakeIn()); err != nil {
 		return nil, err
 	}
 	return mine, nil
@@ -77,7 +79,7 @@ func (b *Backend) Unsource(ctx context.Context, domain string) ([]string, error)
 	defer b.linkMu.Unlock()
 	ours := sourcesOf(domain)
 	var changed []string
-	for _, name := range append(b.cfg.Streams(), objStream(b.cfg.BlobBucket())) {
+	for _, name := range append(b.cfg.Streams(), jsx.ObjStream(b.cfg.BlobBucket())) {
 		did, err := b.changeSources(ctx, name, "stop sourcing the edge "+domain, func(srcs []*jetstream.StreamSource) ([]*jetstream.StreamSource, bool) {
 			kept := slices.DeleteFunc(slices.Clone(srcs), ours)
 			return kept, len(kept) == len(srcs)
@@ -112,7 +114,7 @@ func (c Config) takeIn() []jetstream.SubjectTransformConfig {
 func (b *Backend) SourceLag(ctx context.Context, domain string) (lag uint64, heard bool, err error) {
 	api := domainAPI(domain)
 	heard = true
-	for _, name := range append(b.cfg.Streams(), objStream(b.cfg.BlobBucket())) {
+	for _, name := range append(b.cfg.Streams(), jsx.ObjStream(b.cfg.BlobBucket())) {
 		s, err := b.js.Stream(ctx, name)
 		if err != nil {
 			return 0, false, fmt.Errorf("stream: %s: %w", name, err)

@@ -1,10 +1,8 @@
 package stream
 
 import (
-	"context"
 	"errors"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -44,23 +42,6 @@ func isWrongLastSeq(err error) bool {
 	return errors.Is(err, errWrongLastSeq) || errors.Is(err, errWrongLastSeqConstant)
 }
 
-// A cluster still forming answers requests to create replicated assets
-// with "no suitable peers" (10005) or "temporarily unavailable" (10008);
-// the same request succeeds a little later.
-var (
-	errNoPeers     = &jetstream.APIError{ErrorCode: 10005}
-	errUnavailable = &jetstream.APIError{ErrorCode: 10008}
-)
-
-// errInProcess is a resent message whose first copy the server is still
-// storing (10158): its outcome is still unknown.
-var errInProcess = &jetstream.APIError{ErrorCode: 10158}
-
-func transient(err error) bool {
-	return ambiguous(err) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errNoPeers) || errors.Is(err, errUnavailable)
-}
-
 // errBatchSeen refuses an atomic batch holding a message id the stream
 // has stored (10201): a batch resent after its first copy was stored and
 // its acknowledgement lost. Whether all of ours is stored is read from the
@@ -68,13 +49,3 @@ func transient(err error) bool {
 var errBatchSeen = &jetstream.APIError{ErrorCode: 10201}
 
 func isBatchSeen(err error) bool { return errors.Is(err, errBatchSeen) }
-
-// ambiguous errors leave it unknown whether the server stored a message.
-// A request in flight when the connection drops (its server died or was
-// found silent by the pings) ends with ErrDisconnected before the client
-// has reconnected elsewhere: sent again, it goes out once it has.
-func ambiguous(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrDisconnected)
-}

@@ -15,15 +15,16 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // Resend exposes the resending of requests whose outcome is unknown.
 func (b *Backend) Resend(ctx context.Context, fn func(ctx context.Context) error, onResend func(error)) error {
-	return b.resend(ctx, fn, onResend)
+	return b.rq.Resend(ctx, fn, onResend)
 }
 
 // ErrInProcess and ErrUnavailable are the server's answers resend waits out.
-var ErrInProcess, ErrUnavailable error = errInProcess, errUnavailable
+var ErrInProcess, ErrUnavailable error = jsx.ErrInProcess, jsx.ErrUnavailable
 
 // SnapshotStatus reports how many snapshots st wrote and the last error.
 func SnapshotStatus(st *Store) (int, error) { return st.snap.Status() }

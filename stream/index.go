@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/job"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // indexRecord is a session's entry in the index bucket. Seq orders
@@ -31,7 +33,7 @@ type indexRecord struct {
 func (b *Backend) putIndex(ctx context.Context, rec indexRecord, rev uint64) (n uint64, err error) {
 	ctx, cancel := b.withTimeout(ctx)
 	defer cancel()
-	err = b.resend(ctx, func(ctx context.Context) (err error) {
+	err = b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 		n, err = b.putIndexOnce(ctx, rec, rev)
 		return err
 	}, nil)
@@ -84,7 +86,7 @@ func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64)
 // listed. close writes what is still pending.
 type indexer struct {
 	b   *Backend
-	job *job
+	job *job.Job
 
 	mu       sync.Mutex
 	pending  *indexRecord
@@ -94,8 +96,8 @@ type indexer struct {
 
 func newIndexer(b *Backend, interval time.Duration) *indexer {
 	x := &indexer{b: b}
-	x.job = newJob(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error { return x.flush(ctx) })
-	x.job.retry = true // an index out of reach is written to once it is back
+	x.job = job.New(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error { return x.flush(ctx) })
+	x.job.Retry = true // an index out of reach is written to once it is back
 	return x
 }
 
@@ -107,7 +109,7 @@ func (x *indexer) touch(info session.SessionInfo, seq uint64) {
 	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
 	x.b.pendingIndex.add(x)
 	x.mu.Unlock()
-	x.job.trigger("")
+	x.job.Trigger("")
 }
 
 // flush writes the pending record, if any; with none pending but one
@@ -216,7 +218,7 @@ const flushConcurrency = 16
 
 // close stops the goroutine and writes what is pending.
 func (x *indexer) close(ctx context.Context) error {
-	x.job.close()
+	x.job.Close()
 	return x.flush(ctx)
 }
 
@@ -243,11 +245,11 @@ func (b *Backend) Exists(ctx context.Context, id string) (bool, error) {
 	case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
 		return false, fmt.Errorf("stream: exists %s: %w", id, err)
 	}
-	m, err := p.lastOf(ctx, p.cfg.Stream, p.cfg.sessionSubjects(id))
+	m, err := p.rq.LastOf(ctx, p.cfg.Stream, p.cfg.sessionSubjects(id))
 	switch {
 	case err == nil:
 		return m != nil, nil
-	case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, errNoMessages):
+	case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, jsx.ErrNoMessages):
 		return false, nil
 	}
 	return false, fmt.Errorf("stream: exists %s: %w", id, err)

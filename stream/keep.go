@@ -127,7 +127,7 @@ func (s *Store) keepsLocal(ctx context.Context) (bool, error) {
 	if known {
 		return kept, nil
 	}
-	m, err := s.b.lastOf(ctx, s.b.cfg.Stream, s.b.cfg.localSubject(s.id))
+	m, err := s.b.rq.LastOf(ctx, s.b.cfg.Stream, s.b.cfg.localSubject(s.id))
 	if err != nil {
 		return false, fmt.Errorf("stream: %s: is it kept here: %w", s.id, err)
 	}

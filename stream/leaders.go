@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/internal/await"
+	"github.com/agentcore/sessionlog/stream/internal/job"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // Spreading partition leaders: partitions add write capacity only when
@@ -42,7 +44,7 @@ func (b *Backend) leaderState(ctx context.Context) ([]string, [][]string, Leader
 		actx, cancel := context.WithTimeout(ctx, p.cfg.AttemptTimeout)
 		defer cancel()
 		info, err := p.stream.Info(actx)
-		if ambiguous(err) && ctx.Err() == nil {
+		if jsx.Ambiguous(err) && ctx.Err() == nil {
 			return nil
 		}
 		if err != nil {
@@ -158,10 +160,10 @@ func (b *Backend) stepDown(ctx context.Context, from, to string) error {
 // leaderBalancer runs BalanceLeaders at start and after each election of
 // a partition's leader (the server's advisories, heard by the backend's
 // subscription to them), coalesced by the job.
-type leaderBalancer struct{ job *job }
+type leaderBalancer struct{ job *job.Job }
 
 func (b *Backend) startBalancer(interval time.Duration) *leaderBalancer {
-	lb := &leaderBalancer{job: newJob(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error {
+	lb := &leaderBalancer{job: job.New(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error {
 		_, err := b.BalanceLeaders(ctx)
 		return err
 	})}
@@ -170,10 +172,10 @@ func (b *Backend) startBalancer(interval time.Duration) *leaderBalancer {
 }
 
 // trigger asks for a balancing round.
-func (lb *leaderBalancer) trigger() { lb.job.trigger("") }
+func (lb *leaderBalancer) trigger() { lb.job.Trigger("") }
 
 // close lets a balancing in progress finish. Idempotent.
-func (lb *leaderBalancer) close() { lb.job.close() }
+func (lb *leaderBalancer) close() { lb.job.Close() }
 
 // stepDownTo is a stepdown request preferring server to (any: "").
 func stepDownTo(to string) any {

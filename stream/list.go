@@ -267,10 +267,10 @@ func (r *tailReader) read(ctx context.Context, lo, hi uint64, top, dense bool) (
 	var err error
 	if dense {
 		for from := lo; from <= hi && err == nil; from += listRequests {
-			err = r.b.getSeqs(ctx, stream, from, min(hi, from+listRequests-1), top, keep)
+			err = r.b.rq.GetSeqs(ctx, stream, from, min(hi, from+listRequests-1), top, keep)
 		}
 	} else {
-		err = r.b.getEach(ctx, stream, lo, hi, top, keep)
+		err = r.b.rq.GetEach(ctx, stream, lo, hi, top, keep)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("stream: list: %w", err)
@@ -324,7 +324,7 @@ func (b *Backend) indexSeqAt(ctx context.Context, t time.Time) (seq uint64, ok b
 		StartTime time.Time `json:"start_time"`
 		NextFor   string    `json:"next_by_subj"`
 	}{t.UTC(), ">"}
-	m, err := b.getOne(ctx, b.cfg.indexStream(), req, false)
+	m, err := b.rq.GetOne(ctx, b.cfg.indexStream(), req, false)
 	if err != nil {
 		return 0, false, fmt.Errorf("stream: list: %w", err)
 	}

@@ -8,23 +8,9 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
-
-// The object store's layout (NATS ADR-20), for the blobs and snapshot
-// bodies this package reads and writes message by message: the stream of
-// a bucket, the subject of an object's chunks (by its object id) and of
-// its meta (by its name).
-
-func objStream(bucket string) string { return "OBJ_" + bucket }
-
-func objChunks(bucket, nuid string) string { return "$O." + bucket + ".C." + nuid }
-
-func objMeta(bucket, name string) string {
-	return "$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
-}
-
-// objMetas is the filter of every meta of a bucket.
-func objMetas(bucket string) string { return "$O." + bucket + ".M.>" }
 
 // getObject reads a whole object of the snapshots' store by direct gets
 // — its description, then its chunks — like a session's messages: the
@@ -68,7 +54,7 @@ func (b *Backend) fetchObjectMax(ctx context.Context, name string, max int64) ([
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
 	var info *jetstream.ObjectInfo
-	err := b.resend(ctx, func(ctx context.Context) (err error) {
+	err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 		info, err = b.snaps.GetInfo(ctx, name)
 		return err
 	}, nil)
@@ -79,11 +65,11 @@ func (b *Backend) fetchObjectMax(ctx context.Context, name string, max int64) ([
 		return nil, nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrBadSnapshot, name, info.Size, max)
 	}
 	data := make([]byte, 0, info.Size)
-	stream, subject := objStream(b.cfg.SnapshotBucket()), objChunks(b.cfg.SnapshotBucket(), info.NUID)
+	stream, subject := jsx.ObjStream(b.cfg.SnapshotBucket()), jsx.ObjChunks(b.cfg.SnapshotBucket(), info.NUID)
 	var last uint64
 	for chunks := uint32(0); chunks < info.Chunks; {
-		err := b.resend(ctx, func(ctx context.Context) error {
-			end, err := b.getBatchOf(ctx, stream, subject, last+1, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		err := b.rq.Resend(ctx, func(ctx context.Context) error {
+			end, err := b.rq.GetBatch(ctx, stream, subject, last+1, func(m *jetstream.RawStreamMsg, _ uint64) error {
 				if uint64(len(data)+len(m.Data)) > info.Size {
 					return fmt.Errorf("chunks exceed the object's %d bytes", info.Size)
 				}
@@ -91,12 +77,12 @@ func (b *Backend) fetchObjectMax(ctx context.Context, name string, max int64) ([
 				chunks++
 				return nil
 			})
-			if err == nil && end.pending == 0 && chunks < info.Chunks {
+			if err == nil && end.Pending == 0 && chunks < info.Chunks {
 				err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
 			}
 			return err
 		}, nil)
-		if errors.Is(err, errNoMessages) {
+		if errors.Is(err, jsx.ErrNoMessages) {
 			err = fmt.Errorf("%d of %d chunks", chunks, info.Chunks)
 		}
 		if err != nil {

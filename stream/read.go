@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // read delivers the session's messages after sequence `after`, in order,
@@ -31,7 +32,7 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(Mes
 	for !started || remaining > 0 {
 		n := 0
 		var ferr error // the caller's, or a decoding error: returned as it is
-		var end batchEnd
+		var end jsx.BatchEnd
 		deliver := func(m *jetstream.RawStreamMsg, pending uint64) error {
 			if !started {
 				started, remaining = true, pending+1
@@ -54,18 +55,18 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(Mes
 			return nil
 		}
 		// A batch cut short is asked again from where it stopped.
-		err := b.resend(ctx, func(ctx context.Context) (err error) {
+		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 			end, err = b.getBatch(ctx, subject, last+1, deliver)
 			return err
 		}, nil)
 		switch {
-		case errors.Is(err, errNoMessages):
+		case errors.Is(err, jsx.ErrNoMessages):
 			return last, nil // nothing (more) after last: the session ends there
 		case ferr != nil:
 			return last, ferr
 		case err != nil:
 			return last, fmt.Errorf("stream: read %s: %w", id, err)
-		case end.pending == 0 || n == 0:
+		case end.Pending == 0 || n == 0:
 			return last, nil
 		}
 	}
@@ -372,4 +373,10 @@ func Deletions(ctx context.Context, w jetstream.KeyWatcher, deleted func(id stri
 			deleted(e.Key())
 		}
 	}
+}
+
+// getBatch asks for up to a batch of the partition's messages on subject
+// from sequence from on (see jsx.Requester.GetBatch).
+func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (jsx.BatchEnd, error) {
+	return b.rq.GetBatch(ctx, b.cfg.Stream, subject, from, fn)
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -79,9 +80,9 @@ func (b *Backend) deploymentStreams() []string {
 	var out []string
 	for _, p := range b.parts {
 		c := p.cfg
-		out = append(out, c.Stream, c.indexStream(), "KV_"+c.SnapshotBucket()+"_HEADS", objStream(c.SnapshotBucket()))
+		out = append(out, c.Stream, c.indexStream(), "KV_"+c.SnapshotBucket()+"_HEADS", jsx.ObjStream(c.SnapshotBucket()))
 	}
-	return append(out, objStream(b.cfg.BlobBucket()))
+	return append(out, jsx.ObjStream(b.cfg.BlobBucket()))
 }
 
 // round looks at every stream once and makes the repairs due on those

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // A snapshot body addressable per entry. The body is an ordinary object
@@ -33,10 +34,10 @@ const bodyChunk = 128 << 10
 func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string, []uint64, error) {
 	bucket := b.cfg.SnapshotBucket()
 	id := nuid.Next()
-	subject := objChunks(bucket, id)
+	subject := jsx.ObjChunks(bucket, id)
 	var futures []jetstream.PubAckFuture
 	fail := func(err error) (string, []uint64, error) {
-		s, serr := b.js.Stream(context.WithoutCancel(ctx), objStream(bucket))
+		s, serr := b.js.Stream(context.WithoutCancel(ctx), jsx.ObjStream(bucket))
 		if serr == nil {
 			_ = s.Purge(context.WithoutCancel(ctx), jetstream.WithPurgeSubject(subject))
 		}
@@ -72,7 +73,7 @@ func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string
 	if err != nil {
 		return fail(err)
 	}
-	m := nats.NewMsg(objMeta(bucket, name))
+	m := nats.NewMsg(jsx.ObjMeta(bucket, name))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	m.Data = meta
 	if _, err := b.js.PublishMsg(ctx, m); err != nil {
@@ -164,7 +165,7 @@ func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
 // same context.
 func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[uint64][]byte) ([]*session.Entry, error) {
 	bucket := b.cfg.SnapshotBucket()
-	stream := objStream(bucket)
+	stream := jsx.ObjStream(bucket)
 	read := func(sp *segPlace, k int64) ([]byte, error) {
 		if k >= int64(len(sp.seqs)) {
 			return nil, fmt.Errorf("%w: body chunk %d of %d", ErrBadSnapshot, k, len(sp.seqs))
@@ -174,14 +175,14 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 			return c, nil
 		}
 		var m *jetstream.RawStreamMsg
-		err := b.resend(ctx, func(ctx context.Context) (err error) {
-			m, err = b.getOne(ctx, stream, map[string]uint64{"seq": seq}, false)
+		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
+			m, err = b.rq.GetOne(ctx, stream, map[string]uint64{"seq": seq}, false)
 			return err
 		}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w: body chunk %d: %w", ErrBadSnapshot, errSnapshotRead, k, err)
 		}
-		if m == nil || m.Subject != objChunks(bucket, sp.nuid) {
+		if m == nil || m.Subject != jsx.ObjChunks(bucket, sp.nuid) {
 			return nil, fmt.Errorf("%w: body chunk %d is not at sequence %d", ErrBadSnapshot, k, seq)
 		}
 		if sum := sha256.Sum256(m.Data); string(sum[:16]) != string(sp.sums[16*k:16*k+16]) {

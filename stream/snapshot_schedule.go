@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/job"
 )
 
 // SnapshotPolicy says when a session's snapshot is due.
@@ -46,7 +47,7 @@ func (c Config) SnapshotPolicy() SnapshotPolicy {
 // theirs is written coalesce, rounds at most once a second.
 type SnapshotScheduler struct {
 	policy SnapshotPolicy
-	job    *job
+	job    *job.Job
 
 	mu    sync.Mutex
 	since map[string]int // entries applied since the last snapshot was scheduled
@@ -55,7 +56,7 @@ type SnapshotScheduler struct {
 // NewSnapshotScheduler returns a scheduler that calls write (bounded by
 // the request timeout) for each session due. Close it.
 func (b *Backend) NewSnapshotScheduler(write func(ctx context.Context, id string) error) *SnapshotScheduler {
-	return &SnapshotScheduler{policy: b.cfg.SnapshotPolicy(), job: newJob(time.Second, b.cfg.RequestTimeout, write), since: map[string]int{}}
+	return &SnapshotScheduler{policy: b.cfg.SnapshotPolicy(), job: job.New(time.Second, b.cfg.RequestTimeout, write), since: map[string]int{}}
 }
 
 // Applied counts entries applied to session id and schedules its snapshot
@@ -69,7 +70,7 @@ func (s *SnapshotScheduler) Applied(id string, entries ...*session.Entry) {
 	}
 	s.mu.Unlock()
 	if due {
-		s.job.trigger(id)
+		s.job.Trigger(id)
 	}
 }
 
@@ -87,7 +88,7 @@ func (s *SnapshotScheduler) Loaded(id string, n int, stale bool) {
 	}
 	s.mu.Unlock()
 	if due {
-		s.job.trigger(id)
+		s.job.Trigger(id)
 	}
 }
 
@@ -97,12 +98,12 @@ func (s *SnapshotScheduler) Forget(id string) {
 	s.mu.Lock()
 	delete(s.since, id)
 	s.mu.Unlock()
-	s.job.forget(id)
+	s.job.Forget(id)
 }
 
 // Status reports how many snapshots were attempted and the last one's
 // error.
-func (s *SnapshotScheduler) Status() (int, error) { return s.job.status() }
+func (s *SnapshotScheduler) Status() (int, error) { return s.job.Status() }
 
 // Close lets a snapshot being written finish and stops. Idempotent.
-func (s *SnapshotScheduler) Close() { s.job.close() }
+func (s *SnapshotScheduler) Close() { s.job.Close() }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // Uploads stages content sent in pieces — a blob, or a request larger
@@ -83,7 +84,7 @@ func (u *Uploads) subject(id string) string { return u.prefix + "." + id }
 // last is the upload's last piece (nil before the first) and the size
 // staged so far.
 func (u *Uploads) last(ctx context.Context, id string) (*jetstream.RawStreamMsg, int64, error) {
-	m, err := u.b.lastOf(ctx, u.stream, u.subject(id))
+	m, err := u.b.rq.LastOf(ctx, u.stream, u.subject(id))
 	if err != nil || m == nil {
 		return nil, 0, err
 	}
@@ -183,7 +184,7 @@ func (r *uploadReader) Read(p []byte) (int, error) {
 // fetch reads the next batch of pieces into buf.
 func (r *uploadReader) fetch() error {
 	before := r.at
-	_, err := r.u.b.getBatchOf(r.ctx, r.u.stream, r.u.subject(r.id), r.from, func(m *jetstream.RawStreamMsg, _ uint64) error {
+	_, err := r.u.b.rq.GetBatch(r.ctx, r.u.stream, r.u.subject(r.id), r.from, func(m *jetstream.RawStreamMsg, _ uint64) error {
 		off, err := strconv.ParseInt(m.Header.Get(offsetHeader), 10, 64)
 		if err != nil || off != r.at {
 			return fmt.Errorf("%w: upload %s: piece at %s where %d was due", ErrUploadOffset, r.id, m.Header.Get(offsetHeader), r.at)
@@ -196,7 +197,7 @@ func (r *uploadReader) fetch() error {
 		r.buf = append(r.buf, m.Data...)
 		return nil
 	})
-	if err != nil && !errors.Is(err, errNoMessages) {
+	if err != nil && !errors.Is(err, jsx.ErrNoMessages) {
 		return err
 	}
 	if r.at == before {

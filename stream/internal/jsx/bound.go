@@ -1,4 +1,4 @@
-package stream
+package jsx
 
 import (
 	"context"
@@ -32,13 +32,13 @@ type timed struct {
 // boundKey finds a bound among a context's values (under spans, say).
 type boundKey struct{}
 
-// withBound is withTimeout with a lazily made timer: ctx itself when it
-// has a deadline already.
-func (b *Backend) withBound(ctx context.Context) (context.Context, context.CancelFunc) {
+// WithBound is context.WithTimeout(ctx, timeout) with a lazily made
+// timer: ctx itself when it has a deadline already.
+func WithBound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	l := &bound{parent: ctx, deadline: time.Now().Add(b.cfg.RequestTimeout)}
+	l := &bound{parent: ctx, deadline: time.Now().Add(timeout)}
 	return l, l.stop
 }
 
@@ -90,12 +90,12 @@ func (l *bound) Value(key any) any {
 	return l.parent.Value(key)
 }
 
-// attemptContext is ctx bounded by AttemptTimeout as well. Under a bound
+// AttemptContext is ctx bounded by AttemptTimeout as well. Under a bound
 // nobody has waited on yet, the attempt's context is made from the bound's
 // parent, with the earlier of the two deadlines: one timer, not two. Its
 // values are then the parent's: an attempt's request reads none of its
 // own (spans are taken from the call's context).
-func attemptContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+func AttemptContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if l, ok := ctx.Value(boundKey{}).(*bound); ok && l.made.Load() == nil {
 		// A deadline already past gives a context ended at once, as a
 		// child of the bound would be.

@@ -1,4 +1,4 @@
-package stream
+package jsx
 
 import (
 	"context"
@@ -27,10 +27,10 @@ func TestAmbiguous(t *testing.T) {
 		{fmt.Errorf("stream: read barrier: %w", nats.ErrDisconnected), true},
 		{nats.ErrConnectionClosed, false},
 		{context.Canceled, false},
-		{errWrongLastSeq, false},
+		{&jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, false},
 		{errors.New("anything else"), false},
 	} {
-		if got := ambiguous(c.err); got != c.want {
+		if got := Ambiguous(c.err); got != c.want {
 			t.Errorf("ambiguous(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
@@ -40,15 +40,15 @@ func TestAmbiguous(t *testing.T) {
 // a leader went to nobody; the attempt ends there, to be sent again at
 // once, rather than waiting out its timeout.
 func TestAttemptEndsAtAnElection(t *testing.T) {
-	b := &Backend{cfg: Config{AttemptTimeout: time.Hour}, moves: &moves{}}
+	r := &Requester{AttemptTimeout: time.Hour}
 	started := make(chan struct{})
 	go func() {
 		<-started
-		b.interrupts.fire()
+		r.Interrupts.Fire()
 	}()
 	done := make(chan error, 1)
 	go func() {
-		done <- b.attempt(context.Background(), func(ctx context.Context) error {
+		done <- r.attempt(context.Background(), func(ctx context.Context) error {
 			close(started)
 			<-ctx.Done() // unanswered: nobody led when it was sent
 			return ctx.Err()
@@ -56,8 +56,8 @@ func TestAttemptEndsAtAnElection(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, errMoved) {
-			t.Fatalf("attempt cut short by an election: %v, want errMoved (sent again at once)", err)
+		if !errors.Is(err, ErrMoved) {
+			t.Fatalf("attempt cut short by an election: %v, want ErrMoved (sent again at once)", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the attempt outlived the election")

@@ -1,4 +1,4 @@
-package stream
+package jsx
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // every read used to stall while a lost meta leader was replaced) and no
 // state on the server: it is one request answered by whichever replica
 // takes it. A replica may be behind the leader; callers that must see the
-// latest write compare with the leader's last sequence (Store.CatchUp).
+// latest write compare with the leader's last sequence (the stream package's Store.CatchUp).
 //
 // orbit.go's jetstreamext.GetBatch asks the same, but ends its iteration
 // silently on a timeout, which would make a read cut short look complete,
@@ -40,81 +40,76 @@ const numPendingHeader = "Nats-Num-Pending"
 // cache within milliseconds.
 const firstReplyWait = 250 * time.Millisecond
 
-// errNoMessages is a batch that found no message from its start on.
-var errNoMessages = errors.New("stream: no messages")
+// ErrNoMessages is a batch that found no message from its start on.
+var ErrNoMessages = errors.New("stream: no messages")
 
-// batchEnd is what the server says after the last message of a batch.
-type batchEnd struct {
-	pending uint64 // matching messages after the batch
+// BatchEnd is what the server says after the last message of a batch.
+type BatchEnd struct {
+	Pending uint64 // matching messages after the batch
 }
 
-// getBatch asks for up to readBatch messages on subject from sequence
-// from on, calling fn for each in order.
-func (b *Backend) getBatch(ctx context.Context, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	return b.getBatchOf(ctx, b.cfg.Stream, subject, from, fn)
+// GetBatch asks for up to readBatch messages on subject of stream from
+// sequence from on, calling fn for each in order; a batch that finds none
+// at all is ErrNoMessages.
+func (r *Requester) GetBatch(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (BatchEnd, error) {
+	return r.GetBatchMax(ctx, stream, subject, from, readBatchBytes, fn)
 }
 
-// getBatchOf is getBatch on another stream of the backend's (the
-// snapshots' object store).
-func (b *Backend) getBatchOf(ctx context.Context, stream, subject string, from uint64, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	return b.getBatchMax(ctx, stream, subject, from, readBatchBytes, fn)
-}
-
-// eachOf calls fn with every message on subject of stream, in order,
+// EachOf calls fn with every message on subject of stream, in order,
 // batch after batch until none is pending (none at all: no call).
-func (b *Backend) eachOf(ctx context.Context, stream, subject string, fn func(m *jetstream.RawStreamMsg) error) error {
+func (r *Requester) EachOf(ctx context.Context, stream, subject string, fn func(m *jetstream.RawStreamMsg) error) error {
 	for from := uint64(1); ; {
-		end, err := b.getBatchOf(ctx, stream, subject, from, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		end, err := r.GetBatch(ctx, stream, subject, from, func(m *jetstream.RawStreamMsg, _ uint64) error {
 			from = m.Sequence + 1
 			return fn(m)
 		})
 		switch {
-		case errors.Is(err, errNoMessages):
+		case errors.Is(err, ErrNoMessages):
 			return nil
 		case err != nil:
 			return err
-		case end.pending == 0:
+		case end.Pending == 0:
 			return nil
 		}
 	}
 }
 
-// getBatchMax is getBatchOf with a bound of its own on the bytes of the
+// GetBatchMax is GetBatch with a bound of its own on the bytes of the
 // answer (at least one message comes whatever its size).
-func (b *Backend) getBatchMax(ctx context.Context, stream, subject string, from uint64, maxBytes int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (batchEnd, error) {
-	var end batchEnd
+func (r *Requester) GetBatchMax(ctx context.Context, stream, subject string, from uint64, maxBytes int, fn func(m *jetstream.RawStreamMsg, pending uint64) error) (BatchEnd, error) {
+	var end BatchEnd
 	req := struct {
 		Seq      uint64 `json:"seq"`
 		NextFor  string `json:"next_by_subj"`
 		Batch    int    `json:"batch"`
 		MaxBytes int    `json:"max_bytes"`
 	}{from, subject, readBatch, maxBytes}
-	err := b.direct(ctx, stream, req, fn, func(eob nats.Header) error {
+	err := r.Direct(ctx, stream, req, fn, func(eob nats.Header) error {
 		pending, perr := strconv.ParseUint(eob.Get(numPendingHeader), 10, 64)
 		if perr != nil {
 			return fmt.Errorf("stream: direct get: end of batch without a pending count: %w", jetstream.ErrInvalidJetStreamResponse)
 		}
-		end.pending = pending
+		end.Pending = pending
 		return nil
 	})
 	return end, err
 }
 
-// direct sends one direct-get request to stream and hands each message
+// Direct sends one direct-get request to stream and hands each message
 // of the answer to fn, then its end (the 204 status) to done. An answer
-// with no message at all is errNoMessages.
-func (b *Backend) direct(ctx context.Context, stream string, request any, fn func(m *jetstream.RawStreamMsg, pending uint64) error, done func(eob nats.Header) error) error {
+// with no message at all is ErrNoMessages.
+func (r *Requester) Direct(ctx context.Context, stream string, request any, fn func(m *jetstream.RawStreamMsg, pending uint64) error, done func(eob nats.Header) error) error {
 	req, err := json.Marshal(request)
 	if err != nil {
 		return err
 	}
-	inbox := b.nc.NewRespInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
+	inbox := r.NC.NewRespInbox()
+	sub, err := r.NC.SubscribeSync(inbox)
 	if err != nil {
 		return err
 	}
 	defer sub.Unsubscribe()
-	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
+	if err := r.NC.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
@@ -136,7 +131,7 @@ func (b *Backend) direct(ctx context.Context, stream string, request any, fn fun
 			case status == "204":
 				return done(m.Header)
 			case status == "404" && first:
-				return errNoMessages
+				return ErrNoMessages
 			case status == "503":
 				return nats.ErrNoResponders
 			default:
@@ -177,7 +172,7 @@ func rawOf(m *nats.Msg) (*jetstream.RawStreamMsg, error) {
 	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, nil
 }
 
-// getSeqs asks for each message of stream from sequence lo to hi, in one
+// GetSeqs asks for each message of stream from sequence lo to hi, in one
 // direct get each, all sent at once, and hands those that exist to fn in
 // order. A batch would do in one request, but the server counts what
 // matches after the start for every batch, and on a stream keeping one
@@ -185,21 +180,21 @@ func rawOf(m *nats.Msg) (*jetstream.RawStreamMsg, error) {
 // subject: ~0.1 s a request at 100k sessions, for a page of 50.
 //
 // With leader set, the stream's leader answers (see leaderReply).
-func (b *Backend) getSeqs(ctx context.Context, stream string, lo, hi uint64, leader bool, fn func(m *jetstream.RawStreamMsg) error) error {
+func (r *Requester) GetSeqs(ctx context.Context, stream string, lo, hi uint64, leader bool, fn func(m *jetstream.RawStreamMsg) error) error {
 	if hi < lo {
 		return nil
 	}
 	n := int(hi - lo + 1)
-	inbox := b.nc.NewRespInbox()
+	inbox := r.NC.NewRespInbox()
 	replies := make(chan *nats.Msg, n)
-	sub, err := b.nc.ChanSubscribe(inbox+".*", replies)
+	sub, err := r.NC.ChanSubscribe(inbox+".*", replies)
 	if err != nil {
 		return err
 	}
 	defer sub.Unsubscribe()
 	for seq := lo; seq <= hi; seq++ {
 		req := []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `}`)
-		if err := b.nc.PublishRequest(getSubject(stream, leader), inbox+"."+strconv.FormatUint(seq-lo, 10), req); err != nil {
+		if err := r.NC.PublishRequest(getSubject(stream, leader), inbox+"."+strconv.FormatUint(seq-lo, 10), req); err != nil {
 			return err
 		}
 	}
@@ -233,16 +228,16 @@ func (b *Backend) getSeqs(ctx context.Context, stream string, lo, hi uint64, lea
 	return nil
 }
 
-// getEach asks for the messages of stream from sequence lo to hi one
+// GetEach asks for the messages of stream from sequence lo to hi one
 // after another, each request for the next message after the last one
 // found (the server steps over deleted sequences), handing each to fn.
-func (b *Backend) getEach(ctx context.Context, stream string, lo, hi uint64, leader bool, fn func(m *jetstream.RawStreamMsg) error) error {
+func (r *Requester) GetEach(ctx context.Context, stream string, lo, hi uint64, leader bool, fn func(m *jetstream.RawStreamMsg) error) error {
 	type next struct {
 		Seq     uint64 `json:"seq"`
 		NextFor string `json:"next_by_subj"`
 	}
 	for from := lo; from <= hi; {
-		m, err := b.getOne(ctx, stream, next{from, ">"}, leader)
+		m, err := r.GetOne(ctx, stream, next{from, ">"}, leader)
 		if err != nil || m == nil || m.Sequence > hi {
 			return err
 		}
@@ -254,26 +249,26 @@ func (b *Backend) getEach(ctx context.Context, stream string, lo, hi uint64, lea
 	return nil
 }
 
-// getOne sends one direct get for a single message and returns it, or nil
+// GetOne sends one direct get for a single message and returns it, or nil
 // when the stream has none to answer with.
-func (b *Backend) getOne(ctx context.Context, stream string, request any, leader bool) (*jetstream.RawStreamMsg, error) {
+func (r *Requester) GetOne(ctx context.Context, stream string, request any, leader bool) (*jetstream.RawStreamMsg, error) {
 	req, err := json.Marshal(request)
 	if err != nil {
 		return nil, err
 	}
-	m, err := b.nc.RequestWithContext(ctx, getSubject(stream, leader), req)
+	m, err := r.NC.RequestWithContext(ctx, getSubject(stream, leader), req)
 	if err != nil {
 		return nil, err
 	}
 	return reply(m, leader)
 }
 
-// lastOf returns the last message on subject of stream as the stream's
+// LastOf returns the last message on subject of stream as the stream's
 // leader holds it (every write acknowledged before), nil if there is
 // none; a request whose outcome is unknown is sent again.
-func (b *Backend) lastOf(ctx context.Context, stream, subject string) (m *jetstream.RawStreamMsg, err error) {
-	err = b.resend(ctx, func(ctx context.Context) (err error) {
-		m, err = b.getOne(ctx, stream, map[string]string{"last_by_subj": subject}, true)
+func (r *Requester) LastOf(ctx context.Context, stream, subject string) (m *jetstream.RawStreamMsg, err error) {
+	err = r.Resend(ctx, func(ctx context.Context) (err error) {
+		m, err = r.GetOne(ctx, stream, map[string]string{"last_by_subj": subject}, true)
 		return err
 	}, nil)
 	return m, err

@@ -1,4 +1,4 @@
-package stream
+package jsx
 
 import (
 	"context"
@@ -7,27 +7,27 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// moves tells requests in flight that the connection has moved to another
+// Moves tells requests in flight that the connection has moved to another
 // server. A request written to the old connection is lost with it (the
 // client resends only what it had not written yet), so waiting out the
 // attempt would only delay the resend: an attempt ends when the
-// connection moves (see Backend.resend).
-type moves struct {
+// connection moves (see Requester.Resend).
+type Moves struct {
 	nc     *nats.Conn
 	status chan nats.Status
 	done   chan struct{}
 	mu     sync.Mutex
-	tell   []*signal // fired at each reconnection
+	tell   []*Signal // fired at each reconnection
 }
 
-// watchMoves listens to nc until it closes or stop is called.
-func watchMoves(nc *nats.Conn) *moves {
-	m := &moves{nc: nc, status: nc.StatusChanged(nats.CONNECTED, nats.CLOSED), done: make(chan struct{})}
+// WatchMoves listens to nc until it closes or stop is called.
+func WatchMoves(nc *nats.Conn) *Moves {
+	m := &Moves{nc: nc, status: nc.StatusChanged(nats.CONNECTED, nats.CLOSED), done: make(chan struct{})}
 	go m.run()
 	return m
 }
 
-func (m *moves) run() {
+func (m *Moves) run() {
 	defer close(m.done)
 	for st := range m.status {
 		if st == nats.CLOSED {
@@ -35,30 +35,30 @@ func (m *moves) run() {
 		}
 		m.mu.Lock()
 		for _, s := range m.tell {
-			s.fire()
+			s.Fire()
 		}
 		m.mu.Unlock()
 	}
 }
 
-// notify has s fired whenever the connection moves.
-func (m *moves) notify(s *signal) {
+// Notify has s fired whenever the connection moves.
+func (m *Moves) Notify(s *Signal) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tell = append(m.tell, s)
 }
 
-// signal is an event that those waiting for its next occurrence hear of:
-// next returns a context done when it next fires. A context, not a
+// Signal is an event that those waiting for its next occurrence hear of:
+// Next returns a context done when it next fires. A context, not a
 // channel, so that a request can be cut short by it without a goroutine
 // of its own (context.AfterFunc). The zero value is ready.
-type signal struct {
+type Signal struct {
 	mu     sync.Mutex
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-func (s *signal) next() context.Context {
+func (s *Signal) Next() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil {
@@ -67,7 +67,7 @@ func (s *signal) next() context.Context {
 	return s.ctx
 }
 
-func (s *signal) fire() {
+func (s *Signal) Fire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cancel != nil {
@@ -76,8 +76,8 @@ func (s *signal) fire() {
 	}
 }
 
-// stop stops listening and waits for the listener. It is idempotent.
-func (m *moves) stop() {
+// Stop stops listening and waits for the listener. It is idempotent.
+func (m *Moves) Stop() {
 	m.nc.RemoveStatusListener(m.status) // closes the channel: run returns
 	<-m.done
 }

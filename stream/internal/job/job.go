@@ -1,4 +1,7 @@
-package stream
+// Package job is the one scheduler of the stream packages' background
+// writes: index records and snapshots, for one session or many, and the
+// leader balancer's rounds.
+package job
 
 import (
 	"context"
@@ -6,18 +9,18 @@ import (
 	"time"
 )
 
-// job runs fn for the keys triggered, in a goroutine of its own: one key
+// Job runs fn for the keys triggered, in a goroutine of its own: one key
 // at a time, triggers of a key that arrive before its run coalesce into
 // that run, and a round of runs starts at most once per interval. The
-// goroutine starts on the first trigger; close lets a run in progress
+// goroutine starts on the first Trigger; Close lets a run in progress
 // finish and waits for it. It is the one scheduler of background writes:
 // index records and snapshots, for one session or many.
-type job struct {
+type Job struct {
 	fn       func(ctx context.Context, key string) error
 	interval time.Duration
 	timeout  time.Duration
-	// retry runs a key whose run failed again in the next round.
-	retry bool
+	// Retry runs a key whose run failed again in the next round.
+	Retry bool
 
 	mu      sync.Mutex
 	started bool
@@ -30,12 +33,12 @@ type job struct {
 	lastErr error
 }
 
-func newJob(interval, timeout time.Duration, fn func(ctx context.Context, key string) error) *job {
-	return &job{fn: fn, interval: interval, timeout: timeout, pending: map[string]struct{}{},
+func New(interval, timeout time.Duration, fn func(ctx context.Context, key string) error) *Job {
+	return &Job{fn: fn, interval: interval, timeout: timeout, pending: map[string]struct{}{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
-func (j *job) trigger(key string) {
+func (j *Job) Trigger(key string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -53,14 +56,14 @@ func (j *job) trigger(key string) {
 	}
 }
 
-// forget drops a pending run of key.
-func (j *job) forget(key string) {
+// Forget drops a pending run of key.
+func (j *Job) Forget(key string) {
 	j.mu.Lock()
 	delete(j.pending, key)
 	j.mu.Unlock()
 }
 
-func (j *job) loop() {
+func (j *Job) loop() {
 	defer j.wg.Done()
 	for {
 		select {
@@ -81,7 +84,7 @@ func (j *job) loop() {
 			j.runs++
 			j.lastErr = err
 			j.mu.Unlock()
-			if err != nil && j.retry {
+			if err != nil && j.Retry {
 				failed = append(failed, key)
 			}
 			select {
@@ -92,7 +95,7 @@ func (j *job) loop() {
 		}
 		if len(failed) > 0 {
 			for _, key := range failed {
-				j.trigger(key) // for the next round, an interval on
+				j.Trigger(key) // for the next round, an interval on
 			}
 		}
 		select {
@@ -104,7 +107,7 @@ func (j *job) loop() {
 }
 
 // next takes a pending key.
-func (j *job) next() (string, bool) {
+func (j *Job) next() (string, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for k := range j.pending {
@@ -114,15 +117,15 @@ func (j *job) next() (string, bool) {
 	return "", false
 }
 
-// status returns how many runs finished and the last one's error.
-func (j *job) status() (int, error) {
+// Status returns how many runs finished and the last one's error.
+func (j *Job) Status() (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.runs, j.lastErr
 }
 
-// close stops the goroutine after any run in progress. Idempotent.
-func (j *job) close() {
+// Close stops the goroutine after any run in progress. Idempotent.
+func (j *Job) Close() {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()

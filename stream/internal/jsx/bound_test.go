@@ -1,4 +1,4 @@
-package stream
+package jsx
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // A bound behaves as context.WithDeadline, whether or not anything waited
 // on it, and an attempt under it ends by the earlier deadline.
 func TestBoundIsADeadline(t *testing.T) {
-	b := &Backend{cfg: Config{RequestTimeout: 30 * time.Millisecond}}
+	const timeout = 30 * time.Millisecond
 	t.Run("err without done", func(t *testing.T) {
-		ctx, cancel := b.withBound(context.Background())
+		ctx, cancel := WithBound(context.Background(), timeout)
 		defer cancel()
 		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 30*time.Millisecond {
 			t.Fatalf("deadline %v %v", dl, ok)
@@ -39,7 +39,7 @@ func TestBoundIsADeadline(t *testing.T) {
 		}
 	})
 	t.Run("done closes at the deadline", func(t *testing.T) {
-		ctx, cancel := b.withBound(context.Background())
+		ctx, cancel := WithBound(context.Background(), timeout)
 		defer cancel()
 		select {
 		case <-ctx.Done():
@@ -53,7 +53,7 @@ func TestBoundIsADeadline(t *testing.T) {
 	t.Run("parent's cancellation and values", func(t *testing.T) {
 		type key struct{}
 		parent, stop := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-		ctx, cancel := b.withBound(parent)
+		ctx, cancel := WithBound(parent, timeout)
 		defer cancel()
 		if ctx.Value(key{}) != "v" {
 			t.Fatal("value lost")
@@ -70,7 +70,7 @@ func TestBoundIsADeadline(t *testing.T) {
 		}
 	})
 	t.Run("cancel stops it", func(t *testing.T) {
-		ctx, cancel := b.withBound(context.Background())
+		ctx, cancel := WithBound(context.Background(), timeout)
 		done := ctx.Done()
 		cancel()
 		<-done
@@ -81,16 +81,16 @@ func TestBoundIsADeadline(t *testing.T) {
 	t.Run("a caller's deadline is kept", func(t *testing.T) {
 		parent, stop := context.WithTimeout(context.Background(), time.Hour)
 		defer stop()
-		ctx, cancel := b.withBound(parent)
+		ctx, cancel := WithBound(parent, timeout)
 		defer cancel()
 		if ctx != parent {
 			t.Fatal("a context with a deadline was bounded again")
 		}
 	})
 	t.Run("attempt under a bound", func(t *testing.T) {
-		ctx, cancel := b.withBound(context.Background())
+		ctx, cancel := WithBound(context.Background(), timeout)
 		defer cancel()
-		actx, acancel := attemptContext(ctx, time.Hour)
+		actx, acancel := AttemptContext(ctx, time.Hour)
 		defer acancel()
 		dl, _ := actx.Deadline()
 		if want, _ := ctx.Deadline(); !dl.Equal(want) {
@@ -103,12 +103,12 @@ func TestBoundIsADeadline(t *testing.T) {
 		if !errors.Is(actx.Err(), context.DeadlineExceeded) {
 			t.Fatal(actx.Err())
 		}
-		late, lcancel := attemptContext(ctx, time.Hour) // the bound is over
+		late, lcancel := AttemptContext(ctx, time.Hour) // the bound is over
 		defer lcancel()
 		if !errors.Is(late.Err(), context.DeadlineExceeded) {
 			t.Fatal(late.Err())
 		}
-		short, scancel := attemptContext(ctx, time.Millisecond)
+		short, scancel := AttemptContext(ctx, time.Millisecond)
 		defer scancel()
 		if dl, _ := short.Deadline(); !dl.Before(time.Now().Add(time.Second)) {
 			t.Fatal(dl)
