@@ -11,6 +11,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // Content stored apart (images, large tool results) crosses the link
@@ -160,7 +161,7 @@ func TestBlobsCrossTheLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close(ctx)
-	if err := st2.Append(ctx, again); !errors.Is(err, stream.ErrBlobNotFound) {
+	if err := st2.Append(ctx, again); !errors.Is(err, blobs.ErrNotFound) {
 		t.Fatalf("a reference to a blob collected on both sides: %v, want ErrBlobNotFound", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // Backups: every session of a repository, each read at a cut — the
@@ -72,7 +73,7 @@ type BackupOptions struct {
 // cutReader is what a repository offers to read a session at a cut.
 type cutReader interface {
 	OpenStore(ctx context.Context, id string) (*stream.Store, error)
-	Blobs() *stream.Blobs
+	Blobs() *blobs.Store
 }
 
 // Backup writes every session of repo to dir (which must be empty or

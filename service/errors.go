@@ -15,6 +15,7 @@ import (
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // codeOf maps errors to codes, tested in order (a session that is not
@@ -38,10 +39,10 @@ var codeOf = []struct {
 	{api.CodeInvalidEntry, codec.ErrMalformed, false},
 	{api.CodeInvalidEntry, codec.ErrInvalid, false},
 	{api.CodeTooLarge, stream.ErrEntryTooLarge, false},
-	{api.CodeBlobNotFound, stream.ErrBlobNotFound, false},
-	{api.CodeInvalidEntry, stream.ErrBlobMismatch, false},
-	{api.CodeUploadNotFound, stream.ErrUploadNotFound, false},
-	{api.CodeConflict, stream.ErrUploadOffset, false},
+	{api.CodeBlobNotFound, blobs.ErrNotFound, false},
+	{api.CodeInvalidEntry, blobs.ErrMismatch, false},
+	{api.CodeUploadNotFound, blobs.ErrUploadNotFound, false},
+	{api.CodeConflict, blobs.ErrUploadOffset, false},
 	{api.CodeTimeout, context.DeadlineExceeded, false},
 	{api.CodeUnavailable, context.Canceled, false},
 	{api.CodeUnavailable, session.ErrClosed, false},

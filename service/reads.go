@@ -14,6 +14,7 @@ import (
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -124,7 +125,7 @@ func (s *Service) resolver(ctx context.Context, refs bool) *resolver {
 
 type resolver struct {
 	ctx   context.Context
-	blobs *stream.Blobs
+	blobs *blobs.Store
 }
 
 // extra is how many bytes resolving would add to an item: checked

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -40,7 +41,7 @@ type Service struct {
 	// resumed is when each edge's Resume last restarted its sourcing.
 	resumeMu sync.Mutex
 	resumed  map[string]time.Time
-	uploads  *stream.Uploads
+	uploads  *blobs.Uploads
 	// staged bounds the bytes of staged appends held at once.
 	staged *semaphore.Weighted
 	nc     *nats.Conn

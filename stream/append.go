@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -146,8 +147,8 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 	if err != nil {
 		return err
 	}
-	blobs := s.blobsFor(kept)
-	entries, err = blobs.offload(ctx, entries, s.b.cfg.OffloadThreshold)
+	store := s.blobsFor(kept)
+	entries, err = store.Offload(ctx, entries, s.b.cfg.OffloadThreshold)
 	if err != nil {
 		return fmt.Errorf("stream: append to %s: %w", s.id, err)
 	}
@@ -161,7 +162,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 		}
 	}()
 	return s.write(ctx, func(w writer) error {
-		err := s.appendLocked(ctx, span, w, blobs, entries, opts, outcome)
+		err := s.appendLocked(ctx, span, w, store, entries, opts, outcome)
 		if err == nil && opts.storedAt != nil {
 			*opts.storedAt = s.lastSeq
 		}
@@ -170,7 +171,7 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 }
 
 // appendLocked is appendWith as the store's writer.
-func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blobs *Blobs, entries []*session.Entry, opts AppendOptions, outcome *string) error {
+func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, store *blobs.Store, entries []*session.Entry, opts AppendOptions, outcome *string) error {
 	t := w.t // read freely; changed only through w.commit
 	if err := s.completeFor(ctx, w, entries); err != nil {
 		return err
@@ -201,7 +202,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blo
 		}
 		// A wait for the writer's turn, or a conflict, may have
 		// outlasted what Ensure promised: cheap when it did not.
-		names, err := blobs.ensureNamed(ctx, entries)
+		names, err := store.EnsureNamed(ctx, entries)
 		if err != nil {
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
@@ -246,7 +247,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blo
 			s.idx.touch(t.Info(), seq)
 			return nil
 		}
-		if err != nil && !isWrongLastSeq(err) && !jsx.Ambiguous(err) && !isBatchSeen(err) {
+		if err != nil && !jsx.IsWrongLastSeq(err) && !jsx.Ambiguous(err) && !isBatchSeen(err) {
 			*outcome = "error"
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
@@ -257,7 +258,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blo
 		}
 		oldLeaf, sent, held := t.Leaf(), s.lastSeq, t.Len()
 		caughtFrom := time.Now()
-		if cerr := s.catchUpPast(ctx, w, sent, isWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
+		if cerr := s.catchUpPast(ctx, w, sent, jsx.IsWrongLastSeq(err) || isBatchSeen(err)); cerr != nil {
 			*outcome = "error"
 			return errors.Join(err, cerr)
 		}
@@ -275,17 +276,17 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, blo
 			*outcome = "duplicate"
 			return nil
 		}
-		if err != nil && !isWrongLastSeq(err) {
+		if err != nil && !jsx.IsWrongLastSeq(err) {
 			*outcome = "error"
 			return fmt.Errorf("stream: append to %s: %w", s.id, err)
 		}
 		retry, resolution := false, "returned"
 		switch {
 		case attempt >= maxRebases:
-		case isWrongLastSeq(err) && s.lastSeq == sent:
+		case jsx.IsWrongLastSeq(err) && s.lastSeq == sent:
 			// The write that failed our check never took: send ours again.
 			retry, resolution = true, "resent"
-		case isWrongLastSeq(err) && t.Len() == held && t.Leaf() == oldLeaf:
+		case jsx.IsWrongLastSeq(err) && t.Len() == held && t.Leaf() == oldLeaf:
 			// What came meanwhile were copies of messages the session
 			// holds (a stream source's, on an edge node): nothing to
 			// conflict with.
@@ -344,9 +345,9 @@ func rebase(t *session.Tree, entries []*session.Entry, oldLeaf string) bool {
 	return true
 }
 
-// messages are the entries' messages to publish; blobs[i] is what entry
-// i's blobsHeader lists.
-func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []string) ([]*nats.Msg, error) {
+// messages are the entries' messages to publish; named[i] is what entry
+// i's blobs.Header lists.
+func (s *Store) messages(ctx context.Context, entries []*session.Entry, named []string) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(entries))
 	max := s.b.maxPayload()
 	for i, e := range entries {
@@ -360,8 +361,8 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, blobs []
 		m := nats.NewMsg(s.subject(e.Type))
 		m.Data = data
 		m.Header.Set(jetstream.MsgIDHeader, s.msgID(e))
-		if blobs != nil && blobs[i] != "" {
-			m.Header.Set(blobsHeader, blobs[i])
+		if named != nil && named[i] != "" {
+			m.Header.Set(blobs.Header, named[i])
 		}
 		if s.b.cfg.Origin != "" {
 			m.Header.Set(OriginHeader, s.b.cfg.Origin)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
@@ -39,10 +40,10 @@ type Backend struct {
 	kv     jetstream.KeyValue
 	snaps  jetstream.ObjectStore
 	heads  jetstream.KeyValue // session id -> its current snapshot object
-	blobs  *Blobs             // the deployment's, shared by its partitions
+	blobs  *blobs.Store       // the deployment's, shared by its partitions
 	// localBlobs, on an edge, are the blobs kept on the machine (see
 	// Config.LocalBlobBucket).
-	localBlobs *Blobs
+	localBlobs *blobs.Store
 	// redactor, when the config asks for one, redacts entries on write.
 	redactor *codec.Redactor
 	policy   ConflictPolicy
@@ -177,17 +178,19 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	if err := b.settleNode(ctx); err != nil {
 		return nil, err
 	}
-	blobs, err := openBlobs(ctx, b.parts[0], b.cfg, b.cfg.BlobBucket())
+	bcfg := blobs.Config{Bucket: b.cfg.BlobBucket(), Replicas: b.cfg.Replicas, Grace: b.cfg.BlobGrace, CacheBytes: b.cfg.BlobCacheBytes}
+	shared, err := blobs.Open(ctx, b.parts[0].rq, b.tel, bcfg)
 	if err != nil {
 		return nil, err
 	}
-	b.blobs = blobs
-	var local *Blobs
+	b.blobs = shared
+	var local *blobs.Store
 	if b.cfg.edge {
-		if local, err = openBlobs(ctx, b.parts[0], b.cfg, b.cfg.LocalBlobBucket()); err != nil {
+		bcfg.Bucket = b.cfg.LocalBlobBucket()
+		if local, err = blobs.Open(ctx, b.parts[0].rq, b.tel, bcfg); err != nil {
 			return nil, err
 		}
-		blobs.alt, local.alt = local, blobs
+		blobs.Pair(shared, local)
 	}
 	if cfg.Redact != nil {
 		if b.redactor, err = cfg.Redact.Redactor(); err != nil {
@@ -196,7 +199,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	}
 	for _, p := range b.parts {
 		p.redactor = b.redactor
-		p.blobs, p.localBlobs = blobs, local
+		p.blobs, p.localBlobs = shared, local
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
 		b.balancer = b.startBalancer(b.balanceEvery)
@@ -250,7 +253,7 @@ func (b *Backend) provision(ctx context.Context, want int) (err error) {
 	if got := b.stream.CachedInfo().Config.Replicas; got < want {
 		b.warnings = append(b.warnings, fmt.Sprintf("stream %s has %d replica(s) on a cluster of %d or more servers: losing one server can lose sessions (raise it: nats stream edit %s --replicas %d)", cfg.Stream, got, want, cfg.Stream, want))
 	}
-	b.snaps, err = ensureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
+	b.snaps, err = jsx.EnsureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
 		Bucket:      cfg.SnapshotBucket(),
 		Description: "sessionlog snapshots",
 		Storage:     jetstream.FileStorage,
@@ -259,7 +262,7 @@ func (b *Backend) provision(ctx context.Context, want int) (err error) {
 	if err != nil {
 		return fmt.Errorf("stream: provision snapshots %s: %w", cfg.SnapshotBucket(), err)
 	}
-	b.heads, err = ensureKV(ctx, b.js, jetstream.KeyValueConfig{
+	b.heads, err = jsx.EnsureKV(ctx, b.js, jetstream.KeyValueConfig{
 		Bucket:      cfg.SnapshotBucket() + "_HEADS",
 		Description: "sessionlog: current snapshot of each session",
 		Storage:     jetstream.FileStorage,
@@ -286,7 +289,12 @@ func (b *Backend) Warnings() []string { return b.warnings }
 func (b *Backend) Config() Config { return b.cfg }
 
 // Blobs returns the deployment's store of offloaded content.
-func (b *Backend) Blobs() *Blobs { return b.blobs }
+func (b *Backend) Blobs() *blobs.Store { return b.blobs }
+
+// Uploads returns the deployment's staging of uploads.
+func (b *Backend) Uploads() *blobs.Uploads {
+	return blobs.NewUploads(b.parts[0].rq, b.cfg.Replicas, b.cfg.Stream+"_UPLOADS", b.cfg.Prefix+"_uploads")
+}
 
 // JetStream returns the JetStream context (replicas, consumers).
 func (b *Backend) JetStream() jetstream.JetStream { return b.js }
@@ -348,7 +356,7 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 		ack, err = b.publishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(0, b.cfg.sessionSubjects(h.ID)))
 		return err
 	}, func(error) { resent = true })
-	if isWrongLastSeq(err) && resent {
+	if jsx.IsWrongLastSeq(err) && resent {
 		// A stream of one replica checks the sequence before the message
 		// id, so a resend of a header that was stored is refused as if
 		// the session existed: it does, and it may be ours.
@@ -356,7 +364,7 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 			ack, err = &jetstream.PubAck{Sequence: seq}, nil
 		}
 	}
-	if isWrongLastSeq(err) || (err == nil && ack.Duplicate && !resent) {
+	if jsx.IsWrongLastSeq(err) || (err == nil && ack.Duplicate && !resent) {
 		return nil, fmt.Errorf("%w: %q", session.ErrSessionExists, h.ID)
 	}
 	if err != nil {

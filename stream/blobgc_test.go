@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // blobBackend offloads anything of 100 bytes or more, keeps unnamed blobs
@@ -93,7 +94,7 @@ func TestCollectBlobsKeepsWhatIsNamedOrYoung(t *testing.T) {
 		t.Fatalf("after the grace period: %+v, want 2 deleted, 1 referenced, 1 orphan", st)
 	}
 	for _, ref := range []session.BlobRef{goneRef, orphan} {
-		if _, err := b.Blobs().Get(ctx, ref); !errors.Is(err, stream.ErrBlobNotFound) {
+		if _, err := b.Blobs().Get(ctx, ref); !errors.Is(err, blobs.ErrNotFound) {
 			t.Fatalf("blob %s: %v, want ErrBlobNotFound", ref.SHA256, err)
 		}
 	}
@@ -141,7 +142,7 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 	})
 	t.Run("delete marker before the touch", func(t *testing.T) {
 		b, st, ref, x := oldBlob(t, "y")
-		collected := make(chan stream.CollectStats, 2)
+		collected := make(chan blobs.CollectStats, 2)
 		stream.OnBlobTouch(b, func(name string) {
 			if name == ref.SHA256 && len(collected) == 0 {
 				cs, err := b.CollectBlobs(ctx)
@@ -173,7 +174,7 @@ func TestCollectBlobsRacesAppends(t *testing.T) {
 		})
 		stream.SetBlobClock(b, func() time.Time { return time.Now().Add(4 * time.Hour) })
 		e := &session.Entry{Type: session.TypeCustom, ID: "n2", ParentID: "n1", Timestamp: "2026-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "blob", Data: ref2.Raw()}}
-		if err := st.Append(ctx, e); !errors.Is(err, stream.ErrBlobNotFound) {
+		if err := st.Append(ctx, e); !errors.Is(err, blobs.ErrNotFound) {
 			t.Fatalf("append of a reference to a collected blob: %v, want ErrBlobNotFound", err)
 		}
 		if has, _ := st.Has(ctx, "n2"); has {

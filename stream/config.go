@@ -312,7 +312,7 @@ func provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream: provision %s: %w", cfg.Stream, err)
 	}
-	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{
+	kv, err := jsx.EnsureKV(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      cfg.IndexBucket(),
 		Description: "sessionlog session index",
 		Storage:     jetstream.FileStorage,
@@ -325,71 +325,21 @@ func provision(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 	return s, kv, nil
 }
 
-// ensureKV opens a key-value bucket, creating it if it does not exist. An
-// existing one is used as it is: every node of a cluster may be
-// provisioning at once, and updating one another's buckets only makes
-// them wait on each other.
-func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (kv jetstream.KeyValue, err error) {
-	err = Provisioning(ctx, func(ctx context.Context) error {
-		if kv, err = js.KeyValue(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return err
-		}
-		kv, err = js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			kv, err = js.KeyValue(ctx, cfg.Bucket)
-		}
-		return err
-	})
-	return kv, err
-}
+// BlobBucket names the deployment's object store of blobs.
+func (c Config) BlobBucket() string { return c.Stream + "_BLOBS" }
 
-// ensureObjectStore is ensureKV for an object store.
-func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (obs jetstream.ObjectStore, err error) {
-	err = Provisioning(ctx, func(ctx context.Context) error {
-		if obs, err = js.ObjectStore(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return err
-		}
-		obs, err = js.CreateObjectStore(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			obs, err = js.ObjectStore(ctx, cfg.Bucket)
-		}
-		return err
-	})
-	return obs, err
-}
-
-// retrying runs a provisioning step with attempts of a few seconds each
-// until it succeeds or ctx ends: in a cluster that is still electing, or
-// with every node creating the same asset at once, a request can go
-// unanswered where the next one succeeds.
-// provisionLimit bounds provisioning when the caller gives no deadline.
-const provisionLimit = time.Minute
+// LocalBlobBucket names an edge's object store of the blobs it keeps on
+// the machine: those of sessions kept local (WithKeepLocal), and those
+// put before an entry names them (BlobsForPuts). A blob goes into the
+// store that syncs only when an entry of a session that syncs names it.
+func (c Config) LocalBlobBucket() string { return c.Stream + "_BLOBS_LOCAL" }
 
 // Provisioning runs step until it succeeds, fails for good, or ctx ends:
 // errors a cluster gives while it elects leaders (no response, no
 // peers, JetStream not ready) are retried. Callers provisioning streams
 // of their own use it too.
 func Provisioning(ctx context.Context, step func(ctx context.Context) error) error {
-	if _, ok := ctx.Deadline(); !ok {
-		// Never forever: a cluster that cannot elect for a minute is
-		// reported, not waited on in silence.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, provisionLimit)
-		defer cancel()
-	}
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := step(actx)
-		cancel()
-		if err == nil || ctx.Err() != nil || !jsx.Transient(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return jsx.Provisioning(ctx, step)
 }
 
 // checkCompatible lists every setting of an existing stream that would

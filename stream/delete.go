@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // Deleting a session: its messages, its index record, its snapshots and
@@ -65,7 +66,7 @@ func (b *Backend) DeleteSession(ctx context.Context, id string) (DeleteReport, e
 	// What the session names read first: after the purge nothing says.
 	named := map[string]bool{}
 	err = b.rq.ReadAll(ctx, b.cfg.Stream, b.cfg.sessionSubjects(id), true, func(msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
-		if names := msg.Headers().Get(blobsHeader); names != "" {
+		if names := msg.Headers().Get(blobs.Header); names != "" {
 			for _, n := range strings.Split(names, ",") {
 				named[n] = true
 			}

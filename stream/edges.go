@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
@@ -38,7 +39,7 @@ func (b *Backend) SourceFrom(ctx context.Context, domain string, streams []strin
 		}
 	}
 	// The blobs entries name come along (see blobs_received.go).
-	if err := b.source(ctx, jsx.ObjStream(b.cfg.BlobBucket()), domain, b.cfg.blobsTakeIn()); err != nil {
+	if err := b.source(ctx, jsx.ObjStream(b.cfg.BlobBucket()), domain, blobs.TakeIn(b.cfg.BlobBucket(), b.cfg.edge)); err != nil {
 		return nil, err
 	}
 	return mine, nil

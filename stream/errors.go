@@ -31,17 +31,6 @@ var (
 	ErrInvalidConfig = errors.New("stream: invalid config")
 )
 
-// The server reports a failed sequence check as 10071, or as 10164 on a
-// replicated stream with a write in flight.
-var (
-	errWrongLastSeq         = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}
-	errWrongLastSeqConstant = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}
-)
-
-func isWrongLastSeq(err error) bool {
-	return errors.Is(err, errWrongLastSeq) || errors.Is(err, errWrongLastSeqConstant)
-}
-
 // errBatchSeen refuses an atomic batch holding a message id the stream
 // has stored (10201): a batch resent after its first copy was stored and
 // its acknowledgement lost. Whether all of ours is stored is read from the

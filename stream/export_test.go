@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
@@ -65,15 +66,17 @@ func TypedSubjects(c Config) Config {
 }
 
 // SetBlobClock replaces the clock blobs judge ages by.
-func SetBlobClock(b *Backend, now func() time.Time) { b.blobs.now = now }
+func SetBlobClock(b *Backend, now func() time.Time) { b.blobs.SetHooks(blobs.Hooks{Now: now}) }
 
 // OnBlobTouch runs fn when an append is about to touch a blob; OnBlobDelete
 // when a collection is about to delete one.
-func OnBlobTouch(b *Backend, fn func(name string))  { b.blobs.beforeTouch = fn }
-func OnBlobDelete(b *Backend, fn func(name string)) { b.blobs.beforeDelete = fn }
+func OnBlobTouch(b *Backend, fn func(name string)) { b.blobs.SetHooks(blobs.Hooks{BeforeTouch: fn}) }
+func OnBlobDelete(b *Backend, fn func(name string)) {
+	b.blobs.SetHooks(blobs.Hooks{BeforeDelete: fn})
+}
 
 // BlobFetches counts the blobs b read from its object store.
-func BlobFetches(b *Backend) int64 { return b.blobs.fetches.Load() }
+func BlobFetches(b *Backend) int64 { return b.blobs.Fetches() }
 
 // SaveSnapshotFormat2 writes src as a snapshot of format 2, as writers
 // before segmented bodies did: the body in one object, with the index of

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/blobs"
 )
 
 // SyncRules choose which sessions made on an edge go to its hub: those
@@ -97,7 +98,7 @@ func syncRulesOf(md map[string]string) SyncRules {
 // into: on an edge that keeps sessions local, the one that does not sync
 // (the blob goes up when an entry of a session that syncs names it);
 // elsewhere, the deployment's.
-func (b *Backend) BlobsForPuts() *Blobs {
+func (b *Backend) BlobsForPuts() *blobs.Store {
 	if !b.cfg.syncRules.none() && b.localBlobs != nil {
 		return b.localBlobs
 	}
@@ -136,7 +137,7 @@ func (s *Store) keepsLocal(ctx context.Context) (bool, error) {
 }
 
 // blobsFor is the store of the blobs the session names.
-func (s *Store) blobsFor(kept bool) *Blobs {
+func (s *Store) blobsFor(kept bool) *blobs.Store {
 	if kept && s.b.localBlobs != nil {
 		return s.b.localBlobs
 	}

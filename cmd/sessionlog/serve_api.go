@@ -238,7 +238,7 @@ func (a *api) run(job func(ctx context.Context)) {
 }
 
 // collect collects every backend's unnamed blobs (every node does:
-// collections are safe to run at once, see stream.Blobs).
+// collections are safe to run at once, see blobs.Store).
 func (a *api) collect(ctx context.Context) {
 	for _, b := range a.backends {
 		st, err := b.CollectBlobs(ctx)

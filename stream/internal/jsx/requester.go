@@ -118,3 +118,16 @@ func Ambiguous(err error) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrDisconnected)
 }
+
+// The server reports a failed sequence check as 10071, or as 10164 on a
+// replicated stream with a write in flight.
+var (
+	errWrongLastSeq         = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}
+	errWrongLastSeqConstant = &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}
+)
+
+// IsWrongLastSeq is a write refused by its sequence check: another write
+// came first.
+func IsWrongLastSeq(err error) bool {
+	return errors.Is(err, errWrongLastSeq) || errors.Is(err, errWrongLastSeqConstant)
+}

@@ -1,4 +1,4 @@
-package stream
+package blobs
 
 // Reading blobs: through the cache, resolving the references of entries
 // and messages, and in pieces for clients that cannot take a blob whole.
@@ -20,7 +20,7 @@ import (
 // blob's bytes, or their base64 text for a base64 reference), from the
 // cache when it is there. The bytes are shared: callers must not modify
 // them.
-func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+func (bl *Store) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
 	key := ref.SHA256
 	if ref.Encoding == session.BlobBase64 {
 		key += ":base64" // cached as the text it resolves to
@@ -39,20 +39,20 @@ func (bl *Blobs) Get(ctx context.Context, ref session.BlobRef) ([]byte, error) {
 	return v.([]byte), nil
 }
 
-func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]byte, error) {
+func (bl *Store) fetch(ctx context.Context, ref session.BlobRef, key string) ([]byte, error) {
 	name := ref.SHA256
 	b, err := bl.obs.GetBytes(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		b, err = bl.elsewhere(ctx, ref)
 	}
-	if errors.Is(err, ErrBlobNotFound) || errors.Is(err, ErrBlobMismatch) {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrMismatch) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stream: get blob %s: %w", name, err)
+		return nil, fmt.Errorf("blobs: get blob %s: %w", name, err)
 	}
 	if int64(len(b)) != ref.Size {
-		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrBlobMismatch, name, len(b), ref.Size)
+		return nil, fmt.Errorf("%w: %s is %d bytes, the reference says %d", ErrMismatch, name, len(b), ref.Size)
 	}
 	bl.count(ctx, "get", int64(len(b)))
 	b = session.BlobContent(ref, b)
@@ -70,21 +70,21 @@ func (bl *Blobs) fetch(ctx context.Context, ref session.BlobRef, key string) ([]
 }
 
 // Cached is how many bytes of blobs the cache holds.
-func (bl *Blobs) Cached() int64 {
+func (bl *Store) Cached() int64 {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	return bl.cached
 }
 
 // fetcher is session.BlobFetch over ctx.
-func (bl *Blobs) fetcher(ctx context.Context) session.BlobFetch {
+func (bl *Store) fetcher(ctx context.Context) session.BlobFetch {
 	return func(ref session.BlobRef) ([]byte, error) { return bl.Get(ctx, ref) }
 }
 
 // Fetcher returns a session.BlobFetch for resolving refs in one pass: a
 // blob named more than once among them is read once, whatever the cache
 // keeps, and held only until its last use. It is safe for concurrent use.
-func (bl *Blobs) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
+func (bl *Store) Fetcher(ctx context.Context, refs []session.BlobRef) session.BlobFetch {
 	var mu sync.Mutex
 	type key struct{ name, enc string }
 	uses := map[key]int{}
@@ -123,7 +123,7 @@ const resolvers = 8
 
 // ResolveMessagePtrs replaces each message holding references by a copy
 // with their content, resolving several at once.
-func (bl *Blobs) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message) error {
+func (bl *Store) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message) error {
 	var refs []session.BlobRef
 	var todo []int
 	for i, m := range msgs {
@@ -149,7 +149,7 @@ func (bl *Blobs) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message
 				i := todo[k]
 				r, err := session.ResolveMessage(msgs[i], get)
 				if err != nil {
-					errs[w] = fmt.Errorf("stream: resolve message %d: %w", i, err)
+					errs[w] = fmt.Errorf("blobs: resolve message %d: %w", i, err)
 					return
 				}
 				msgs[i] = r
@@ -161,12 +161,12 @@ func (bl *Blobs) ResolveMessagePtrs(ctx context.Context, msgs []*session.Message
 }
 
 // Resolve returns e with its references replaced by their content.
-func (bl *Blobs) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+func (bl *Store) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
 	return session.ResolveEntry(e, bl.fetcher(ctx))
 }
 
 // ResolveAll is Resolve for each entry; the slice is changed in place.
-func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
+func (bl *Store) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
 	var refs []session.BlobRef
 	for _, e := range entries {
 		refs = append(refs, e.BlobRefs()...)
@@ -178,17 +178,17 @@ func (bl *Blobs) ResolveAll(ctx context.Context, entries []*session.Entry) ([]*s
 	for i, e := range entries {
 		r, err := session.ResolveEntry(e, get)
 		if err != nil {
-			return nil, fmt.Errorf("stream: resolve entry %s: %w", e.ID, err)
+			return nil, fmt.Errorf("blobs: resolve entry %s: %w", e.ID, err)
 		}
 		entries[i] = r
 	}
 	return entries, nil
 }
 
-// BlobPiece is a run of a blob's bytes, read in pieces by a client that
+// Piece is a run of a blob's bytes, read in pieces by a client that
 // cannot take it whole (a service reply, an HTTP response written as it
 // is read).
-type BlobPiece struct {
+type Piece struct {
 	Data []byte
 	Size int64 // the whole blob's
 	// Next is where the following piece starts (an opaque position in
@@ -201,23 +201,23 @@ var errPieceFull = errors.New("piece full")
 
 // ReadPiece reads up to limit bytes of blob name (at least one chunk of
 // the object store's) from position from (0: its start).
-func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit int) (BlobPiece, error) {
+func (bl *Store) ReadPiece(ctx context.Context, name string, from uint64, limit int) (Piece, error) {
 	size, subject, err := bl.locate(ctx, name)
-	if errors.Is(err, ErrBlobNotFound) && bl.alt != nil {
+	if errors.Is(err, ErrNotFound) && bl.alt != nil {
 		bl = bl.alt // the node's other store
 		size, subject, err = bl.locate(ctx, name)
 	}
 	if err != nil {
-		return BlobPiece{}, err
+		return Piece{}, err
 	}
-	p := BlobPiece{Size: size}
+	p := Piece{Size: size}
 	if size == 0 {
 		return p, nil
 	}
 	from = max(from, 1)
 	for {
 		// The server sends no more than the piece can take.
-		end, err := bl.b.rq.GetBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
+		end, err := bl.rq.GetBatchMax(ctx, bl.streamName(), subject, from, max(1, limit-len(p.Data)), func(c *jetstream.RawStreamMsg, _ uint64) error {
 			if len(p.Data) > 0 && len(p.Data)+len(c.Data) > limit {
 				p.Next = c.Sequence
 				return errPieceFull
@@ -232,7 +232,7 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 		case errors.Is(err, jsx.ErrNoMessages):
 			return p, nil
 		case err != nil:
-			return BlobPiece{}, fmt.Errorf("stream: read blob %s: %w", name, err)
+			return Piece{}, fmt.Errorf("blobs: read blob %s: %w", name, err)
 		case end.Pending == 0:
 			return p, nil
 		}
@@ -242,7 +242,7 @@ func (bl *Blobs) ReadPiece(ctx context.Context, name string, from uint64, limit 
 // locate finds blob name's chunks in this store: its own, or received
 // from another node; and its size (read from the chunks when the other
 // node has deleted it since: its delete marker no longer says).
-func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error) {
+func (bl *Store) locate(ctx context.Context, name string) (int64, string, error) {
 	m, err := bl.meta(ctx, name)
 	if err != nil {
 		return 0, "", err
@@ -254,22 +254,22 @@ func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error)
 		return 0, "", err
 	}
 	if m == nil || m.info.NUID == "" {
-		return 0, "", fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+		return 0, "", fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	subject := objInChunks(bl.bucket, m.info.NUID)
 	if !m.info.Deleted {
 		return int64(m.info.Size), subject, nil
 	}
 	var size int64
-	err = bl.b.rq.EachOf(ctx, bl.streamName(), subject, func(c *jetstream.RawStreamMsg) error {
+	err = bl.rq.EachOf(ctx, bl.streamName(), subject, func(c *jetstream.RawStreamMsg) error {
 		size += int64(len(c.Data))
 		return nil
 	})
 	if err != nil {
-		return 0, "", fmt.Errorf("stream: received blob %s: %w", name, err)
+		return 0, "", fmt.Errorf("blobs: received blob %s: %w", name, err)
 	}
 	if size == 0 {
-		return 0, "", fmt.Errorf("%w: %s", ErrBlobNotFound, name)
+		return 0, "", fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	return size, subject, nil
 }
@@ -277,9 +277,9 @@ func (bl *Blobs) locate(ctx context.Context, name string) (int64, string, error)
 // elsewhere reads ref's blob where this store does not hold it: received
 // from another node (an entry written there names it), or in the node's
 // other store (alt).
-func (bl *Blobs) elsewhere(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+func (bl *Store) elsewhere(ctx context.Context, ref session.BlobRef) ([]byte, error) {
 	b, err := bl.received(ctx, ref)
-	if !errors.Is(err, ErrBlobNotFound) || bl.alt == nil {
+	if !errors.Is(err, ErrNotFound) || bl.alt == nil {
 		return b, err
 	}
 	b, aerr := bl.alt.obs.GetBytes(ctx, ref.SHA256)
@@ -287,7 +287,7 @@ func (bl *Blobs) elsewhere(ctx context.Context, ref session.BlobRef) ([]byte, er
 		return nil, err
 	}
 	if aerr != nil {
-		return nil, fmt.Errorf("stream: get blob %s: %w", ref.SHA256, aerr)
+		return nil, fmt.Errorf("blobs: get blob %s: %w", ref.SHA256, aerr)
 	}
 	return b, nil
 }

@@ -1,4 +1,4 @@
-package stream
+package blobs
 
 // Blobs taken in from another node: a hub's from its edges, an edge's
 // from its hub. Entries that name blobs cross in the sessions streams;
@@ -45,15 +45,16 @@ func objInMeta(bucket, name string) string {
 // objInMetas is the filter of every received meta of a bucket.
 func objInMetas(bucket string) string { return "$O." + bucket + ".I.M.>" }
 
-// blobsTakeIn is what the blob store's stream takes in of the other
-// node's, and onto which subjects (see above).
-func (c Config) blobsTakeIn() []jetstream.SubjectTransformConfig {
-	o := "$O." + c.BlobBucket()
+// TakeIn is what the stream of the store of bucket takes in of the other
+// node's, and onto which subjects (see above); an edge passes on what it
+// received too.
+func TakeIn(bucket string, edge bool) []jetstream.SubjectTransformConfig {
+	o := "$O." + bucket
 	take := []jetstream.SubjectTransformConfig{
 		{Source: o + ".C.*", Destination: o + ".I.C.{{wildcard(1)}}"},
 		{Source: o + ".M.*", Destination: o + ".I.M.{{wildcard(1)}}"},
 	}
-	if c.edge {
+	if edge {
 		take = append(take,
 			jetstream.SubjectTransformConfig{Source: o + ".I.C.*", Destination: o + ".I.C.{{wildcard(1)}}"},
 			jetstream.SubjectTransformConfig{Source: o + ".I.M.*", Destination: o + ".I.M.{{wildcard(1)}}"})
@@ -62,57 +63,57 @@ func (c Config) blobsTakeIn() []jetstream.SubjectTransformConfig {
 }
 
 // receivedMeta reads the meta of a received blob; nil when none came.
-func (bl *Blobs) receivedMeta(ctx context.Context, name string) (*blobMeta, error) {
-	m, err := bl.b.rq.LastOf(ctx, bl.streamName(), objInMeta(bl.bucket, name))
+func (bl *Store) receivedMeta(ctx context.Context, name string) (*blobMeta, error) {
+	m, err := bl.rq.LastOf(ctx, bl.streamName(), objInMeta(bl.bucket, name))
 	if err != nil || m == nil {
 		return nil, err
 	}
 	bm := &blobMeta{data: m.Data, seq: m.Sequence, at: m.Time}
 	if err := json.Unmarshal(m.Data, &bm.info); err != nil {
-		return nil, fmt.Errorf("stream: received blob %s: meta: %w", name, err)
+		return nil, fmt.Errorf("blobs: received blob %s: meta: %w", name, err)
 	}
 	return bm, nil
 }
 
 // received reads ref's blob as another node sent it: its chunks, checked
 // against the reference's size and SHA-256. A blob whose chunks have not
-// all come (the link is slow, or down) is ErrBlobNotFound.
-func (bl *Blobs) received(ctx context.Context, ref session.BlobRef) ([]byte, error) {
+// all come (the link is slow, or down) is ErrNotFound.
+func (bl *Store) received(ctx context.Context, ref session.BlobRef) ([]byte, error) {
 	name := ref.SHA256
 	m, err := bl.receivedMeta(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if m == nil || m.info.NUID == "" {
-		return nil, fmt.Errorf("%w: %s (neither stored here nor received from another node yet)", ErrBlobNotFound, name)
+		return nil, fmt.Errorf("%w: %s (neither stored here nor received from another node yet)", ErrNotFound, name)
 	}
 	data := make([]byte, 0, ref.Size)
 	subject := objInChunks(bl.bucket, m.info.NUID)
-	err = bl.b.rq.EachOf(ctx, bl.streamName(), subject, func(msg *jetstream.RawStreamMsg) error {
+	err = bl.rq.EachOf(ctx, bl.streamName(), subject, func(msg *jetstream.RawStreamMsg) error {
 		if int64(len(data)+len(msg.Data)) > ref.Size {
-			return fmt.Errorf("%w: %s: the received chunks exceed its %d bytes", ErrBlobMismatch, name, ref.Size)
+			return fmt.Errorf("%w: %s: the received chunks exceed its %d bytes", ErrMismatch, name, ref.Size)
 		}
 		data = append(data, msg.Data...)
 		return nil
 	})
-	if errors.Is(err, ErrBlobMismatch) {
+	if errors.Is(err, ErrMismatch) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stream: received blob %s: %w", name, err)
+		return nil, fmt.Errorf("blobs: received blob %s: %w", name, err)
 	}
 	if int64(len(data)) != ref.Size {
-		return nil, fmt.Errorf("%w: %s (%d of its %d bytes received so far)", ErrBlobNotFound, name, len(data), ref.Size)
+		return nil, fmt.Errorf("%w: %s (%d of its %d bytes received so far)", ErrNotFound, name, len(data), ref.Size)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != name {
-		return nil, fmt.Errorf("%w: %s: the received bytes have another SHA-256", ErrBlobMismatch, name)
+		return nil, fmt.Errorf("%w: %s: the received bytes have another SHA-256", ErrMismatch, name)
 	}
 	bl.count(ctx, "received", ref.Size)
 	return data, nil
 }
 
 // purgeReceived purges a received blob: its meta and its chunks.
-func (bl *Blobs) purgeReceived(ctx context.Context, name string, m *blobMeta) error {
+func (bl *Store) purgeReceived(ctx context.Context, name string, m *blobMeta) error {
 	if err := bl.stream.Purge(ctx, jetstream.WithPurgeSubject(objInMeta(bl.bucket, name))); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package stream
+package blobs
 
 import (
 	"context"
@@ -22,9 +22,10 @@ import (
 // Every node of a deployment sees the same uploads, so the pieces of one
 // may reach different service instances.
 type Uploads struct {
-	b      *Backend
-	stream string
-	prefix string
+	rq       *jsx.Requester
+	replicas int
+	stream   string
+	prefix   string
 
 	mu    sync.Mutex
 	ready bool
@@ -40,16 +41,17 @@ const (
 
 // ErrUploadOffset is a piece that does not continue its upload where it
 // stands (a piece lost, sent twice, or sent concurrently).
-var ErrUploadOffset = errors.New("stream: upload piece out of place")
+var ErrUploadOffset = errors.New("blobs: upload piece out of place")
 
 // ErrUploadNotFound is an upload with no piece (never begun, or expired).
-var ErrUploadNotFound = errors.New("stream: upload not found")
+var ErrUploadNotFound = errors.New("blobs: upload not found")
 
 const offsetHeader = "Sessionlog-Offset"
 
-// Uploads returns the deployment's staging of uploads.
-func (b *Backend) Uploads() *Uploads {
-	return &Uploads{b: b.parts[0], stream: b.cfg.Stream + "_UPLOADS", prefix: b.cfg.Prefix + "_uploads"}
+// NewUploads stages uploads in stream (made on first use, with replicas),
+// on subjects prefix.<upload id>.
+func NewUploads(rq *jsx.Requester, replicas int, stream, prefix string) *Uploads {
+	return &Uploads{rq: rq, replicas: replicas, stream: stream, prefix: prefix}
 }
 
 func (u *Uploads) provision(ctx context.Context) error {
@@ -58,13 +60,13 @@ func (u *Uploads) provision(ctx context.Context) error {
 	if u.ready {
 		return nil
 	}
-	err := Provisioning(ctx, func(ctx context.Context) error {
-		_, err := u.b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err := jsx.Provisioning(ctx, func(ctx context.Context) error {
+		_, err := u.rq.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:        u.stream,
 			Description: "sessionlog uploads in progress",
 			Subjects:    []string{u.prefix + ".>"},
 			Storage:     jetstream.FileStorage,
-			Replicas:    u.b.cfg.Replicas,
+			Replicas:    u.replicas,
 			MaxAge:      UploadTTL,
 			MaxBytes:    uploadStreamBytes,
 			Discard:     jetstream.DiscardNew,
@@ -73,7 +75,7 @@ func (u *Uploads) provision(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("stream: provision uploads: %w", err)
+		return fmt.Errorf("blobs: provision uploads: %w", err)
 	}
 	u.ready = true
 	return nil
@@ -84,13 +86,13 @@ func (u *Uploads) subject(id string) string { return u.prefix + "." + id }
 // last is the upload's last piece (nil before the first) and the size
 // staged so far.
 func (u *Uploads) last(ctx context.Context, id string) (*jetstream.RawStreamMsg, int64, error) {
-	m, err := u.b.rq.LastOf(ctx, u.stream, u.subject(id))
+	m, err := u.rq.LastOf(ctx, u.stream, u.subject(id))
 	if err != nil || m == nil {
 		return nil, 0, err
 	}
 	off, err := strconv.ParseInt(m.Header.Get(offsetHeader), 10, 64)
 	if err != nil {
-		return nil, 0, fmt.Errorf("stream: upload %s: piece without its offset", id)
+		return nil, 0, fmt.Errorf("blobs: upload %s: piece without its offset", id)
 	}
 	return m, off + int64(len(m.Data)), nil
 }
@@ -126,11 +128,11 @@ func (u *Uploads) Stage(ctx context.Context, id string, offset int64, data []byt
 	msg.Data = data
 	// The check makes two pieces sent at once for the same place fail
 	// rather than both land.
-	if _, err := u.b.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, u.subject(id))); err != nil {
-		if isWrongLastSeq(err) {
+	if _, err := u.rq.JS.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, u.subject(id))); err != nil {
+		if jsx.IsWrongLastSeq(err) {
 			return size, fmt.Errorf("%w: upload %s changed while this piece was sent", ErrUploadOffset, id)
 		}
-		return size, fmt.Errorf("stream: upload %s: %w", id, err)
+		return size, fmt.Errorf("blobs: upload %s: %w", id, err)
 	}
 	return size + int64(len(data)), nil
 }
@@ -184,7 +186,7 @@ func (r *uploadReader) Read(p []byte) (int, error) {
 // fetch reads the next batch of pieces into buf.
 func (r *uploadReader) fetch() error {
 	before := r.at
-	_, err := r.u.b.rq.GetBatch(r.ctx, r.u.stream, r.u.subject(r.id), r.from, func(m *jetstream.RawStreamMsg, _ uint64) error {
+	_, err := r.u.rq.GetBatch(r.ctx, r.u.stream, r.u.subject(r.id), r.from, func(m *jetstream.RawStreamMsg, _ uint64) error {
 		off, err := strconv.ParseInt(m.Header.Get(offsetHeader), 10, 64)
 		if err != nil || off != r.at {
 			return fmt.Errorf("%w: upload %s: piece at %s where %d was due", ErrUploadOffset, r.id, m.Header.Get(offsetHeader), r.at)
@@ -203,7 +205,7 @@ func (r *uploadReader) fetch() error {
 	if r.at == before {
 		select { // a replica behind the leader: its next batch
 		case <-r.ctx.Done():
-			return fmt.Errorf("stream: upload %s: read %d of %d bytes: %w", r.id, r.at, r.size, r.ctx.Err())
+			return fmt.Errorf("blobs: upload %s: read %d of %d bytes: %w", r.id, r.at, r.size, r.ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -212,7 +214,7 @@ func (r *uploadReader) fetch() error {
 
 // Discard drops upload id's pieces.
 func (u *Uploads) Discard(ctx context.Context, id string) error {
-	s, err := u.b.js.Stream(ctx, u.stream)
+	s, err := u.rq.JS.Stream(ctx, u.stream)
 	if err != nil {
 		return err
 	}

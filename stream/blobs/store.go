@@ -1,4 +1,4 @@
-package stream
+package blobs
 
 import (
 	"bytes"
@@ -22,12 +22,12 @@ import (
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
-// Blobs is a deployment's offloaded content (see session.BlobRef): one
+// Store is a deployment's offloaded content (see session.BlobRef): one
 // JetStream object store for every partition, each blob an object named
 // by its SHA-256, so the same bytes are stored once however many entries
 // and sessions name them. Reads go through a cache bounded in bytes.
 //
-// Collection (CollectBlobs) deletes blobs no entry names once they are
+// Collection (Collect) deletes blobs no entry names once they are
 // older than the bucket's grace period. What keeps it from deleting a
 // blob an append is about to name is the object's meta message, the one
 // record both sides write conditionally:
@@ -44,11 +44,12 @@ import (
 // A touch after collection looked makes the delete fail; a delete before
 // the touch makes the touch fail, and the append puts the blob again
 // (under a new object id, so the delete's purge of the old chunks does
-// not reach it) or, holding only the reference, reports ErrBlobNotFound.
+// not reach it) or, holding only the reference, reports ErrNotFound.
 // An append that touched before collection looked published before the
 // grace period ran out, so collection's read of the entries finds it.
-type Blobs struct {
-	b      *Backend // the deployment's first partition: connection and requests
+type Store struct {
+	rq     *jsx.Requester // the deployment's first partition's
+	tel    *telemetry.T
 	obs    jetstream.ObjectStore
 	stream jetstream.Stream // the object store's, for what its client does not do
 	bucket string
@@ -66,9 +67,9 @@ type Blobs struct {
 	// fetches counts blobs read from the object store.
 	fetches atomic.Int64
 	// alt is the node's other store of blobs, if any (an edge's kept on
-	// the machine, beside those that sync: see LocalBlobBucket), where
+	// the machine, beside those that sync: see Pair), where
 	// a blob missing here is looked for too.
-	alt *Blobs
+	alt *Store
 	// beforeTouch and beforeDelete, set by tests only, run between
 	// reading a blob's meta and writing it (an append's touch, a
 	// collection's delete marker).
@@ -78,12 +79,12 @@ type Blobs struct {
 
 // Errors of blobs.
 var (
-	// ErrBlobNotFound is a reference to a blob the deployment does not
+	// ErrNotFound is a reference to a blob the deployment does not
 	// hold (never uploaded, or collected).
-	ErrBlobNotFound = errors.New("stream: blob not found")
-	// ErrBlobMismatch is content that does not match its reference: a
+	ErrNotFound = errors.New("blobs: not found")
+	// ErrMismatch is content that does not match its reference: a
 	// blob of another size or hash.
-	ErrBlobMismatch = errors.New("stream: blob does not match its reference")
+	ErrMismatch = errors.New("blobs: content does not match its reference")
 )
 
 // blobChunk is the object store's chunk size for blobs: a few chunks for
@@ -93,62 +94,74 @@ const blobChunk = 256 << 10
 // freshCap bounds how many blobs' freshness a process remembers.
 const freshCap = 1 << 16
 
-// BlobBucket names the deployment's object store of blobs.
-func (c Config) BlobBucket() string { return c.Stream + "_BLOBS" }
-
-// LocalBlobBucket names an edge's object store of the blobs it keeps on
-// the machine: those of sessions kept local (WithKeepLocal), and those
-// put before an entry names them (BlobsForPuts). A blob goes into the
-// store that syncs only when an entry of a session that syncs names it.
-func (c Config) LocalBlobBucket() string { return c.Stream + "_BLOBS_LOCAL" }
-
 // graceKey is the bucket metadata recording the grace period.
 const graceKey = "sessionlog.grace"
 
-func openBlobs(ctx context.Context, b *Backend, cfg Config, bucket string) (*Blobs, error) {
-	obs, err := ensureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
+// Config is where a Store keeps its blobs and how long it keeps those no
+// entry names.
+type Config struct {
+	// Bucket names the object store (made if missing).
+	Bucket string
+	// Replicas of a bucket made here.
+	Replicas int
+	// Grace is how long a blob no entry names is kept, recorded in a
+	// bucket made here; an existing bucket's own is used.
+	Grace time.Duration
+	// CacheBytes bounds the cache of blobs read.
+	CacheBytes int64
+}
+
+// Open opens (or makes) the store of cfg.Bucket, sending its requests
+// through rq.
+func Open(ctx context.Context, rq *jsx.Requester, tel *telemetry.T, cfg Config) (*Store, error) {
+	bucket := cfg.Bucket
+	obs, err := jsx.EnsureObjectStore(ctx, rq.JS, jetstream.ObjectStoreConfig{
 		Bucket:      bucket,
 		Description: "sessionlog blobs: offloaded content by SHA-256",
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
-		Metadata:    map[string]string{graceKey: cfg.BlobGrace.String()},
+		Metadata:    map[string]string{graceKey: cfg.Grace.String()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: provision blobs %s: %w", bucket, err)
+		return nil, fmt.Errorf("blobs: provision %s: %w", bucket, err)
 	}
 	// The store exists (found or made just now), but in a cluster still
 	// settling this node may not see its stream yet: ask again a little
 	// later rather than fail the start (a three-node start met this).
 	var stream jetstream.Stream
-	err = Provisioning(ctx, func(ctx context.Context) (err error) {
-		stream, err = b.js.Stream(ctx, jsx.ObjStream(bucket))
+	err = jsx.Provisioning(ctx, func(ctx context.Context) (err error) {
+		stream, err = rq.JS.Stream(ctx, jsx.ObjStream(bucket))
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return errors.Join(err, jsx.ErrUnavailable) // transient here
 		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream: blobs %s: %w", bucket, err)
+		return nil, fmt.Errorf("blobs: %s: %w", bucket, err)
 	}
-	grace := cfg.BlobGrace
+	grace := cfg.Grace
 	if st, err := obs.Status(ctx); err == nil {
 		if d, err := time.ParseDuration(st.Metadata()[graceKey]); err == nil && d > 0 {
 			grace = d // the deployment's, whatever this client was given
 		}
 	}
-	return &Blobs{b: b, obs: obs, stream: stream, bucket: bucket, grace: grace, now: time.Now,
-		cache: lru.New[string, []byte](), max: cfg.BlobCacheBytes, fresh: lru.New[string, time.Time]()}, nil
+	return &Store{rq: rq, tel: tel, obs: obs, stream: stream, bucket: bucket, grace: grace, now: time.Now,
+		cache: lru.New[string, []byte](), max: cfg.CacheBytes, fresh: lru.New[string, time.Time]()}, nil
 }
+
+// Pair makes each of a node's two stores (an edge's that syncs and the one
+// it keeps on the machine) look in the other for a blob it lacks.
+func Pair(shared, local *Store) { shared.alt, local.alt = local, shared }
 
 // Grace is the deployment's grace period: how long an unreferenced blob
 // is kept.
-func (bl *Blobs) Grace() time.Duration { return bl.grace }
+func (bl *Store) Grace() time.Duration { return bl.grace }
 
-func (bl *Blobs) metaSubject(name string) string {
+func (bl *Store) metaSubject(name string) string {
 	return jsx.ObjMeta(bl.bucket, name)
 }
 
-func (bl *Blobs) streamName() string { return jsx.ObjStream(bl.bucket) }
+func (bl *Store) streamName() string { return jsx.ObjStream(bl.bucket) }
 
 // blobMeta is a blob's meta message as the stream's leader has it.
 type blobMeta struct {
@@ -160,35 +173,35 @@ type blobMeta struct {
 
 // meta reads a blob's meta from the stream's leader (a replica may not
 // have a touch yet); nil when the blob was never stored.
-func (bl *Blobs) meta(ctx context.Context, name string) (*blobMeta, error) {
-	m, err := bl.b.rq.LastOf(ctx, bl.streamName(), bl.metaSubject(name))
+func (bl *Store) meta(ctx context.Context, name string) (*blobMeta, error) {
+	m, err := bl.rq.LastOf(ctx, bl.streamName(), bl.metaSubject(name))
 	if err != nil || m == nil {
 		return nil, err
 	}
 	bm := &blobMeta{data: m.Data, seq: m.Sequence}
 	if err := json.Unmarshal(m.Data, &bm.info); err != nil {
-		return nil, fmt.Errorf("stream: blob %s: meta: %w", name, err)
+		return nil, fmt.Errorf("blobs: blob %s: meta: %w", name, err)
 	}
 	bm.at, err = time.Parse(time.RFC3339Nano, m.Header.Get(jetstream.TimeStampHeaer))
 	if err != nil {
-		return nil, fmt.Errorf("stream: blob %s: meta time: %w", name, err)
+		return nil, fmt.Errorf("blobs: blob %s: meta time: %w", name, err)
 	}
 	return bm, nil
 }
 
 // writeMeta publishes a blob's meta (a touch, or a delete marker) if the
 // meta is still the one at seq.
-func (bl *Blobs) writeMeta(ctx context.Context, name string, seq uint64, data []byte) error {
+func (bl *Store) writeMeta(ctx context.Context, name string, seq uint64, data []byte) error {
 	m := nats.NewMsg(bl.metaSubject(name))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	m.Data = data
-	_, err := bl.b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(seq, bl.metaSubject(name)))
+	_, err := bl.rq.JS.PublishMsg(ctx, m, jetstream.WithExpectLastSequenceForSubject(seq, bl.metaSubject(name)))
 	return err
 }
 
 // count records a blob op (and its bytes, for put and get).
-func (bl *Blobs) count(ctx context.Context, op string, bytes int64) {
-	tel, attrs := bl.b.tel, metric.WithAttributes(telemetry.BlobOpKey.String(op))
+func (bl *Store) count(ctx context.Context, op string, bytes int64) {
+	tel, attrs := bl.tel, metric.WithAttributes(telemetry.BlobOpKey.String(op))
 	tel.Blobs.Add(ctx, 1, attrs)
 	if bytes > 0 {
 		tel.BlobBytes.Add(ctx, bytes, attrs)
@@ -196,7 +209,7 @@ func (bl *Blobs) count(ctx context.Context, op string, bytes int64) {
 }
 
 // remember notes that name may be named without looking until fresh.
-func (bl *Blobs) remember(name string, until time.Time) {
+func (bl *Store) remember(name string, until time.Time) {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	bl.fresh.Put(name, until)
@@ -205,14 +218,14 @@ func (bl *Blobs) remember(name string, until time.Time) {
 	}
 }
 
-func (bl *Blobs) isFresh(name string) bool {
+func (bl *Store) isFresh(name string) bool {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	until, ok := bl.fresh.Get(name)
 	return ok && bl.now().Before(until)
 }
 
-func (bl *Blobs) forget(name string) {
+func (bl *Store) forget(name string) {
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	bl.fresh.Remove(name)
@@ -220,10 +233,10 @@ func (bl *Blobs) forget(name string) {
 
 // Ensure makes sure ref's blob is stored and will outlive an append that
 // names it now: content, when given, is put if the blob is missing; a
-// reference alone to a missing blob is ErrBlobNotFound.
-func (bl *Blobs) Ensure(ctx context.Context, ref session.BlobRef, content []byte) error {
+// reference alone to a missing blob is ErrNotFound.
+func (bl *Store) Ensure(ctx context.Context, ref session.BlobRef, content []byte) error {
 	if content != nil && int64(len(content)) != ref.Size {
-		return fmt.Errorf("%w: %s is %d bytes, not %d", ErrBlobMismatch, ref.SHA256, len(content), ref.Size)
+		return fmt.Errorf("%w: %s is %d bytes, not %d", ErrMismatch, ref.SHA256, len(content), ref.Size)
 	}
 	var open func() (io.Reader, error)
 	if content != nil {
@@ -235,7 +248,7 @@ func (bl *Blobs) Ensure(ctx context.Context, ref session.BlobRef, content []byte
 // EnsureFrom is Ensure with the content read from open when it must be
 // put (nil: a reference alone). The caller has checked that the content
 // is ref's: the object store checks its digest as it reads it back.
-func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func() (io.Reader, error)) error {
+func (bl *Store) EnsureFrom(ctx context.Context, ref session.BlobRef, open func() (io.Reader, error)) error {
 	if err := ref.Check(); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalidEntry, err)
 	}
@@ -256,8 +269,8 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 				// keeps a blob of its own from then.
 				open = func() (io.Reader, error) {
 					b, err := bl.elsewhere(ctx, ref)
-					if errors.Is(err, ErrBlobNotFound) {
-						return nil, fmt.Errorf("%w: %s (upload it before naming it)", ErrBlobNotFound, name)
+					if errors.Is(err, ErrNotFound) {
+						return nil, fmt.Errorf("%w: %s (upload it before naming it)", ErrNotFound, name)
 					}
 					return bytes.NewReader(b), err
 				}
@@ -274,7 +287,7 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 			return nil
 		}
 		if int64(m.info.Size) != ref.Size {
-			return fmt.Errorf("%w: %s is stored with %d bytes, the reference says %d", ErrBlobMismatch, name, m.info.Size, ref.Size)
+			return fmt.Errorf("%w: %s is stored with %d bytes, the reference says %d", ErrMismatch, name, m.info.Size, ref.Size)
 		}
 		if start.Sub(m.at) < bl.grace/2 {
 			bl.count(ctx, "exists", 0)
@@ -290,31 +303,31 @@ func (bl *Blobs) EnsureFrom(ctx context.Context, ref session.BlobRef, open func(
 			bl.remember(name, start.Add(bl.grace/2))
 			return nil
 		}
-		if !isWrongLastSeq(err) || attempt >= 5 {
-			return fmt.Errorf("stream: blob %s: touch: %w", name, err)
+		if !jsx.IsWrongLastSeq(err) || attempt >= 5 {
+			return fmt.Errorf("blobs: blob %s: touch: %w", name, err)
 		}
 		// Touched or deleted meanwhile: look again.
 	}
 }
 
 // Put stores content (if not stored yet) and returns its reference.
-func (bl *Blobs) Put(ctx context.Context, content []byte) (session.BlobRef, error) {
+func (bl *Store) Put(ctx context.Context, content []byte) (session.BlobRef, error) {
 	ref := session.NewBlobRef(content, session.BlobJSON)
 	return ref, bl.Ensure(ctx, ref, content)
 }
 
-func (bl *Blobs) put(ctx context.Context, name string, content io.Reader) error {
+func (bl *Store) put(ctx context.Context, name string, content io.Reader) error {
 	_, err := bl.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunk}}, content)
 	if err != nil {
-		return fmt.Errorf("stream: put blob %s: %w", name, err)
+		return fmt.Errorf("blobs: put blob %s: %w", name, err)
 	}
 	return nil
 }
 
-// offload returns entries with every member of at least threshold bytes
+// Offload returns entries with every member of at least threshold bytes
 // stored apart (entries are not modified). The blobs they name are
-// ensured by the append right before each publish (ensureNamed).
-func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshold int) ([]*session.Entry, error) {
+// ensured by the append right before each publish (EnsureNamed).
+func (bl *Store) Offload(ctx context.Context, entries []*session.Entry, threshold int) ([]*session.Entry, error) {
 	out, copied := entries, false
 	put := func(ref session.BlobRef, content []byte) error { return bl.Ensure(ctx, ref, content) }
 	for i, e := range entries {
@@ -335,9 +348,9 @@ func (bl *Blobs) offload(ctx context.Context, entries []*session.Entry, threshol
 	return out, nil
 }
 
-// ensureNamed ensures every blob entries name, and returns the names
-// each entry's blobsHeader lists ("" for none; nil when none names any).
-func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) ([]string, error) {
+// EnsureNamed ensures every blob entries name, and returns the names
+// each entry's Header lists ("" for none; nil when none names any).
+func (bl *Store) EnsureNamed(ctx context.Context, entries []*session.Entry) ([]string, error) {
 	var names []string // nil while no entry names a blob
 	for i, e := range entries {
 		if e == nil {
@@ -359,9 +372,9 @@ func (bl *Blobs) ensureNamed(ctx context.Context, entries []*session.Entry) ([]s
 	return names, nil
 }
 
-// blobsHeader lists, on a stored entry, the blobs it names, so that
+// Header lists, on a stored entry, the blobs it names, so that
 // collection finds every reference reading headers only.
-const blobsHeader = "Sessionlog-Blobs"
+const Header = "Sessionlog-Blobs"
 
 func blobNames(refs []session.BlobRef) string {
 	if len(refs) == 0 {
@@ -379,10 +392,10 @@ func blobNames(refs []session.BlobRef) string {
 
 // Usage is how many bytes the blob store holds (chunks and metadata,
 // blobs being collected included).
-func (bl *Blobs) Usage(ctx context.Context) (uint64, error) {
+func (bl *Store) Usage(ctx context.Context) (uint64, error) {
 	st, err := bl.obs.Status(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("stream: blob store status: %w", err)
+		return 0, fmt.Errorf("blobs: blob store status: %w", err)
 	}
 	return st.Size(), nil
 }
