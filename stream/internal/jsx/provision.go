@@ -71,4 +71,3 @@ func Provisioning(ctx context.Context, step func(ctx context.Context) error) err
 		}
 	}
 }
-
