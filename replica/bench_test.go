@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiongen"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // seed writes a generated session of n entries in atomic batches.
@@ -55,10 +56,10 @@ func BenchmarkOpenSession(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var encoded *stream.SnapshotSource
+	var encoded *snapshots.Source
 	seq, _ := snap.Sequence(ctx)
 	snap.ReadTree(ctx, func(t *session.Tree) (err error) {
-		encoded, err = stream.CaptureSnapshot(t, m.Sequence, seq)
+		encoded, err = snapshots.Capture(t, m.Sequence, seq)
 		return err
 	})
 	if err := bk.SaveSnapshot(ctx, encoded); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -113,7 +114,7 @@ type Replica struct {
 	in      chan delivered
 	deleted chan string // sessions removed from an index
 	loads   chan loadReq
-	snaps   *stream.SnapshotScheduler // nil unless WriteSnapshots
+	snaps   *snapshots.Scheduler // nil unless WriteSnapshots
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	gauges  metric.Registration // lag, applied sequence and trees, observed

@@ -3,7 +3,7 @@ package replica
 import (
 	"context"
 
-	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // Snapshots of the trees a replica holds, written when the scheduler says.
@@ -30,7 +30,7 @@ func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
 		r.mu.RUnlock()
 		return nil // evicted meanwhile
 	}
-	src, err := stream.CaptureSnapshot(h.tree, h.epoch, h.seq)
+	src, err := snapshots.Capture(h.tree, h.epoch, h.seq)
 	r.mu.RUnlock()
 	if err != nil {
 		return err

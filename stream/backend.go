@@ -19,6 +19,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -38,9 +39,8 @@ type Backend struct {
 	cfg    Config
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
-	snaps  jetstream.ObjectStore
-	heads  jetstream.KeyValue // session id -> its current snapshot object
-	blobs  *blobs.Store       // the deployment's, shared by its partitions
+	snaps  *snapshots.Store // the partition's
+	blobs  *blobs.Store     // the deployment's, shared by its partitions
 	// localBlobs, on an edge, are the blobs kept on the machine (see
 	// Config.LocalBlobBucket).
 	localBlobs *blobs.Store
@@ -74,8 +74,6 @@ type Backend struct {
 	electionSub *nats.Subscription
 	// pendingIndex holds the partition's index records not written yet.
 	pendingIndex pendingIndex
-	// segMemos remembers sessions' last snapshots, to build the next on.
-	segMemos segMemos
 
 	closed atomic.Bool // Close was called: the backend no longer lists
 	// listReads counts the index records listings read (tests compare it
@@ -253,24 +251,10 @@ func (b *Backend) provision(ctx context.Context, want int) (err error) {
 	if got := b.stream.CachedInfo().Config.Replicas; got < want {
 		b.warnings = append(b.warnings, fmt.Sprintf("stream %s has %d replica(s) on a cluster of %d or more servers: losing one server can lose sessions (raise it: nats stream edit %s --replicas %d)", cfg.Stream, got, want, cfg.Stream, want))
 	}
-	b.snaps, err = jsx.EnsureObjectStore(ctx, b.js, jetstream.ObjectStoreConfig{
-		Bucket:      cfg.SnapshotBucket(),
-		Description: "sessionlog snapshots",
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	})
+	b.snaps, err = snapshots.Open(ctx, b.rq, b.tel, snapshots.Config{Bucket: cfg.SnapshotBucket(), Stream: cfg.Stream,
+		Replicas: cfg.Replicas, RequestTimeout: cfg.RequestTimeout, CheckEpoch: b.checkEpoch})
 	if err != nil {
-		return fmt.Errorf("stream: provision snapshots %s: %w", cfg.SnapshotBucket(), err)
-	}
-	b.heads, err = jsx.EnsureKV(ctx, b.js, jetstream.KeyValueConfig{
-		Bucket:      cfg.SnapshotBucket() + "_HEADS",
-		Description: "sessionlog: current snapshot of each session",
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		History:     1,
-	})
-	if err != nil {
-		return fmt.Errorf("stream: provision snapshot heads: %w", err)
+		return err
 	}
 	return nil
 }

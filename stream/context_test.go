@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // A long compacted session opened from its snapshot builds its context
@@ -159,9 +160,9 @@ func TestSnapshotWithoutIndexIsRewritten(t *testing.T) {
 	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)
 	}
-	var src *stream.SnapshotSource
+	var src *snapshots.Source
 	err = st.ReadTreeAt(ctx, func(tr *session.Tree, seq uint64) (err error) {
-		src, err = stream.CaptureSnapshot(tr, 1, seq)
+		src, err = snapshots.Capture(tr, 1, seq)
 		return err
 	})
 	if err != nil {

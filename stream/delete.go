@@ -84,7 +84,7 @@ func (b *Backend) DeleteSession(ctx context.Context, id string) (DeleteReport, e
 	if err := b.kv.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rep, fmt.Errorf("stream: delete %s from the index: %w", id, err)
 	}
-	if rep.Snapshots, err = b.deleteSnapshots(ctx, id); err != nil {
+	if rep.Snapshots, err = b.snaps.Delete(ctx, id); err != nil {
 		return rep, fmt.Errorf("stream: delete the snapshots of %s: %w", id, err)
 	}
 	if len(named) == 0 {

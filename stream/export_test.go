@@ -1,22 +1,16 @@
 package stream
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
-	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // Resend exposes the resending of requests whose outcome is unknown.
@@ -78,59 +72,10 @@ func OnBlobDelete(b *Backend, fn func(name string)) {
 // BlobFetches counts the blobs b read from its object store.
 func BlobFetches(b *Backend) int64 { return b.blobs.Fetches() }
 
-// SaveSnapshotFormat2 writes src as a snapshot of format 2, as writers
-// before segmented bodies did: the body in one object, with the index of
-// its entries when indexed (else as writers before that, its body put by
-// the object store's client). It becomes the session's current snapshot.
-func SaveSnapshotFormat2(ctx context.Context, b *Backend, src *SnapshotSource, indexed bool) error {
-	b = b.partOf(src.header.ID)
-	h := src.header
-	hj, err := codec.EncodeHeader(&h)
-	if err != nil {
-		return err
-	}
-	doc, err := packSkeleton(hj, src.skeleton)
-	if err != nil {
-		return err
-	}
-	body := append(append([]byte{}, hj...), '\n')
-	doc.HeadLen = len(body)
-	for _, e := range src.entries {
-		start := len(body)
-		if body, err = codec.AppendEntry(body, e); err != nil {
-			return err
-		}
-		body = append(body, '\n')
-		doc.Lines = binary.AppendUvarint(doc.Lines, uint64(len(body)-start))
-	}
-	name := fmt.Sprintf("%s-%d-%d-%s", h.ID, src.epoch, src.seq, nuid.Next())
-	if indexed {
-		id, seqs, err := b.putBody(ctx, name+".body", body)
-		if err != nil {
-			return err
-		}
-		doc.BodyNUID, doc.Chunk = id, bodyChunk
-		doc.ChunkSeqs, doc.ChunkSums = chunkIndex(body, seqs)
-	} else {
-		doc.HeadLen, doc.Lines = 0, nil
-		if _, err := b.snaps.PutBytes(ctx, name+".body", body); err != nil {
-			return err
-		}
-	}
-	skel, err := msgpack.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	meta := jetstream.ObjectMeta{Name: name + ".skel", Metadata: map[string]string{
-		metaVersion: "2", metaSeq: fmt.Sprint(src.seq), metaEpoch: fmt.Sprint(src.epoch),
-		metaEntries: fmt.Sprint(len(src.entries)), metaSHA: shaHex(skel), metaBodySHA: shaHex(body),
-	}}
-	if _, err := b.snaps.Put(ctx, meta, bytes.NewReader(skel)); err != nil {
-		return err
-	}
-	val, _ := json.Marshal(snapshotHead{Object: name, Seq: src.seq, Epoch: src.epoch})
-	_, err = b.heads.Put(ctx, h.ID, val)
-	return err
+// SaveSnapshotFormat2 writes src as a snapshot of format 2 (see
+// snapshots.Store.SaveFormat2).
+func SaveSnapshotFormat2(ctx context.Context, b *Backend, src *snapshots.Source, indexed bool) error {
+	return b.partOf(src.ID()).snaps.SaveFormat2(ctx, src, indexed)
 }
 
 // SetMaxScanned lowers the records a filtered listing page reads, until
@@ -159,8 +104,8 @@ func LoseFirstBatchAck(b *Backend) {
 // SnapshotHead is a session's head record: its current snapshot and the
 // one before, and the body segments of each.
 func SnapshotHead(ctx context.Context, b *Backend, id string) (object, prev string, segs, prevSegs []string, err error) {
-	h, _, err := b.partOf(id).head(ctx, id)
-	return h.Object, h.Prev, h.segsOf(), h.prevSegsOf(), err
+	h, err := b.partOf(id).snaps.Current(ctx, id)
+	return h.Object, h.Prev, h.Segments(), h.PrevSegments(), err
 }
 
 // ForgetSnapshots makes b forget the last snapshot of session id, so that

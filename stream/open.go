@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // Opening a session: from its snapshot and the messages after it, or,
@@ -39,7 +38,7 @@ type opened struct {
 	epoch, last uint64
 	info        OpenInfo
 	body        func(ctx context.Context) ([]*session.Entry, error)
-	index       *bodyIndex // reads some of the body's entries, if set
+	index       *snapshots.Index // reads some of the body's entries, if set
 	// tip is set when tree is a stand-in made from the snapshot's tip
 	// (openFromTip): the skeleton is read on first need.
 	tip *tipOpen
@@ -83,7 +82,7 @@ func (b *Backend) openTree(ctx context.Context, id string, tipOK bool) (*opened,
 		return o, nil
 	}
 	var info OpenInfo
-	if !errors.Is(err, ErrNoSnapshot) {
+	if !errors.Is(err, snapshots.ErrNotFound) {
 		info.Fallback = err
 	}
 	t, epoch, last, err := b.loadTree(ctx, id)
@@ -98,7 +97,7 @@ func (b *Backend) openTree(ctx context.Context, id string, tipOK bool) (*opened,
 // it. Those need only the head's sequence: they are read while the
 // skeleton is (each a third of the time of a long session's open).
 func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (*opened, error) {
-	head, err := b.snapshotHeadOf(ctx, id)
+	head, err := b.snaps.Current(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -110,27 +109,27 @@ func (b *Backend) openFromSnapshot(ctx context.Context, id string, tipOK bool) (
 			return o, nil
 		}
 	}
-	ls, err := b.loadSnapshot(ctx, id, &head)
+	ls, err := b.snaps.Load(ctx, id, &head)
 	if err != nil {
 		tail.cancel()
 		tail.wait()
 		return nil, err
 	}
 	msgs, last, err := tail.wait()
-	if err != nil || ls.seq != head.Seq {
+	if err != nil || ls.Seq != head.Seq {
 		// Another snapshot replaced it meanwhile, or the read failed:
 		// read from where the snapshot loaded ends.
 		msgs = msgs[:0]
-		last, err = b.read(ctx, id, ls.seq, func(r Message) error { msgs = append(msgs, r); return nil })
+		last, err = b.read(ctx, id, ls.Seq, func(r Message) error { msgs = append(msgs, r); return nil })
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), ls.tree.MeetHeader, msgs); err != nil {
+	if err := applyTail(ls.Tree.ApplyFrom, ls.Tree.Has, ls.Tree.Header(), ls.Tree.MeetHeader, msgs); err != nil {
 		return nil, err
 	}
-	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.seq, Tail: len(msgs)}
-	return &opened{tree: ls.tree, epoch: ls.epoch, last: last, info: info, body: ls.body, index: ls.index}, nil
+	info := OpenInfo{FromSnapshot: true, SnapshotSeq: ls.Seq, Tail: len(msgs)}
+	return &opened{tree: ls.Tree, epoch: ls.Epoch, last: last, info: info, body: ls.Body, index: ls.Index}, nil
 }
 
 // applyTail applies the messages read after a snapshot with apply (a
@@ -148,13 +147,13 @@ func applyTail(apply func(origin string, e *session.Entry) error, has func(id st
 			continue
 		}
 		if r.Header != nil {
-			return fmt.Errorf("%w: a header after the snapshot (seq %d)", ErrBadSnapshot, r.Seq)
+			return fmt.Errorf("%w: a header after the snapshot (seq %d)", snapshots.ErrUnusable, r.Seq)
 		}
 		if has(r.Entry.ID) {
 			continue // a copy (a stream source's)
 		}
 		if err := apply(r.Origin, r.Entry); err != nil {
-			return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", ErrBadSnapshot, r.Seq, err)
+			return fmt.Errorf("%w: entry after the snapshot (seq %d): %w", snapshots.ErrUnusable, r.Seq, err)
 		}
 	}
 	return nil
@@ -204,7 +203,7 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 	fallback = err
 	// A body that does not load must not be built on: the next snapshot
 	// of the session is written whole.
-	b.forgetSnapshot(id)
+	b.snaps.Forget(id)
 	full, _, _, err := b.loadTree(ctx, id)
 	if err != nil {
 		return fallback, err
@@ -223,14 +222,4 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 // own is the Commit of a tree nobody else holds yet.
 func own(t *session.Tree) session.Commit {
 	return func(change func(*session.Tree) error) error { return change(t) }
-}
-
-// snapshotHeadOf reads the head of the session's current snapshot:
-// ErrNoSnapshot when there is none.
-func (b *Backend) snapshotHeadOf(ctx context.Context, id string) (snapshotHead, error) {
-	h, _, err := b.head(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return h, ErrNoSnapshot
-	}
-	return h, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // Opening from a snapshot's tip. The skeleton of a long session is
@@ -20,7 +21,7 @@ import (
 // tipOpen is what an open from a tip keeps for the skeleton's load: the
 // snapshot it was taken from, the tail read after it, and the stand-in.
 type tipOpen struct {
-	head    snapshotHead
+	head    snapshots.Head
 	tail    []Message
 	last    uint64
 	standIn *session.StandIn
@@ -29,13 +30,12 @@ type tipOpen struct {
 // openFromTip makes the stand-in of an open from head's tip and the
 // tail (see session.StandIn): an error when the tip does not load or the
 // tail reaches past it, and the skeleton must be read.
-func (b *Backend) openFromTip(ctx context.Context, id string, head snapshotHead, tail *tailRead) (*opened, error) {
+func (b *Backend) openFromTip(ctx context.Context, id string, head snapshots.Head, tail *tailRead) (*opened, error) {
 	var epochErr error
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { epochErr = b.checkEpoch(ctx, id, head.Epoch) })
-	// Tips are written up to maxTipBytes: a larger one is not ours.
-	data, _, err := b.getObjectMax(ctx, head.Object+".tip", maxTipBytes)
+	data, err := b.snaps.Tip(ctx, head)
 	if err != nil {
 		return nil, err
 	}
@@ -64,17 +64,21 @@ func standIn(data []byte, id string) (*session.StandIn, error) {
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	h, err := codec.DecodeHeader(lines[0])
 	if err != nil || h.ID != id {
-		return nil, fmt.Errorf("%w: tip of %q for %q (%v)", ErrBadSnapshot, hID(h), id, err)
+		var of string
+		if h != nil {
+			of = h.ID
+		}
+		return nil, fmt.Errorf("%w: tip of %q for %q (%v)", snapshots.ErrUnusable, of, id, err)
 	}
 	branch := make([]*session.Entry, len(lines)-1)
 	for i, line := range lines[1:] {
 		if branch[i], err = codec.DecodeEntry(line); err != nil {
-			return nil, fmt.Errorf("%w: tip line %d: %w", ErrBadSnapshot, i+2, err)
+			return nil, fmt.Errorf("%w: tip line %d: %w", snapshots.ErrUnusable, i+2, err)
 		}
 	}
 	si, err := session.NewStandIn(*h, branch)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tip: %w", ErrBadSnapshot, err)
+		return nil, fmt.Errorf("%w: tip: %w", snapshots.ErrUnusable, err)
 	}
 	return si, nil
 }
@@ -85,7 +89,7 @@ func standIn(data []byte, id string) (*session.StandIn, error) {
 func (b *Backend) checkEpoch(ctx context.Context, id string, epoch uint64) error {
 	msg, err := b.stream.GetMsg(ctx, epoch)
 	if err != nil || !b.cfg.isHeaderSubject(msg.Subject, id) {
-		return fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", ErrBadSnapshot, id, epoch)
+		return fmt.Errorf("%w: taken of an earlier session %s (epoch %d)", snapshots.ErrUnusable, id, epoch)
 	}
 	return nil
 }
@@ -95,12 +99,12 @@ func (b *Backend) checkEpoch(ctx context.Context, id string, epoch uint64) error
 // tip makes. When the snapshot is gone (two later ones replace it) or
 // does not load, the session is read from the stream up to where the open
 // read it.
-func (b *Backend) loadSkeleton(ctx context.Context, id string, epoch uint64, o *tipOpen) (*session.Tree, *loadedSnapshot, error) {
+func (b *Backend) loadSkeleton(ctx context.Context, id string, epoch uint64, o *tipOpen) (*session.Tree, *snapshots.Loaded, error) {
 	head := o.head
-	ls, err := b.loadSnapshotOnce(ctx, id, &head)
+	ls, err := b.snaps.LoadOnce(ctx, id, &head)
 	if err == nil {
-		if err = applyTail(ls.tree.ApplyFrom, ls.tree.Has, ls.tree.Header(), ls.tree.MeetHeader, o.tail); err == nil {
-			return ls.tree, ls, nil
+		if err = applyTail(ls.Tree.ApplyFrom, ls.Tree.Has, ls.Tree.Header(), ls.Tree.MeetHeader, o.tail); err == nil {
+			return ls.Tree, ls, nil
 		}
 	}
 	if ctx.Err() != nil {

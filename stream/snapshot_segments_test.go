@@ -16,6 +16,7 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // snapshotObjects lists the objects of b's snapshots' store.
@@ -176,9 +177,9 @@ func TestSnapshotFormat2IsRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			fill(t, st, 30, 20)
-			var src *stream.SnapshotSource
+			var src *snapshots.Source
 			if err := st.ReadTreeAt(ctx, func(tr *session.Tree, seq uint64) (err error) {
-				src, err = stream.CaptureSnapshot(tr, 1, seq)
+				src, err = snapshots.Capture(tr, 1, seq)
 				return err
 			}); err != nil {
 				t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // snapshotBackend is a backend whose stores snapshot every `every` entries.
@@ -201,7 +202,7 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer got.Close(ctx)
-			if tt.atOpen && (info.FromSnapshot || !errors.Is(info.Fallback, stream.ErrBadSnapshot)) {
+			if tt.atOpen && (info.FromSnapshot || !errors.Is(info.Fallback, snapshots.ErrUnusable)) {
 				t.Fatalf("open info = %+v, want a fallback for a bad skeleton", info)
 			}
 			if !tt.atOpen && !info.FromSnapshot {
@@ -210,7 +211,7 @@ func TestBadSnapshotsFallBack(t *testing.T) {
 			if !bytes.Equal(encoded(t, got), want) {
 				t.Fatal("fallback gave another session than a full rebuild")
 			}
-			if fb := stream.Fallback(ctx, got); !tt.atOpen && !errors.Is(fb, stream.ErrBadSnapshot) {
+			if fb := stream.Fallback(ctx, got); !tt.atOpen && !errors.Is(fb, snapshots.ErrUnusable) {
 				t.Fatalf("reading the entries: fallback %v, want a bad body reported", fb)
 			}
 		})
@@ -452,7 +453,7 @@ func TestSnapshotOpenIsLazy(t *testing.T) {
 	if !bytes.Equal(encoded(t, got), want) {
 		t.Fatal("entries read after a lazy open differ from the stream")
 	}
-	if fb := stream.Fallback(ctx, got); !errors.Is(fb, stream.ErrBadSnapshot) {
+	if fb := stream.Fallback(ctx, got); !errors.Is(fb, snapshots.ErrUnusable) {
 		t.Fatalf("reading the entries without a body: fallback %v", fb)
 	}
 }

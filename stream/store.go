@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
 // maxRebases bounds the retries of the Rebase policy for one append.
@@ -65,7 +66,7 @@ type Store struct {
 	freshAt atomic.Int64
 
 	// snap writes the session's snapshots when the policy says.
-	snap *SnapshotScheduler
+	snap *snapshots.Scheduler
 
 	// A store opened from a snapshot skeleton has a partial tree: body
 	// fetches its entries the first time something reads them (complete).
@@ -76,7 +77,7 @@ type Store struct {
 	fallback error
 	// index reads the entries a context needs from the snapshot body
 	// alone (ContextBranch); nil for snapshots without one.
-	index *bodyIndex
+	index *snapshots.Index
 }
 
 var (
@@ -116,7 +117,7 @@ func (s *Store) deferTo(o *tipOpen) {
 		// Called as the writer: body and index are the writer's.
 		s.body, s.index = nil, nil
 		if ls != nil {
-			s.body, s.index = ls.body, ls.index
+			s.body, s.index = ls.Body, ls.Index
 		}
 		s.full.Store(!t.Partial())
 		return t, nil
@@ -145,16 +146,16 @@ func (s *Store) applied(entries []*session.Entry) { s.snap.Applied(s.id, entries
 // loading what the snapshot it was opened from holds — and saves it. Only
 // when that snapshot cannot be built on is the tree loaded for it.
 func (s *Store) writeSnapshot(ctx context.Context) error {
-	capture := func(t *session.Tree) (src *SnapshotSource, err error) {
-		return CaptureSnapshot(t, s.epoch, s.lastSeq)
+	capture := func(t *session.Tree) (src *snapshots.Source, err error) {
+		return snapshots.Capture(t, s.epoch, s.lastSeq)
 	}
-	var src *SnapshotSource
+	var src *snapshots.Source
 	err := s.tree.ReadTree(ctx, func(t *session.Tree) (err error) { src, err = capture(t); return err })
 	if err == nil {
 		// Encoded outside the tree's lock: appends apply meanwhile.
 		err = s.b.SaveSnapshot(ctx, src)
 	}
-	if !errors.Is(err, errPartialSource) {
+	if !errors.Is(err, snapshots.ErrPartialSource) {
 		return err
 	}
 	if err := s.ReadTree(ctx, func(t *session.Tree) (err error) { src, err = capture(t); return err }); err != nil {
@@ -409,13 +410,13 @@ func (s *Store) ContextBranch(ctx context.Context, leaf string) ([]*session.Entr
 				if s.index == nil {
 					return s.fill(ctx, w)
 				}
-				es, err := s.b.entriesAt(ctx, s.index, need, chunks)
+				es, err := s.b.snaps.EntriesAt(ctx, s.index, need, chunks)
 				if err != nil {
 					// The index cannot be used: the whole body (or the
 					// stream) gives the entries, and the next snapshot
 					// does not build on this one.
 					s.index = nil
-					s.b.forgetSnapshot(s.id)
+					s.b.snaps.Forget(s.id)
 					return s.fill(ctx, w)
 				}
 				if err := w.commit(func(t *session.Tree) error { return t.Fill(need, es) }); err != nil {

@@ -1,4 +1,4 @@
-package stream
+package snapshots
 
 import (
 	"context"
@@ -31,22 +31,22 @@ const bodyChunk = 128 << 10
 
 // putBody stores data as object name of the snapshots' store and returns
 // its object id and the sequence of each chunk.
-func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string, []uint64, error) {
-	bucket := b.cfg.SnapshotBucket()
+func (sn *Store) putBody(ctx context.Context, name string, data []byte) (string, []uint64, error) {
+	bucket := sn.bucket
 	id := nuid.Next()
 	subject := jsx.ObjChunks(bucket, id)
 	var futures []jetstream.PubAckFuture
 	fail := func(err error) (string, []uint64, error) {
-		s, serr := b.js.Stream(context.WithoutCancel(ctx), jsx.ObjStream(bucket))
+		s, serr := sn.rq.JS.Stream(context.WithoutCancel(ctx), jsx.ObjStream(bucket))
 		if serr == nil {
 			_ = s.Purge(context.WithoutCancel(ctx), jetstream.WithPurgeSubject(subject))
 		}
-		return "", nil, fmt.Errorf("stream: snapshot body %s: %w", name, err)
+		return "", nil, fmt.Errorf("snapshots: snapshot body %s: %w", name, err)
 	}
 	for off := 0; off < len(data); off += bodyChunk {
 		m := nats.NewMsg(subject)
 		m.Data = data[off:min(off+bodyChunk, len(data))]
-		f, err := b.js.PublishMsgAsync(m)
+		f, err := sn.rq.JS.PublishMsgAsync(m)
 		if err != nil {
 			return fail(err)
 		}
@@ -76,16 +76,16 @@ func (b *Backend) putBody(ctx context.Context, name string, data []byte) (string
 	m := nats.NewMsg(jsx.ObjMeta(bucket, name))
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	m.Data = meta
-	if _, err := b.js.PublishMsg(ctx, m); err != nil {
+	if _, err := sn.rq.JS.PublishMsg(ctx, m); err != nil {
 		return fail(err)
 	}
 	return id, seqs, nil
 }
 
-// bodyIndex is where a snapshot body's entries lie: entry i is bytes
+// Index is where a snapshot body's entries lie: entry i is bytes
 // [starts[i], starts[i+1]) of the body as one file (its segments end to
 // end), in the segment segs[k] that holds entries from segs[k].first.
-type bodyIndex struct {
+type Index struct {
 	starts []int64
 	chunk  int64
 	segs   []segPlace
@@ -102,8 +102,8 @@ type segPlace struct {
 
 // bodyIndexOf reads the index of a skeleton of n entries, or nil if it
 // has none (a snapshot of format 2 written before) or it is damaged.
-func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
-	ix := &bodyIndex{chunk: bodyChunk, starts: make([]int64, 0, n+1)}
+func bodyIndexOf(doc *skeletonDoc, n int) *Index {
+	ix := &Index{chunk: bodyChunk, starts: make([]int64, 0, n+1)}
 	lines := func(at int64, l []byte) (int64, bool) {
 		for len(l) > 0 {
 			v, k := binary.Uvarint(l)
@@ -160,33 +160,33 @@ func bodyIndexOf(doc *skeletonDoc, n int) *bodyIndex {
 	return ix
 }
 
-// entriesAt reads the entries at positions from the body's chunks;
+// EntriesAt reads the entries at positions from the body's chunks;
 // chunks keeps those read (by stream sequence), for the next round of the
 // same context.
-func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int32, chunks map[uint64][]byte) ([]*session.Entry, error) {
-	bucket := b.cfg.SnapshotBucket()
+func (sn *Store) EntriesAt(ctx context.Context, ix *Index, positions []int32, chunks map[uint64][]byte) ([]*session.Entry, error) {
+	bucket := sn.bucket
 	stream := jsx.ObjStream(bucket)
 	read := func(sp *segPlace, k int64) ([]byte, error) {
 		if k >= int64(len(sp.seqs)) {
-			return nil, fmt.Errorf("%w: body chunk %d of %d", ErrBadSnapshot, k, len(sp.seqs))
+			return nil, fmt.Errorf("%w: body chunk %d of %d", ErrUnusable, k, len(sp.seqs))
 		}
 		seq := sp.seqs[k]
 		if c, ok := chunks[seq]; ok {
 			return c, nil
 		}
 		var m *jetstream.RawStreamMsg
-		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
-			m, err = b.rq.GetOne(ctx, stream, map[string]uint64{"seq": seq}, false)
+		err := sn.rq.Resend(ctx, func(ctx context.Context) (err error) {
+			m, err = sn.rq.GetOne(ctx, stream, map[string]uint64{"seq": seq}, false)
 			return err
 		}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w: body chunk %d: %w", ErrBadSnapshot, errSnapshotRead, k, err)
+			return nil, fmt.Errorf("%w: %w: body chunk %d: %w", ErrUnusable, errSnapshotRead, k, err)
 		}
 		if m == nil || m.Subject != jsx.ObjChunks(bucket, sp.nuid) {
-			return nil, fmt.Errorf("%w: body chunk %d is not at sequence %d", ErrBadSnapshot, k, seq)
+			return nil, fmt.Errorf("%w: body chunk %d is not at sequence %d", ErrUnusable, k, seq)
 		}
 		if sum := sha256.Sum256(m.Data); string(sum[:16]) != string(sp.sums[16*k:16*k+16]) {
-			return nil, fmt.Errorf("%w: body chunk %d checksum mismatch", ErrBadSnapshot, k)
+			return nil, fmt.Errorf("%w: body chunk %d checksum mismatch", ErrUnusable, k)
 		}
 		chunks[seq] = m.Data
 		return m.Data, nil
@@ -194,12 +194,12 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 	out := make([]*session.Entry, len(positions))
 	for i, p := range positions {
 		if p < 0 || int(p)+1 >= len(ix.starts) {
-			return nil, fmt.Errorf("%w: no entry %d in the body", ErrBadSnapshot, p)
+			return nil, fmt.Errorf("%w: no entry %d in the body", ErrUnusable, p)
 		}
 		// The segment holding it: the last that starts at or before it.
 		k := sort.Search(len(ix.segs), func(k int) bool { return ix.segs[k].first > int(p) }) - 1
 		if k < 0 {
-			return nil, fmt.Errorf("%w: no segment holds entry %d", ErrBadSnapshot, p)
+			return nil, fmt.Errorf("%w: no segment holds entry %d", ErrUnusable, p)
 		}
 		sp := &ix.segs[k]
 		lo, hi := ix.starts[p]-sp.base, ix.starts[p+1]-1-sp.base // without the newline
@@ -211,13 +211,13 @@ func (b *Backend) entriesAt(ctx context.Context, ix *bodyIndex, positions []int3
 			}
 			from, to := max(lo-c*ix.chunk, 0), min(hi-c*ix.chunk, int64(len(data)))
 			if from > to {
-				return nil, fmt.Errorf("%w: body chunk %d is short", ErrBadSnapshot, c)
+				return nil, fmt.Errorf("%w: body chunk %d is short", ErrUnusable, c)
 			}
 			line = append(line, data[from:to]...)
 		}
 		e, err := codec.DecodeEntry(line)
 		if err != nil {
-			return nil, fmt.Errorf("%w: body entry %d: %w", ErrBadSnapshot, p, err)
+			return nil, fmt.Errorf("%w: body entry %d: %w", ErrUnusable, p, err)
 		}
 		out[i] = e
 	}

@@ -1,4 +1,4 @@
-package stream
+package snapshots
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/agentcore/sessionlog/stream/internal/job"
 )
 
-// SnapshotPolicy says when a session's snapshot is due.
-type SnapshotPolicy struct {
+// Policy says when a session's snapshot is due.
+type Policy struct {
 	// Every is the number of entries after which a snapshot is due (0:
 	// never by count).
 	Every int
@@ -20,7 +20,7 @@ type SnapshotPolicy struct {
 
 // Due reports whether entries just applied, after since others, call for
 // a snapshot.
-func (p SnapshotPolicy) Due(since int, entries []*session.Entry) bool {
+func (p Policy) Due(since int, entries []*session.Entry) bool {
 	if p.Every > 0 && since >= p.Every {
 		return true
 	}
@@ -34,34 +34,29 @@ func (p SnapshotPolicy) Due(since int, entries []*session.Entry) bool {
 	return false
 }
 
-// SnapshotPolicy returns the snapshot policy of the config.
-func (c Config) SnapshotPolicy() SnapshotPolicy {
-	return SnapshotPolicy{Every: c.SnapshotEvery, OnCompaction: c.SnapshotOnCompaction}
-}
-
-// SnapshotScheduler is the one place that decides when snapshots are
+// Scheduler is the one place that decides when snapshots are
 // written, for a store (one session) and a replica (many) alike: it counts
 // the entries each session applies, and when the backend's policy says a
 // snapshot is due it has write called for that session in a goroutine of
 // its own — one snapshot at a time, sessions that fall due again before
 // theirs is written coalesce, rounds at most once a second.
-type SnapshotScheduler struct {
-	policy SnapshotPolicy
+type Scheduler struct {
+	policy Policy
 	job    *job.Job
 
 	mu    sync.Mutex
 	since map[string]int // entries applied since the last snapshot was scheduled
 }
 
-// NewSnapshotScheduler returns a scheduler that calls write (bounded by
-// the request timeout) for each session due. Close it.
-func (b *Backend) NewSnapshotScheduler(write func(ctx context.Context, id string) error) *SnapshotScheduler {
-	return &SnapshotScheduler{policy: b.cfg.SnapshotPolicy(), job: job.New(time.Second, b.cfg.RequestTimeout, write), since: map[string]int{}}
+// NewScheduler returns a scheduler that calls write (bounded by timeout)
+// for each session p says is due. Close it.
+func NewScheduler(p Policy, timeout time.Duration, write func(ctx context.Context, id string) error) *Scheduler {
+	return &Scheduler{policy: p, job: job.New(time.Second, timeout, write), since: map[string]int{}}
 }
 
 // Applied counts entries applied to session id and schedules its snapshot
 // when one is due.
-func (s *SnapshotScheduler) Applied(id string, entries ...*session.Entry) {
+func (s *Scheduler) Applied(id string, entries ...*session.Entry) {
 	s.mu.Lock()
 	s.since[id] += len(entries)
 	due := s.policy.Due(s.since[id], entries)
@@ -79,7 +74,7 @@ func (s *SnapshotScheduler) Applied(id string, entries ...*session.Entry) {
 // schedules a snapshot when they are as many as one is due after, or when
 // stale says the snapshot it was read from should be written again (a
 // format without the body's index): the next open is then cheap.
-func (s *SnapshotScheduler) Loaded(id string, n int, stale bool) {
+func (s *Scheduler) Loaded(id string, n int, stale bool) {
 	s.mu.Lock()
 	s.since[id] += n
 	due := stale || (s.policy.Every > 0 && s.since[id] >= s.policy.Every)
@@ -94,7 +89,7 @@ func (s *SnapshotScheduler) Loaded(id string, n int, stale bool) {
 
 // Forget drops session id's count and any snapshot of it not yet begun
 // (its tree is no longer held).
-func (s *SnapshotScheduler) Forget(id string) {
+func (s *Scheduler) Forget(id string) {
 	s.mu.Lock()
 	delete(s.since, id)
 	s.mu.Unlock()
@@ -103,7 +98,7 @@ func (s *SnapshotScheduler) Forget(id string) {
 
 // Status reports how many snapshots were attempted and the last one's
 // error.
-func (s *SnapshotScheduler) Status() (int, error) { return s.job.Status() }
+func (s *Scheduler) Status() (int, error) { return s.job.Status() }
 
 // Close lets a snapshot being written finish and stops. Idempotent.
-func (s *SnapshotScheduler) Close() { s.job.Close() }
+func (s *Scheduler) Close() { s.job.Close() }

@@ -1,4 +1,4 @@
-package stream
+package snapshots
 
 import (
 	"crypto/sha256"
@@ -119,40 +119,40 @@ func (d *skeletonDoc) unpack() (session.Skeleton, error) {
 		l, k := binary.Uvarint(lens)
 		p, m := binary.Uvarint(parents)
 		if k <= 0 || m <= 0 || l > uint64(len(d.IDs))-end || int(d.Types[i]) >= len(dict) || p > uint64(i) {
-			return sk, fmt.Errorf("%w: skeleton column %d is damaged", ErrBadSnapshot, i)
+			return sk, fmt.Errorf("%w: skeleton column %d is damaged", ErrUnusable, i)
 		}
 		end += l
 		ends[i], lens = uint32(end), lens[k:]
 		sk.Parents[i], parents = int32(p)-1, parents[m:]
 	}
 	if len(d.IDs) > math.MaxUint32 {
-		return sk, fmt.Errorf("%w: skeleton ids of %d bytes", ErrBadSnapshot, len(d.IDs))
+		return sk, fmt.Errorf("%w: skeleton ids of %d bytes", ErrUnusable, len(d.IDs))
 	}
 	sk.Sorted = make([]int32, 0, n)
 	for rest := d.Sorted; len(rest) > 0; {
 		v, k := binary.Uvarint(rest)
 		if k <= 0 || v >= uint64(n) {
-			return sk, fmt.Errorf("%w: skeleton sort column is damaged", ErrBadSnapshot)
+			return sk, fmt.Errorf("%w: skeleton sort column is damaged", ErrUnusable)
 		}
 		sk.Sorted, rest = append(sk.Sorted, int32(v)), rest[k:]
 	}
 	if end != uint64(len(d.IDs)) || len(lens) != 0 || len(parents) != 0 || len(sk.Sorted) != n {
-		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrBadSnapshot)
+		return sk, fmt.Errorf("%w: skeleton columns disagree in length", ErrUnusable)
 	}
 	ids, err := session.PackIDs(d.IDs, ends)
 	if err != nil {
-		return sk, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+		return sk, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	sk.IDs = ids
 	return sk, nil
 }
 
-// SnapshotSource is what a snapshot of a tree holds, taken from it at one
+// Source is what a snapshot of a tree holds, taken from it at one
 // moment: cheap to take (the entries are shared — a tree never changes an
 // entry it holds — and the skeleton is a copy of ids and links), so that
 // callers hold the tree's lock only for that, and the encoding, the
 // costly part, runs without it while the tree takes more writes.
-type SnapshotSource struct {
+type Source struct {
 	header  session.Header
 	entries []*session.Entry
 	// missing is how many of the first entries may be nil: a partial
@@ -174,16 +174,16 @@ const (
 	maxTipBytes   = 2 << 20
 )
 
-// CaptureSnapshot takes t's snapshot source (call it under the lock that
+// Capture takes t's snapshot source (call it under the lock that
 // guards t), a complete tree covering the session of the given epoch up
 // to stream sequence seq.
-func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error) {
+func Capture(t *session.Tree, epoch, seq uint64) (*Source, error) {
 	entries, missing := t.EntriesSoFar()
 	sk, err := t.Skeleton()
 	if err != nil {
 		return nil, err
 	}
-	src := &SnapshotSource{header: t.Header(), entries: entries, missing: missing, skeleton: sk, epoch: epoch, seq: seq}
+	src := &Source{header: t.Header(), entries: entries, missing: missing, skeleton: sk, epoch: epoch, seq: seq}
 	// A tip is of one origin's session: a stand-in cannot decide the
 	// leaf among several (session.StandIn.ApplyFrom).
 	if leaf := t.Leaf(); leaf != "" && missing == 0 && len(sk.Origins) <= 1 {
@@ -194,10 +194,13 @@ func CaptureSnapshot(t *session.Tree, epoch, seq uint64) (*SnapshotSource, error
 	return src, nil
 }
 
-// errPartialSource is a snapshot of a partial tree whose missing entries
+// ID is the session src is a snapshot of.
+func (src *Source) ID() string { return src.header.ID }
+
+// ErrPartialSource is a snapshot of a partial tree whose missing entries
 // the snapshot before does not hold (or no longer can be built on): its
 // writer loads the tree and captures it again.
-var errPartialSource = errors.New("stream: snapshot of a partial tree needs its entries")
+var ErrPartialSource = errors.New("snapshots: snapshot of a partial tree needs its entries")
 
 // encodedSnapshot is a snapshot encoded, ready to upload without a lock:
 // its skeleton's document, whose last segment is data unless the
@@ -219,7 +222,7 @@ type encodedSnapshot struct {
 
 // encode makes the snapshot, keeping what it can of prev, the segments
 // of the session's snapshot before (see planSegments).
-func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
+func (src *Source) encode(prev []bodySeg) (*encodedSnapshot, error) {
 	h := src.header
 	hj, err := codec.EncodeHeader(&h)
 	if err != nil {
@@ -232,7 +235,7 @@ func (src *SnapshotSource) encode(prev []bodySeg) (*encodedSnapshot, error) {
 	n := len(src.entries)
 	keep, from := planSegments(prev, n, src.missing)
 	if from < src.missing {
-		return nil, errPartialSource
+		return nil, ErrPartialSource
 	}
 	es := &encodedSnapshot{id: h.ID, epoch: src.epoch, seq: src.seq, entries: n, doc: doc, reused: len(keep) > 0}
 	if len(src.skeleton.Origins) == 1 {

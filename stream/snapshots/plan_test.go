@@ -1,4 +1,4 @@
-package stream
+package snapshots
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package stream
+package snapshots
 
 import (
 	"crypto/sha256"
@@ -207,4 +207,4 @@ func (m *segMemos) forget(id string) {
 
 // forgetSnapshot drops what the backend remembers of session id's last
 // snapshot: its next one is written whole.
-func (b *Backend) forgetSnapshot(id string) { b.partOf(id).segMemos.forget(id) }
+func (sn *Store) Forget(id string) { sn.memos.forget(id) }

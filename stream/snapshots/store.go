@@ -1,0 +1,569 @@
+package snapshots
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"github.com/vmihailenco/msgpack/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/parallel"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
+	"github.com/agentcore/sessionlog/telemetry"
+)
+
+// Store is one partition's snapshots: their objects and the head record
+// of each session's current one.
+type Store struct {
+	rq      *jsx.Requester
+	objs    jetstream.ObjectStore
+	heads   jetstream.KeyValue // session id -> its current snapshot object
+	bucket  string
+	stream  string // the partition's, named in telemetry
+	timeout time.Duration
+	tel     *telemetry.T
+	// memos remembers sessions' last snapshots, to build the next on.
+	memos segMemos
+	// checkEpoch reports a session whose header is not at epoch any more.
+	checkEpoch func(ctx context.Context, id string, epoch uint64) error
+}
+
+// Config is where a partition keeps its snapshots.
+type Config struct {
+	// Bucket names the object store (made if missing); the heads are
+	// in the key-value bucket Bucket_HEADS.
+	Bucket string
+	// Stream is the partition's stream, named in telemetry.
+	Stream string
+	// Replicas of the buckets made here.
+	Replicas int
+	// RequestTimeout bounds a save or a load without a deadline of its
+	// own.
+	RequestTimeout time.Duration
+	// CheckEpoch reports, as ErrUnusable, a session whose header is not
+	// at epoch any more: a snapshot taken of an earlier session of the
+	// same id.
+	CheckEpoch func(ctx context.Context, id string, epoch uint64) error
+}
+
+// Open opens (or makes) the buckets of cfg.
+func Open(ctx context.Context, rq *jsx.Requester, tel *telemetry.T, cfg Config) (*Store, error) {
+	objs, err := jsx.EnsureObjectStore(ctx, rq.JS, jetstream.ObjectStoreConfig{
+		Bucket:      cfg.Bucket,
+		Description: "sessionlog snapshots",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: provision %s: %w", cfg.Bucket, err)
+	}
+	heads, err := jsx.EnsureKV(ctx, rq.JS, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket + "_HEADS",
+		Description: "sessionlog: current snapshot of each session",
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		History:     1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: provision heads: %w", err)
+	}
+	return &Store{rq: rq, objs: objs, heads: heads, bucket: cfg.Bucket, stream: cfg.Stream,
+		timeout: cfg.RequestTimeout, tel: tel, checkEpoch: cfg.CheckEpoch}, nil
+}
+
+func (sn *Store) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, sn.timeout)
+}
+
+// snapshotVersion is the snapshot format this version writes and reads.
+// A snapshot of another version is ignored (the session is rebuilt).
+const snapshotVersion = 3
+
+// snapshotVersionOneBody is the format before, read as well: its body is
+// one object.
+const snapshotVersionOneBody = 2
+
+var (
+	// ErrNotFound is reported when a session has no snapshot.
+	ErrNotFound = errors.New("snapshots: no snapshot")
+	// ErrUnusable is reported for a snapshot that cannot be trusted:
+	// another format version, a checksum or metadata mismatch, a body that
+	// does not load, or one taken of an earlier session of the same id.
+	ErrUnusable = errors.New("snapshots: unusable snapshot")
+)
+
+// A snapshot is two objects in the object store: the skeleton (header,
+// ids, parents, types, labels, name, stats: a few bytes per entry) and the
+// body (the session as a pi JSONL file). Opening reads the skeleton only,
+// so it costs about what the tail after it costs; the body is read when
+// something first needs the entries. Metadata on the skeleton: format
+// version, the stream sequence covered, the session's epoch, the entry
+// count, and the SHA-256 of skeleton and body.
+//
+// Snapshots are never replaced in place (a reader would lose the chunks
+// under it): each is a new pair "<id>-<epoch>-<seq>-<nuid>.skel/.body"
+// (and ".tip" when the leaf's context is a small part of the session: see
+// open_tip.go), and a head
+// record in a key-value bucket names the current one. The previous pair is
+// kept for readers still on it; older ones are deleted.
+const (
+	metaVersion = "sessionlog-snapshot"
+	metaSeq     = "seq"
+	metaEpoch   = "epoch"
+	metaEntries = "entries"
+	metaSHA     = "sha256"
+	metaBodySHA = "body-sha256"
+)
+
+// Head is a session's current snapshot, the one before it, and
+// the body segments of each (heads written before segments have none:
+// their bodies are "<object>.body").
+type Head struct {
+	Object   string   `json:"object"`
+	Prev     string   `json:"prev,omitempty"`
+	Seq      uint64   `json:"seq"`
+	Epoch    uint64   `json:"epoch"`
+	Segs     []string `json:"segs,omitempty"`
+	PrevSegs []string `json:"prevSegs,omitempty"`
+	// Tip is set when the snapshot has a tip, "<object>.tip": its leaf's
+	// context branch, header first, as pi JSONL lines (see openFromTip).
+	Tip bool `json:"tip,omitempty"`
+	// Origin is the node every entry of a session with a tip was written
+	// on, where named (see Config.Origin).
+	Origin string `json:"origin,omitempty"`
+}
+
+// Segments are the body objects of the current snapshot, and prevSegsOf
+// those of the one before.
+func (h Head) Segments() []string     { return bodyObjects(h.Object, h.Segs) }
+func (h Head) PrevSegments() []string { return bodyObjects(h.Prev, h.PrevSegs) }
+
+func bodyObjects(snapshot string, segs []string) []string {
+	if segs == nil && snapshot != "" {
+		return []string{snapshot + ".body"}
+	}
+	return segs
+}
+
+func (sn *Store) head(ctx context.Context, id string) (Head, uint64, error) {
+	e, err := sn.heads.Get(ctx, id)
+	if err != nil {
+		return Head{}, 0, err
+	}
+	var h Head
+	if err := json.Unmarshal(e.Value(), &h); err != nil {
+		return Head{}, e.Revision(), fmt.Errorf("%w: head: %w", ErrUnusable, err)
+	}
+	return h, e.Revision(), nil
+}
+
+// errHeadMoved is a snapshot built on segments of a snapshot that another
+// writer replaced meanwhile: they may be deleted, so it is written whole.
+var errHeadMoved = errors.New("snapshots: snapshot head moved")
+
+// Save encodes and uploads the snapshot src holds and makes it
+// the session's current one, unless a newer one is current already. It
+// builds on the session's snapshot before when this backend read or wrote
+// it, and that one is still current.
+func (sn *Store) Save(ctx context.Context, src *Source) (err error) {
+	id, epoch, seq := src.header.ID, src.epoch, src.seq
+	ctx, end := sn.traceSnapshot(ctx, "write", id)
+	defer func() { end(err) }()
+	ctx, cancel := sn.withTimeout(ctx)
+	defer cancel()
+	h, _, herr := sn.head(ctx, id)
+	if herr == nil && h.Epoch == epoch && h.Seq >= seq {
+		return nil
+	}
+	var prev []bodySeg
+	if m, ok := sn.memos.get(id); ok && herr == nil && m.epoch == epoch && m.object == h.Object {
+		prev = m.segs
+	}
+	snap, err := src.encode(prev)
+	if err != nil {
+		return err
+	}
+	err = sn.saveSnapshot(ctx, snap, h.Object)
+	if errors.Is(err, errHeadMoved) {
+		sn.Forget(id)
+		if src.missing > 0 {
+			return ErrPartialSource
+		}
+		if snap, err = src.encode(nil); err == nil {
+			err = sn.saveSnapshot(ctx, snap, "")
+		}
+	}
+	return err
+}
+
+// saveSnapshot uploads snap; if it keeps segments of another snapshot,
+// that one (base) must still be current when the head moves to snap.
+func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) error {
+	id, epoch, seq := snap.id, snap.epoch, snap.seq
+	newer := func(h Head) bool { return h.Epoch == epoch && h.Seq >= seq }
+	// Unique per write: two writers snapshotting the same sequence must
+	// not replace each other's objects, nor delete the one the head names.
+	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
+	// The body first: a skeleton is only ever found once its body exists.
+	// The skeleton then says where the body's chunks are.
+	// encode made doc and its segment list for this write alone: the new
+	// segment is filled in place, the kept ones are never changed.
+	doc := snap.doc
+	var bodies []string // the new segments' objects
+	for at, end := snap.freshFrom, snap.freshFrom+len(snap.fresh); at < end; {
+		data, seg, err := encodeSegment(snap.fresh[at-snap.freshFrom:], at, maxSegmentBytes)
+		if err != nil {
+			sn.deleteObjects(ctx, bodies...)
+			return err
+		}
+		obj := name + ".body"
+		if len(bodies) > 0 {
+			obj += "." + strconv.Itoa(len(bodies))
+		}
+		nuid, seqs, err := sn.putBody(ctx, obj, data)
+		if err != nil {
+			sn.deleteObjects(ctx, bodies...)
+			return err
+		}
+		seg.stored(obj, nuid, data, seqs)
+		doc.Segs, bodies = append(doc.Segs, seg), append(bodies, obj)
+		at += seg.Count
+	}
+	mineAll := append([]string{name + ".skel", name + ".tip"}, bodies...)
+	if snap.tip != nil {
+		if _, err := sn.objs.PutBytes(ctx, name+".tip", snap.tip); err != nil {
+			return fmt.Errorf("snapshots: snapshot %s: %w", id, err)
+		}
+	}
+	skel, err := msgpack.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("snapshots: encode skeleton: %w", err)
+	}
+	meta := jetstream.ObjectMeta{
+		Name: name + ".skel",
+		Metadata: map[string]string{
+			metaVersion: strconv.Itoa(snapshotVersion),
+			metaSeq:     strconv.FormatUint(seq, 10),
+			metaEpoch:   strconv.FormatUint(epoch, 10),
+			metaEntries: strconv.Itoa(snap.entries),
+			metaSHA:     shaHex(skel),
+			metaBodySHA: segsDigest(doc.Segs),
+		},
+	}
+	if _, err := sn.objs.Put(ctx, meta, bytes.NewReader(skel)); err != nil {
+		return fmt.Errorf("snapshots: snapshot %s: %w", id, err)
+	}
+	mine := segObjects(doc.Segs)
+	for range 8 {
+		cur, rev, err := sn.head(ctx, id)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			cur, rev = Head{}, 0
+		case err != nil && !errors.Is(err, ErrUnusable):
+			return fmt.Errorf("snapshots: snapshot head %s: %w", id, err)
+		case err == nil && newer(cur):
+			sn.deleteObjects(ctx, mineAll...) // lost the race to another as new
+			return nil
+		}
+		if snap.reused && cur.Object != base {
+			sn.deleteObjects(ctx, mineAll...)
+			return errHeadMoved
+		}
+		val, _ := json.Marshal(Head{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.Segments(), Tip: snap.tip != nil, Origin: snap.origin})
+		if rev == 0 {
+			_, err = sn.heads.Create(ctx, id, val)
+		} else {
+			_, err = sn.heads.Update(ctx, id, val, rev)
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("snapshots: snapshot head %s: %w", id, err)
+		}
+		sn.memos.put(id, segMemo{epoch: epoch, object: name, segs: doc.Segs})
+		if cur.Prev != "" && cur.Prev != name && cur.Prev != cur.Object {
+			// The one before the one before goes, with the segments
+			// neither of the two kept lists (best effort: an orphan
+			// only costs space).
+			sn.deleteObjects(ctx, append([]string{cur.Prev + ".skel", cur.Prev + ".tip"}, without(cur.PrevSegments(), cur.Segments(), mine)...)...)
+		}
+		return nil
+	}
+	return fmt.Errorf("snapshots: snapshot head %s: too much contention", id)
+}
+
+// without is names less those in any of the others.
+func without(names []string, others ...[]string) []string {
+	var out []string
+next:
+	for _, n := range names {
+		for _, o := range others {
+			if slices.Contains(o, n) {
+				continue next
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// deleteObjects deletes objects of the snapshots' store, best effort,
+// and says how many there were.
+func (sn *Store) deleteObjects(ctx context.Context, names ...string) (int, error) {
+	n := 0
+	var first error
+	for _, obj := range names {
+		err := sn.objs.Delete(ctx, obj)
+		switch {
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+		case err != nil:
+			first = cmp.Or(first, err)
+		default:
+			n++
+		}
+	}
+	return n, first
+}
+
+// Delete removes a session's snapshots and its head, and says
+// how many objects went.
+func (sn *Store) Delete(ctx context.Context, id string) (int, error) {
+	sn.Forget(id)
+	h, _, err := sn.head(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, s := range []string{h.Object, h.Prev} {
+		if s != "" {
+			names = append(names, s+".skel", s+".body", s+".tip")
+		}
+	}
+	names = append(names, without(h.Segments(), names)...)
+	names = append(names, without(h.PrevSegments(), names)...)
+	n, err := sn.deleteObjects(ctx, names...)
+	if err != nil {
+		return n, err
+	}
+	if err := sn.heads.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return n, err
+	}
+	return n, nil
+}
+
+// Loaded is a snapshot's skeleton, read and checked, and how to
+// get its entries.
+type Loaded struct {
+	Tree       *session.Tree // partial
+	Epoch, Seq uint64
+	// Body reads the snapshot's entries, all of them.
+	Body func(ctx context.Context) ([]*session.Entry, error)
+	// Index, when the snapshot has one, reads entries of the body alone
+	// (see Store.EntriesAt).
+	Index *Index
+	// memo is what the session's next snapshot builds on, if anything.
+	memo *segMemo
+}
+
+// Load reads and verifies a session's current skeleton. A snapshot
+// being replaced while it is read can fail its checks: that read is tried
+// once more before the snapshot is given up.
+func (sn *Store) Load(ctx context.Context, id string, head *Head) (ls *Loaded, err error) {
+	ctx, end := sn.traceSnapshot(ctx, "load", id)
+	defer func() { end(err) }()
+	ls, err = sn.LoadOnce(ctx, id, head)
+	if errors.Is(err, errSnapshotRead) {
+		ls, err = sn.LoadOnce(ctx, id, nil) // the head again: it may name another now
+	}
+	return ls, err
+}
+
+// traceSnapshot spans and times a snapshot write or load.
+func (sn *Store) traceSnapshot(ctx context.Context, op, id string) (context.Context, func(error)) {
+	start := time.Now()
+	ctx, span := sn.tel.Tracer.Start(ctx, "sessionlog.snapshot."+op, trace.WithAttributes(telemetry.SessionKey.String(id), telemetry.StreamKey.String(sn.stream)))
+	return ctx, func(err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+			if errors.Is(err, ErrNotFound) {
+				outcome = "none"
+			} else {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+		}
+		sn.tel.SnapshotDuration.Record(ctx, telemetry.Seconds(start), metric.WithAttributes(attribute.String("op", op), telemetry.OutcomeKey.String(outcome)))
+		span.SetAttributes(telemetry.OutcomeKey.String(outcome))
+		span.End()
+	}
+}
+
+var errSnapshotRead = errors.New("read failed")
+
+// LoadOnce loads the snapshot head names (nil: the current head).
+func (sn *Store) LoadOnce(ctx context.Context, id string, named *Head) (*Loaded, error) {
+	if named == nil {
+		got, err := sn.Current(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		named = &got
+	}
+	head := *named
+	skel, info, err := sn.fetchObject(ctx, head.Object+".skel")
+	if err != nil {
+		return nil, err
+	}
+	// The skeleton's digest is checked, and its session's header looked
+	// up, while it is decoded (a skeleton of megabytes takes as long to
+	// hash as to decode): nothing decoded is used before both are known.
+	var checks sync.WaitGroup
+	var digestErr, epochErr error
+	defer checks.Wait()
+	checks.Go(func() { digestErr = checkObject(head.Object+".skel", skel, info) })
+	ls, err := sn.decodeSkeleton(ctx, id, head, skel, info, &checks, &epochErr)
+	checks.Wait()
+	if err := errors.Join(digestErr, err, epochErr); err != nil {
+		return nil, err
+	}
+	if ls.memo != nil {
+		sn.memos.put(id, *ls.memo)
+	}
+	return ls, nil
+}
+
+// decodeSkeleton is loadSnapshotOnce's work on a skeleton read but not yet
+// checked; it starts the check of the snapshot's epoch in checks, which
+// sets epochErr.
+func (sn *Store) decodeSkeleton(ctx context.Context, id string, head Head, skel []byte, info *jetstream.ObjectInfo, checks *sync.WaitGroup, epochErr *error) (*Loaded, error) {
+	md := info.Metadata
+	version := md[metaVersion]
+	if version != strconv.Itoa(snapshotVersion) && version != strconv.Itoa(snapshotVersionOneBody) {
+		return nil, fmt.Errorf("%w: version %q", ErrUnusable, md[metaVersion])
+	}
+	seq, err1 := strconv.ParseUint(md[metaSeq], 10, 64)
+	epoch, err2 := strconv.ParseUint(md[metaEpoch], 10, 64)
+	entries, err3 := strconv.Atoi(md[metaEntries])
+	if err := errors.Join(err1, err2, err3); err != nil || epoch == 0 || seq < epoch {
+		return nil, fmt.Errorf("%w: metadata %v", ErrUnusable, md)
+	}
+	checks.Go(func() { *epochErr = sn.checkEpoch(ctx, id, epoch) })
+	// checkObject checks the bytes against the object's SHA-256 digest:
+	// the metadata's checksum must be that digest (one pass over a
+	// skeleton of megabytes, not two).
+	if want, err := hex.DecodeString(md[metaSHA]); err != nil || info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(want) {
+		return nil, fmt.Errorf("%w: skeleton checksum mismatch", ErrUnusable)
+	}
+	var doc skeletonDoc
+	if err := msgpack.Unmarshal(skel, &doc); err != nil {
+		return nil, fmt.Errorf("%w: skeleton: %w", ErrUnusable, err)
+	}
+	sk, err := doc.unpack()
+	if err != nil {
+		return nil, err
+	}
+	h, err := codec.DecodeHeader(doc.Header)
+	if err != nil || h.ID != id || sk.IDs.Len() != entries {
+		return nil, fmt.Errorf("%w: skeleton of %q with %d entries, metadata says %q with %d (%v)", ErrUnusable, hID(h), sk.IDs.Len(), id, entries, err)
+	}
+	t, err := session.NewPartialTree(*h, sk)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
+	}
+	ls := &Loaded{Tree: t, Epoch: epoch, Seq: seq, Index: bodyIndexOf(&doc, sk.IDs.Len())}
+	if version == strconv.Itoa(snapshotVersionOneBody) {
+		ls.Body = sn.oneBody(id, head.Object+".body", md[metaBodySHA])
+		return ls, nil
+	}
+	if segsDigest(doc.Segs) != md[metaBodySHA] || segsEnd(doc.Segs) != entries || !contiguous(doc.Segs) {
+		// Found when the entries are read, as a bad body of format 2 is.
+		ls.Index = nil
+		ls.Body = func(context.Context) ([]*session.Entry, error) {
+			return nil, fmt.Errorf("%w: body checksum or segments mismatch", ErrUnusable)
+		}
+		return ls, nil
+	}
+	// The next snapshot of the session builds on this one (once checked).
+	ls.memo = &segMemo{epoch: epoch, object: head.Object, segs: doc.Segs}
+	ls.Body = func(ctx context.Context) ([]*session.Entry, error) {
+		data := append(append(make([]byte, 0, len(doc.Header)+1+int(segsSize(doc.Segs))), doc.Header...), '\n')
+		for _, seg := range doc.Segs {
+			part, info, err := sn.getObject(ctx, seg.Object)
+			if err != nil {
+				return nil, err
+			}
+			// getObject checked the bytes against the object's digest.
+			if info.Digest != "SHA-256="+base64.URLEncoding.EncodeToString(seg.SHA) {
+				return nil, fmt.Errorf("%w: body segment %s checksum mismatch", ErrUnusable, seg.Object)
+			}
+			data = append(data, part...)
+		}
+		return decodeBody(data, id)
+	}
+	return ls, nil
+}
+
+// oneBody reads a body of format 2, one object.
+func (sn *Store) oneBody(id, name, sha string) func(ctx context.Context) ([]*session.Entry, error) {
+	return func(ctx context.Context) ([]*session.Entry, error) {
+		data, _, err := sn.getObject(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if shaHex(data) != sha {
+			return nil, fmt.Errorf("%w: body checksum mismatch", ErrUnusable)
+		}
+		return decodeBody(data, id)
+	}
+}
+
+// decodeBody decodes a body, the session as a pi file.
+func decodeBody(data []byte, id string) ([]*session.Entry, error) {
+	ld, err := codec.DecodeFile(data, "snapshot "+id, codec.Strict, codec.WithRunner(parallel.Lines))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
+	}
+	return ld.Tree.Entries()
+}
+
+func hID(h *session.Header) string {
+	if h == nil {
+		return ""
+	}
+	return h.ID
+}
+
+// Current reads the head of the session's current snapshot: ErrNotFound
+// when there is none.
+func (sn *Store) Current(ctx context.Context, id string) (Head, error) {
+	h, _, err := sn.head(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return h, ErrNotFound
+	}
+	return h, err
+}
