@@ -13,6 +13,7 @@ import (
 	"github.com/agentcore/sessionlog/filestore"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -48,7 +49,7 @@ func TestPi16SessionsConform(t *testing.T) {
 	t.Cleanup(nc.Close)
 	js := servicetest.Backend(t, nc)
 	backends := []sessiontest.Backend{
-		{Name: "memory", New: func(t *testing.T, h session.Header) session.Store { return session.NewMemoryStore(h) }},
+		{Name: "memory", New: func(t *testing.T, h session.Header) session.Store { return sessionkit.NewMemoryStore(h) }},
 		{Name: "jsonl", New: func(t *testing.T, h session.Header) session.Store {
 			s, err := filestore.Create(context.Background(), filepath.Join(t.TempDir(), h.ID+".jsonl"), h, filestore.DefaultConfig())
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/upkeep"
 )
 
 // TestDeadReplicaIsReplaced: on five nodes, a node holding a replica of
@@ -25,7 +26,7 @@ func TestDeadReplicaIsReplaced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	_, nodes := startLocal(t, ctx, 5)
-	repair := stream.RepairConfig{Every: 200 * time.Millisecond, StuckAfter: 5 * time.Second, DeadAfter: 2 * time.Second,
+	repair := upkeep.RepairConfig{Every: 200 * time.Millisecond, StuckAfter: 5 * time.Second, DeadAfter: 2 * time.Second,
 		Log: func(format string, args ...any) { t.Logf(format, args...) }}
 	scfg := stream.DefaultConfig()
 	scfg.Replicas = 3
@@ -104,7 +105,7 @@ func TestDeadReplicaIsReplaced(t *testing.T) {
 		}
 		return nil
 	})
-	var repairs []stream.Repair
+	var repairs []upkeep.Repair
 	for i, b := range backends {
 		if i != victim {
 			repairs = append(repairs, b.Repairs()...)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 )
 
 // SyncPolicy says when appends reach stable storage.
@@ -64,7 +65,7 @@ func (c Config) Validate() error {
 
 // Store is a session kept in one JSONL file.
 type Store struct {
-	*session.TreeStore
+	*sessionkit.TreeStore
 	path   string
 	cfg    Config
 	issues []*codec.LineError
@@ -123,7 +124,7 @@ func Create(ctx context.Context, path string, h session.Header, cfg Config) (*St
 		return nil, err
 	}
 	s := &Store{path: path, cfg: cfg, f: f, size: int64(len(line))}
-	s.TreeStore = session.NewTreeStore(session.NewTree(h), s.writeAhead, s.close)
+	s.TreeStore = sessionkit.NewTreeStore(session.NewTree(h), s.writeAhead, s.close)
 	return s, nil
 }
 
@@ -144,7 +145,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, err
 		}
 		s := &Store{path: path, cfg: cfg, issues: ld.Issues}
-		s.TreeStore = session.NewTreeStore(ld.Tree, s.writeAhead, s.close)
+		s.TreeStore = sessionkit.NewTreeStore(ld.Tree, s.writeAhead, s.close)
 		return s, nil
 	}
 	f, _, err := OpenRegular(path, os.O_RDWR|os.O_APPEND)
@@ -203,7 +204,7 @@ func openLocked(f *os.File, path string, cfg Config) (*Store, error) {
 		}
 		s.size++
 	}
-	s.TreeStore = session.NewTreeStore(ld.Tree, s.writeAhead, s.close)
+	s.TreeStore = sessionkit.NewTreeStore(ld.Tree, s.writeAhead, s.close)
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/system"
 )
 
@@ -16,7 +17,7 @@ import (
 // other type.
 func ExampleEntry_Body() {
 	ctx := context.Background()
-	s, err := session.New(session.NewMemoryStore(session.Header{Version: session.CurrentVersion, ID: "example"}), system.Config())
+	s, err := session.New(sessionkit.NewMemoryStore(session.Header{Version: session.CurrentVersion, ID: "example"}), system.Config())
 	if err != nil {
 		log.Fatal(err)
 	}

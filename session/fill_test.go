@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -27,7 +28,7 @@ func TestFill(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := session.NewMemoryStore(sessiontest.TestHeader("fill"))
+			st := sessionkit.NewMemoryStore(sessiontest.TestHeader("fill"))
 			for _, e := range []*session.Entry{
 				{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},
 				{Type: session.TypeCustom, Body: &session.Custom{CustomType: "x"}, ID: "leaf", ParentID: "r", Timestamp: "2025-01-01T00:00:00.000Z"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -16,7 +17,7 @@ var ctx = context.Background()
 
 func newSession(t *testing.T, cfg session.Config) *session.Session {
 	t.Helper()
-	s, err := session.New(session.NewMemoryStore(sessiontest.TestHeader("t")), cfg)
+	s, err := session.New(sessionkit.NewMemoryStore(sessiontest.TestHeader("t")), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := session.New(session.NewMemoryStore(sessiontest.TestHeader("t")), tt.cfg)
+			_, err := session.New(sessionkit.NewMemoryStore(sessiontest.TestHeader("t")), tt.cfg)
 			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, session.ErrInvalidConfig)) {
 				t.Fatalf("New error = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -260,7 +261,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestAppendBatchIsAllOrNothing(t *testing.T) {
-	st := session.NewMemoryStore(sessiontest.TestHeader("t"))
+	st := sessionkit.NewMemoryStore(sessiontest.TestHeader("t"))
 	ok := &session.Entry{Type: session.TypeCustom, ID: "a", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
 	chained := &session.Entry{Type: session.TypeCustom, ID: "b", ParentID: "a", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
 	bad := &session.Entry{Type: session.TypeCustom, ID: "c", ParentID: "ghost", Timestamp: "2025-01-01T00:00:00.000Z", Body: &session.Custom{CustomType: "c"}}
@@ -317,7 +318,7 @@ func TestCloneIsDeep(t *testing.T) {
 // A fork before an assistant message says so in English.
 func TestForkBeforeNamesWhatItIs(t *testing.T) {
 	ctx := context.Background()
-	st := session.NewMemoryStore(sessiontest.TestHeader("g"))
+	st := sessionkit.NewMemoryStore(sessiontest.TestHeader("g"))
 	s, _ := session.New(st, sessiontest.TestConfig())
 	a, err := s.AppendMessage(ctx, session.Message{Role: session.RoleAssistant, Body: &session.AssistantFields{Provider: "p", Model: "m", StopReason: "stop"},
 		Content: session.BlocksContent(session.ContentBlock{Type: session.BlockText, Text: "hi"})})

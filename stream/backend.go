@@ -20,6 +20,7 @@ import (
 	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/stream/snapshots"
+	"github.com/agentcore/sessionlog/stream/upkeep"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -52,7 +53,7 @@ type Backend struct {
 	warnings []string
 	moves    *jsx.Moves
 	// balancer keeps partition leaders spread (WithLeaderBalancing).
-	balancer *leaderBalancer
+	balancer *upkeep.Balancer
 	barriers atomic.Uint64 // read barriers written, for their purges
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
@@ -60,8 +61,8 @@ type Backend struct {
 	followIndex   bool
 	indexFollower *indexFollower
 	// repairCfg, when set, starts the repairer (WithReplicaRepair).
-	repairCfg *RepairConfig
-	repairer  *repairer
+	repairCfg *upkeep.RepairConfig
+	repairer  *upkeep.Repairer
 	// publishHook, set by tests only, replaces publishMsg's publish.
 	publishHook func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 	// batchHook, set by tests only, replaces the publish of an atomic
@@ -200,7 +201,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		p.blobs, p.localBlobs = shared, local
 	}
 	if b.balanceEvery > 0 && len(b.parts) > 1 && nc.ConnectedClusterName() != "" {
-		b.balancer = b.startBalancer(b.balanceEvery)
+		b.balancer = upkeep.StartBalancer(b.deployment(), b.balanceEvery)
 	}
 	// One subscription per partition to its elections: attempts in flight
 	// are sent again at once, and the balancer (if any) looks again.
@@ -212,14 +213,14 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		sub, serr := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+p.cfg.Stream, func(*nats.Msg) {
 			p.rq.Interrupts.Fire()
 			if b.balancer != nil {
-				b.balancer.trigger()
+				b.balancer.Trigger()
 			}
 		})
 		// Best effort for resends (a connection that may not hear
 		// advisories resends after an attempt's timeout); the balancer
 		// needs it.
 		if serr != nil && b.balancer != nil {
-			b.balancer.close()
+			b.balancer.Close()
 			return nil, fmt.Errorf("stream: watch leader elections: %w", serr)
 		}
 		p.electionSub = sub
@@ -228,9 +229,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		b.indexFollower = b.startIndexFollower()
 	}
 	if b.repairCfg != nil && nc.ConnectedClusterName() != "" {
-		if b.repairer, err = b.startRepairer(*b.repairCfg); err != nil {
+		if b.repairer, err = upkeep.StartRepairer(b.deployment(), *b.repairCfg); err != nil {
 			if b.balancer != nil {
-				b.balancer.close()
+				b.balancer.Close()
 			}
 			if b.indexFollower != nil {
 				b.indexFollower.close()
@@ -476,10 +477,10 @@ func (b *Backend) LoadTree(ctx context.Context, id string) (Loaded, error) {
 func (b *Backend) Close(ctx context.Context) error {
 	b.closed.Store(true) // only the backend a caller holds lists
 	if b.balancer != nil {
-		b.balancer.close()
+		b.balancer.Close()
 	}
 	if b.repairer != nil {
-		b.repairer.close()
+		b.repairer.Close()
 	}
 	if b.indexFollower != nil {
 		b.indexFollower.close()

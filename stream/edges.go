@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -184,12 +183,8 @@ func (b *Backend) changeSources(ctx context.Context, name, what string, want fun
 }
 
 // domainAPI is the JetStream API prefix of a domain, by which a stream
-// names a source in it; domainOf reads the domain back.
+// names a source in it; upkeep.DomainOf reads the domain back.
 func domainAPI(domain string) string { return "$JS." + domain + ".API" }
-
-func domainOf(api string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(api, "$JS."), ".API")
-}
 
 // sourcesOf matches a stream's sources in domain.
 func sourcesOf(domain string) func(*jetstream.StreamSource) bool {

@@ -8,9 +8,10 @@ import (
 	"maps"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/internal/parallel"
 )
 
 // The layout: a deployment's sessions are spread over P partitions, each
@@ -327,18 +328,5 @@ func resolvePartitions(ctx context.Context, js jetstream.JetStream, cfg Config) 
 // eachPart runs fn on every partition at once (each a round trip or more
 // to its own stream leader) and returns their errors joined.
 func (b *Backend) eachPart(fn func(i int, p *Backend) error) error {
-	if len(b.parts) == 1 {
-		return fn(0, b.parts[0])
-	}
-	errs := make([]error, len(b.parts))
-	var wg sync.WaitGroup
-	for i, p := range b.parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn(i, p)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.Each(len(b.parts), func(i int) error { return fn(i, b.parts[i]) })
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
@@ -190,7 +191,7 @@ func (t *tailRead) wait() ([]Message, uint64, error) {
 // snapshot body, or, when the body cannot be used, from the stream. It
 // reports why the body was not used, if it was not. The reads happen
 // before commit is called.
-func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error), commit session.Commit) (fallback error, err error) {
+func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body func(context.Context) ([]*session.Entry, error), commit sessionkit.Commit) (fallback error, err error) {
 	if !t.Partial() {
 		return nil, nil
 	}
@@ -220,6 +221,6 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 }
 
 // own is the Commit of a tree nobody else holds yet.
-func own(t *session.Tree) session.Commit {
+func own(t *session.Tree) sessionkit.Commit {
 	return func(change func(*session.Tree) error) error { return change(t) }
 }

@@ -16,7 +16,7 @@ import (
 // open; a context needs only the leaf's context branch. A snapshot with a
 // tip keeps that branch apart, and an open from it answers the leaf, the
 // header and the context from the tip and the tail; the skeleton is read
-// when anything else is first asked (session.NewDeferredTreeWriter).
+// when anything else is first asked (sessionkit.NewDeferredTreeWriter).
 
 // tipOpen is what an open from a tip keeps for the skeleton's load: the
 // snapshot it was taken from, the tail read after it, and the stand-in.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -93,7 +94,7 @@ func TestOpenFromTip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := session.NewMemoryStore(eager.Tree.Header())
+	truth := sessionkit.NewMemoryStore(eager.Tree.Header())
 	all, _ := eager.Tree.Entries()
 	if err := truth.AppendBatch(ctx, all); err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestOpenFromTipEachRead(t *testing.T) {
 		},
 	}
 	full, _ := b.LoadTree(ctx, "reads")
-	truth := session.NewMemoryStore(full.Tree.Header())
+	truth := sessionkit.NewMemoryStore(full.Tree.Header())
 	all, _ := full.Tree.Entries()
 	if err := truth.AppendBatch(ctx, all); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/stream/snapshots"
 )
 
@@ -24,11 +25,11 @@ const MaxBatch = 1000
 //
 // Readers never wait for a write in flight: appends, catch-ups and the
 // loading of a partial tree take turns as the tree's writer (see
-// session.TreeWriter), publishing and reading the stream without the
+// sessionkit.TreeWriter), publishing and reading the stream without the
 // readers' lock, and take that lock only to apply what the stream holds.
 type Store struct {
-	tree   *session.TreeStore
-	writer *session.TreeWriter
+	tree   *sessionkit.TreeStore
+	writer *sessionkit.TreeWriter
 	b      *Backend
 	id     string
 	policy ConflictPolicy
@@ -99,7 +100,7 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 	s.msgIDPrefix = s.id + ":" + strconv.FormatUint(epoch, 10) + ":"
 	s.idx = newIndexer(b, b.cfg.indexInterval())
 	s.snap = b.NewSnapshotScheduler(func(ctx context.Context, _ string) error { return s.writeSnapshot(ctx) })
-	s.tree, s.writer = session.NewTreeWriter(t, nil)
+	s.tree, s.writer = sessionkit.NewTreeWriter(t, nil)
 	s.full.Store(!t.Partial())
 	return s
 }
@@ -109,7 +110,7 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 func (s *Store) deferTo(o *tipOpen) {
 	s.standIn = o.standIn
 	s.full.Store(false) // complete and fill go through the writer: the load first
-	s.tree, s.writer = session.NewDeferredTreeWriter(o.standIn.Tree(), func(ctx context.Context) (*session.Tree, error) {
+	s.tree, s.writer = sessionkit.NewDeferredTreeWriter(o.standIn.Tree(), func(ctx context.Context) (*session.Tree, error) {
 		t, ls, err := s.b.loadSkeleton(ctx, s.id, s.epoch, o)
 		if err != nil {
 			return nil, err
@@ -128,12 +129,12 @@ func (s *Store) deferTo(o *tipOpen) {
 // the lock, and commit, through which alone it changes the tree.
 type writer struct {
 	t      *session.Tree
-	commit session.Commit
+	commit sessionkit.Commit
 }
 
-// write runs fn as the store's only writer (see session.TreeWriter).
+// write runs fn as the store's only writer (see sessionkit.TreeWriter).
 func (s *Store) write(ctx context.Context, fn func(w writer) error) error {
-	return s.writer.Write(ctx, func(t *session.Tree, commit session.Commit) error {
+	return s.writer.Write(ctx, func(t *session.Tree, commit sessionkit.Commit) error {
 		return fn(writer{t: t, commit: commit})
 	})
 }

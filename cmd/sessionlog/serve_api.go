@@ -24,6 +24,7 @@ import (
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/upkeep"
 	"github.com/agentcore/sessionlog/telemetry"
 	"github.com/agentcore/sessionlog/tenants"
 )
@@ -180,7 +181,7 @@ func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 func (a *apiFlags) backendOptions() []stream.Option {
 	opts := []stream.Option{stream.WithLeaderBalancing(5 * time.Second), stream.WithIndexFollower()}
 	if a.repairStuck > 0 || a.repairDead > 0 {
-		rc := stream.DefaultRepairConfig()
+		rc := upkeep.DefaultRepairConfig()
 		rc.StuckAfter, rc.DeadAfter = a.repairStuck, a.repairDead // 0: never, as the flags say
 		for _, d := range []time.Duration{a.repairStuck, a.repairDead} {
 			if d > 0 {

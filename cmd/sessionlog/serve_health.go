@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/upkeep"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -21,7 +22,7 @@ type healthMetrics struct {
 	backends []*stream.Backend
 	mu       sync.Mutex
 	at       time.Time
-	reports  []stream.Health
+	reports  []upkeep.Health
 }
 
 // registerHealth makes the health gauges observe backends; the returned
@@ -44,13 +45,13 @@ func registerHealth(tel *telemetry.T, backends []*stream.Backend) (func(), error
 // read returns the reports, asked again when the last are older than
 // healthEvery. A backend that cannot answer now (an election) keeps its
 // last report.
-func (hm *healthMetrics) read(ctx context.Context) []stream.Health {
+func (hm *healthMetrics) read(ctx context.Context) []upkeep.Health {
 	hm.mu.Lock()
 	defer hm.mu.Unlock()
 	if time.Since(hm.at) < healthEvery && hm.reports != nil {
 		return hm.reports
 	}
-	reports := make([]stream.Health, len(hm.backends))
+	reports := make([]upkeep.Health, len(hm.backends))
 	for i, b := range hm.backends {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		h, err := b.Health(actx)
@@ -64,7 +65,7 @@ func (hm *healthMetrics) read(ctx context.Context) []stream.Health {
 	return reports
 }
 
-func (hm *healthMetrics) observe(o metric.Observer, tel *telemetry.T, h stream.Health) {
+func (hm *healthMetrics) observe(o metric.Observer, tel *telemetry.T, h upkeep.Health) {
 	for _, s := range h.Streams {
 		st := telemetry.StreamKey.String(s.Name)
 		at := metric.WithAttributes(st)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/stream/upkeep"
 )
 
 // runStatus prints a node's or a cluster's health in one screen: its
@@ -50,7 +51,7 @@ func runStatus(ctx context.Context, e env) error {
 	})
 }
 
-func printStatus(w io.Writer, via string, h stream.Health) {
+func printStatus(w io.Writer, via string, h upkeep.Health) {
 	servers := "one server"
 	if len(h.Servers) > 0 {
 		servers = fmt.Sprintf("%d server(s): %s", len(h.Servers), strings.Join(h.Servers, ", "))
@@ -128,7 +129,7 @@ func printStatus(w io.Writer, via string, h stream.Health) {
 	}
 }
 
-func leaderOf(s stream.StreamHealth) string {
+func leaderOf(s upkeep.Stream) string {
 	switch {
 	case !s.Clustered:
 		return "(single server)"
@@ -138,7 +139,7 @@ func leaderOf(s stream.StreamHealth) string {
 	return s.Leader
 }
 
-func followersOf(s stream.StreamHealth) string {
+func followersOf(s upkeep.Stream) string {
 	if len(s.Replicas) == 0 {
 		return "-"
 	}

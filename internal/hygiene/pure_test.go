@@ -17,11 +17,12 @@ var ioImports = map[string]bool{
 	"crypto/rand": true, "math/rand": true, "math/rand/v2": true,
 }
 
-// The pure core (session and codec, not their test helpers) does no I/O,
-// starts no goroutines and never reads the clock: callers inject what
-// they need, and tests of the core need nothing but inputs.
+// The pure core (session, its kit for backends and codec, not their test
+// helpers) does no I/O, starts no goroutines and never reads the clock:
+// callers inject what they need, and tests of the core need nothing but
+// inputs.
 func TestCoreIsPure(t *testing.T) {
-	for _, dir := range []string{"session", "codec"} {
+	for _, dir := range []string{"session", "session/sessionkit", "codec"} {
 		files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("%s: no Go files (%v)", dir, err)

@@ -5,6 +5,7 @@
 package parallel
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 )
@@ -40,3 +41,18 @@ func Ranges(minPer int) func(n int, part func(lo, hi int)) {
 // a thousand lines are a millisecond or more of work, far above what a
 // goroutine costs.
 var Lines = Ranges(1024)
+
+// Each runs fn(i) for i in [0, n), each in a goroutine of its own (n of
+// 1: in the caller's), waits for all, and joins their errors.
+func Each(n int, fn func(i int) error) error {
+	if n == 1 {
+		return fn(0)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

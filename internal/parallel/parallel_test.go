@@ -1,7 +1,9 @@
 package parallel_test
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -36,6 +38,28 @@ func TestRangesCoverEachIndexOnce(t *testing.T) {
 		}
 		if tc.n < max(tc.minPer, 1) && calls.Load() > 1 {
 			t.Fatalf("n=%d minPer=%d: split into %d ranges", tc.n, tc.minPer, calls.Load())
+		}
+	}
+}
+
+// Each runs every index once and reports every error.
+func TestEachRunsEveryIndexAndJoinsErrors(t *testing.T) {
+	for _, n := range []int{1, 2, 7} {
+		var ran [7]atomic.Int32
+		err := parallel.Each(n, func(i int) error {
+			ran[i].Add(1)
+			if i%2 == 0 {
+				return fmt.Errorf("index %d", i)
+			}
+			return nil
+		})
+		for i := range n {
+			if got := ran[i].Load(); got != 1 {
+				t.Fatalf("n=%d: index %d ran %d times", n, i, got)
+			}
+			if want := fmt.Sprintf("index %d", i); (i%2 == 0) != strings.Contains(fmt.Sprint(err), want) {
+				t.Fatalf("n=%d: error %v, index %d", n, err, i)
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package stream
+package upkeep
 
 import (
 	"context"
@@ -8,20 +8,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/agentcore/sessionlog/stream/internal/jsx"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
-// WithReplicaRepair makes the backend watch the replicas of every stream
-// of the deployment (sessions, index, snapshots, blobs) and repair those
-// that stopped coming back by themselves (see RepairConfig). Every node
-// that serves the deployment sets it; each acts on the streams its own
-// server leads, so that one repair is made at a time.
-func WithReplicaRepair(cfg RepairConfig) Option {
-	return func(b *Backend) { b.repairCfg = &cfg }
-}
-
-// Repair is one repair made (or tried) by this backend.
+// Repair is one repair made (or tried) by a Repairer.
 type Repair struct {
 	At     time.Time `json:"at"`
 	Stream string    `json:"stream"`
@@ -34,9 +24,9 @@ type Repair struct {
 // maxRepairs bounds the repairs Repairs remembers.
 const maxRepairs = 100
 
-// repairer runs the planner over every stream each RepairConfig.Every.
-type repairer struct {
-	b       *Backend
+// Repairer runs the planner over every stream each RepairConfig.Every.
+type Repairer struct {
+	d       Deployment
 	cfg     RepairConfig
 	planner *repairPlanner
 	cancel  context.CancelFunc
@@ -46,12 +36,14 @@ type repairer struct {
 	done []Repair
 }
 
-func (b *Backend) startRepairer(cfg RepairConfig) (*repairer, error) {
+// StartRepairer starts watching and repairing the replicas of d's
+// streams. Close it.
+func StartRepairer(d Deployment, cfg RepairConfig) (*Repairer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &repairer{b: b, cfg: cfg, planner: newRepairPlanner(cfg), cancel: cancel}
+	r := &Repairer{d: d, cfg: cfg, planner: newRepairPlanner(cfg), cancel: cancel}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -69,27 +61,17 @@ func (b *Backend) startRepairer(cfg RepairConfig) (*repairer, error) {
 	return r, nil
 }
 
-// close stops the watch and waits for a repair under way. Idempotent.
-func (r *repairer) close() {
+// Close stops the watch and waits for a repair under way. Idempotent.
+func (r *Repairer) Close() {
 	r.cancel()
 	r.wg.Wait()
 }
 
-// deploymentStreams names every stream the deployment's data lives in.
-func (b *Backend) deploymentStreams() []string {
-	var out []string
-	for _, p := range b.parts {
-		c := p.cfg
-		out = append(out, c.Stream, c.indexStream(), "KV_"+c.SnapshotBucket()+"_HEADS", jsx.ObjStream(c.SnapshotBucket()))
-	}
-	return append(out, jsx.ObjStream(b.cfg.BlobBucket()))
-}
-
 // round looks at every stream once and makes the repairs due on those
 // this server leads.
-func (r *repairer) round(ctx context.Context) {
-	me := r.b.nc.ConnectedServerName()
-	for _, name := range r.b.deploymentStreams() {
+func (r *Repairer) round(ctx context.Context) {
+	me := r.d.NC.ConnectedServerName()
+	for _, name := range r.d.Streams {
 		if ctx.Err() != nil {
 			return
 		}
@@ -106,10 +88,10 @@ func (r *repairer) round(ctx context.Context) {
 }
 
 // view asks the stream's leader about its replicas.
-func (r *repairer) view(ctx context.Context, name string) (streamView, bool) {
-	actx, cancel := context.WithTimeout(ctx, r.b.cfg.AttemptTimeout)
+func (r *Repairer) view(ctx context.Context, name string) (streamView, bool) {
+	actx, cancel := context.WithTimeout(ctx, r.d.AttemptTimeout)
 	defer cancel()
-	s, err := r.b.js.Stream(actx, name)
+	s, err := r.d.JS.Stream(actx, name)
 	if err != nil {
 		return streamView{}, false
 	}
@@ -125,7 +107,7 @@ func (r *repairer) view(ctx context.Context, name string) (streamView, bool) {
 }
 
 // repair makes one repair, logs and counts it.
-func (r *repairer) repair(ctx context.Context, a repairAction) {
+func (r *Repairer) repair(ctx context.Context, a repairAction) {
 	var err error
 	switch a.kind {
 	case repairStepDown:
@@ -144,7 +126,7 @@ func (r *repairer) repair(ctx context.Context, a repairAction) {
 	}
 	r.done = append(r.done, rec)
 	r.mu.Unlock()
-	r.b.tel.ReplicaRepairs.Add(ctx, 1, metric.WithAttributes(telemetry.StreamKey.String(a.stream),
+	r.d.Tel.ReplicaRepairs.Add(ctx, 1, metric.WithAttributes(telemetry.StreamKey.String(a.stream),
 		attribute.String("action", a.kind), telemetry.OutcomeKey.String(outcome)))
 	if r.cfg.Log != nil {
 		if err != nil {
@@ -156,19 +138,16 @@ func (r *repairer) repair(ctx context.Context, a repairAction) {
 }
 
 // api sends a JetStream API request, bounded by RequestTimeout.
-func (r *repairer) api(ctx context.Context, subject string, req any) error {
-	rctx, cancel := context.WithTimeout(ctx, r.b.cfg.RequestTimeout)
+func (r *Repairer) api(ctx context.Context, subject string, req any) error {
+	rctx, cancel := context.WithTimeout(ctx, r.d.RequestTimeout)
 	defer cancel()
-	return r.b.jsAPI(rctx, subject, req)
+	return api(rctx, r.d.NC, subject, req)
 }
 
-// Repairs are the replica repairs this backend made, oldest first (at
-// most the last 100).
-func (b *Backend) Repairs() []Repair {
-	if b.repairer == nil {
-		return nil
-	}
-	b.repairer.mu.Lock()
-	defer b.repairer.mu.Unlock()
-	return append([]Repair(nil), b.repairer.done...)
+// Repairs are the replica repairs r made, oldest first (at most the last
+// 100).
+func (r *Repairer) Repairs() []Repair {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Repair(nil), r.done...)
 }

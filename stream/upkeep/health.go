@@ -1,11 +1,14 @@
-package stream
+package upkeep
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Health is what an operator checks first, read from JetStream's own
@@ -14,7 +17,7 @@ import (
 // dead letters — with its leader, replicas and consumers, the account's
 // usage against its limits, and warnings for what needs a look.
 type Health struct {
-	Streams []StreamHealth
+	Streams []Stream
 	// Servers are the servers holding a replica of any stream.
 	Servers []string
 	Account AccountUsage
@@ -22,8 +25,8 @@ type Health struct {
 	Warnings []string
 }
 
-// StreamHealth is one stream.
-type StreamHealth struct {
+// Stream is one stream.
+type Stream struct {
 	Name string
 	// Partition is the partition's number for a partition's stream, -1
 	// for the rest.
@@ -31,16 +34,16 @@ type StreamHealth struct {
 	Messages, Bytes  uint64
 	Leader           string // "" while none is elected (or not clustered)
 	Clustered        bool
-	Replicas         []ReplicaHealth // the followers
-	Consumers        []ConsumerHealth
+	Replicas         []Replica // the followers
+	Consumers        []Consumer
 	ConsumersLeftOut int // beyond maxConsumersShown
 	// Edges are the edge nodes whose streams this one sources (a hub's).
-	Edges []EdgeHealth
+	Edges []Edge
 }
 
-// EdgeHealth is an edge node's link as the hub's stream sourcing it sees
+// Edge is an edge node's link as the hub's stream sourcing it sees
 // it: how far behind it is, and when it was last heard from.
-type EdgeHealth struct {
+type Edge struct {
 	Domain string
 	// Lag is how many of the edge's messages have not come yet (as of
 	// when it was last heard from).
@@ -49,8 +52,8 @@ type EdgeHealth struct {
 	Error           string
 }
 
-// ReplicaHealth is a follower of a stream.
-type ReplicaHealth struct {
+// Replica is a follower of a stream.
+type Replica struct {
 	Name            string
 	Current         bool
 	Offline         bool
@@ -58,8 +61,8 @@ type ReplicaHealth struct {
 	SinceLastActive time.Duration
 }
 
-// ConsumerHealth is one consumer of a stream.
-type ConsumerHealth struct {
+// Consumer is one consumer of a stream.
+type Consumer struct {
 	Name        string
 	Durable     bool
 	Pending     uint64 // messages not delivered yet
@@ -86,23 +89,20 @@ const (
 	warnEdgeQuiet = 24 * time.Hour
 )
 
-// Health reads the account's streams and usage.
-func (b *Backend) Health(ctx context.Context) (Health, error) {
+// ReadHealth reads the account's streams and usage through js;
+// partitions numbers the deployment's partitions by their streams' names.
+func ReadHealth(ctx context.Context, js jetstream.JetStream, partitions map[string]int) (Health, error) {
 	var h Health
-	ai, err := b.js.AccountInfo(ctx)
+	ai, err := js.AccountInfo(ctx)
 	if err != nil {
-		return h, fmt.Errorf("stream: health: %w", err)
+		return h, fmt.Errorf("upkeep: health: %w", err)
 	}
 	h.Account = AccountUsage{Store: ai.Store, Memory: ai.Memory, StoreLimit: ai.Limits.MaxStore, MemoryLimit: ai.Limits.MaxMemory, Streams: ai.Streams, Consumers: ai.Consumers}
-	partOf := map[string]int{}
-	for _, p := range b.parts {
-		partOf[p.cfg.Stream] = p.cfg.part
-	}
 	servers := map[string]bool{}
-	list := b.js.ListStreams(ctx)
+	list := js.ListStreams(ctx)
 	for info := range list.Info() {
-		sh := StreamHealth{Name: info.Config.Name, Partition: -1, Messages: info.State.Msgs, Bytes: info.State.Bytes}
-		if p, ok := partOf[sh.Name]; ok {
+		sh := Stream{Name: info.Config.Name, Partition: -1, Messages: info.State.Msgs, Bytes: info.State.Bytes}
+		if p, ok := partitions[sh.Name]; ok {
 			sh.Partition = p
 		}
 		if c := info.Cluster; c != nil {
@@ -111,7 +111,7 @@ func (b *Backend) Health(ctx context.Context) (Health, error) {
 				servers[c.Leader] = true
 			}
 			for _, r := range c.Replicas {
-				sh.Replicas = append(sh.Replicas, ReplicaHealth{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag, SinceLastActive: r.Active})
+				sh.Replicas = append(sh.Replicas, Replica{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag, SinceLastActive: r.Active})
 				servers[r.Name] = true
 			}
 		}
@@ -119,26 +119,26 @@ func (b *Backend) Health(ctx context.Context) (Health, error) {
 			if src.External == nil {
 				continue
 			}
-			eh := EdgeHealth{Domain: domainOf(src.External.APIPrefix), Lag: src.Lag, SinceLastActive: src.Active}
+			eh := Edge{Domain: DomainOf(src.External.APIPrefix), Lag: src.Lag, SinceLastActive: src.Active}
 			if src.Error != nil {
 				eh.Error = src.Error.Error()
 			}
 			sh.Edges = append(sh.Edges, eh)
 		}
-		if s, err := b.js.Stream(ctx, sh.Name); err == nil {
+		if s, err := js.Stream(ctx, sh.Name); err == nil {
 			cl := s.ListConsumers(ctx)
 			for ci := range cl.Info() {
 				if len(sh.Consumers) == maxConsumersShown {
 					sh.ConsumersLeftOut++
 					continue
 				}
-				sh.Consumers = append(sh.Consumers, ConsumerHealth{Name: ci.Name, Durable: ci.Config.Durable != "", Pending: ci.NumPending, AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+				sh.Consumers = append(sh.Consumers, Consumer{Name: ci.Name, Durable: ci.Config.Durable != "", Pending: ci.NumPending, AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
 			}
 		}
 		h.Streams = append(h.Streams, sh)
 	}
 	if err := list.Err(); err != nil {
-		return h, fmt.Errorf("stream: health: %w", err)
+		return h, fmt.Errorf("upkeep: health: %w", err)
 	}
 	sort.Slice(h.Streams, func(i, j int) bool { return h.Streams[i].Name < h.Streams[j].Name })
 	for s := range servers {
@@ -185,4 +185,9 @@ func warnings(h Health) []string {
 		w = append(w, fmt.Sprintf("the account holds %d of its %d bytes in memory", a.Memory, a.MemoryLimit))
 	}
 	return w
+}
+
+// DomainOf is the JetStream domain of an API prefix ($JS.<domain>.API).
+func DomainOf(api string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(api, "$JS."), ".API")
 }

@@ -1,6 +1,7 @@
-package stream
+package upkeep
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -14,6 +15,15 @@ import (
 // from what the stream's leader reports of its peers, when a replica is
 // no longer coming back by itself and what to do about it; repairer
 // (repairer.go) observes and acts.
+
+// started is when this process started: the planner's clock is the time
+// since, monotonic.
+var started = time.Now()
+
+func sinceStart() time.Duration { return max(time.Since(started), 1) }
+
+// ErrInvalidConfig is returned by RepairConfig.Validate.
+var ErrInvalidConfig = errors.New("upkeep: invalid config")
 
 // RepairConfig says when a replica counts as stuck or dead.
 type RepairConfig struct {

@@ -1,9 +1,10 @@
-package session_test
+package sessionkit_test
 
 import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/session/sessionkit"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -11,7 +12,7 @@ func TestMemoryStoreConformance(t *testing.T) {
 	sessiontest.Run(t, sessiontest.Backend{
 		Name: "memory",
 		New: func(t *testing.T, h session.Header) session.Store {
-			return session.NewMemoryStore(h)
+			return sessionkit.NewMemoryStore(h)
 		},
 	})
 }

@@ -1,4 +1,4 @@
-package stream
+package upkeep
 
 import (
 	"cmp"
@@ -9,7 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentcore/sessionlog/internal/await"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/stream/internal/job"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
@@ -29,26 +33,27 @@ type LeaderCounts map[string]int
 // Leaders reports which server leads each partition ("" while one is
 // elected, and for a stream that is not clustered), and how many each
 // server leads.
-func (b *Backend) Leaders(ctx context.Context) ([]string, LeaderCounts, error) {
-	leaders, _, counts, err := b.leaderState(ctx)
+func Leaders(ctx context.Context, d Deployment) ([]string, LeaderCounts, error) {
+	leaders, _, counts, err := leaderState(ctx, d)
 	return leaders, counts, err
 }
 
 // leaderState is Leaders with each partition's current followers.
-func (b *Backend) leaderState(ctx context.Context) ([]string, [][]string, LeaderCounts, error) {
-	leaders := make([]string, len(b.parts))
-	peers := make([][]string, len(b.parts)) // current peers that could lead
-	err := b.eachPart(func(i int, p *Backend) error {
+func leaderState(ctx context.Context, d Deployment) ([]string, [][]string, LeaderCounts, error) {
+	leaders := make([]string, len(d.Partitions))
+	peers := make([][]string, len(d.Partitions)) // current peers that could lead
+	err := parallel.Each(len(d.Partitions), func(i int) error {
 		// Each ask bounded: a partition electing answers nothing, and
 		// counts as led by nobody for now.
-		actx, cancel := context.WithTimeout(ctx, p.cfg.AttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, d.AttemptTimeout)
 		defer cancel()
-		info, err := p.stream.Info(actx)
+		p := d.Partitions[i]
+		info, err := p.Info(actx)
 		if jsx.Ambiguous(err) && ctx.Err() == nil {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("stream: leaders: %s: %w", p.cfg.Stream, err)
+			return fmt.Errorf("upkeep: leaders: %s: %w", p.CachedInfo().Config.Name, err)
 		}
 		if c := info.Cluster; c != nil {
 			leaders[i] = c.Leader
@@ -84,10 +89,10 @@ func countLeaders(leaders []string, peers [][]string) LeaderCounts {
 // BalanceLeaders moves partition leaderships until they are spread (see
 // above) and returns how many it moved. Several nodes may run it at once:
 // each move is re-decided from a fresh count, so they converge.
-func (b *Backend) BalanceLeaders(ctx context.Context) (int, error) {
+func BalanceLeaders(ctx context.Context, d Deployment) (int, error) {
 	moved := 0
-	for range len(b.parts) {
-		leaders, peers, counts, err := b.leaderState(ctx)
+	for range len(d.Partitions) {
+		leaders, peers, counts, err := leaderState(ctx, d)
 		if err != nil {
 			return moved, err
 		}
@@ -95,7 +100,7 @@ func (b *Backend) BalanceLeaders(ctx context.Context) (int, error) {
 		if part < 0 {
 			return moved, nil
 		}
-		if err := b.parts[part].stepDown(ctx, leaders[part], to); err != nil {
+		if err := stepDown(ctx, d, d.Partitions[part], leaders[part], to); err != nil {
 			return moved, err
 		}
 		moved++
@@ -139,17 +144,18 @@ func planMove(leaders []string, counts LeaderCounts, peers [][]string) (int, str
 
 // stepDown asks the partition's leader to hand its leadership to server
 // to, and waits until a leader other than from is elected.
-func (b *Backend) stepDown(ctx context.Context, from, to string) error {
-	rctx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
+func stepDown(ctx context.Context, d Deployment, s jetstream.Stream, from, to string) error {
+	rctx, cancel := context.WithTimeout(ctx, d.RequestTimeout)
 	defer cancel()
-	if err := b.jsAPI(rctx, "$JS.API.STREAM.LEADER.STEPDOWN."+b.cfg.Stream, stepDownTo(to)); err != nil {
-		return fmt.Errorf("stream: step down %s: %w", b.cfg.Stream, err)
+	name := s.CachedInfo().Config.Name
+	if err := api(rctx, d.NC, "$JS.API.STREAM.LEADER.STEPDOWN."+name, stepDownTo(to)); err != nil {
+		return fmt.Errorf("upkeep: step down %s: %w", name, err)
 	}
 	return await.Until(rctx, await.Poll{First: 20 * time.Millisecond, Most: 250 * time.Millisecond}, nil, func() (bool, error) {
 		// Each ask bounded: while the group elects, nobody answers.
-		actx, cancel := context.WithTimeout(rctx, b.cfg.AttemptTimeout)
+		actx, cancel := context.WithTimeout(rctx, d.AttemptTimeout)
 		defer cancel()
-		info, err := b.stream.Info(actx)
+		info, err := s.Info(actx)
 		if err != nil {
 			return false, nil // electing
 		}
@@ -157,39 +163,40 @@ func (b *Backend) stepDown(ctx context.Context, from, to string) error {
 	})
 }
 
-// leaderBalancer runs BalanceLeaders at start and after each election of
-// a partition's leader (the server's advisories, heard by the backend's
-// subscription to them), coalesced by the job.
-type leaderBalancer struct{ job *job.Job }
+// Balancer runs BalanceLeaders at start and whenever Trigger asks (after
+// each election of a partition's leader, say), at most once per interval,
+// triggers coalesced.
+type Balancer struct{ job *job.Job }
 
-func (b *Backend) startBalancer(interval time.Duration) *leaderBalancer {
-	lb := &leaderBalancer{job: job.New(interval, b.cfg.RequestTimeout, func(ctx context.Context, _ string) error {
-		_, err := b.BalanceLeaders(ctx)
+// StartBalancer starts balancing d's partitions. Close it.
+func StartBalancer(d Deployment, interval time.Duration) *Balancer {
+	lb := &Balancer{job: job.New(interval, d.RequestTimeout, func(ctx context.Context, _ string) error {
+		_, err := BalanceLeaders(ctx, d)
 		return err
 	})}
-	lb.trigger()
+	lb.Trigger()
 	return lb
 }
 
-// trigger asks for a balancing round.
-func (lb *leaderBalancer) trigger() { lb.job.Trigger("") }
+// Trigger asks for a balancing round.
+func (lb *Balancer) Trigger() { lb.job.Trigger("") }
 
-// close lets a balancing in progress finish. Idempotent.
-func (lb *leaderBalancer) close() { lb.job.Close() }
+// Close lets a balancing in progress finish. Idempotent.
+func (lb *Balancer) Close() { lb.job.Close() }
 
 // stepDownTo is a stepdown request preferring server to (any: "").
 func stepDownTo(to string) any {
 	return map[string]any{"placement": map[string]string{"preferred": to}}
 }
 
-// jsAPI sends a request of the JetStream API that nats.go has no call for
+// api sends a request of the JetStream API that nats.go has no call for
 // (stepdowns, peer removals) and returns the error it answers, if any.
-func (b *Backend) jsAPI(ctx context.Context, subject string, req any) error {
+func api(ctx context.Context, nc *nats.Conn, subject string, req any) error {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	msg, err := b.nc.RequestWithContext(ctx, subject, data)
+	msg, err := nc.RequestWithContext(ctx, subject, data)
 	if err != nil {
 		return err
 	}
