@@ -2,9 +2,7 @@ package codec_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -113,18 +111,6 @@ func TestRoundTripPreservesWhatItDoesNotKnow(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatalf("not JSON: %s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatalf("not JSON: %s: %v", b, err)
-	}
-	return reflect.DeepEqual(va, vb)
 }
 
 func TestDecodeErrors(t *testing.T) {

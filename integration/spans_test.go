@@ -55,7 +55,7 @@ func (s *slowAppends) during(from, to time.Time) string {
 		for _, ev := range sp.Events() {
 			msg := ""
 			for _, a := range ev.Attributes {
-				msg += " " + a.Value.Emit()
+				msg += " " + a.Value.String()
 			}
 			if len(msg) > 120 {
 				msg = msg[:120]

@@ -167,12 +167,6 @@ func (l *ledger) resumedAfter(since time.Time) (time.Time, bool) {
 	return last, !last.IsZero()
 }
 
-func (l *ledger) counts() (attempted, acked int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.attempted), len(l.acked)
-}
-
 // workload runs writers, each on its own connection (to every node, so it
 // fails over), appending to sessions shared with the others. Each writer
 // keeps to the sessions of one partition, as an agent keeps to its

@@ -118,7 +118,7 @@ func (f *failDelete) Delete(ctx context.Context, id string) error {
 // failing is a target whose puts fail from the nth on.
 type failing struct {
 	lifecycle.Target
-	puts, failFrom int32
+	failFrom int32
 	n              atomic.Int32
 }
 

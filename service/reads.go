@@ -108,12 +108,6 @@ func (s *Service) context(ctx context.Context, data []byte) (any, error) {
 	})
 }
 
-// encodeContext turns a built context into its reply; messages are
-// written with the pi codec, exactly as pi would feed them to its model.
-func encodeContext(c session.Context) (api.ContextReply, error) {
-	return encodeContextPage(c, 0, int(^uint(0)>>1), nil)
-}
-
 // resolver resolves references to content stored apart, unless the
 // client asked for references (nil then).
 func (s *Service) resolver(ctx context.Context, refs bool) *resolver {
