@@ -165,6 +165,10 @@ func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
 // Subscription is a running event consumer: a durable consumer of the
 // same name on each partition's stream, one goroutine pulling from each.
 // Its handler is called for one event at a time.
+//
+// Lock order: handling, held across a handler call (which may do I/O: it
+// is the handler's), then mu, a leaf guarding status and closed, held for
+// no request.
 type Subscription struct {
 	b      *stream.Backend
 	cfg    EventConfig

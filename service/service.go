@@ -32,6 +32,10 @@ var (
 )
 
 // Service is a running micro service over one stream backend.
+//
+// Its three locks are leaves, each guarding its own fields and never held
+// while another is taken or across a request: resumeMu the edges' resume
+// times, waitMu the waits in flight, mu the closing (closed and wg.Add).
 type Service struct {
 	cfg Config
 	b   *stream.Backend
