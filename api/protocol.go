@@ -297,11 +297,11 @@ type WaitRequest struct {
 
 // SessionReply describes a session (create, open, fork, delete).
 type SessionReply struct {
-	Session  session.SessionInfo `json:"session"`
-	Header   jsontext.Value      `json:"header,omitempty"`
-	Labels   []LabelReply        `json:"labels,omitempty"`
-	Sequence uint64              `json:"sequence,omitzero"`
-	Copied   int                 `json:"copied,omitzero"` // fork
+	Session  session.Listing `json:"session"`
+	Header   jsontext.Value  `json:"header,omitempty"`
+	Labels   []LabelReply    `json:"labels,omitempty"`
+	Sequence uint64          `json:"sequence,omitzero"`
+	Copied   int             `json:"copied,omitzero"` // fork
 	// Deleted is what a delete removed.
 	Deleted *DeletedReply `json:"deleted,omitempty"`
 }
@@ -489,8 +489,8 @@ type UsageReply struct {
 // ListReply is a page of sessions; Next is the cursor of the following
 // page, "" after the last.
 type ListReply struct {
-	Sessions []session.SessionInfo `json:"sessions"`
-	Next     string                `json:"next,omitempty"`
+	Sessions []session.Listing `json:"sessions"`
+	Next     string            `json:"next,omitempty"`
 }
 
 // WaitReply says where the session is once it reflects the sequence.

@@ -110,7 +110,7 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 	stop()
 	// Three nodes on loopback, the stream replicated on all three: each
 	// write waits for a quorum of two.
-	cfgs, err := cluster.LocalClusterConfigs(filepath.Join(dir, "langgraph-r3"), 3)
+	cfgs, err := cluster.LocalConfigs(filepath.Join(dir, "langgraph-r3"), 3)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func partitionsPart(ctx context.Context, cfg Config, n *node, dir string, r *Rep
 	r.add(Row{Group: group, Name: "raw publishes, one node", Ours: raw[1], Base: raw[0], Unit: "/s", BaseName: "raw publishes into 1 stream", HigherIsBetter: true})
 
 	p.say("partitions: three-node cluster")
-	cfgs, err := cluster.LocalClusterConfigs(filepath.Join(dir, "cluster"), 3)
+	cfgs, err := cluster.LocalConfigs(filepath.Join(dir, "cluster"), 3)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func digestOf(t *testing.T, st *stream.Store) []byte {
 // included).
 func startLocal(t *testing.T, ctx context.Context, n int) ([]cluster.Config, []*cluster.Node) {
 	t.Helper()
-	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), n)
+	cfgs, err := cluster.LocalConfigs(t.TempDir(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,8 +196,8 @@ func sameView(ctx context.Context, t *testing.T, b *stream.Backend, want []byte)
 	return nil
 }
 
-func TestClusterConfigValidate(t *testing.T) {
-	cfgs, _ := cluster.LocalClusterConfigs(t.TempDir(), 3)
+func TestJoinValidate(t *testing.T) {
+	cfgs, _ := cluster.LocalConfigs(t.TempDir(), 3)
 	tests := []struct {
 		name    string
 		mutate  func(*cluster.Config)

@@ -11,10 +11,10 @@ import (
 	"sync"
 )
 
-// LocalClusterConfigs returns the configs of an n-node cluster on loopback
+// LocalConfigs returns the configs of an n-node cluster on loopback
 // ports that were free when asked, one data dir per node under dir: for
 // tests and for trying a cluster on one machine.
-func LocalClusterConfigs(dir string, n int) ([]Config, error) {
+func LocalConfigs(dir string, n int) ([]Config, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: cluster of %d nodes", ErrInvalidConfig, n)
 	}
@@ -27,7 +27,7 @@ func LocalClusterConfigs(dir string, n int) ([]Config, error) {
 		c := DefaultConfig(filepath.Join(dir, fmt.Sprintf("n%d", i+1)))
 		c.ServerName = fmt.Sprintf("n%d", i+1)
 		c.Listen = fmt.Sprintf("127.0.0.1:%d", ports[2*i])
-		cl := &ClusterConfig{Name: "sessionlog", Listen: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]), Size: n}
+		cl := &Join{Name: "sessionlog", Listen: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]), Size: n}
 		for j := range n {
 			if j != i {
 				cl.Routes = append(cl.Routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[2*j+1]))

@@ -60,7 +60,7 @@ type Config struct {
 	// Logs sends the server's log to stderr.
 	Logs bool
 	// Cluster, when set, makes the node one of a JetStream cluster.
-	Cluster *ClusterConfig
+	Cluster *Join
 	// Auth, when set, requires credentials and gives each tenant an
 	// account of its own (see AuthConfig); connect with ConnectTenant.
 	Auth *AuthConfig
@@ -82,8 +82,8 @@ type Config struct {
 	Hub *HubConfig
 }
 
-// ClusterConfig joins a node to a JetStream cluster over routes.
-type ClusterConfig struct {
+// Join joins a node to a JetStream cluster over routes.
+type Join struct {
 	// Name is the cluster's name, the same on every node.
 	Name string
 	// Listen is this node's route address ("0.0.0.0:6222").

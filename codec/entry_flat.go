@@ -58,7 +58,7 @@ func flatten(e *session.Entry, f *flat) {
 		f.CustomType, f.Content, f.Display, f.Details = b.CustomType, b.Content, b.Display, b.Details
 	case *session.Label:
 		f.TargetID, f.Label = b.TargetID, b.Label
-	case *session.SessionName:
+	case *session.NameChange:
 		f.Name = b.Name
 	case *session.UsageRecord:
 		f.Kind, f.Provider, f.Model, f.Usage, f.Note = b.Kind, b.Provider, b.Model, b.Usage, b.Note
@@ -89,7 +89,7 @@ func (f *flat) body(t session.EntryType) session.Body {
 	case session.TypeLabel:
 		return &session.Label{TargetID: f.TargetID, Label: f.Label}
 	case session.TypeSessionInfo:
-		return &session.SessionName{Name: f.Name}
+		return &session.NameChange{Name: f.Name}
 	case session.TypeUsage:
 		return &session.UsageRecord{Kind: f.Kind, Provider: f.Provider, Model: f.Model, Usage: f.Usage, Note: f.Note}
 	case session.TypeContextEdit:

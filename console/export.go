@@ -195,7 +195,7 @@ func exportRows(t *session.Tree, entries []*session.Entry) []exportRow {
 			r.Blocks = []exportBlock{{Kind: "other", Text: b.Provider + "/" + b.ModelID}}
 		case *session.ThinkingLevelChange:
 			r.Blocks = []exportBlock{{Kind: "other", Text: b.ThinkingLevel}}
-		case *session.SessionName:
+		case *session.NameChange:
 			r.Blocks = []exportBlock{{Kind: "other", Text: b.Name}}
 		case *session.Custom:
 			r.Blocks = []exportBlock{{Kind: "other", Text: strings.TrimSpace(b.CustomType)}}

@@ -212,7 +212,7 @@ func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.List
 		return session.ListPage{}, err
 	}
 	names = append(names, nested...)
-	var infos []session.SessionInfo
+	var infos []session.Listing
 	for _, p := range names {
 		if err := ctx.Err(); err != nil {
 			return session.ListPage{}, err
@@ -228,14 +228,14 @@ func (r *Repo) List(ctx context.Context, opts session.ListOptions) (session.List
 // fileInfo reads what a listing shows of one file, a line at a time (a
 // listing of large files holds one line at once, and a file that is not a
 // regular one — a FIFO, /dev/zero behind a link — is skipped unread).
-func fileInfo(p string) (session.SessionInfo, bool) {
+func fileInfo(p string) (session.Listing, bool) {
 	f, _, err := OpenRegular(p, os.O_RDONLY)
 	if err != nil {
-		return session.SessionInfo{}, false
+		return session.Listing{}, false
 	}
 	defer f.Close()
 	var h *session.Header
-	var in session.SessionInfo
+	var in session.Listing
 	var last []byte
 	var labels session.ListedLabels
 	labelOf := map[string]string{}
@@ -255,8 +255,8 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 			}
 			switch {
 			case bytes.Contains(line, []byte(`"session_info"`)):
-				if e, err := codec.DecodeEntry(line); err == nil && e.SessionName() != nil {
-					in.Name = strings.TrimSpace(e.SessionName().Name)
+				if e, err := codec.DecodeEntry(line); err == nil && e.NameChange() != nil {
+					in.Name = strings.TrimSpace(e.NameChange().Name)
 				}
 			case bytes.Contains(line, []byte(`"label"`)):
 				if e, err := codec.DecodeEntry(line); err == nil && e.Label() != nil {
@@ -273,7 +273,7 @@ func fileInfo(p string) (session.SessionInfo, bool) {
 		return nil
 	})
 	if err != nil || bad || h == nil || idOfFile(filepath.Base(p)) != h.ID {
-		return session.SessionInfo{}, false
+		return session.Listing{}, false
 	}
 	// Updated is the last entry's time (files keep no clock of their own).
 	in.ID, in.Cwd, in.ParentSession, in.Created, in.Updated = h.ID, h.Cwd, h.ParentSession, h.Timestamp, h.Timestamp

@@ -96,7 +96,7 @@ func (p *indexProbe) run(ctx context.Context, servers []string, sid string) {
 		acked := time.Now()
 		for ctx.Err() == nil {
 			if rec, err := kv.Get(ctx, sid); err == nil {
-				var info session.SessionInfo
+				var info session.Listing
 				if json.Unmarshal(rec.Value(), &info) == nil && info.Leaf == id {
 					p.mu.Lock()
 					p.lags = append(p.lags, probeLag{acked, time.Since(acked)})

@@ -10,17 +10,17 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // startReplicas runs one all-sessions replica per node, each on a
 // connection to that node only (reconnecting to it), as a reader process
 // beside each node would.
-func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*replica.Replica {
+func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*tracker.Tracker {
 	t.Helper()
-	var rs []*replica.Replica
+	var rs []*tracker.Tracker
 	for i := range c.nodes {
 		nc, err := nats.Connect(c.url(i), append(cluster.ClientOptions("replica"), nats.PingInterval(500*time.Millisecond))...)
 		if err != nil {
@@ -33,9 +33,9 @@ func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*replica
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := replica.DefaultConfig()
+		rc := tracker.DefaultConfig()
 		rc.WriteSnapshots = false
-		r, err := replica.Start(ctx, b, rc)
+		r, err := tracker.Start(ctx, b, rc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func startReplicas(t *testing.T, ctx context.Context, c *procCluster) []*replica
 
 // replicasAgree waits until every replica has applied the stream's last
 // sequence and compares their trees.
-func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*replica.Replica, sessions []string) error {
+func replicasAgree(t *testing.T, ctx context.Context, c *procCluster, rs []*tracker.Tracker, sessions []string) error {
 	nc, err := nats.Connect(c.urls())
 	if err != nil {
 		return err

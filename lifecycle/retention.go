@@ -127,7 +127,7 @@ func MakePlan(ctx context.Context, repo session.Repo, p Policy, now time.Time) (
 	if err := p.Validate(); err != nil {
 		return plan, err
 	}
-	var all []session.SessionInfo
+	var all []session.Listing
 	for cursor := ""; ; {
 		page, err := repo.List(ctx, session.ListOptions{Limit: session.MaxPageSize, Cursor: cursor})
 		if err != nil {
@@ -144,7 +144,7 @@ func MakePlan(ctx context.Context, repo session.Repo, p Policy, now time.Time) (
 		return plan, nil
 	}
 	// Most recently updated first (as listed; sorted again to be sure).
-	slices.SortStableFunc(all, func(a, b session.SessionInfo) int { return -compareTimes(a.Updated, b.Updated) })
+	slices.SortStableFunc(all, func(a, b session.Listing) int { return -compareTimes(a.Updated, b.Updated) })
 	kept := 0
 	for _, s := range all {
 		reason := ""

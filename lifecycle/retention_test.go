@@ -119,7 +119,7 @@ func (f *failDelete) Delete(ctx context.Context, id string) error {
 type failing struct {
 	lifecycle.Target
 	failFrom int32
-	n              atomic.Int32
+	n        atomic.Int32
 }
 
 func (f *failing) Put(ctx context.Context, name string, r io.Reader) error {

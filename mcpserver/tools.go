@@ -160,8 +160,8 @@ type ListInput struct {
 
 // ListOutput is a page of sessions.
 type ListOutput struct {
-	Sessions []session.SessionInfo `json:"sessions"`
-	Next     string                `json:"next,omitempty"`
+	Sessions []session.Listing `json:"sessions"`
+	Next     string            `json:"next,omitempty"`
 }
 
 func (t *tools) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, ListOutput, error) {

@@ -105,7 +105,7 @@ func FromEntry(e *session.Entry, label string) Node {
 		n.Summary = OneLine(b.Summary, SummaryRunes)
 	case *session.Label:
 		n.Summary = OneLine(fmt.Sprintf("%q on %s", b.Label, b.TargetID), SummaryRunes)
-	case *session.SessionName:
+	case *session.NameChange:
 		n.Summary = OneLine(b.Name, SummaryRunes)
 	case *session.ModelChange:
 		n.Summary = OneLine(b.Provider+"/"+b.ModelID, SummaryRunes)

@@ -425,7 +425,7 @@ func (s *Service) delete(ctx context.Context, data []byte) (any, error) {
 		// This node's index at once; the others through their watch.
 		_ = s.cfg.Search.Forget(ctx, req.Session)
 	}
-	return api.SessionReply{Session: session.SessionInfo{ID: req.Session}, Deleted: &api.DeletedReply{
+	return api.SessionReply{Session: session.Listing{ID: req.Session}, Deleted: &api.DeletedReply{
 		Messages: rep.Messages, Snapshots: rep.Snapshots, BlobsDeleted: rep.BlobsDeleted, BlobsShared: rep.BlobsShared, BlobsYoung: rep.BlobsYoung,
 	}}, nil
 }

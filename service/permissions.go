@@ -3,8 +3,8 @@ package service
 import (
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // ClientPermissions are what a tenant's users may do inside the tenant's
@@ -23,7 +23,7 @@ func ClientPermissions(sc stream.Config, subject string) cluster.Permissions {
 			"$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
 			"$JS.API.STREAM.MSG.GET.>", "$JS.API.DIRECT.GET.>",
 			"$JS.API.CONSUMER.>", "$JS.ACK.>", "$JS.FC.>",
-			replica.DeadLetterSubjects(sc),
+			tracker.DeadLetterSubjects(sc),
 		},
 		Subscribe: []string{"_INBOX.>"},
 	}

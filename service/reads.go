@@ -364,7 +364,7 @@ func (s *Service) list(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := api.ListReply{Sessions: []session.SessionInfo{}, Next: page.Next}
+	r := api.ListReply{Sessions: []session.Listing{}, Next: page.Next}
 	p := pager{left: s.budget()}
 	for i, in := range page.Sessions {
 		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf)+len(in.Metadata))

@@ -14,11 +14,11 @@ import (
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // tenants is a node with two tenants, acme (a password user and an nkey
@@ -238,7 +238,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var seen []string
-		sub, err := replica.Subscribe(ctx, b, replica.DefaultEventConfig("alice-compactions", session.TypeCompaction), func(_ context.Context, ev replica.Event) error {
+		sub, err := tracker.Subscribe(ctx, b, tracker.DefaultEventConfig("alice-compactions", session.TypeCompaction), func(_ context.Context, ev tracker.Event) error {
 			mu.Lock()
 			defer mu.Unlock()
 			seen = append(seen, ev.Session)

@@ -82,9 +82,9 @@ type Label struct {
 	Label    string
 }
 
-// SessionName is a session_info's member: the session's display name;
+// NameChange is a session_info's member: the session's display name;
 // empty clears it.
-type SessionName struct {
+type NameChange struct {
 	Name string
 }
 
@@ -116,13 +116,13 @@ func (*BranchSummary) EntryType() EntryType       { return TypeBranchSummary }
 func (*Custom) EntryType() EntryType              { return TypeCustom }
 func (*CustomMessage) EntryType() EntryType       { return TypeCustomMessage }
 func (*Label) EntryType() EntryType               { return TypeLabel }
-func (*SessionName) EntryType() EntryType         { return TypeSessionInfo }
+func (*NameChange) EntryType() EntryType          { return TypeSessionInfo }
 func (*UsageRecord) EntryType() EntryType         { return TypeUsage }
 func (*ContextEdit) EntryType() EntryType         { return TypeContextEdit }
 
 func (b *ThinkingLevelChange) clone() Body { c := *b; return &c }
 func (b *ModelChange) clone() Body         { c := *b; return &c }
-func (b *SessionName) clone() Body         { c := *b; return &c }
+func (b *NameChange) clone() Body          { c := *b; return &c }
 func (b *Label) clone() Body               { c := *b; return &c }
 
 func (b *ActiveToolsChange) clone() Body {
@@ -195,7 +195,7 @@ func NewBody(t EntryType) Body {
 	case TypeLabel:
 		return &Label{}
 	case TypeSessionInfo:
-		return &SessionName{}
+		return &NameChange{}
 	case TypeUsage:
 		return &UsageRecord{}
 	case TypeContextEdit:
@@ -235,8 +235,8 @@ func (e *Entry) CustomMessage() *CustomMessage { b, _ := e.Body.(*CustomMessage)
 // Label returns a label's body, else nil.
 func (e *Entry) Label() *Label { b, _ := e.Body.(*Label); return b }
 
-// SessionName returns a session_info's body, else nil.
-func (e *Entry) SessionName() *SessionName { b, _ := e.Body.(*SessionName); return b }
+// NameChange returns a session_info's body, else nil.
+func (e *Entry) NameChange() *NameChange { b, _ := e.Body.(*NameChange); return b }
 
 // UsageRecord returns a usage entry's body, else nil.
 func (e *Entry) UsageRecord() *UsageRecord { b, _ := e.Body.(*UsageRecord); return b }

@@ -83,7 +83,7 @@ func (e *FilterError) Error() string {
 func (e *FilterError) Unwrap() error { return ErrInvalidConfig }
 
 // Match reports whether in passes the filter.
-func (f *Filter) Match(in SessionInfo) bool {
+func (f *Filter) Match(in Listing) bool {
 	if f.IsZero() {
 		return true
 	}
@@ -112,7 +112,7 @@ func (f *Filter) Match(in SessionInfo) bool {
 	return true
 }
 
-// ParseUpdated reads SessionInfo.Updated (RFC 3339, any precision).
+// ParseUpdated reads Listing.Updated (RFC 3339, any precision).
 func ParseUpdated(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
 // under reports whether dir is base or below it.
@@ -169,7 +169,7 @@ func jsonUnquote(v jsontext.Value, s *string) error {
 }
 
 // ListedLabels keeps the labels a listing shows of a session (see
-// SessionInfo.Labels) as entries' labels change: the MaxListedLabels
+// Listing.Labels) as entries' labels change: the MaxListedLabels
 // distinct texts most recently set that some entry still carries. A text
 // dropped for room is not brought back when a newer one is cleared.
 type ListedLabels struct {

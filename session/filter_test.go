@@ -58,7 +58,7 @@ func TestFilterValidate(t *testing.T) {
 }
 
 func TestFilterMetadata(t *testing.T) {
-	in := session.SessionInfo{Metadata: []byte(`{"a":"x","n":1.5,"o":{"a":"y"},"t":true,"e":"\u0041"}`)}
+	in := session.Listing{Metadata: []byte(`{"a":"x","n":1.5,"o":{"a":"y"},"t":true,"e":"\u0041"}`)}
 	for kv, want := range map[[2]string]bool{
 		{"a", "x"}: true, {"n", "1.5"}: true, {"t", "true"}: true, {"e", "A"}: true,
 		{"a", "y"}: false, {"o", "y"}: false, {"missing", "x"}: false,

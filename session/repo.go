@@ -26,8 +26,8 @@ type Repo interface {
 	Fork(ctx context.Context, from string, p ForkPoint, h Header) (Store, ForkSelection, error)
 }
 
-// SessionInfo is one session in a listing.
-type SessionInfo struct {
+// Listing is one session in a listing.
+type Listing struct {
 	ID            string `json:"id"`
 	Cwd           string `json:"cwd,omitempty"`
 	ParentSession string `json:"parentSession,omitempty"`
@@ -81,7 +81,7 @@ const (
 
 // ListPage is one page of a listing.
 type ListPage struct {
-	Sessions []SessionInfo
+	Sessions []Listing
 	// Next is the cursor of the following page, "" after the last.
 	Next string
 }
@@ -99,7 +99,7 @@ func (o ListOptions) PageLimit() (int, error) {
 
 // Page sorts infos most recently updated first (ties by id) and cuts the
 // page after cursor. Repos that hold their whole index use it.
-func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
+func Page(infos []Listing, opts ListOptions) (ListPage, error) {
 	limit, err := opts.PageLimit()
 	if err != nil {
 		return ListPage{}, err
@@ -108,7 +108,7 @@ func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
 		return ListPage{}, err
 	}
 	if !opts.Filter.IsZero() {
-		infos = slices.DeleteFunc(slices.Clone(infos), func(in SessionInfo) bool { return !opts.Filter.Match(in) })
+		infos = slices.DeleteFunc(slices.Clone(infos), func(in Listing) bool { return !opts.Filter.Match(in) })
 	}
 	sortBy(infos)
 	start := 0
@@ -122,7 +122,7 @@ func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
 		}
 	}
 	end := min(start+limit, len(infos))
-	page := ListPage{Sessions: append([]SessionInfo(nil), infos[start:end]...)}
+	page := ListPage{Sessions: append([]Listing(nil), infos[start:end]...)}
 	if end < len(infos) {
 		last := infos[end-1]
 		page.Next = CursorOf(last)
@@ -132,10 +132,10 @@ func Page(infos []SessionInfo, opts ListOptions) (ListPage, error) {
 
 // CursorOf is the cursor of a page that ends with in: the next page
 // starts after it.
-func CursorOf(in SessionInfo) string { return in.Updated + "|" + in.ID }
+func CursorOf(in Listing) string { return in.Updated + "|" + in.ID }
 
-func sortBy(infos []SessionInfo) {
-	slices.SortFunc(infos, func(a, b SessionInfo) int {
+func sortBy(infos []Listing) {
+	slices.SortFunc(infos, func(a, b Listing) int {
 		if a.Updated != b.Updated {
 			if a.Updated > b.Updated {
 				return -1
@@ -153,7 +153,7 @@ func sortBy(infos []SessionInfo) {
 }
 
 // after reports whether in sorts after the cursor "updated|id".
-func after(in SessionInfo, cursor string) bool {
+func after(in Listing, cursor string) bool {
 	cu, cid, _ := cutLast(cursor, '|')
 	if in.Updated != cu {
 		return in.Updated < cu
@@ -172,9 +172,9 @@ func cutLast(s string, sep byte) (string, string, bool) {
 
 // Info summarises a tree for a listing; updated is the time of its last
 // entry (or the header's when it has none).
-func (t *Tree) Info() SessionInfo {
+func (t *Tree) Info() Listing {
 	h := t.Header()
-	in := SessionInfo{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
+	in := Listing{ID: h.ID, Cwd: h.Cwd, ParentSession: h.ParentSession, Name: t.Name(),
 		Created: h.Timestamp, Updated: h.Timestamp, Entries: t.Len(), Leaf: t.Leaf(),
 		Labels: t.listed.List(), Metadata: json.RawMessage(h.Metadata),
 		FirstMessage: t.stats.FirstUser, Model: t.stats.Model, Tokens: t.stats.Usage.Tokens(), Cost: t.stats.Usage.Cost.Total}

@@ -235,7 +235,7 @@ func (s *Session) SetLabel(ctx context.Context, targetID, label string) (*Entry,
 
 // SetName names the session; an empty name clears it.
 func (s *Session) SetName(ctx context.Context, name string) (*Entry, error) {
-	return s.append(ctx, &Entry{Type: TypeSessionInfo, Body: &SessionName{Name: oneLineName(name)}}, false)
+	return s.append(ctx, &Entry{Type: TypeSessionInfo, Body: &NameChange{Name: oneLineName(name)}}, false)
 }
 
 // MoveOption configures MoveTo.

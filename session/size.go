@@ -35,7 +35,7 @@ func (e *Entry) Size() int {
 		n += len(b.CustomType) + b.Content.size() + len(b.Details)
 	case *Label:
 		n += len(b.TargetID) + len(b.Label)
-	case *SessionName:
+	case *NameChange:
 		n += len(b.Name)
 	case nil:
 	default:

@@ -322,7 +322,7 @@ func (t *Tree) apply(e *Entry) {
 			t.label(b, e.Timestamp)
 		}
 	case TypeSessionInfo:
-		if b := e.SessionName(); b != nil {
+		if b := e.NameChange(); b != nil {
 			t.name = strings.TrimSpace(b.Name)
 		}
 	}

@@ -120,7 +120,7 @@ func ValidateWrite(e *Entry) error {
 		if len(b.Label) > MaxNameLen {
 			v.fail(root.at("label"), fmt.Sprintf("is %d bytes (max %d)", len(b.Label), MaxNameLen))
 		}
-	case *SessionName:
+	case *NameChange:
 		if len(b.Name) > MaxNameLen {
 			v.fail(root.at("name"), fmt.Sprintf("is %d bytes (max %d)", len(b.Name), MaxNameLen))
 		}

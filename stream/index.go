@@ -19,7 +19,7 @@ import (
 // indexRecord is a session's entry in the index bucket. Seq orders
 // concurrent updates: a record never replaces one with a higher Seq.
 type indexRecord struct {
-	session.SessionInfo
+	session.Listing
 	Seq uint64 `json:"seq"`
 }
 
@@ -104,9 +104,9 @@ func newIndexer(b *Backend, interval time.Duration) *indexer {
 // touch makes info at seq the record to write. The pending set changes
 // under x.mu (so does a flush's removal): x is in it whenever it holds a
 // record not written.
-func (x *indexer) touch(info session.SessionInfo, seq uint64) {
+func (x *indexer) touch(info session.Listing, seq uint64) {
 	x.mu.Lock()
-	x.pending = &indexRecord{SessionInfo: info, Seq: seq}
+	x.pending = &indexRecord{Listing: info, Seq: seq}
 	x.b.pendingIndex.add(x)
 	x.mu.Unlock()
 	x.job.Trigger("")

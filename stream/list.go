@@ -86,7 +86,7 @@ func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.L
 	}
 	// The page is the first limit of the partitions' pages, and more
 	// follow if any partition has more or the union does.
-	var all []session.SessionInfo
+	var all []session.Listing
 	more := false
 	for _, pg := range pages {
 		for _, in := range pg.Sessions {
@@ -108,7 +108,7 @@ func (b *Backend) List(ctx context.Context, opts session.ListOptions) (session.L
 }
 
 // listedOf is where a listed session is in its listing.
-func listedOf(in session.SessionInfo) listed {
+func listedOf(in session.Listing) listed {
 	at, _ := time.Parse(time.RFC3339Nano, in.Updated)
 	return listed{at: at, id: in.ID}
 }
@@ -238,9 +238,9 @@ func (b *Backend) resumeAt(ctx context.Context, after *listed, owner bool, last 
 type tailReader struct {
 	b      *Backend
 	after  *listed
-	filter *session.Filter       // nil: keep all
-	seen   map[string]bool       // sessions whose latest record was read
-	got    []session.SessionInfo // newest first
+	filter *session.Filter   // nil: keep all
+	seen   map[string]bool   // sessions whose latest record was read
+	got    []session.Listing // newest first
 	// With a filter: how many listed records were read, and the last.
 	examined int
 	last     listed
@@ -304,7 +304,7 @@ func (r *tailReader) take(m *jetstream.RawStreamMsg) {
 	if r.after != nil && !r.after.before(listed{at: at, id: id}) {
 		return
 	}
-	in := rec.SessionInfo
+	in := rec.Listing
 	in.Updated = at.UTC().Format(listTime)
 	if r.filter != nil {
 		r.examined++

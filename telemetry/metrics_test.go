@@ -12,11 +12,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentcore/sessionlog/api"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/telemetry"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // Handler outcomes, redeliveries and dead letters; replica lag, applied
@@ -30,9 +30,9 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 
 	// A handler that always fails: two deliveries, then a dead letter.
 	var runs atomic.Int32
-	cfg := replica.DefaultEventConfig("failing", session.TypeCustom)
+	cfg := tracker.DefaultEventConfig("failing", session.TypeCustom)
 	cfg.MaxDeliver, cfg.Backoff = 2, 10*time.Millisecond
-	sub, err := replica.Subscribe(ctx, r.b, cfg, func(context.Context, replica.Event) error {
+	sub, err := tracker.Subscribe(ctx, r.b, cfg, func(context.Context, tracker.Event) error {
 		runs.Add(1)
 		return errors.New("cannot handle this")
 	})
@@ -40,7 +40,7 @@ func TestEventReplicaAndServiceMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close(context.Background())
-	rep, err := replica.Start(ctx, r.b, replica.DefaultConfig())
+	rep, err := tracker.Start(ctx, r.b, tracker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

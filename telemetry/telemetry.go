@@ -60,11 +60,13 @@ type T struct {
 	DeadLetters   metric.Int64Counter
 	// RequestDuration times service requests by op and error code.
 	RequestDuration metric.Float64Histogram
-	// ReplicaLag and ReplicaApplied are observed from each running
-	// replica; CacheSize from replicas and services (attribute
-	// sessionlog.cache: replica or service).
-	ReplicaLag     metric.Int64ObservableGauge
-	ReplicaApplied metric.Int64ObservableGauge
+	// TrackerLag and TrackerApplied are observed from each running
+	// tracker; CacheSize from trackers and services (attribute
+	// sessionlog.cache: replica or service). The metrics of trackers keep
+	// the names ("sessionlog.replica.*", cache "replica") they had before
+	// the package was named tracker: dashboards read them.
+	TrackerLag     metric.Int64ObservableGauge
+	TrackerApplied metric.Int64ObservableGauge
 	CacheSize      metric.Int64ObservableGauge
 	// Blobs counts what happens to content stored apart, by op: put (a
 	// new blob), exists (already stored), touch (kept from collection),
@@ -135,8 +137,8 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.Redeliveries, _ = m.Int64Counter("sessionlog.events.redeliveries", metric.WithDescription("Events delivered again after a failed or unfinished run."))
 	t.DeadLetters, _ = m.Int64Counter("sessionlog.events.dead_letters", metric.WithDescription("Events sent to the dead-letter stream."))
 	t.RequestDuration, _ = m.Float64Histogram("sessionlog.service.duration", secs, buckets, metric.WithDescription("Duration of service requests, by op and error code."))
-	t.ReplicaLag, _ = m.Int64ObservableGauge("sessionlog.replica.lag", metric.WithUnit("{message}"), metric.WithDescription("Messages of the followed subjects still pending when a replica took the last one."))
-	t.ReplicaApplied, _ = m.Int64ObservableGauge("sessionlog.replica.applied_sequence", metric.WithDescription("Stream sequence a replica has applied."))
+	t.TrackerLag, _ = m.Int64ObservableGauge("sessionlog.replica.lag", metric.WithUnit("{message}"), metric.WithDescription("Messages of the followed subjects still pending when a tracker took the last one."))
+	t.TrackerApplied, _ = m.Int64ObservableGauge("sessionlog.replica.applied_sequence", metric.WithDescription("Stream sequence a tracker has applied."))
 	t.CacheSize, _ = m.Int64ObservableGauge("sessionlog.cache.sessions", metric.WithUnit("{session}"), metric.WithDescription("Sessions held in memory, by cache."))
 	t.Blobs, _ = m.Int64Counter("sessionlog.blobs", metric.WithUnit("{blob}"), metric.WithDescription("Content stored apart, by op: put, exists, touch, get, hit, collect."))
 	t.BlobBytes, _ = m.Int64Counter("sessionlog.blobs.bytes", metric.WithUnit("By"), metric.WithDescription("Bytes of blobs put, got and collected, by op."))

@@ -21,12 +21,12 @@ import (
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/service/servicetest"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 var nc *nats.Conn
@@ -101,7 +101,7 @@ func TestTraceCrossesTheMessageHop(t *testing.T) {
 	client := api.NewClient(nc, svcCfg.Subject, api.WithPropagator(r.tel.Propagator()))
 
 	handled := make(chan trace.SpanContext, 1)
-	sub, err := replica.Subscribe(ctx, r.b, replica.DefaultEventConfig("tel-compactions", session.TypeCompaction), func(ctx context.Context, ev replica.Event) error {
+	sub, err := tracker.Subscribe(ctx, r.b, tracker.DefaultEventConfig("tel-compactions", session.TypeCompaction), func(ctx context.Context, ev tracker.Event) error {
 		handled <- trace.SpanContextFromContext(ctx)
 		return nil
 	})

@@ -49,7 +49,7 @@ func runList(ctx context.Context, e env) error {
 	if err := f.Validate(); err != nil {
 		return usageError("%s", strings.TrimPrefix(err.Error(), session.ErrInvalidConfig.Error()+": "))
 	}
-	var got []session.SessionInfo
+	var got []session.Listing
 	next := ""
 	err = withRepo(ctx, rf, func(repo session.Repo) error {
 		// A filtered page may come back short: read on until the page is

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, e env) error {
 		cfg.ServerName = *name
 	}
 	if *clusterName != "" {
-		cfg.Cluster = &cluster.ClusterConfig{Name: *clusterName, Listen: *clusterListen, Size: *size, Advertise: *advertise}
+		cfg.Cluster = &cluster.Join{Name: *clusterName, Listen: *clusterListen, Size: *size, Advertise: *advertise}
 		for _, r := range strings.Split(*routes, ",") {
 			if r = strings.TrimSpace(r); r != "" {
 				cfg.Cluster.Routes = append(cfg.Cluster.Routes, r)

@@ -18,9 +18,9 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/gateway"
+	"github.com/agentcore/sessionlog/host"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/search"
-	"github.com/agentcore/sessionlog/server"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
@@ -199,7 +199,7 @@ func (a *apiFlags) backendOptions() []stream.Option {
 
 // api is what startAPI started; close stops it all.
 type api struct {
-	srv      *server.Server // the services, backends and indexes of every account
+	srv      *host.Services // the services, backends and indexes of every account
 	services []*service.Service
 	backends []*stream.Backend
 	gw       *gateway.Gateway
@@ -316,7 +316,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		sc.Edge, sc.Sync = true, a.syncRules()
 		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
 	}
-	scfg := server.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
+	scfg := host.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
 			own, _ := a.tenantFile.Of(t.Name)
@@ -324,7 +324,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 			for _, e := range t.Edges {
 				edges = append(edges, e.Domain)
 			}
-			scfg.Tenants = append(scfg.Tenants, server.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention, Edges: edges})
+			scfg.Tenants = append(scfg.Tenants, host.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention, Edges: edges})
 		}
 	}
 	if a.search {
@@ -332,7 +332,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 			return openSearch(ctx, cfg, tenant, b)
 		}
 	}
-	srv, err := server.Start(ctx, node, scfg)
+	srv, err := host.Start(ctx, node, scfg)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func TestServeIsSharedByOtherInvocations(t *testing.T) {
 // stream is replicated three ways and a session written through one node
 // reads back through another.
 func TestServeCluster(t *testing.T) {
-	cfgs, err := cluster.LocalClusterConfigs(t.TempDir(), 3)
+	cfgs, err := cluster.LocalConfigs(t.TempDir(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}

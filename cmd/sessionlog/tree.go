@@ -198,7 +198,7 @@ func entrySummary(e *session.Entry) string {
 			return "label cleared on " + b.TargetID
 		}
 		return fmt.Sprintf("label %q on %s", b.Label, b.TargetID)
-	case *session.SessionName:
+	case *session.NameChange:
 		return fmt.Sprintf("name → %q", b.Name)
 	case *session.UsageRecord:
 		var tokens int64

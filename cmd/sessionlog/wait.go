@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
-// runWait blocks until a replica of the session has applied a sequence an
+// runWait blocks until a tracker of the session has applied a sequence an
 // append returned (read-your-writes from another process or machine), then
 // prints the session's leaf.
 func runWait(ctx context.Context, e env) error {
@@ -37,10 +37,10 @@ func runWait(ctx context.Context, e env) error {
 		}
 		wctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		rc := replica.DefaultConfig()
+		rc := tracker.DefaultConfig()
 		rc.Session = args[0]
 		rc.WriteSnapshots = false
-		r, err := replica.Start(wctx, b, rc)
+		r, err := tracker.Start(wctx, b, rc)
 		if err != nil {
 			return err
 		}

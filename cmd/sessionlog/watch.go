@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/telemetry"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // typeList is a repeatable -type flag.
@@ -81,12 +81,12 @@ func runWatch(ctx context.Context, e env) error {
 		if *durable == "" {
 			return watchFrom(wctx, b, types, start, p)
 		}
-		cfg := replica.DefaultEventConfig(*durable, types...)
+		cfg := tracker.DefaultEventConfig(*durable, types...)
 		cfg.Start, cfg.StartSeq, cfg.StartTime = start.policy, start.seq, start.at
 		// Printing takes no time: entries a stopped watch had fetched but
 		// not printed go back to the durable within this.
 		cfg.AckWait = durableAckWait
-		sub, err := replica.Subscribe(wctx, b, cfg, p.event)
+		sub, err := tracker.Subscribe(wctx, b, cfg, p.event)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ type printer struct {
 // event prints a durable consumer's event. Past the limit it holds the
 // entry unacknowledged until the subscription closes, so the next watch
 // of the durable gets it.
-func (p *printer) event(ctx context.Context, ev replica.Event) error {
+func (p *printer) event(ctx context.Context, ev tracker.Event) error {
 	ok, err := p.take(map[string]any{"session": ev.Session, "seq": ev.Seq, "delivery": ev.Delivery}, ev.Entry)
 	if err == nil && !ok {
 		<-ctx.Done()

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/host"
 	"github.com/agentcore/sessionlog/search"
-	"github.com/agentcore/sessionlog/server"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -51,7 +51,7 @@ func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenan
 	// The node's services as serve starts them: each tenant's store and
 	// responder connections, backend, dead letters, an index of its own
 	// (in memory), and service.
-	sc := server.Config{Stream: scfg, Service: service.DefaultConfig(sessiontest.TestConfig()),
+	sc := host.Config{Stream: scfg, Service: service.DefaultConfig(sessiontest.TestConfig()),
 		OpenSearch: func(ctx context.Context, _ string, b *stream.Backend) (*search.Index, *search.Indexer, error) {
 			x, _, err := search.Open(search.DefaultConfig(""))
 			if err != nil {
@@ -64,9 +64,9 @@ func StartTenantsWith(t testing.TB, scfg stream.Config, tenants ...cluster.Tenan
 			return x, ix, nil
 		}}
 	for _, tn := range tenants {
-		sc.Tenants = append(sc.Tenants, server.Tenant{Name: tn.Name})
+		sc.Tenants = append(sc.Tenants, host.Tenant{Name: tn.Name})
 	}
-	srv, err := server.Start(ctx, n, sc)
+	srv, err := host.Start(ctx, n, sc)
 	if err != nil {
 		n.Close(context.Background())
 		t.Fatal(err)

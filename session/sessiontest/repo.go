@@ -78,9 +78,9 @@ func RepoListFilter(t *testing.T, r session.Repo, limit int) {
 			t.Fatal(err)
 		}
 	}
-	list := func(f *session.Filter) []session.SessionInfo {
+	list := func(f *session.Filter) []session.Listing {
 		t.Helper()
-		var got []session.SessionInfo
+		var got []session.Listing
 		cursor := ""
 		for range 100 {
 			page, err := r.List(ctx, session.ListOptions{Limit: limit, Cursor: cursor, Filter: f})
@@ -99,7 +99,7 @@ func RepoListFilter(t *testing.T, r session.Repo, limit int) {
 		t.Fatalf("list %+v: no last page after 100", f)
 		return nil
 	}
-	ids := func(infos []session.SessionInfo) []string {
+	ids := func(infos []session.Listing) []string {
 		var out []string
 		for i, in := range infos {
 			out = append(out, in.ID)
@@ -121,7 +121,7 @@ func RepoListFilter(t *testing.T, r session.Repo, limit int) {
 	}
 	// The middle of the listing by time: Since keeps it and those after.
 	byTime := slices.Clone(all)
-	slices.SortFunc(byTime, func(a, b session.SessionInfo) int { return strings.Compare(a.Updated, b.Updated) })
+	slices.SortFunc(byTime, func(a, b session.Listing) int { return strings.Compare(a.Updated, b.Updated) })
 	mid, err := session.ParseUpdated(byTime[3].Updated)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func RepoListFilter(t *testing.T, r session.Repo, limit int) {
 
 // listedAfter reports whether a is listed after b (a listing is most
 // recently updated first, ties by id).
-func listedAfter(a, b session.SessionInfo) bool {
+func listedAfter(a, b session.Listing) bool {
 	at, _ := session.ParseUpdated(a.Updated)
 	bt, _ := session.ParseUpdated(b.Updated)
 	if !at.Equal(bt) {
@@ -259,7 +259,7 @@ func repoList(t *testing.T, r session.Repo) {
 	}
 	st.Close(ctx)
 
-	var got []session.SessionInfo
+	var got []session.Listing
 	cursor := ""
 	for range 10 {
 		page, err := r.List(ctx, session.ListOptions{Limit: 2, Cursor: cursor})

@@ -174,7 +174,7 @@ func runAppendValidation(t *testing.T, b Backend) {
 		{"negative tokens", &session.Entry{Type: session.TypeCompaction, ID: "v9", ParentID: "r1", Timestamp: ts, Body: &session.Compaction{FirstKeptEntryID: "r1", TokensBefore: -5}}, session.ErrInvalidEntry},
 		{"image without mime type", withContent(msg("v10", "r1"), session.ContentBlock{Type: session.BlockImage, Body: &session.ImageBlock{Data: "aGk="}}), session.ErrInvalidEntry},
 		{"block whose type is no type name", withContent(msg("v11", "r1"), session.ContentBlock{Type: "video clip\n"}), session.ErrInvalidEntry},
-		{"name too long", &session.Entry{Type: session.TypeSessionInfo, ID: "v12", ParentID: "r1", Timestamp: ts, Body: &session.SessionName{Name: strings.Repeat("n", session.MaxNameLen+1)}}, session.ErrInvalidEntry},
+		{"name too long", &session.Entry{Type: session.TypeSessionInfo, ID: "v12", ParentID: "r1", Timestamp: ts, Body: &session.NameChange{Name: strings.Repeat("n", session.MaxNameLen+1)}}, session.ErrInvalidEntry},
 		{"bad details JSON", &session.Entry{Type: session.TypeCustom, ID: "r9", ParentID: "r1", Body: &session.Custom{CustomType: "x", Data: session.Raw("{oops")}}, session.ErrInvalidEntry},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,4 @@
-package replica
+package tracker
 
 import (
 	"context"
@@ -154,10 +154,10 @@ func EnsureDeadLetters(ctx context.Context, b *stream.Backend) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("replica: dead-letter stream: %w", err)
+		return fmt.Errorf("tracker: dead-letter stream: %w", err)
 	}
 	if got := s.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != subj {
-		return fmt.Errorf("replica: dead-letter stream %s takes subjects %v, not only %s: refusing to use it", name, got, subj)
+		return fmt.Errorf("tracker: dead-letter stream %s takes subjects %v, not only %s: refusing to use it", name, got, subj)
 	}
 	return nil
 }
@@ -227,12 +227,12 @@ func Subscribe(ctx context.Context, b *stream.Backend, cfg EventConfig, h Handle
 		cons, err := p.Stream().CreateOrUpdateConsumer(ctx, cc)
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+			return nil, fmt.Errorf("tracker: consumer %s: %w", cfg.Durable, err)
 		}
 		it, err := cons.Messages()
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("replica: consumer %s: %w", cfg.Durable, err)
+			return nil, fmt.Errorf("tracker: consumer %s: %w", cfg.Durable, err)
 		}
 		its, filters = append(its, it), append(filters, filter)
 	}
@@ -283,7 +283,7 @@ func (s *Subscription) handle(ctx context.Context, msg jetstream.Msg, filter str
 	}
 	m, err := s.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 	if err == nil && m.Entry == nil {
-		err = fmt.Errorf("replica: %s is not an entry", msg.Subject())
+		err = fmt.Errorf("tracker: %s is not an entry", msg.Subject())
 	}
 	// The handler runs in the trace of the append that wrote the entry:
 	// its span is a child of the writer's, and linked to it as messaging
@@ -427,6 +427,6 @@ func (s *Subscription) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("replica: close subscription: %w", ctx.Err())
+		return fmt.Errorf("tracker: close subscription: %w", ctx.Err())
 	}
 }

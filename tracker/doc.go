@@ -3,4 +3,4 @@
 // any node, running a replica sees the same trees and leaves as the
 // writers, and can wait until it has applied a writer's append
 // (read-your-writes).
-package replica
+package tracker

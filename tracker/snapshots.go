@@ -1,4 +1,4 @@
-package replica
+package tracker
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // Snapshots of the trees a replica holds, written when the scheduler says.
 
 // snapshot writes session id's snapshot for the scheduler, and counts it.
-func (r *Replica) snapshot(ctx context.Context, id string) error {
+func (r *Tracker) snapshot(ctx context.Context, id string) error {
 	err := r.writeSnapshot(ctx, id)
 	r.bump(func(s *Status) {
 		if err != nil {
@@ -23,7 +23,7 @@ func (r *Replica) snapshot(ctx context.Context, id string) error {
 
 // writeSnapshot takes the tree's snapshot source under the read lock, and
 // encodes and uploads it without.
-func (r *Replica) writeSnapshot(ctx context.Context, id string) error {
+func (r *Tracker) writeSnapshot(ctx context.Context, id string) error {
 	r.mu.RLock()
 	h, _ := r.trees.Peek(id)
 	if h == nil {

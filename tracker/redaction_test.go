@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // With redaction on, fake secrets appended — in text, in tool arguments,
@@ -61,7 +61,7 @@ func TestRedactionOnWrite(t *testing.T) {
 	b := backend(t, nc, cfg)
 	var mu sync.Mutex
 	told := map[string]int{}
-	sub, err := replica.Subscribe(ctx, b, replica.DefaultEventConfig("redactions", session.TypeMessage), func(_ context.Context, ev replica.Event) error {
+	sub, err := tracker.Subscribe(ctx, b, tracker.DefaultEventConfig("redactions", session.TypeMessage), func(_ context.Context, ev tracker.Event) error {
 		mu.Lock()
 		told[ev.Entry.ID] = ev.Redactions
 		mu.Unlock()

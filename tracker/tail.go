@@ -1,4 +1,4 @@
-package replica
+package tracker
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // feed delivers the followed subjects from sequence `from` on, in order,
 // re-creating the consumer after any loss from just past the last message
 // it handed on, so that nothing is skipped or repeated.
-func (r *Replica) feed(ctx context.Context, part int, from uint64) {
+func (r *Tracker) feed(ctx context.Context, part int, from uint64) {
 	defer r.wg.Done()
 	next := from
 	p := r.parts[part]
@@ -51,7 +51,7 @@ func (r *Replica) feed(ctx context.Context, part int, from uint64) {
 	}
 }
 
-func (r *Replica) pump(ctx context.Context, part int, it jetstream.MessagesContext, next *uint64) error {
+func (r *Tracker) pump(ctx context.Context, part int, it jetstream.MessagesContext, next *uint64) error {
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -78,7 +78,7 @@ func (r *Replica) pump(ctx context.Context, part int, it jetstream.MessagesConte
 
 // watchDeletes hands the sessions removed from a partition's index to
 // the owner.
-func (r *Replica) watchDeletes(ctx context.Context, w jetstream.KeyWatcher) {
+func (r *Tracker) watchDeletes(ctx context.Context, w jetstream.KeyWatcher) {
 	defer r.wg.Done()
 	stream.Deletions(ctx, w, func(id string) {
 		select {
@@ -90,7 +90,7 @@ func (r *Replica) watchDeletes(ctx context.Context, w jetstream.KeyWatcher) {
 
 // own is the goroutine that changes trees: it applies delivered messages,
 // serves loads, and drops the trees of deleted sessions.
-func (r *Replica) own(ctx context.Context) {
+func (r *Tracker) own(ctx context.Context) {
 	defer r.wg.Done()
 	for {
 		select {
@@ -110,7 +110,7 @@ func (r *Replica) own(ctx context.Context) {
 	}
 }
 
-func (r *Replica) apply(part int, msg jetstream.Msg) {
+func (r *Tracker) apply(part int, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		r.bump(func(s *Status) { s.LastError = err })
@@ -150,7 +150,7 @@ func (r *Replica) apply(part int, msg jetstream.Msg) {
 	if err := h.tree.ApplyFrom(msg.Headers().Get(stream.OriginHeader), m.Entry); err != nil {
 		r.drop(m.Session)
 		r.status.Resets++
-		r.status.LastError = fmt.Errorf("replica: %s seq %d: %w", m.Session, seq, err)
+		r.status.LastError = fmt.Errorf("tracker: %s seq %d: %w", m.Session, seq, err)
 		return
 	}
 	h.seq = seq
@@ -161,7 +161,7 @@ func (r *Replica) apply(part int, msg jetstream.Msg) {
 
 // drop forgets a session's tree, and its snapshot count. Called with mu
 // held.
-func (r *Replica) drop(id string) bool {
+func (r *Tracker) drop(id string) bool {
 	_, held := r.trees.Remove(id)
 	if r.snaps != nil {
 		r.snaps.Forget(id)
@@ -172,7 +172,7 @@ func (r *Replica) drop(id string) bool {
 // load builds a session's tree (snapshot + tail, or the whole stream) and
 // holds it, evicting the least recently used beyond MaxSessions. Only the
 // owning goroutine (or Start, before it runs) calls it.
-func (r *Replica) load(ctx context.Context, id string) error {
+func (r *Tracker) load(ctx context.Context, id string) error {
 	r.mu.RLock()
 	_, ok := r.trees.Peek(id)
 	r.mu.RUnlock()

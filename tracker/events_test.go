@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"bufio"
@@ -17,28 +17,28 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 type seen struct {
 	mu     sync.Mutex
-	events []replica.Event
+	events []tracker.Event
 }
 
-func (s *seen) add(ev replica.Event) {
+func (s *seen) add(ev tracker.Event) {
 	s.mu.Lock()
 	s.events = append(s.events, ev)
 	s.mu.Unlock()
 }
 
-func (s *seen) list() []replica.Event {
+func (s *seen) list() []tracker.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]replica.Event(nil), s.events...)
+	return append([]tracker.Event(nil), s.events...)
 }
 
 func compact(t *testing.T, st session.Store, summary string) *session.Entry {
@@ -54,8 +54,8 @@ func compact(t *testing.T, st session.Store, summary string) *session.Entry {
 	return e
 }
 
-func eventConfig(durable string, types ...session.EntryType) replica.EventConfig {
-	c := replica.DefaultEventConfig(durable, types...)
+func eventConfig(durable string, types ...session.EntryType) tracker.EventConfig {
+	c := tracker.DefaultEventConfig(durable, types...)
 	c.AckWait, c.Backoff, c.MaxDeliver = time.Second, 20*time.Millisecond, 3
 	return c
 }
@@ -77,8 +77,8 @@ func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {
 	compact(t, c, "b1")
 
 	var got seen
-	sub, err := replica.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("compactions", session.TypeCompaction),
-		func(ctx context.Context, ev replica.Event) error { got.add(ev); return nil })
+	sub, err := tracker.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("compactions", session.TypeCompaction),
+		func(ctx context.Context, ev tracker.Event) error { got.add(ev); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,8 @@ func testEventsByTypeAcrossSessionsAndRestarts(t *testing.T, partitions int) {
 	// that — the two acknowledged ones are not seen again.
 	compact(t, a, "a2")
 	var again seen
-	sub2, err := replica.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("compactions", session.TypeCompaction),
-		func(ctx context.Context, ev replica.Event) error { again.add(ev); return nil })
+	sub2, err := tracker.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("compactions", session.TypeCompaction),
+		func(ctx context.Context, ev tracker.Event) error { again.add(ev); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,8 @@ func TestFailingHandlerIsRetriedThenDeadLettered(t *testing.T) {
 
 	var mu sync.Mutex
 	tries := map[string][]int{}
-	sub, err := replica.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("picky", session.TypeCompaction),
-		func(ctx context.Context, ev replica.Event) error {
+	sub, err := tracker.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("picky", session.TypeCompaction),
+		func(ctx context.Context, ev tracker.Event) error {
 			mu.Lock()
 			tries[ev.Entry.Summary()] = append(tries[ev.Entry.Summary()], ev.Delivery)
 			mu.Unlock()
@@ -166,19 +166,19 @@ func TestFailingHandlerIsRetriedThenDeadLettered(t *testing.T) {
 	_ = after
 	// The dead letter keeps the entry and says where it came from and why.
 	js, _ := jetstream.New(connect(t))
-	dlq, err := js.Stream(ctx, replica.DeadLetterStream(b))
+	dlq, err := js.Stream(ctx, tracker.DeadLetterStream(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := dlq.GetLastMsgForSubject(ctx, replica.DeadLetterSubject(b, "picky"))
+	m, err := dlq.GetLastMsgForSubject(ctx, tracker.DeadLetterSubject(b, "picky"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Header.Get(replica.HeaderDeliveries) != "3" || !strings.Contains(m.Header.Get(replica.HeaderError), "cannot handle") ||
-		m.Header.Get(replica.HeaderOrigSubject) != b.SessionSubjects("dlq") {
+	if m.Header.Get(tracker.HeaderDeliveries) != "3" || !strings.Contains(m.Header.Get(tracker.HeaderError), "cannot handle") ||
+		m.Header.Get(tracker.HeaderOrigSubject) != b.SessionSubjects("dlq") {
 		t.Fatalf("dead letter headers: %v", m.Header)
 	}
-	dm, err := b.Decode(m.Header.Get(replica.HeaderOrigSubject), m.Data, 1)
+	dm, err := b.Decode(m.Header.Get(tracker.HeaderOrigSubject), m.Data, 1)
 	if err != nil || dm.Entry.ID != poison.ID {
 		t.Fatalf("dead letter body: %v %+v", err, dm)
 	}
@@ -222,8 +222,8 @@ func TestKilledConsumerSeesTheCompactionAgain(t *testing.T) {
 		t.Fatalf("child was handling %q, want %d", gotSeq, seq)
 	}
 	var again seen
-	sub, err := replica.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("crashy", session.TypeCompaction),
-		func(ctx context.Context, ev replica.Event) error { again.add(ev); return nil })
+	sub, err := tracker.Subscribe(ctx, backend(t, connect(t), cfg), eventConfig("crashy", session.TypeCompaction),
+		func(ctx context.Context, ev tracker.Event) error { again.add(ev); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func eventChild() {
 		fmt.Println("ERR", err)
 		os.Exit(1)
 	}
-	_, err = replica.Subscribe(ctx, b, eventConfig("crashy", session.TypeCompaction), func(ctx context.Context, ev replica.Event) error {
+	_, err = tracker.Subscribe(ctx, b, eventConfig("crashy", session.TypeCompaction), func(ctx context.Context, ev tracker.Event) error {
 		fmt.Printf("HANDLING %d\n", ev.Seq)
 		<-ctx.Done() // busy until killed
 		return ctx.Err()
@@ -269,13 +269,13 @@ func eventChild() {
 func TestEventConfigValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     replica.EventConfig
+		cfg     tracker.EventConfig
 		wantErr bool
 	}{
-		{"ok", replica.DefaultEventConfig("d", session.TypeCompaction), false},
-		{"no types", replica.DefaultEventConfig("d"), true},
-		{"bad durable", replica.DefaultEventConfig("a.b", session.TypeLabel), true},
-		{"bad type", replica.DefaultEventConfig("d", "a.*"), true},
+		{"ok", tracker.DefaultEventConfig("d", session.TypeCompaction), false},
+		{"no types", tracker.DefaultEventConfig("d"), true},
+		{"bad durable", tracker.DefaultEventConfig("a.b", session.TypeLabel), true},
+		{"bad type", tracker.DefaultEventConfig("d", "a.*"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

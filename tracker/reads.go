@@ -1,4 +1,4 @@
-package replica
+package tracker
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // tree holds entries as stored: content stored apart is a reference (so
 // a replica's memory follows its trees, not their images); Entries, or
 // Resolve, give the content.
-func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) error) error {
+func (r *Tracker) Read(ctx context.Context, id string, fn func(t *session.Tree) error) error {
 	if r.cfg.Session != "" && id != r.cfg.Session {
 		return fmt.Errorf("%w: this replica follows only %s, not %s", ErrNotFollowed, r.cfg.Session, id)
 	}
@@ -49,13 +49,13 @@ func (r *Replica) Read(ctx context.Context, id string, fn func(t *session.Tree) 
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("replica: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
+	return fmt.Errorf("tracker: %s was evicted as soon as it was loaded (MaxSessions %d)", id, r.cfg.MaxSessions)
 }
 
 // WaitFor blocks until the replica has applied sequence seq of session
 // id's partition — the sequence a writer's append to id returned — or
 // ctx ends.
-func (r *Replica) WaitFor(ctx context.Context, id string, seq uint64) error {
+func (r *Tracker) WaitFor(ctx context.Context, id string, seq uint64) error {
 	if err := session.ValidateSessionID(id); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (r *Replica) WaitFor(ctx context.Context, id string, seq uint64) error {
 			return false, nil
 		})
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("replica: waiting for sequence %d of %s (applied %d): %w", seq, id, applied, err)
+		return fmt.Errorf("tracker: waiting for sequence %d of %s (applied %d): %w", seq, id, applied, err)
 	}
 	return err
 }
@@ -100,7 +100,7 @@ func (r *Replica) WaitFor(ctx context.Context, id string, seq uint64) error {
 // Entries returns the entries of session id in append order, with the
 // content stored apart in place (fetched after the tree's lock is
 // released, through the backend's bounded blob cache).
-func (r *Replica) Entries(ctx context.Context, id string) ([]*session.Entry, error) {
+func (r *Tracker) Entries(ctx context.Context, id string) ([]*session.Entry, error) {
 	var es []*session.Entry
 	err := r.Read(ctx, id, func(t *session.Tree) (err error) {
 		es, err = t.Entries()
@@ -113,6 +113,6 @@ func (r *Replica) Entries(ctx context.Context, id string) ([]*session.Entry, err
 }
 
 // Resolve returns e with the content it holds by reference in place.
-func (r *Replica) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
+func (r *Tracker) Resolve(ctx context.Context, e *session.Entry) (*session.Entry, error) {
 	return r.b.Blobs().Resolve(ctx, e)
 }

@@ -1,21 +1,22 @@
-package replica_test
+package tracker_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"testing"
 	"time"
+
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // The server restarts under a tailing replica: its consumer is gone, and
@@ -58,9 +59,9 @@ func TestReplicaSurvivesServerRestart(t *testing.T) {
 		seq, _ := st.Sequence(ctx)
 		return seq
 	}
-	rc := replica.DefaultConfig()
+	rc := tracker.DefaultConfig()
 	rc.RetryInterval = 50 * time.Millisecond
-	r, err := replica.Start(ctx, backend(t, rnc, scfg), rc)
+	r, err := tracker.Start(ctx, backend(t, rnc, scfg), rc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiongen"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/snapshots"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // seed writes a generated session of n entries in atomic batches.
@@ -142,9 +142,9 @@ func BenchmarkReplicaLag(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close(ctx)
-	rc := replica.DefaultConfig()
+	rc := tracker.DefaultConfig()
 	rc.Session = "lag"
-	r, err := replica.Start(ctx, backend(b, connect(b), cfg), rc)
+	r, err := tracker.Start(ctx, backend(b, connect(b), cfg), rc)
 	if err != nil {
 		b.Fatal(err)
 	}

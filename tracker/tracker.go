@@ -1,4 +1,4 @@
-package replica
+package tracker
 
 import (
 	"cmp"
@@ -20,13 +20,13 @@ import (
 )
 
 var (
-	// ErrClosed is returned by a Replica used after Close.
-	ErrClosed = errors.New("replica: closed")
+	// ErrClosed is returned by a Tracker used after Close.
+	ErrClosed = errors.New("tracker: closed")
 	// ErrNotFollowed is returned by WaitFor for a sequence that belongs to
 	// no session this replica follows.
-	ErrNotFollowed = errors.New("replica: sequence not in a followed session")
+	ErrNotFollowed = errors.New("tracker: sequence not in a followed session")
 	// ErrInvalidConfig is returned by Config.Validate.
-	ErrInvalidConfig = errors.New("replica: invalid config")
+	ErrInvalidConfig = errors.New("tracker: invalid config")
 )
 
 // Config configures a replica.
@@ -96,9 +96,9 @@ type Status struct {
 	LastError error
 }
 
-// Replica follows one session or all of them. Its goroutine owns the
+// Tracker follows one session or all of them. Its goroutine owns the
 // trees; readers see them under a read lock.
-type Replica struct {
+type Tracker struct {
 	b   *stream.Backend
 	cfg Config
 
@@ -139,12 +139,12 @@ type loadReq struct {
 
 // Start builds the replica and starts tailing. A single-session replica
 // has its session loaded when Start returns.
-func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error) {
+func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Tracker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	parts := b.Partitions()
-	r := &Replica{
+	r := &Tracker{
 		b: b, cfg: cfg,
 		trees:   lru.New[string, *held](),
 		parts:   parts,
@@ -170,7 +170,7 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 		for i, p := range parts {
 			info, err := p.Stream().Info(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("replica: %w", err)
+				return nil, fmt.Errorf("tracker: %w", err)
 			}
 			// Sessions are loaded whole on first read; the tail starts here.
 			from[i] = info.State.LastSeq + 1
@@ -196,14 +196,14 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 	follows := attribute.String("sessionlog.follows", cmp.Or(cfg.Session, "*"))
 	r.gauges, err = tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := r.Status()
-		o.ObserveInt64(tel.ReplicaLag, int64(st.Lag), metric.WithAttributes(follows))
-		o.ObserveInt64(tel.ReplicaApplied, int64(st.Applied), metric.WithAttributes(follows))
+		o.ObserveInt64(tel.TrackerLag, int64(st.Lag), metric.WithAttributes(follows))
+		o.ObserveInt64(tel.TrackerApplied, int64(st.Applied), metric.WithAttributes(follows))
 		o.ObserveInt64(tel.CacheSize, int64(st.Sessions), metric.WithAttributes(follows, telemetry.CacheKey.String("replica")))
 		return nil
-	}, tel.ReplicaLag, tel.ReplicaApplied, tel.CacheSize)
+	}, tel.TrackerLag, tel.TrackerApplied, tel.CacheSize)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("replica: metrics: %w", err)
+		return nil, fmt.Errorf("tracker: metrics: %w", err)
 	}
 	for i, f := range from {
 		if f == 0 {
@@ -225,7 +225,7 @@ func Start(ctx context.Context, b *stream.Backend, cfg Config) (*Replica, error)
 }
 
 // Close stops the replica and waits for its goroutines. Idempotent.
-func (r *Replica) Close(ctx context.Context) error {
+func (r *Tracker) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -247,12 +247,12 @@ func (r *Replica) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("replica: close: %w", ctx.Err())
+		return fmt.Errorf("tracker: close: %w", ctx.Err())
 	}
 }
 
 // Status reports the replica's health.
-func (r *Replica) Status() Status {
+func (r *Tracker) Status() Status {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s := r.status
@@ -264,7 +264,7 @@ func (r *Replica) Status() Status {
 	return s
 }
 
-func (r *Replica) bump(fn func(*Status)) {
+func (r *Tracker) bump(fn func(*Status)) {
 	r.mu.Lock()
 	fn(&r.status)
 	r.mu.Unlock()

@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"os"
 
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // A durable consumer of compactions across every session: what an
@@ -41,8 +41,8 @@ func ExampleSubscribe() {
 	defer b.Close(ctx)
 
 	got := make(chan string, 1)
-	sub, err := replica.Subscribe(ctx, b, replica.DefaultEventConfig("compactions", session.TypeCompaction),
-		func(ctx context.Context, ev replica.Event) error {
+	sub, err := tracker.Subscribe(ctx, b, tracker.DefaultEventConfig("compactions", session.TypeCompaction),
+		func(ctx context.Context, ev tracker.Event) error {
 			got <- fmt.Sprintf("%s compacted: %s", ev.Session, ev.Entry.Summary())
 			return nil // acknowledged
 		})

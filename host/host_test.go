@@ -1,4 +1,4 @@
-package server_test
+package host_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster"
-	"github.com/agentcore/sessionlog/server"
+	"github.com/agentcore/sessionlog/host"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/stream"
@@ -21,7 +21,7 @@ func TestStartServesTheDefaultAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close(ctx)
-	srv, err := server.Start(ctx, n, server.Config{Stream: stream.DefaultConfig(), Service: service.DefaultConfig(sessiontest.TestConfig())})
+	srv, err := host.Start(ctx, n, host.Config{Stream: stream.DefaultConfig(), Service: service.DefaultConfig(sessiontest.TestConfig())})
 	if err != nil {
 		t.Fatal(err)
 	}

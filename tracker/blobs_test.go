@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 func heapInUse() uint64 {
@@ -60,7 +60,7 @@ func TestReplicaMemoryFollowsTreesNotImages(t *testing.T) {
 	}
 	rb := backend(t, connect(t), cfg)
 	before := heapInUse()
-	r, err := replica.Start(ctx, rb, replica.DefaultConfig())
+	r, err := tracker.Start(ctx, rb, tracker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +95,9 @@ func TestReplicaMemoryFollowsTreesNotImages(t *testing.T) {
 	// Events: the image in place by default, the reference with Refs.
 	got := make(chan *session.Entry, 2)
 	for _, refs := range []bool{false, true} {
-		ec := replica.DefaultEventConfig(fmt.Sprintf("img-%v", refs), session.TypeMessage)
+		ec := tracker.DefaultEventConfig(fmt.Sprintf("img-%v", refs), session.TypeMessage)
 		ec.Refs = refs
-		sub, err := replica.Subscribe(ctx, rb, ec, func(_ context.Context, ev replica.Event) error {
+		sub, err := tracker.Subscribe(ctx, rb, ec, func(_ context.Context, ev tracker.Event) error {
 			if ev.Session == "s0" && ev.Entry.ID == "e0" {
 				got <- ev.Entry
 			}

@@ -1,10 +1,10 @@
-// Package server wires a node's sessionlog services: for the node's
+// Package host wires a node's sessionlog services: for the node's
 // default account, or for each tenant's account, a store connection and a
 // responding one (which may publish only to inboxes), the stream backend
 // with the tenant's own settings, the dead-letter stream, the search
 // index, and the sessionlog.v1 service. `sessionlog serve` starts it, and
 // so do tests (service/servicetest), the same way.
-package server
+package host
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/lifecycle"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // Config is what Start starts.
@@ -51,9 +51,9 @@ type Tenant struct {
 	Edges []string
 }
 
-// Server is what Start started, an entry per account served (in the
+// Services is what Start started, an entry per account served (in the
 // order of Config.Tenants).
-type Server struct {
+type Services struct {
 	Tenants  []Tenant
 	Backends []*stream.Backend
 	Services []*service.Service
@@ -64,8 +64,8 @@ type Server struct {
 
 // Start starts the services of cfg on node. On an error, what it started
 // is closed again.
-func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Server, error) {
-	s := &Server{}
+func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Services, error) {
+	s := &Services{}
 	accounts := cfg.Tenants
 	if len(accounts) == 0 {
 		accounts = []Tenant{{}}
@@ -92,7 +92,7 @@ func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Server, error)
 		sc.Partitions = b.Config().Partitions
 		s.Backends, s.Tenants = append(s.Backends, b), append(s.Tenants, t)
 		// Clients may not create streams: the dead letters' is made here.
-		if err := replica.EnsureDeadLetters(ctx, b); err != nil {
+		if err := tracker.EnsureDeadLetters(ctx, b); err != nil {
 			return nil, errors.Join(err, s.Close(ctx))
 		}
 		svcCfg := cfg.Service
@@ -104,7 +104,7 @@ func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Server, error)
 		if cfg.OpenSearch != nil {
 			x, ix, err := cfg.OpenSearch(ctx, t.Name, b)
 			if err != nil {
-				return nil, errors.Join(fmt.Errorf("server: search of %q: %w", t.Name, err), s.Close(ctx))
+				return nil, errors.Join(fmt.Errorf("host: search of %q: %w", t.Name, err), s.Close(ctx))
 			}
 			s.indexes, s.indexers = append(s.indexes, x), append(s.indexers, ix)
 			svcCfg.Search = x
@@ -121,7 +121,7 @@ func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Server, error)
 // connect makes an account's two connections: with tenants, one that may
 // do anything in the account (the store's) and one that may publish only
 // to inboxes (the service's answers); without, the node's one connection.
-func (s *Server) connect(node *cluster.Node, tenant string) (store, respond *nats.Conn, err error) {
+func (s *Services) connect(node *cluster.Node, tenant string) (store, respond *nats.Conn, err error) {
 	if tenant == "" {
 		nc, err := node.Connect()
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Server) connect(node *cluster.Node, tenant string) (store, respond *nat
 
 // Close stops the services, then the search indexes, the backends and the
 // connections, and reports every error. It is idempotent.
-func (s *Server) Close(ctx context.Context) error {
+func (s *Services) Close(ctx context.Context) error {
 	var errs []error
 	for _, svc := range s.Services {
 		errs = append(errs, svc.Close(ctx))

@@ -1,4 +1,4 @@
-package replica_test
+package tracker_test
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/agentcore/sessionlog/codec"
-	"github.com/agentcore/sessionlog/replica"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/tracker"
 )
 
 // digest is a session as bytes: header, entries in order, leaf.
@@ -31,7 +31,7 @@ func digest(t *session.Tree) []byte {
 	return append(b, "leaf="+t.Leaf()...)
 }
 
-func replicaDigest(t *testing.T, r *replica.Replica, id string) []byte {
+func replicaDigest(t *testing.T, r *tracker.Tracker, id string) []byte {
 	t.Helper()
 	var d []byte
 	if err := r.Read(context.Background(), id, func(tr *session.Tree) error { d = digest(tr); return nil }); err != nil {
@@ -68,14 +68,14 @@ func testReplicasConverge(t *testing.T, partitions int) {
 		}
 		st.Close(ctx)
 	}
-	all, err := replica.Start(ctx, backend(t, connect(t), cfg), replica.DefaultConfig())
+	all, err := tracker.Start(ctx, backend(t, connect(t), cfg), tracker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer all.Close(ctx)
-	oneCfg := replica.DefaultConfig()
+	oneCfg := tracker.DefaultConfig()
 	oneCfg.Session = "conv-a"
-	one, err := replica.Start(ctx, backend(t, connect(t), cfg), oneCfg)
+	one, err := tracker.Start(ctx, backend(t, connect(t), cfg), oneCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func testReplicasConverge(t *testing.T, partitions int) {
 		t.Fatal(err)
 	}
 	for _, w := range []struct {
-		r  *replica.Replica
+		r  *tracker.Tracker
 		id string
 	}{{all, "conv-a"}, {all, "conv-b"}, {one, "conv-a"}} {
 		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
@@ -196,7 +196,7 @@ func testReadYourWrites(t *testing.T, partitions int) {
 		t.Fatal(err)
 	}
 	defer st.Close(ctx)
-	r, err := replica.Start(ctx, backend(t, connect(t), cfg), replica.DefaultConfig())
+	r, err := tracker.Start(ctx, backend(t, connect(t), cfg), tracker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,20 +238,20 @@ func testReadYourWrites(t *testing.T, partitions int) {
 	other, _ := wb.CreateStore(ctx, sessiontest.TestHeader(otherID))
 	defer other.Close(ctx)
 	otherSeq, _ := other.Sequence(ctx)
-	oneCfg := replica.DefaultConfig()
+	oneCfg := tracker.DefaultConfig()
 	oneCfg.Session = "ryw"
-	one, err := replica.Start(ctx, backend(t, connect(t), cfg), oneCfg)
+	one, err := tracker.Start(ctx, backend(t, connect(t), cfg), oneCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close(ctx)
-	if err := one.WaitFor(ctx, "ryw", otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
+	if err := one.WaitFor(ctx, "ryw", otherSeq); !errors.Is(err, tracker.ErrNotFollowed) {
 		t.Fatalf("waiting for another session's sequence: %v", err)
 	}
-	if err := one.WaitFor(ctx, otherID, otherSeq); !errors.Is(err, replica.ErrNotFollowed) {
+	if err := one.WaitFor(ctx, otherID, otherSeq); !errors.Is(err, tracker.ErrNotFollowed) {
 		t.Fatalf("waiting for another session: %v", err)
 	}
-	if err := one.Read(ctx, "ryw-other", func(*session.Tree) error { return nil }); !errors.Is(err, replica.ErrNotFollowed) {
+	if err := one.Read(ctx, "ryw-other", func(*session.Tree) error { return nil }); !errors.Is(err, tracker.ErrNotFollowed) {
 		t.Fatalf("reading another session: %v", err)
 	}
 }
@@ -276,9 +276,9 @@ func testEviction(t *testing.T, partitions int) {
 		s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(id)})
 		stores[id] = st
 	}
-	rc := replica.DefaultConfig()
+	rc := tracker.DefaultConfig()
 	rc.MaxSessions = 2
-	r, err := replica.Start(ctx, backend(t, connect(t), cfg), rc)
+	r, err := tracker.Start(ctx, backend(t, connect(t), cfg), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestRecreatedSessionResets(t *testing.T) {
 	s, _ := session.New(st, sessiontest.TestConfig())
 	s.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent("old")})
 	st.Close(ctx)
-	r, err := replica.Start(ctx, backend(t, connect(t), cfg), replica.DefaultConfig())
+	r, err := tracker.Start(ctx, backend(t, connect(t), cfg), tracker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,9 +362,9 @@ func TestReplicaWritesSnapshots(t *testing.T) {
 	wb := backend(t, connect(t), noSnap) // the writer itself never snapshots
 	st, _ := wb.CreateStore(ctx, sessiontest.TestHeader("snapped"))
 	defer st.Close(ctx)
-	rc := replica.DefaultConfig()
+	rc := tracker.DefaultConfig()
 	rc.Session = "snapped"
-	r, err := replica.Start(ctx, backend(t, connect(t), cfg), rc)
+	r, err := tracker.Start(ctx, backend(t, connect(t), cfg), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,20 +388,20 @@ func TestReplicaWritesSnapshots(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		mutate  func(*replica.Config)
+		mutate  func(*tracker.Config)
 		wantErr bool
 	}{
-		{"default", func(*replica.Config) {}, false},
-		{"one session", func(c *replica.Config) { c.Session = "abc" }, false},
-		{"bad session id", func(c *replica.Config) { c.Session = "a.b" }, true},
-		{"no room", func(c *replica.Config) { c.MaxSessions = 0 }, true},
-		{"no retry interval", func(c *replica.Config) { c.RetryInterval = 0 }, true},
+		{"default", func(*tracker.Config) {}, false},
+		{"one session", func(c *tracker.Config) { c.Session = "abc" }, false},
+		{"bad session id", func(c *tracker.Config) { c.Session = "a.b" }, true},
+		{"no room", func(c *tracker.Config) { c.MaxSessions = 0 }, true},
+		{"no retry interval", func(c *tracker.Config) { c.RetryInterval = 0 }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := replica.DefaultConfig()
+			c := tracker.DefaultConfig()
 			tt.mutate(&c)
-			if err := c.Validate(); (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, replica.ErrInvalidConfig)) {
+			if err := c.Validate(); (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, tracker.ErrInvalidConfig)) {
 				t.Fatalf("Validate = %v, wantErr %v", err, tt.wantErr)
 			}
 		})
