@@ -6,11 +6,43 @@ export type Entry = { type: string; id?: string; parentId?: string | null; times
 
 /** How current a read must be: "linearizable" (default) or "replica" within maxLagMs. */
 export interface Freshness { consistency?: "linearizable" | "replica"; maxLagMs?: number }
-export interface SessionInfo { id: string; cwd?: string; parentSession?: string; name?: string; created: string; updated: string; entries: number; leaf?: string }
-export interface SessionReply { session: SessionInfo; header?: Json; labels?: { target: string; label: string }[]; sequence?: number; copied?: number; deleted?: Json }
-export interface AppendReply { entries: { id: string; parentId: string }[]; leaf: string; sequence: number }
-export interface ContextReply { thinkingLevel: string; model: { provider: string; modelId: string } | null; activeTools?: string[]; compaction?: string; messages: Json[]; sources: string[]; leaf: string; sequence: number; total: number; offset?: number; next?: number }
-export interface ListReply { sessions: SessionInfo[]; next?: string }
+/** A session as a listing shows it (the protocol's Listing). */
+export interface Listing {
+  id: string; cwd?: string; parentSession?: string; name?: string; created: string; updated: string; entries: number; leaf?: string;
+  /** The labels in force, the most recently set, distinct, in the order set. */
+  labels?: string[]; metadata?: Json;
+  /** The start of the first user message: what a picker shows of a session without a name. */
+  firstMessage?: string; model?: string; tokens?: number; cost?: number;
+}
+/** @deprecated The protocol calls it Listing. */
+export type SessionInfo = Listing;
+export interface LabelReply { id: string; label: string; timestamp: string }
+export interface DeletedReply { messages: number; snapshots: number; blobsDeleted: number; blobsShared: number; blobsYoung: number }
+export interface SessionReply { session: Listing; header?: Json; labels?: LabelReply[]; sequence?: number; copied?: number; deleted?: DeletedReply }
+export interface Appended { id: string; parentId: string }
+export interface AppendReply { entries: Appended[]; leaf: string; sequence: number }
+export interface ModelReply { provider: string; modelId: string }
+/** A branch another node wrote while apart, off the current branch. */
+export interface Apart { origin: string; leaf: string; at: string }
+export interface ContextReply { thinkingLevel: string; model: ModelReply | null; activeTools?: string[]; compaction?: string; messages: Json[]; sources: string[]; leaf: string; sequence: number; apart?: Apart[]; total: number; offset?: number; next?: number }
+export interface ListReply { sessions: Listing[]; next?: string }
+export interface TreeNode {
+  id: string; parentId?: string; type: string; timestamp: string; role?: string; label?: string; target?: string; summary?: string;
+  customType?: string; tools?: string[]; thinking?: boolean; error?: boolean; row: number; head?: boolean; depth?: number; branch?: boolean;
+}
+export interface TreeReply { leaf: string; sequence: number; nodes: TreeNode[]; total: number; next?: number; apart?: Apart[] }
+export interface GetReply { entry: Entry; sequence: number }
+export interface EntriesReply { entries: Entry[]; total: number; next?: number; sequence: number }
+export interface UsageReply { input: number; output: number; cacheRead: number; cacheWrite: number; totalTokens: number; cost: number }
+export interface UsageDay { day: string; model: string; replies: number; input: number; output: number; cost: number }
+export interface StatsReply {
+  entries: number; byType: Record<string, number>; messages: number; byRole: Record<string, number>; toolCalls: number; compactions: number;
+  branchSummaries: number; redactions: number; usage: UsageReply; sequence: number; timeline?: UsageDay[]; timelineCut?: boolean;
+}
+export interface WaitReply { leaf: string; sequence: number }
+/** A reference to content stored apart. */
+export interface BlobRef { $blob: string; size: number; [k: string]: Json }
+export interface BlobReply { blob: BlobRef }
 export interface Event { id: number; kind: "entry" | "header" | string; data: Json }
 
 export class SessionlogError extends Error {
@@ -58,23 +90,23 @@ export class Client {
   /** Reads take Freshness: "replica" accepts an answer up to maxLagMs (default 1000) stale. */
   open(session: string, opts?: Freshness): Promise<SessionReply>;
   delete(session: string): Promise<SessionReply>;
-  stats(session: string, opts?: Freshness): Promise<Record<string, Json>>;
+  stats(session: string, opts?: Freshness): Promise<StatsReply>;
   fork(session: string, opts?: { id?: string; at?: string; before?: string }): Promise<SessionReply>;
   list(opts?: ListOptions): Promise<ListReply>;
   search(query: string, opts?: { session?: string; limit?: number; offset?: number }): Promise<SearchReply>;
-  sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<SessionInfo>;
+  sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<Listing>;
   append(session: string, entries: Entry[], opts?: { parent?: string; ifSequence?: number }): Promise<AppendReply>;
   move(session: string, target: string, opts?: { summary?: string; details?: Json; ifSequence?: number }): Promise<AppendReply>;
   label(session: string, target: string, label: string, opts?: { ifSequence?: number }): Promise<AppendReply>;
   name(session: string, name: string, opts?: { ifSequence?: number }): Promise<AppendReply>;
   update(session: string, build: (leaf: string, sequence: number) => Entry[] | Promise<Entry[]>, attempts?: number): Promise<AppendReply>;
   context(session: string, opts?: { at?: string; offset?: number; refs?: boolean } & Freshness): Promise<ContextReply>;
-  tree(session: string, opts?: { offset?: number } & Freshness): Promise<Record<string, Json>>;
-  entries(session: string, opts?: { offset?: number; limit?: number; refs?: boolean } & Freshness): Promise<{ entries: Entry[]; next?: number }>;
+  tree(session: string, opts?: { offset?: number } & Freshness): Promise<TreeReply>;
+  entries(session: string, opts?: { offset?: number; limit?: number; refs?: boolean } & Freshness): Promise<EntriesReply>;
   /** One entry of a session by its id. */
-  get(session: string, entry: string, opts?: { refs?: boolean } & Freshness): Promise<{ entry: Entry; sequence: number }>;
-  wait(session: string, sequence: number, opts?: { timeoutMs?: number }): Promise<{ leaf: string; sequence: number }>;
-  putBlob(data: Uint8Array | string): Promise<{ blob: { $blob: string; size: number } }>;
+  get(session: string, entry: string, opts?: { refs?: boolean } & Freshness): Promise<GetReply>;
+  wait(session: string, sequence: number, opts?: { timeoutMs?: number }): Promise<WaitReply>;
+  putBlob(data: Uint8Array | string): Promise<BlobReply>;
   getBlob(sha256: string): Promise<Uint8Array>;
   events(session: string, opts?: { after?: number; refs?: boolean; signal?: AbortSignal }): AsyncGenerator<Event>;
 }

@@ -39,7 +39,7 @@ class Poster:
         self._lock = threading.Lock()
 
     def _connect(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        cls: type[http.client.HTTPConnection] = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = cls(self._host, self._port, timeout=self._timeout)
         conn.connect()
         # Headers and body leave in two writes: without this the second

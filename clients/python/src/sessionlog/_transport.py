@@ -3,8 +3,9 @@ two writes, and with Nagle's algorithm on the second waits for the
 server's delayed ACK — 40 ms an append instead of one or two."""
 from __future__ import annotations
 
+import importlib
 import socket
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -14,30 +15,33 @@ _NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 def _patch_pool(transport: Any, asynchronous: bool) -> Any:
     """httpx < 0.24 has no socket_options: set the option on each
     connection its pool opens."""
+    # httpcore's backends are looked up by name: where they are (and
+    # whether they exist) differs between versions, so they are Any here.
+    Base: Any
     try:
-        pool = transport._pool
+        pool: Any = transport._pool
         if asynchronous:
-            from httpcore.backends.auto import AutoBackend as Base  # type: ignore
+            Base = importlib.import_module("httpcore.backends.auto").AutoBackend
         else:
-            from httpcore.backends.sync import SyncBackend as Base  # type: ignore
+            Base = importlib.import_module("httpcore.backends.sync").SyncBackend
     except (AttributeError, ImportError):
         return transport  # an httpx this does not know: leave it as it is
 
-    class NoDelay(Base):  # type: ignore[misc, valid-type]
-        def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
-            stream = super().connect_tcp(*args, **kwargs)
+    backend = Base()
+    connect = backend.connect_tcp
+    if asynchronous:
+        async def connect_async(*args: Any, **kwargs: Any) -> Any:
+            stream = await connect(*args, **kwargs)
             _set(stream)
             return stream
-
-    if asynchronous:
-        class AsyncNoDelay(Base):  # type: ignore[misc, valid-type]
-            async def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
-                stream = await super().connect_tcp(*args, **kwargs)
-                _set(stream)
-                return stream
-        pool._network_backend = AsyncNoDelay()
+        backend.connect_tcp = connect_async
     else:
-        pool._network_backend = NoDelay()
+        def connect_sync(*args: Any, **kwargs: Any) -> Any:
+            stream = connect(*args, **kwargs)
+            _set(stream)
+            return stream
+        backend.connect_tcp = connect_sync
+    pool._network_backend = backend
     return transport
 
 
@@ -51,11 +55,11 @@ def transport() -> httpx.HTTPTransport:
     try:
         return httpx.HTTPTransport(socket_options=_NODELAY)  # type: ignore[call-arg]
     except TypeError:
-        return _patch_pool(httpx.HTTPTransport(), asynchronous=False)
+        return cast(httpx.HTTPTransport, _patch_pool(httpx.HTTPTransport(), asynchronous=False))
 
 
 def async_transport() -> httpx.AsyncHTTPTransport:
     try:
         return httpx.AsyncHTTPTransport(socket_options=_NODELAY)  # type: ignore[call-arg]
     except TypeError:
-        return _patch_pool(httpx.AsyncHTTPTransport(), asynchronous=True)
+        return cast(httpx.AsyncHTTPTransport, _patch_pool(httpx.AsyncHTTPTransport(), asynchronous=True))

@@ -3,7 +3,7 @@ awaited (the requests are shared: _requests.py)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, cast
 
 import httpx
 
@@ -11,6 +11,8 @@ from . import _requests as req
 from ._transport import async_transport
 from ._sse import Event, StreamError, parse
 from .client import RETRIED, Entries, _backoff, _conflict_pause, _outcome
+from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, ListReply, SearchReply,
+                    SessionReply, StatsReply, TreeReply, WaitReply)
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply, transport_error
 
 
@@ -54,50 +56,50 @@ class AsyncClient:
         raise AssertionError("unreachable")
 
     async def create(self, id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[str] = None,
-                     metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
-        return await self.call(*req.create(id, cwd, name, metadata, parent_session))
+                     metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> SessionReply:
+        return cast(SessionReply, await self.call(*req.create(id, cwd, name, metadata, parent_session)))
 
-    async def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.session("open", session, consistency, max_lag_ms))
+    async def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> SessionReply:
+        return cast(SessionReply, await self.call(*req.session("open", session, consistency, max_lag_ms)))
 
-    async def delete(self, session: str) -> Dict[str, Any]:
-        return await self.call(*req.session("delete", session))
+    async def delete(self, session: str) -> SessionReply:
+        return cast(SessionReply, await self.call(*req.session("delete", session)))
 
-    async def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.session("stats", session, consistency, max_lag_ms))
+    async def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> StatsReply:
+        return cast(StatsReply, await self.call(*req.session("stats", session, consistency, max_lag_ms)))
 
-    async def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
-        return await self.call(*req.fork(session, id, at, before))
+    async def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> SessionReply:
+        return cast(SessionReply, await self.call(*req.fork(session, id, at, before)))
 
-    async def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Dict[str, Any]:
+    async def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> ListReply:
         """A page of sessions; filters: name, cwd, labels, meta, since, until."""
-        return await self.call(*req.list_sessions(limit, cursor, **filters))
+        return cast(ListReply, await self.call(*req.list_sessions(limit, cursor, **filters)))
 
     async def search(self, query: str, session: Optional[str] = None, limit: Optional[int] = None,
-               offset: Optional[int] = None) -> Dict[str, Any]:
+               offset: Optional[int] = None) -> SearchReply:
         """Messages by their words across sessions, best first: {"hits": [...], "total": n}."""
-        return await self.call(*req.search(query, session, limit, offset))
+        return cast(SearchReply, await self.call(*req.search(query, session, limit, offset)))
 
     async def append(self, session: str, entries: Entries, parent: Optional[str] = None,
-                     if_sequence: Optional[int] = None) -> Dict[str, Any]:
+                     if_sequence: Optional[int] = None) -> AppendReply:
         op, body = req.append(session, entries, parent, if_sequence)
         body.pop("session")
-        return await self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body)
+        return cast(AppendReply, await self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body))
 
     async def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
-                   if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.move(session, target, summary, details, if_sequence))
+                   if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, await self.call(*req.move(session, target, summary, details, if_sequence)))
 
-    async def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.label(session, target, label, if_sequence))
+    async def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, await self.call(*req.label(session, target, label, if_sequence)))
 
-    async def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.name(session, name, if_sequence))
+    async def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, await self.call(*req.name(session, name, if_sequence)))
 
-    async def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> Dict[str, Any]:
+    async def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> AppendReply:
         """As Client.update."""
         s = await self.open(session)
-        leaf, seq = s.get("session", {}).get("leaf", ""), s.get("sequence", 0)
+        leaf, seq = s["session"].get("leaf", ""), s.get("sequence", 0)
         for attempt in range(attempts):
             try:
                 return await self.append(session, build(leaf, seq), if_sequence=seq)
@@ -106,24 +108,24 @@ class AsyncClient:
                 await asyncio.sleep(_conflict_pause(attempt))
         raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
 
-    async def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms))
+    async def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> ContextReply:
+        return cast(ContextReply, await self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms)))
 
-    async def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.tree(session, offset, consistency, max_lag_ms))
+    async def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> TreeReply:
+        return cast(TreeReply, await self.call(*req.tree(session, offset, consistency, max_lag_ms)))
 
-    async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms))
+    async def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> EntriesReply:
+        return cast(EntriesReply, await self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms)))
 
-    async def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+    async def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> GetReply:
         """One entry of a session by its id: {"entry": …, "sequence": …}."""
-        return await self.call(*req.get(session, entry, refs, consistency, max_lag_ms))
+        return cast(GetReply, await self.call(*req.get(session, entry, refs, consistency, max_lag_ms)))
 
-    async def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
-        return await self.call(*req.wait(session, sequence, timeout_ms))
+    async def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> WaitReply:
+        return cast(WaitReply, await self.call(*req.wait(session, sequence, timeout_ms)))
 
-    async def put_blob(self, data: bytes) -> Dict[str, Any]:
-        return await self._send("POST", "/v1/blobs", True, content=data)
+    async def put_blob(self, data: bytes) -> BlobReply:
+        return cast(BlobReply, await self._send("POST", "/v1/blobs", True, content=data))
 
     async def get_blob(self, sha256: str) -> bytes:
         res = await self._http.get(f"/v1/blobs/{sha256}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import http.client
 import random
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, cast
 
 import httpx
 
@@ -12,6 +12,8 @@ from . import _requests as req
 from ._fastpost import Poster
 from ._transport import transport
 from ._sse import Event, StreamError, parse
+from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, Listing, ListReply, SearchReply,
+                    SessionReply, StatsReply, TreeReply, WaitReply)
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply, transport_error
 
 Entries = List[Dict[str, Any]]
@@ -22,8 +24,8 @@ RETRIED = (RateLimitedError, UnavailableError, TimeoutError)
 
 def _backoff(attempt: int, err: Optional[SessionlogError]) -> float:
     if isinstance(err, RateLimitedError) and err.retry_after_ms:
-        return err.retry_after_ms / 1000
-    return min(2.0, 0.05 * (2 ** attempt))
+        return float(err.retry_after_ms) / 1000
+    return min(2.0, 0.05 * 2.0 ** attempt)
 
 
 def _outcome(res: httpx.Response) -> Tuple[Optional[Dict[str, Any]], Optional[SessionlogError]]:
@@ -106,44 +108,44 @@ class Client:
 
     # Sessions.
     def create(self, id: Optional[str] = None, cwd: Optional[str] = None, name: Optional[str] = None,
-               metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> Dict[str, Any]:
-        return self.call(*req.create(id, cwd, name, metadata, parent_session))
+               metadata: Optional[Dict[str, Any]] = None, parent_session: Optional[str] = None) -> SessionReply:
+        return cast(SessionReply, self.call(*req.create(id, cwd, name, metadata, parent_session)))
 
-    def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+    def open(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> SessionReply:
         """The session's header, name, labels, leaf and sequence."""
-        return self.call(*req.session("open", session, consistency, max_lag_ms))
+        return cast(SessionReply, self.call(*req.session("open", session, consistency, max_lag_ms)))
 
-    def delete(self, session: str) -> Dict[str, Any]:
-        return self.call(*req.session("delete", session))
+    def delete(self, session: str) -> SessionReply:
+        return cast(SessionReply, self.call(*req.session("delete", session)))
 
-    def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.session("stats", session, consistency, max_lag_ms))
+    def stats(self, session: str, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> StatsReply:
+        return cast(StatsReply, self.call(*req.session("stats", session, consistency, max_lag_ms)))
 
-    def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> Dict[str, Any]:
-        return self.call(*req.fork(session, id, at, before))
+    def fork(self, session: str, id: Optional[str] = None, at: Optional[str] = None, before: Optional[str] = None) -> SessionReply:
+        return cast(SessionReply, self.call(*req.fork(session, id, at, before)))
 
-    def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Dict[str, Any]:
+    def list(self, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> ListReply:
         """A page of sessions; filters: name, cwd, labels, meta, since, until."""
-        return self.call(*req.list_sessions(limit, cursor, **filters))
+        return cast(ListReply, self.call(*req.list_sessions(limit, cursor, **filters)))
 
     def search(self, query: str, session: Optional[str] = None, limit: Optional[int] = None,
-               offset: Optional[int] = None) -> Dict[str, Any]:
+               offset: Optional[int] = None) -> SearchReply:
         """Messages by their words across sessions, best first: {"hits": [...], "total": n}."""
-        return self.call(*req.search(query, session, limit, offset))
+        return cast(SearchReply, self.call(*req.search(query, session, limit, offset)))
 
-    def sessions(self, page: int = 100, **filters: Any) -> Iterator[Dict[str, Any]]:
+    def sessions(self, page: int = 100, **filters: Any) -> Iterator[Listing]:
         """Every session (that the filters keep), most recently updated first, page by page."""
         cursor: Optional[str] = None
         while True:
             r = self.list(page, cursor, **filters)
-            yield from r.get("sessions", [])
+            yield from r["sessions"]
             cursor = r.get("next")
             if not cursor:
                 return
 
     # Writes.
     def append(self, session: str, entries: Entries, parent: Optional[str] = None,
-               if_sequence: Optional[int] = None) -> Dict[str, Any]:
+               if_sequence: Optional[int] = None) -> AppendReply:
         """Appends entries (pi v3 JSON; id, parentId and timestamp may be
         left out) as one atomic batch; with if_sequence, only if the session
         is still at that sequence (ConflictError otherwise). Any size up to
@@ -151,25 +153,25 @@ class Client:
         uploads."""
         op, body = req.append(session, entries, parent, if_sequence)
         body.pop("session")
-        return self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body)
+        return cast(AppendReply, self._send("POST", f"/v1/sessions/{session}/entries", req.idempotent(op, body), json=body))
 
     def move(self, session: str, target: str, summary: Optional[str] = None, details: Any = None,
-             if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.move(session, target, summary, details, if_sequence))
+             if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, self.call(*req.move(session, target, summary, details, if_sequence)))
 
-    def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.label(session, target, label, if_sequence))
+    def label(self, session: str, target: str, label: str, if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, self.call(*req.label(session, target, label, if_sequence)))
 
-    def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.name(session, name, if_sequence))
+    def name(self, session: str, name: str, if_sequence: Optional[int] = None) -> AppendReply:
+        return cast(AppendReply, self.call(*req.name(session, name, if_sequence)))
 
-    def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> Dict[str, Any]:
+    def update(self, session: str, build: Callable[[str, int], Entries], attempts: int = 20) -> AppendReply:
         """The optimistic-concurrency loop: build(leaf, sequence) makes the
         entries to append on the session as it is; if another writer got
         there first, build is called again on the new state, after a short
         random pause."""
         s = self.open(session)
-        leaf, seq = s.get("session", {}).get("leaf", ""), s.get("sequence", 0)
+        leaf, seq = s["session"].get("leaf", ""), s.get("sequence", 0)
         for attempt in range(attempts):
             try:
                 return self.append(session, build(leaf, seq), if_sequence=seq)
@@ -179,11 +181,11 @@ class Client:
         raise ConflictError("conflict", f"{session}: still contended after {attempts} attempts")
 
     # Reads.
-    def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+    def context(self, session: str, at: Optional[str] = None, offset: int = 0, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> ContextReply:
         """One page of the leaf's (or at's) context; context_all reads all."""
-        return self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms))
+        return cast(ContextReply, self.call(*req.context(session, at, offset, refs, consistency, max_lag_ms)))
 
-    def context_all(self, session: str, at: Optional[str] = None, refs: bool = False) -> Dict[str, Any]:
+    def context_all(self, session: str, at: Optional[str] = None, refs: bool = False) -> ContextReply:
         """The whole context: its pages, of one state of the session."""
         first = self.context(session, at, 0, refs)
         messages, sources = list(first.get("messages") or []), list(first.get("sources") or [])
@@ -193,29 +195,29 @@ class Client:
             messages += page.get("messages") or []
             sources += page.get("sources") or []
             nxt = page.get("next", 0)
-        first.update(messages=messages, sources=sources, next=0)
+        first["messages"], first["sources"], first["next"] = messages, sources, 0
         return first
 
-    def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.tree(session, offset, consistency, max_lag_ms))
+    def tree(self, session: str, offset: int = 0, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> TreeReply:
+        return cast(TreeReply, self.call(*req.tree(session, offset, consistency, max_lag_ms)))
 
-    def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
-        return self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms))
+    def entries(self, session: str, offset: int = 0, limit: Optional[int] = None, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> EntriesReply:
+        return cast(EntriesReply, self.call(*req.entries(session, offset, limit, refs, consistency, max_lag_ms)))
 
-    def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> Dict[str, Any]:
+    def get(self, session: str, entry: str, refs: bool = False, consistency: Optional[str] = None, max_lag_ms: Optional[int] = None) -> GetReply:
         """One entry of a session by its id: {"entry": …, "sequence": …}."""
-        return self.call(*req.get(session, entry, refs, consistency, max_lag_ms))
+        return cast(GetReply, self.call(*req.get(session, entry, refs, consistency, max_lag_ms)))
 
-    def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+    def wait(self, session: str, sequence: int, timeout_ms: Optional[int] = None) -> WaitReply:
         """Returns once the service reflects sequence (read-your-writes)."""
-        return self.call(*req.wait(session, sequence, timeout_ms))
+        return cast(WaitReply, self.call(*req.wait(session, sequence, timeout_ms)))
 
     # Blobs.
-    def put_blob(self, data: bytes) -> Dict[str, Any]:
+    def put_blob(self, data: bytes) -> BlobReply:
         """Stores content apart; the reply's "blob" is the reference to
         place in an entry where the content would be. Any size up to the
         service's limit."""
-        return self._send("POST", "/v1/blobs", True, content=data)
+        return cast(BlobReply, self._send("POST", "/v1/blobs", True, content=data))
 
     def get_blob(self, sha256: str) -> bytes:
         res = self._http.get(f"/v1/blobs/{sha256}")
