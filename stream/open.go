@@ -204,7 +204,7 @@ func (b *Backend) complete(ctx context.Context, id string, t *session.Tree, body
 	fallback = err
 	// A body that does not load must not be built on: the next snapshot
 	// of the session is written whole.
-	b.snaps.Forget(id)
+	b.forgetSnapshot(id)
 	full, _, _, err := b.loadTree(ctx, id)
 	if err != nil {
 		return fallback, err
