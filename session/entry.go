@@ -164,7 +164,7 @@ type Entry struct {
 
 	// Body holds the members of the other known types: *Compaction for a
 	// compaction, *BranchSummary, *ThinkingLevelChange, *ModelChange,
-	// *ActiveToolsChange, *Custom, *CustomMessage, *Label, *Listing,
+	// *ActiveToolsChange, *Custom, *CustomMessage, *Label, *NameChange,
 	// *UsageRecord and *ContextEdit for theirs. nil for message and leaf
 	// entries and for types this version does not know (their members are
 	// in Extra); a Body of another type than Type is refused by
