@@ -45,39 +45,6 @@ const (
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,
 	OpSearch, OpUpload, OpPutBlob, OpBlob}
 
-// SearchRequest searches the text of messages across the tenant's
-// sessions (see package search): every word of Query in an entry, any
-// case; in double quotes, a phrase. Session narrows it to one session;
-// Limit (default 20) and Offset page the hits, best first.
-type SearchRequest struct {
-	Query   string `json:"query"`
-	Session string `json:"session,omitempty"`
-	Limit   int    `json:"limit,omitzero"`
-	Offset  int    `json:"offset,omitzero"`
-}
-
-// SearchReply is a page of hits, best first.
-type SearchReply struct {
-	Hits []SearchHit `json:"hits"`
-	// Total is how many entries match (sessions since deleted included
-	// until the node's index learns of it).
-	Total uint64 `json:"total"`
-}
-
-// SearchHit is one entry that matches: its session, where it is, and
-// text around the first matches, with the byte ranges [start, end) of
-// the matched words in Snippet.
-type SearchHit struct {
-	Session   string   `json:"session"`
-	Entry     string   `json:"entry"`
-	Type      string   `json:"type"`
-	Role      string   `json:"role,omitempty"`
-	Timestamp string   `json:"timestamp"`
-	Score     float64  `json:"score"`
-	Snippet   string   `json:"snippet"`
-	Matches   [][2]int `json:"matches"`
-}
-
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {
 	ID            string         `json:"id,omitempty"`

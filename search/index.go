@@ -321,6 +321,9 @@ func (x *Index) compile(q Query) (query.Query, error) {
 	}
 	tq := TextQuery(text)
 	if q.Session == "" {
+		if q.Scope != nil {
+			return nil, &QueryError{"session", "is required to search some of its entries"}
+		}
 		return tq, nil
 	}
 	if err := session.ValidateSessionID(q.Session); err != nil {
@@ -328,5 +331,12 @@ func (x *Index) compile(q Query) (query.Query, error) {
 	}
 	s := bleve.NewTermQuery(q.Session)
 	s.SetField("session")
-	return bleve.NewConjunctionQuery(tq, s), nil
+	if q.Scope == nil {
+		return bleve.NewConjunctionQuery(tq, s), nil
+	}
+	ids := make([]string, len(q.Scope.Entries))
+	for i, e := range q.Scope.Entries {
+		ids[i] = docID(q.Session, e)
+	}
+	return bleve.NewConjunctionQuery(tq, s, bleve.NewDocIDQuery(ids)), nil
 }

@@ -18,6 +18,10 @@ type Query struct {
 	Text string
 	// Session, when set, searches that session only.
 	Session string
+	// Scope, when set, searches these entries of Session only (a branch,
+	// a subtree: BranchScope, SubtreeScope), read from the session's tree
+	// by the caller.
+	Scope *Scope
 	// Limit (default 20) and Offset page the hits, best first;
 	// Offset+Limit is at most Config.MaxResults.
 	Limit, Offset int
@@ -92,6 +96,7 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 					continue
 				}
 				if len(res.Hits) < limit {
+					hit.OutsideContext = q.Scope != nil && q.Scope.Outside[hit.Entry]
 					res.Hits = append(res.Hits, hit)
 				}
 			}

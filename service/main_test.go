@@ -36,6 +36,9 @@ type fixture struct {
 	svc *service.Service
 	c   *api.Client
 	cfg service.Config
+	// caughtUp, when the fixture has a search index, waits for it to
+	// hold what was appended.
+	caughtUp func()
 }
 
 func start(t testing.TB, tweak func(*service.Config)) *fixture {

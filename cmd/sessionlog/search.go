@@ -14,13 +14,16 @@ import (
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
 
 func runSearch(ctx context.Context, e env) error {
 	fs := newFlags("search", e)
 	rf := addRepoFlags(fs)
-	sessionID := fs.String("session", "", "search this session only")
+	sessionID := fs.String("session", "", "search this session only: its current branch, unless -scope says otherwise")
+	scope := fs.String("scope", "", "with -session: branch (the default: the path from the root to -at, or to the leaf), subtree (-at and everything under it) or session (every branch)")
+	at := fs.String("at", "", "with -session: the entry the branch ends at, or the subtree starts from")
 	limit := fs.Int("limit", search.DefaultLimit, "hits to print")
 	offset := fs.Int("offset", 0, "hits to skip (the next page: -offset 20)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -31,7 +34,12 @@ func runSearch(ctx context.Context, e env) error {
 	if rf.files != "" {
 		return usageError("search reads the index of a JetStream store, not -files (grep serves files)")
 	}
-	q := search.Query{Text: strings.Join(args, " "), Session: *sessionID, Limit: *limit, Offset: *offset}
+	req := slapi.SearchRequest{Query: strings.Join(args, " "), Session: *sessionID, Scope: *scope, At: *at, Limit: *limit, Offset: *offset}
+	sc, err := req.Scoped()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
 	repo, err := rf.open(ctx)
 	if err != nil {
 		return err
@@ -39,10 +47,9 @@ func runSearch(ctx context.Context, e env) error {
 	defer repo.close(context.WithoutCancel(ctx))
 	var res search.Result
 	if repo.embedded {
-		res, err = searchHere(ctx, repo, q)
+		res, err = searchHere(ctx, repo, q, sc, req.At)
 	} else {
 		// A serve holds the index: ask its service.
-		req := slapi.SearchRequest{Query: q.Text, Session: q.Session, Limit: q.Limit, Offset: q.Offset}
 		err = slapi.NewClient(repo.nc, service.DefaultConfig(sysConfig()).Subject).Call(ctx, slapi.OpSearch, req, &res)
 	}
 	if err != nil {
@@ -56,7 +63,11 @@ func runSearch(ctx context.Context, e env) error {
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tENTRY\tROLE\tSNIPPET")
 	for _, h := range res.Hits {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Session, h.Entry, strings.TrimPrefix(h.Role+" "+h.Type, " message"), marked(h))
+		snippet := marked(h)
+		if h.OutsideContext {
+			snippet = "(summarized: outside the context) " + snippet
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Session, h.Entry, strings.TrimPrefix(h.Role+" "+h.Type, " message"), snippet)
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stderr, "%d of %d hit(s)\n", len(res.Hits), res.Total)
@@ -65,10 +76,17 @@ func runSearch(ctx context.Context, e env) error {
 
 // searchHere brings the data dir's index up to date with the stream and
 // searches it (no serve runs to keep it current).
-func searchHere(ctx context.Context, repo *openedRepo, q search.Query) (search.Result, error) {
+func searchHere(ctx context.Context, repo *openedRepo, q search.Query, scope, at string) (search.Result, error) {
 	b, ok := repo.Repo.(*stream.Backend)
 	if !ok {
 		return search.Result{}, errors.New("search needs a JetStream store")
+	}
+	if scope != slapi.ScopeSession {
+		sc, err := scopeHere(ctx, b, q.Session, scope, at)
+		if err != nil {
+			return search.Result{}, err
+		}
+		q.Scope = &sc
 	}
 	x, ix, err := openSearch(ctx, repo.node, "", b)
 	if err != nil {
@@ -82,6 +100,27 @@ func searchHere(ctx context.Context, repo *openedRepo, q search.Query) (search.R
 		return search.Result{}, fmt.Errorf("search: bringing the index up to date: %w", err)
 	}
 	return x.Search(ctx, q, b.Exists)
+}
+
+// scopeHere reads a search's scope from the session's tree.
+func scopeHere(ctx context.Context, b *stream.Backend, id, scope, at string) (sc search.Scope, err error) {
+	st, err := b.OpenStore(ctx, id)
+	if err != nil {
+		return sc, err
+	}
+	defer st.Close(context.WithoutCancel(ctx))
+	err = st.ReadTreeAt(ctx, func(t *session.Tree, _ uint64) error {
+		if at != "" && !t.Has(at) {
+			return fmt.Errorf("search: no entry %q in session %q", at, id)
+		}
+		if scope == slapi.ScopeSubtree {
+			sc, err = search.SubtreeScope(t, at)
+		} else {
+			sc, err = search.BranchScope(t, at)
+		}
+		return err
+	})
+	return sc, err
 }
 
 // marked is a hit's snippet on one line with its matches in [brackets].

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,37 @@ func TestSearchVerb(t *testing.T) {
 	var res search.Result
 	if err := json.Unmarshal([]byte(mustRun(t, data, "", "search", "-json", "fox")), &res); err != nil || res.Total != 2 {
 		t.Fatalf("search -json: %+v (%v)", res, err)
+	}
+
+	// Within a session, its current branch unless asked otherwise.
+	left := mustRun(t, data, "", "append", "s1", "-text", "a fox on a branch left behind")
+	mustRun(t, data, "", "move", "s1", e1)
+	kept := mustRun(t, data, "", "append", "s1", "-text", "a fox on the branch kept")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-session", "s1"}, []string{e1, kept}},
+		{[]string{"-session", "s1", "-at", left}, []string{e1, left}},
+		{[]string{"-session", "s1", "-scope", "subtree", "-at", e1}, []string{e1, left, kept}},
+		{[]string{"-session", "s1", "-scope", "session"}, []string{e1, left, kept}},
+	} {
+		var res search.Result
+		if err := json.Unmarshal([]byte(mustRun(t, data, "", append(append([]string{"search", "-json"}, c.args...), "fox")...)), &res); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, h.Entry)
+		}
+		slices.Sort(got)
+		slices.Sort(c.want)
+		if !slices.Equal(got, c.want) {
+			t.Fatalf("search %v fox: %v, want %v", c.args, got, c.want)
+		}
+	}
+	if code, _, stderr := runIn(t, data, "", "search", "-scope", "subtree", "-session", "s1", "fox"); code == 0 || !strings.Contains(stderr, "at") {
+		t.Fatalf("a subtree without -at: exit %d, %q", code, stderr)
 	}
 
 	serveFor(t, data, "-http", "")

@@ -165,6 +165,18 @@ def test_search_and_filters(client, connect, sid):
     assert hit["snippet"].encode()[start:end].decode() == "xylograph"  # byte ranges, past a non-ASCII letter
     with pytest.raises(sessionlog.BadRequestError):
         client.search("  ")
+    # Within a session: its current branch, unless the scope says otherwise.
+    first = a["entries"][0]["id"]
+    left = client.append(sid, [user("a xylograph left behind")])["entries"][0]["id"]
+    client.move(sid, first)
+    for _ in range(200):
+        if client.search("xylograph", session=sid, scope="session")["total"] == 2:
+            break
+        threading.Event().wait(0.05)
+    assert [h["entry"] for h in client.search("xylograph", session=sid)["hits"]] == [first]
+    assert {h["entry"] for h in client.search("xylograph", session=sid, scope="subtree", at=first)["hits"]} == {first, left}
+    with pytest.raises(sessionlog.BadRequestError):
+        client.search("xylograph", session=sid, scope="subtree")
     # The listing's record follows the label within a second or so.
     for _ in range(100):
         listed = list(client.sessions(page=1, labels=["found"], meta={"team": "py"}, cwd="/work"))

@@ -93,7 +93,8 @@ export class Client {
   stats(session: string, opts?: Freshness): Promise<StatsReply>;
   fork(session: string, opts?: { id?: string; at?: string; before?: string }): Promise<SessionReply>;
   list(opts?: ListOptions): Promise<ListReply>;
-  search(query: string, opts?: { session?: string; limit?: number; offset?: number }): Promise<SearchReply>;
+  /** Within a session, its current branch unless scope says otherwise: "subtree" (at and all under it) or "session" (every branch). */
+  search(query: string, opts?: { session?: string; scope?: "branch" | "subtree" | "session"; at?: string; limit?: number; offset?: number }): Promise<SearchReply>;
   sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<Listing>;
   append(session: string, entries: Entry[], opts?: { parent?: string; ifSequence?: number }): Promise<AppendReply>;
   move(session: string, target: string, opts?: { summary?: string; details?: Json; ifSequence?: number }): Promise<AppendReply>;
@@ -151,6 +152,8 @@ export interface SearchHit {
   /** Ranges [start, end) of the matched words in snippet, in bytes of its
    * UTF-8 (new TextEncoder().encode(snippet).subarray(start, end)). */
   matches: [number, number][];
+  /** In a search of a branch: an entry a compaction summarized, which the session's model no longer sees. */
+  outsideContext?: boolean;
 }
 
 export interface SearchReply {

@@ -36,6 +36,8 @@ export async function use(c: Client): Promise<string[]> {
   for await (const l of c.sessions(50, { cwd: "/w" })) out.push(l.id);
   const found: SearchReply = await c.search("hi", { limit: 3 });
   out.push(...found.hits.map((h) => `${h.session}/${h.entry} ${h.snippet.slice(h.matches[0]?.[0] ?? 0)}`));
+  const mine: SearchReply = await c.search("hi", { session: s.id, scope: "subtree", at: a.leaf });
+  out.push(...mine.hits.filter((h) => !h.outsideContext).map((h) => h.entry));
   const blob: BlobReply = await c.putBlob("data");
   out.push(blob.blob.$blob, String(blob.blob.size));
   try {

@@ -138,6 +138,16 @@ test("search and listing filters", async () => {
   const [s, e] = r.hits[0].matches[0];
   assert.equal(new TextDecoder().decode(new TextEncoder().encode(r.hits[0].snippet).subarray(s, e)), "quixotic"); // bytes, past "ï"
   await assert.rejects(c.search("  "), sl.BadRequestError);
+  // Within a session: its current branch, unless the scope says otherwise.
+  const first = a.entries[0].id;
+  const left = (await c.append(id, [user("a quixotic branch left behind")])).entries[0].id;
+  await c.move(id, first);
+  for (let i = 0; i < 200 && (await c.search("quixotic", { session: id, scope: "session" })).total !== 2; i++) {
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.deepEqual((await c.search("quixotic", { session: id })).hits.map((h) => h.entry), [first]);
+  assert.deepEqual((await c.search("quixotic", { session: id, scope: "subtree", at: first })).hits.map((h) => h.entry).sort(), [first, left].sort());
+  await assert.rejects(c.search("quixotic", { session: id, scope: "subtree" }), sl.BadRequestError);
   // The listing's record follows the label within a second or so.
   let listed = [];
   for (let i = 0; i < 100 && listed.length === 0; i++) {

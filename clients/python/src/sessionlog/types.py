@@ -210,6 +210,7 @@ class _SearchHitRequired(TypedDict):
 
 class SearchHit(_SearchHitRequired, total=False):
     role: str
+    outsideContext: bool
 
 
 class SearchReply(TypedDict):

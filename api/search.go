@@ -1,0 +1,81 @@
+package api
+
+import "github.com/agentcore/sessionlog/session"
+
+// SearchRequest searches the text of messages across the tenant's
+// sessions (see package search): every word of Query in an entry, any
+// case; in double quotes, a phrase. Session narrows it to one session;
+// Limit (default 20) and Offset page the hits, best first.
+type SearchRequest struct {
+	Query   string `json:"query"`
+	Session string `json:"session,omitempty"`
+	// Scope, with Session, is what of the session is searched: ScopeBranch
+	// (the default) the path from the root to At (default: the leaf),
+	// what the session's model built on; ScopeSubtree At and every entry
+	// under it; ScopeSession every branch.
+	Scope     string `json:"scope,omitempty"`
+	At        string `json:"at,omitempty"`
+	Limit     int    `json:"limit,omitzero"`
+	Offset    int    `json:"offset,omitzero"`
+	Freshness `json:",inline"`
+}
+
+// The scopes of a search within a session (SearchRequest.Scope).
+const (
+	ScopeBranch  = "branch"
+	ScopeSubtree = "subtree"
+	ScopeSession = "session"
+)
+
+// SearchReply is a page of hits, best first.
+type SearchReply struct {
+	Hits []SearchHit `json:"hits"`
+	// Total is how many entries match (sessions since deleted included
+	// until the node's index learns of it).
+	Total uint64 `json:"total"`
+}
+
+// SearchHit is one entry that matches: its session, where it is, and
+// text around the first matches, with the byte ranges [start, end) of
+// the matched words in Snippet.
+type SearchHit struct {
+	Session   string   `json:"session"`
+	Entry     string   `json:"entry"`
+	Type      string   `json:"type"`
+	Role      string   `json:"role,omitempty"`
+	Timestamp string   `json:"timestamp"`
+	Score     float64  `json:"score"`
+	Snippet   string   `json:"snippet"`
+	Matches   [][2]int `json:"matches"`
+	// OutsideContext marks, in a search of a branch, an entry its
+	// session's model no longer sees: one a compaction summarized.
+	OutsideContext bool `json:"outsideContext,omitzero"`
+}
+
+// Scoped checks what r asks to search and returns its scope: of a
+// session, its branch unless r says otherwise; without one, every
+// session (ScopeSession). The session's id is the caller's to check.
+func (r *SearchRequest) Scoped() (string, error) {
+	scope := r.Scope
+	switch {
+	case scope == "" && r.Session != "":
+		scope = ScopeBranch
+	case scope == "" || scope == ScopeSession:
+		scope = ScopeSession
+	case scope != ScopeBranch && scope != ScopeSubtree:
+		return "", badRequest("/scope", "scope must be %q, %q or %q, not %.64q", ScopeBranch, ScopeSubtree, ScopeSession, scope)
+	case r.Session == "":
+		return "", badRequest("/session", "a %s scope is of a session: give its id", scope)
+	}
+	switch {
+	case r.At != "" && scope == ScopeSession:
+		return "", badRequest("/at", "at names the entry a branch ends at or a subtree starts from: not of a %s scope", scope)
+	case r.At == "" && scope == ScopeSubtree:
+		return "", badRequest("/at", "a subtree scope needs at, the entry it starts from")
+	case r.At != "":
+		if err := session.ValidateID(r.At); err != nil {
+			return "", badRequest("/at", "%v", err)
+		}
+	}
+	return scope, nil
+}
