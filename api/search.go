@@ -1,6 +1,10 @@
 package api
 
-import "github.com/agentcore/sessionlog/session"
+import (
+	"time"
+
+	"github.com/agentcore/sessionlog/session"
+)
 
 // SearchRequest searches the text of messages across the tenant's
 // sessions (see package search): every word of Query in an entry, any
@@ -13,8 +17,22 @@ type SearchRequest struct {
 	// (the default) the path from the root to At (default: the leaf),
 	// what the session's model built on; ScopeSubtree At and every entry
 	// under it; ScopeSession every branch.
-	Scope     string `json:"scope,omitempty"`
-	At        string `json:"at,omitempty"`
+	Scope string `json:"scope,omitempty"`
+	At    string `json:"at,omitempty"`
+	// The filters: an entry's role (user, assistant, toolResult…), a
+	// tool it called or answered, a file its tool calls named (or a
+	// directory above one), the model that wrote it (provider/model),
+	// the agent that made its session (pi, claude-code, codex,
+	// langgraph, openai-agents), the session's working directory (or one
+	// above it), and its time: since <= t < until (RFC 3339).
+	Role      string `json:"role,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+	Since     string `json:"since,omitempty"`
+	Until     string `json:"until,omitempty"`
 	Limit     int    `json:"limit,omitzero"`
 	Offset    int    `json:"offset,omitzero"`
 	Freshness `json:",inline"`
@@ -78,4 +96,23 @@ func (r *SearchRequest) Scoped() (string, error) {
 		}
 	}
 	return scope, nil
+}
+
+// Window is r's time bounds, or what is wrong with them.
+func (r *SearchRequest) Window() (since, until time.Time, err error) {
+	for _, b := range []struct {
+		field, v string
+		t        *time.Time
+	}{{"/since", r.Since, &since}, {"/until", r.Until, &until}} {
+		if b.v == "" {
+			continue
+		}
+		if *b.t, err = time.Parse(time.RFC3339Nano, b.v); err != nil {
+			return since, until, badRequest(b.field, "%s is not a time (RFC 3339, e.g. 2026-01-02T15:04:05Z): %.64q", b.field[1:], b.v)
+		}
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return since, until, badRequest("/until", "until must be after since")
+	}
+	return since, until, nil
 }

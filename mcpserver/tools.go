@@ -33,7 +33,7 @@ func (t *tools) register(s *mcp.Server) {
 		Description: "List sessions, most recently updated first, with their name, working directory, number of entries and labels. Filter by a part of the name, a working directory (and below it), labels (all of them), metadata values, and when they were last updated; page on with the cursor a reply gives." + dataNote},
 		guard(t, t.listSessions))
 	addTool(s, &mcp.Tool{Name: "search_sessions", Annotations: readOnly("Search sessions"),
-		Description: fmt.Sprintf("Find messages by their words across all sessions (or one), best first: each hit names its session and entry, the role, the time and a snippet with the words found. Put a phrase in double quotes. Within one session only its current branch is searched unless scope says otherwise (subtree, or session for every branch, abandoned ones too); hits a compaction summarized are marked outside the context. At most %d hits (default %d); read a hit's conversation with get_context (session, and entry to read up to it).", t.cfg.MaxHits, DefaultHits) + dataNote},
+		Description: fmt.Sprintf("Find messages by their words across all sessions (or one), best first: each hit names its session and entry, the role, the time and a snippet with the words found. Put a phrase in double quotes; end a word with * for a prefix or ~ to allow a typo. Filter by role, tool, file path, model, agent, working directory or time. Within one session only its current branch is searched unless scope says otherwise (subtree, or session for every branch, abandoned ones too); hits a compaction summarized are marked outside the context. At most %d hits (default %d); read a hit's conversation with get_context (session, and entry to read up to it).", t.cfg.MaxHits, DefaultHits) + dataNote},
 		guard(t, t.searchSessions))
 	addTool(s, &mcp.Tool{Name: "get_context", Annotations: readOnly("Read a session's context"),
 		Description: fmt.Sprintf("Read what a session's model sees: the messages of its current branch (or of the branch ending at entry), after its latest compaction, as readable text, one message after another. Bounded by max_tokens (default %d, at most %d): the oldest messages are left out first, and the reply says how many.", t.cfg.DefaultTokens, t.cfg.MaxTokens) + dataNote},
@@ -208,6 +208,14 @@ type SearchInput struct {
 	Session string `json:"session,omitempty" jsonschema:"search this session only"`
 	Scope   string `json:"scope,omitempty" jsonschema:"within the session: branch (the default: the path from its root to at, what its model built on), subtree (at and everything under it) or session (every branch, abandoned ones too)"`
 	At      string `json:"at,omitempty" jsonschema:"the entry the branch ends at (default: the session's leaf) or the subtree starts from"`
+	Role    string `json:"role,omitempty" jsonschema:"messages of this role only: user, assistant or toolResult"`
+	Tool    string `json:"tool,omitempty" jsonschema:"entries that called, or answered, this tool"`
+	Path    string `json:"path,omitempty" jsonschema:"entries whose tool calls named this file, or a file under this directory"`
+	Model   string `json:"model,omitempty" jsonschema:"assistant messages of this provider/model"`
+	Agent   string `json:"agent,omitempty" jsonschema:"sessions of this agent: pi, claude-code, codex, langgraph or openai-agents"`
+	Cwd     string `json:"cwd,omitempty" jsonschema:"sessions working in this directory, or under it"`
+	Since   string `json:"since,omitempty" jsonschema:"entries at or after this time (RFC 3339)"`
+	Until   string `json:"until,omitempty" jsonschema:"entries before this time (RFC 3339)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"hits to return (default 20)"`
 }
 
@@ -228,7 +236,8 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 		limit = DefaultHits
 	}
 	var reply api.SearchReply
-	if err := t.svc.Call(ctx, api.OpSearch, api.SearchRequest{Query: in.Query, Session: in.Session, Scope: in.Scope, At: in.At, Limit: limit}, &reply); err != nil {
+	if err := t.svc.Call(ctx, api.OpSearch, api.SearchRequest{Query: in.Query, Session: in.Session, Scope: in.Scope, At: in.At, Limit: limit,
+		Role: in.Role, Tool: in.Tool, Path: in.Path, Model: in.Model, Agent: in.Agent, Cwd: in.Cwd, Since: in.Since, Until: in.Until}, &reply); err != nil {
 		return nil, SearchOutput{}, err
 	}
 	if reply.Hits == nil {

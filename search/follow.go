@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/internal/lru"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -35,7 +37,16 @@ type Indexer struct {
 	indexed uint64
 	lastErr error
 	closed  bool
+
+	// facts are sessions' header facets, by session id (under factsMu,
+	// a leaf lock, never held across a request): learned from headers
+	// as they pass, read from the stream for a session met mid-way.
+	factsMu sync.Mutex
+	facts   *lru.Cache[string, SessionFacts]
 }
+
+// maxFacts bounds the sessions whose header facets an indexer remembers.
+const maxFacts = 1 << 16
 
 // maxLags is how many recent index lags Status keeps.
 const maxLags = 10000
@@ -43,7 +54,7 @@ const maxLags = 10000
 // Follow starts indexing b's entries into x. It returns once every
 // partition's consumer is made; Close stops it.
 func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) {
-	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, cons: map[int]jetstream.Consumer{}}
+	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, cons: map[int]jetstream.Consumer{}, facts: lru.New[string, SessionFacts]()}
 	fctx, cancel := context.WithCancel(context.Background())
 	ix.cancel = cancel
 	for _, p := range b.Partitions() {
@@ -65,7 +76,7 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return err
 	}
-	filter := p.TypeFilter(indexedTypes...)
+	filter := p.TypeFilter(append([]session.EntryType{session.TypeSession}, indexedTypes...)...)
 	cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: filter.Subjects,
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
@@ -181,8 +192,11 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 			continue
 		}
 		m, err := ix.b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
-		if err == nil && m.Entry != nil {
-			err = ix.x.add(batch, m.Session, m.Entry)
+		switch {
+		case err == nil && m.Header != nil:
+			ix.learn(m.Session, FactsOf(*m.Header))
+		case err == nil && m.Entry != nil:
+			err = ix.x.add(batch, m.Session, m.Entry, ix.factsOf(ctx, m.Session))
 			stamps = append(stamps, meta.Timestamp)
 		}
 		if err != nil && !errors.Is(err, stream.ErrNotSession) {
@@ -192,6 +206,36 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 			flush()
 		}
 	}
+}
+
+// learn remembers a session's header facets.
+func (ix *Indexer) learn(id string, f SessionFacts) {
+	ix.factsMu.Lock()
+	defer ix.factsMu.Unlock()
+	ix.facts.Put(id, f)
+	if ix.facts.Len() > maxFacts {
+		ix.facts.Trim(maxFacts*7/8, nil) // in bulk: a trim sorts what it holds
+	}
+}
+
+// factsOf are a session's header facets: remembered, or read from its
+// header (a session whose header the indexer did not see pass: it
+// started after it). A header that cannot be read leaves them empty: the
+// entry is indexed without them rather than not at all.
+func (ix *Indexer) factsOf(ctx context.Context, id string) SessionFacts {
+	ix.factsMu.Lock()
+	f, ok := ix.facts.Get(id)
+	ix.factsMu.Unlock()
+	if ok {
+		return f
+	}
+	h, err := ix.b.Header(ctx, id)
+	if err != nil {
+		return SessionFacts{}
+	}
+	f = FactsOf(h)
+	ix.learn(id, f)
+	return f
 }
 
 // forget drops the entries of sessions deleted while it watches.

@@ -98,13 +98,26 @@ type Index struct {
 
 // doc is what the index holds of one entry.
 type doc struct {
-	Session   string `json:"session"`
-	Entry     string `json:"entry"`
-	Type      string `json:"type"`
-	Role      string `json:"role"`
-	Timestamp string `json:"ts"`
-	Text      string `json:"text"`
+	Session   string    `json:"session"`
+	Entry     string    `json:"entry"`
+	Type      string    `json:"type"`
+	Role      string    `json:"role"`
+	Timestamp string    `json:"ts"`
+	Text      string    `json:"text"`
+	Tools     []string  `json:"tools,omitempty"`
+	Paths     []string  `json:"paths,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	Agent     string    `json:"agent,omitempty"`
+	Cwd       []string  `json:"cwd,omitempty"`
+	Time      time.Time `json:"time,omitzero"`
 }
+
+// schemaKey records, in the index, the version of what it holds of an
+// entry: an index of another is set aside and rebuilt from the stream.
+var schemaKey = []byte("sessionlog.schema")
+
+// schema is the version of doc and its mapping (2: the facets).
+const schema = "2"
 
 // docID names an entry's document: session ids hold no '/'.
 func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }
@@ -122,6 +135,14 @@ func indexMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt("type", kw())
 	dm.AddFieldMappingsAt("role", kw())
 	dm.AddFieldMappingsAt("ts", kw())
+	for _, f := range []string{"tools", "paths", "model", "agent", "cwd"} {
+		facet := bleve.NewKeywordFieldMapping()
+		facet.Store, facet.IncludeInAll, facet.DocValues = false, false, false
+		dm.AddFieldMappingsAt(f, facet)
+	}
+	t := bleve.NewDateTimeFieldMapping()
+	t.Store, t.IncludeInAll = false, false
+	dm.AddFieldMappingsAt("time", t)
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = "standard" // lower-cased Unicode words, no stemming: exact words
 	text.Store, text.IncludeTermVectors, text.IncludeInAll = true, true, false
@@ -165,6 +186,25 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	if v, gerr := idx.GetInternal(schemaKey); !rebuilt && (gerr != nil || string(v) != schema) {
+		// Made by another version: what it holds of an entry is not
+		// what this one searches.
+		idx.Close()
+		aside := fmt.Sprintf("%s.schema%s-%d", cfg.Dir, v, time.Now().UnixNano())
+		if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
+			return nil, false, fmt.Errorf("search: index %s is of another version and cannot be set aside: %w", cfg.Dir, rerr)
+		}
+		if idx, err = bleve.New(cfg.Dir, indexMapping()); err != nil {
+			return nil, false, fmt.Errorf("search: %w", err)
+		}
+		rebuilt = true
+	}
+	if rebuilt {
+		if err := idx.SetInternal(schemaKey, []byte(schema)); err != nil {
+			idx.Close()
+			return nil, false, fmt.Errorf("search: %w", err)
+		}
 	}
 	return &Index{cfg: cfg, idx: idx}, rebuilt, nil
 }
@@ -256,13 +296,16 @@ func truncate(s string, max int) string {
 // indexedTypes are the entry types whose text is indexed.
 var indexedTypes = []session.EntryType{session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction, session.TypeBranchSummary, session.TypeCustom}
 
-// add puts an entry of session into batch b, if it has text.
-func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry) error {
+// add puts an entry of session (whose header gave facts) into batch b,
+// if it has text.
+func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry, facts SessionFacts) error {
 	role, text := textOf(e, x.cfg.MaxTextBytes)
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	return b.Index(docID(sessionID, e.ID), doc{Session: sessionID, Entry: e.ID, Type: string(e.Type), Role: role, Timestamp: e.Timestamp, Text: text})
+	f := facetsOf(e, facts)
+	return b.Index(docID(sessionID, e.ID), doc{Session: sessionID, Entry: e.ID, Type: string(e.Type), Role: role, Timestamp: e.Timestamp, Text: text,
+		Tools: f.Tools, Paths: f.Paths, Model: f.Model, Agent: f.Agent, Cwd: f.Cwd, Time: f.Time})
 }
 
 // Forget removes every entry of session from the index (it was deleted).
@@ -291,19 +334,56 @@ func (x *Index) Forget(ctx context.Context, sessionID string) error {
 }
 
 // TextQuery is the bleve query of a search's text, unchecked (Search
-// checks it first): every word in the text field, or in double quotes,
-// the phrase. The bench runs it on bleve alone as its baseline.
+// checks it first; the bench runs it on bleve alone as its baseline):
+// every word in the text field, any case; a part in double quotes is a
+// phrase; a word ending in * is a prefix (of at least minAffix letters),
+// one ending in ~ matches words a letter or two away (typos).
 func TextQuery(text string) query.Query {
-	if len(text) >= 2 && strings.HasPrefix(text, `"`) && strings.HasSuffix(text, `"`) {
-		p := bleve.NewMatchPhraseQuery(strings.Trim(text, `"`))
-		p.SetField("text")
-		return p
+	var parts []query.Query
+	for i, seg := range strings.Split(text, `"`) {
+		if i%2 == 1 { // inside quotes
+			if strings.TrimSpace(seg) != "" {
+				p := bleve.NewMatchPhraseQuery(seg)
+				p.SetField("text")
+				parts = append(parts, p)
+			}
+			continue
+		}
+		var plain []string
+		for _, w := range strings.Fields(seg) {
+			switch stem := strings.ToLower(strings.TrimRight(w, "*~")); {
+			case strings.HasSuffix(w, "*") && utf8.RuneCountInString(stem) >= minAffix:
+				p := bleve.NewPrefixQuery(stem)
+				p.SetField("text")
+				parts = append(parts, p)
+			case strings.HasSuffix(w, "~") && utf8.RuneCountInString(stem) >= minAffix:
+				f := bleve.NewFuzzyQuery(stem)
+				f.SetField("text")
+				f.SetFuzziness(1)
+				if utf8.RuneCountInString(stem) >= 6 {
+					f.SetFuzziness(2)
+				}
+				parts = append(parts, f)
+			default:
+				plain = append(plain, w)
+			}
+		}
+		if len(plain) > 0 {
+			m := bleve.NewMatchQuery(strings.Join(plain, " "))
+			m.SetField("text")
+			m.SetOperator(query.MatchQueryOperatorAnd)
+			parts = append(parts, m)
+		}
 	}
-	m := bleve.NewMatchQuery(text)
-	m.SetField("text")
-	m.SetOperator(query.MatchQueryOperatorAnd)
-	return m
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return bleve.NewConjunctionQuery(parts...)
 }
+
+// minAffix is the shortest stem of a prefix or a typo-tolerant word: a
+// shorter one would match most of the index's words.
+const minAffix = 3
 
 // compile turns a query's text into a bleve query: every word must
 // appear (any case); a text in double quotes is a phrase.
@@ -319,7 +399,24 @@ func (x *Index) compile(q Query) (query.Query, error) {
 	case len(strings.Fields(text)) > x.cfg.MaxQueryTerms:
 		return nil, &QueryError{"query", fmt.Sprintf("has %d words (max %d)", len(strings.Fields(text)), x.cfg.MaxQueryTerms)}
 	}
+	if strings.Count(text, `"`)%2 == 1 {
+		// A quote without its pair quotes nothing: its words are words.
+		i := strings.LastIndex(text, `"`)
+		text = text[:i] + " " + text[i+1:]
+	}
+	for _, w := range strings.Fields(strings.ReplaceAll(text, `"`, " ")) {
+		if stem := strings.TrimRight(w, "*~"); stem != w && utf8.RuneCountInString(stem) < minAffix {
+			return nil, &QueryError{"query", fmt.Sprintf("%.40q: a prefix (*) or a typo-tolerant word (~) needs %d letters or more", w, minAffix)}
+		}
+	}
+	fq, err := q.Filter.queries()
+	if err != nil {
+		return nil, err
+	}
 	tq := TextQuery(text)
+	if len(fq) > 0 {
+		tq = bleve.NewConjunctionQuery(append([]query.Query{tq}, fq...)...)
+	}
 	if q.Session == "" {
 		if q.Scope != nil {
 			return nil, &QueryError{"session", "is required to search some of its entries"}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
-	"github.com/agentcore/sessionlog/api"
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
+
+	"github.com/agentcore/sessionlog/api"
 )
 
 // Query is a search.
@@ -22,6 +24,8 @@ type Query struct {
 	// a subtree: BranchScope, SubtreeScope), read from the session's tree
 	// by the caller.
 	Scope *Scope
+	// Filter narrows the search by the entries' facets.
+	Filter Filter
 	// Limit (default 20) and Offset page the hits, best first;
 	// Offset+Limit is at most Config.MaxResults.
 	Limit, Offset int
@@ -76,6 +80,9 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 			req.Fields = []string{"session", "entry", "type", "role", "ts", "text"}
 			req.IncludeLocations = true
 			sr, err := x.idx.SearchInContext(ctx, req)
+			if err != nil && strings.Contains(err.Error(), "TooManyClauses") {
+				return &QueryError{"query", fmt.Sprintf("a prefix (*) or a typo-tolerant word (~) matches more than %d words: give it more letters", maxExpansion)}
+			}
 			if err != nil {
 				return fmt.Errorf("search: %w", err)
 			}

@@ -37,7 +37,11 @@ func (s *Service) search(ctx context.Context, data []byte) (any, error) {
 	default:
 		return nil, &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("%d searches running on this node: the limit", cap(s.searches)), RetryAfterMs: 500}
 	}
-	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
+	filter, err := search.FilterOf(req)
+	if err != nil {
+		return nil, err
+	}
+	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset, Filter: filter}
 	if scope != api.ScopeSession {
 		sc, err := s.scopeOf(ctx, req, scope)
 		if err != nil {

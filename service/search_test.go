@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,6 +200,10 @@ func TestSearchScopeRefusals(t *testing.T) {
 		{api.SearchRequest{Query: "x", Session: "sc", At: "no such"}, api.CodeBadRequest, "/at"},
 		{api.SearchRequest{Query: "x", Session: "sc", At: "nosuch"}, api.CodeEntryNotFound, "/at"},
 		{api.SearchRequest{Query: "x", Session: "other", At: "nosuch"}, api.CodeNotFound, ""},
+		{api.SearchRequest{Query: "x", Since: "yesterday"}, api.CodeBadRequest, "/since"},
+		{api.SearchRequest{Query: "x", Since: "2026-02-01T00:00:00Z", Until: "2026-01-01T00:00:00Z"}, api.CodeBadRequest, "/until"},
+		{api.SearchRequest{Query: "re*"}, api.CodeBadRequest, "/query"},
+		{api.SearchRequest{Query: "x", Tool: strings.Repeat("t", 2000)}, api.CodeBadRequest, "/tool"},
 	} {
 		err := f.callErr(api.OpSearch, c.req)
 		var pe *api.Error

@@ -24,6 +24,15 @@ func runSearch(ctx context.Context, e env) error {
 	sessionID := fs.String("session", "", "search this session only: its current branch, unless -scope says otherwise")
 	scope := fs.String("scope", "", "with -session: branch (the default: the path from the root to -at, or to the leaf), subtree (-at and everything under it) or session (every branch)")
 	at := fs.String("at", "", "with -session: the entry the branch ends at, or the subtree starts from")
+	var f slapi.SearchRequest
+	fs.StringVar(&f.Role, "role", "", "entries of this role only (user, assistant, toolResult, …)")
+	fs.StringVar(&f.Tool, "tool", "", "entries that called (or answered) this tool")
+	fs.StringVar(&f.Path, "path", "", "entries whose tool calls named this file, or a file under this directory")
+	fs.StringVar(&f.Model, "model", "", "assistant entries of this provider/model")
+	fs.StringVar(&f.Agent, "agent", "", "sessions of this agent: pi, claude-code, codex, langgraph, openai-agents")
+	fs.StringVar(&f.Cwd, "cwd", "", "sessions working in this directory, or under it")
+	fs.StringVar(&f.Since, "since", "", "entries at or after this time (RFC 3339)")
+	fs.StringVar(&f.Until, "until", "", "entries before this time (RFC 3339)")
 	limit := fs.Int("limit", search.DefaultLimit, "hits to print")
 	offset := fs.Int("offset", 0, "hits to skip (the next page: -offset 20)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -34,12 +43,17 @@ func runSearch(ctx context.Context, e env) error {
 	if rf.files != "" {
 		return usageError("search reads the index of a JetStream store, not -files (grep serves files)")
 	}
-	req := slapi.SearchRequest{Query: strings.Join(args, " "), Session: *sessionID, Scope: *scope, At: *at, Limit: *limit, Offset: *offset}
+	req := f
+	req.Query, req.Session, req.Scope, req.At, req.Limit, req.Offset = strings.Join(args, " "), *sessionID, *scope, *at, *limit, *offset
 	sc, err := req.Scoped()
 	if err != nil {
 		return usageError("%v", err)
 	}
-	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset}
+	filter, err := search.FilterOf(&req)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	q := search.Query{Text: req.Query, Session: req.Session, Limit: req.Limit, Offset: req.Offset, Filter: filter}
 	repo, err := rf.open(ctx)
 	if err != nil {
 		return err

@@ -177,6 +177,11 @@ def test_search_and_filters(client, connect, sid):
     assert {h["entry"] for h in client.search("xylograph", session=sid, scope="subtree", at=first)["hits"]} == {first, left}
     with pytest.raises(sessionlog.BadRequestError):
         client.search("xylograph", session=sid, scope="subtree")
+    assert client.search("xylograph", session=sid, scope="session", role="user")["total"] == 2
+    assert client.search("xylograph", session=sid, scope="session", role="assistant")["total"] == 0
+    assert client.search("xylogr*", session=sid, scope="session", since="2000-01-01T00:00:00Z")["total"] == 2
+    with pytest.raises(sessionlog.BadRequestError):
+        client.search("xylograph", since="yesterday")
     # The listing's record follows the label within a second or so.
     for _ in range(100):
         listed = list(client.sessions(page=1, labels=["found"], meta={"team": "py"}, cwd="/work"))

@@ -94,7 +94,7 @@ export class Client {
   fork(session: string, opts?: { id?: string; at?: string; before?: string }): Promise<SessionReply>;
   list(opts?: ListOptions): Promise<ListReply>;
   /** Within a session, its current branch unless scope says otherwise: "subtree" (at and all under it) or "session" (every branch). */
-  search(query: string, opts?: { session?: string; scope?: "branch" | "subtree" | "session"; at?: string; limit?: number; offset?: number }): Promise<SearchReply>;
+  search(query: string, opts?: { session?: string; scope?: "branch" | "subtree" | "session"; at?: string; limit?: number; offset?: number } & SearchFilters): Promise<SearchReply>;
   sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<Listing>;
   append(session: string, entries: Entry[], opts?: { parent?: string; ifSequence?: number }): Promise<AppendReply>;
   move(session: string, target: string, opts?: { summary?: string; details?: Json; ifSequence?: number }): Promise<AppendReply>;
@@ -140,6 +140,9 @@ export interface ListOptions {
   since?: string;
   until?: string;
 }
+
+/** Narrow a search: an entry's role, a tool it called or answered, a file its tool calls named (or a directory above one), its model (provider/model), its session's agent and working directory (or one above), its time (RFC 3339: since <= t < until). */
+export interface SearchFilters { role?: string; tool?: string; path?: string; model?: string; agent?: string; cwd?: string; since?: string; until?: string }
 
 export interface SearchHit {
   session: string;

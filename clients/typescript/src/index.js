@@ -182,7 +182,7 @@ export class Client {
 
   /** Messages whose text has every word of query (in double quotes: the
    * phrase), best first: {hits: [{session, entry, snippet, matches, …}], total}. */
-  search(query, { session, scope, at, limit, offset } = {}) { return this.call("search", drop({ query, session, scope, at, limit, offset })); }
+  search(query, { session, scope, at, limit, offset, ...filters } = {}) { return this.call("search", drop({ query, session, scope, at, limit, offset, ...filters })); }
 
   /** Every session, most recently updated first. */
   async *sessions(page = 100, filters = {}) {

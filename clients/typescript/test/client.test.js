@@ -148,6 +148,10 @@ test("search and listing filters", async () => {
   assert.deepEqual((await c.search("quixotic", { session: id })).hits.map((h) => h.entry), [first]);
   assert.deepEqual((await c.search("quixotic", { session: id, scope: "subtree", at: first })).hits.map((h) => h.entry).sort(), [first, left].sort());
   await assert.rejects(c.search("quixotic", { session: id, scope: "subtree" }), sl.BadRequestError);
+  assert.equal((await c.search("quixotic", { session: id, scope: "session", role: "user" })).total, 2);
+  assert.equal((await c.search("quixotic", { session: id, scope: "session", role: "assistant" })).total, 0);
+  assert.equal((await c.search("quixot~", { session: id, scope: "session", since: "2000-01-01T00:00:00Z" })).total, 2);
+  await assert.rejects(c.search("quixotic", { since: "yesterday" }), sl.BadRequestError);
   // The listing's record follows the label within a second or so.
   let listed = [];
   for (let i = 0; i < 100 && listed.length === 0; i++) {

@@ -91,13 +91,18 @@ def list_sessions(limit: Optional[int] = None, cursor: Optional[str] = None, nam
 
 
 def search(query: str, session_id: Optional[str] = None, limit: Optional[int] = None,
-           offset: Optional[int] = None, scope: Optional[str] = None, at: Optional[str] = None) -> Request:
+           offset: Optional[int] = None, scope: Optional[str] = None, at: Optional[str] = None,
+           **filters: Optional[str]) -> Request:
     """Messages whose text has every word of query (in double quotes: the
     phrase), best first. Each hit's "matches" are byte ranges of the UTF-8
     of its "snippet": snippet.encode()[start:end].decode(). Within a
     session, its current branch unless scope says otherwise ("subtree":
-    at and everything under it; "session": every branch)."""
-    return "search", _body(query=query, session=session_id, limit=limit, offset=offset, scope=scope, at=at)
+    at and everything under it; "session": every branch). filters: role,
+    tool, path, model, agent, cwd, since, until (RFC 3339)."""
+    unknown = set(filters) - {"role", "tool", "path", "model", "agent", "cwd", "since", "until"}
+    if unknown:
+        raise TypeError(f"search: unknown filters {sorted(unknown)}")
+    return "search", _body(query=query, session=session_id, limit=limit, offset=offset, scope=scope, at=at, **filters)
 
 
 def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Request:

@@ -129,12 +129,14 @@ class Client:
         return cast(ListReply, self.call(*req.list_sessions(limit, cursor, **filters)))
 
     def search(self, query: str, session: Optional[str] = None, limit: Optional[int] = None,
-               offset: Optional[int] = None, scope: Optional[str] = None, at: Optional[str] = None) -> SearchReply:
+               offset: Optional[int] = None, scope: Optional[str] = None, at: Optional[str] = None,
+               **filters: Optional[str]) -> SearchReply:
         """Messages by their words across sessions, best first: {"hits": [...], "total": n}.
         Within a session, its current branch unless scope says otherwise
         ("subtree": at and everything under it; "session": every branch);
-        a hit a compaction summarized has "outsideContext": True."""
-        return cast(SearchReply, self.call(*req.search(query, session, limit, offset, scope, at)))
+        a hit a compaction summarized has "outsideContext": True. filters:
+        role, tool, path, model, agent, cwd, since, until (RFC 3339)."""
+        return cast(SearchReply, self.call(*req.search(query, session, limit, offset, scope, at, **filters)))
 
     def sessions(self, page: int = 100, **filters: Any) -> Iterator[Listing]:
         """Every session (that the filters keep), most recently updated first, page by page."""
