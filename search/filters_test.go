@@ -106,7 +106,9 @@ func TestFiltersAgainstAScan(t *testing.T) {
 		{"agent", search.Filter{Agent: "claude-code"}, func(g genEntry) bool { return g.agent == "claude-code" }},
 		{"cwd", search.Filter{Cwd: "/repo"}, func(g genEntry) bool { return g.cwd == "/repo" || strings.HasPrefix(g.cwd, "/repo/") }},
 		{"window", search.Filter{Since: base.Add(5 * 24 * time.Hour), Until: base.Add(12 * 24 * time.Hour)},
-			func(g genEntry) bool { return !g.at.Before(base.Add(5*24*time.Hour)) && g.at.Before(base.Add(12*24*time.Hour)) }},
+			func(g genEntry) bool {
+				return !g.at.Before(base.Add(5*24*time.Hour)) && g.at.Before(base.Add(12*24*time.Hour))
+			}},
 		{"tool and agent", search.Filter{Tool: "bash", Agent: "pi"}, func(g genEntry) bool { return slices.Contains(g.tools, "bash") && g.agent == "pi" }},
 	} {
 		var want []string
