@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
@@ -276,6 +277,27 @@ func TestIndexResumesAndRebuilds(t *testing.T) {
 	}
 	if aside, _ := filepath.Glob(dir + ".broken-*"); len(aside) != 1 {
 		t.Fatalf("the damaged index was not set aside: %v", aside)
+	}
+	ix.Close(context.Background())
+	x.Close()
+
+	// An index another version made (what it holds of an entry differs)
+	// is set aside and rebuilt, facets and all.
+	old, err := bleve.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.SetInternal([]byte("sessionlog.schema"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	x, ix, rebuilt = follow(t, b, dir)
+	caughtUp(t, ix)
+	if res := find(t, x, b, search.Query{Text: "quantum", Filter: search.Filter{Role: "user"}}); !rebuilt || res.Total != 2 {
+		t.Fatalf("of another version, rebuilt %v: %+v", rebuilt, res)
+	}
+	if aside, _ := filepath.Glob(dir + ".schema1-*"); len(aside) != 1 {
+		t.Fatalf("the index of another version was not set aside: %v", aside)
 	}
 }
 
