@@ -252,7 +252,9 @@ func searchEverySource(t *testing.T, data string, sources []matrixSource, done *
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		var out string
 		err := await.Until(ctx, await.Poll{First: 20 * time.Millisecond, Most: 500 * time.Millisecond}, nil, func() (bool, error) {
-			out = mustRun(t, data, "", "search", "-session", s.id, word)
+			// Every branch: the word is of the session's first message,
+			// which a session that branched from its root has left.
+			out = mustRun(t, data, "", "search", "-session", s.id, "-scope", "session", word)
 			return strings.Contains(out, s.id), nil
 		})
 		cancel()
