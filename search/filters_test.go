@@ -170,3 +170,23 @@ func TestPrefixAndTypos(t *testing.T) {
 		t.Errorf("a narrower prefix: %d hits, want 1", n)
 	}
 }
+
+// A branch of a session with no entry yet finds nothing, and says so
+// without an error.
+func TestEmptyScopeFindsNothing(t *testing.T) {
+	b := backend(t, 1)
+	x, ix, _ := follow(t, b, "")
+	write(t, b, "full", "words to find")
+	caughtUp(t, ix)
+	sc, err := search.BranchScope(session.NewTree(session.Header{Version: 3, ID: "full"}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, x, b, search.Query{Text: "words", Session: "full", Scope: &sc})
+	if res.Total != 0 || len(res.Hits) != 0 {
+		t.Fatalf("an empty scope found %+v", res)
+	}
+	if all := find(t, x, b, search.Query{Text: "words", Session: "full"}); all.Total != 1 {
+		t.Fatalf("the session itself: %+v", all)
+	}
+}
