@@ -141,7 +141,7 @@ func indexMapping() mapping.IndexMapping {
 		dm.AddFieldMappingsAt(f, facet)
 	}
 	t := bleve.NewDateTimeFieldMapping()
-	t.Store, t.IncludeInAll = false, false
+	t.Store, t.IncludeInAll, t.DocValues = false, false, false
 	dm.AddFieldMappingsAt("time", t)
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = "standard" // lower-cased Unicode words, no stemming: exact words
