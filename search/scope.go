@@ -1,6 +1,11 @@
 package search
 
-import "github.com/agentcore/sessionlog/session"
+import (
+	"fmt"
+
+	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/session"
+)
 
 // Scope is what of one session a search reads: its entries, and of a
 // branch those its context no longer shows (a compaction summarized
@@ -8,6 +13,20 @@ import "github.com/agentcore/sessionlog/session"
 type Scope struct {
 	Entries []string
 	Outside map[string]bool
+}
+
+// ScopeOf is the scope of a search within a session of tree t: the
+// subtree under at for api.ScopeSubtree, else the branch ending at at
+// (the leaf when empty). An at the tree does not hold is
+// session.ErrEntryNotFound.
+func ScopeOf(t *session.Tree, scope, at string) (Scope, error) {
+	if at != "" && !t.Has(at) {
+		return Scope{}, fmt.Errorf("%w: %q", session.ErrEntryNotFound, at)
+	}
+	if scope == api.ScopeSubtree {
+		return SubtreeScope(t, at)
+	}
+	return BranchScope(t, at)
 }
 
 // BranchScope is the path from the root to at (the leaf when empty):
@@ -41,7 +60,7 @@ func BranchScope(t *session.Tree, at string) (Scope, error) {
 // children in a tree's entries, so one pass finds them.
 func SubtreeScope(t *session.Tree, at string) (Scope, error) {
 	if !t.Has(at) {
-		return Scope{}, &QueryError{"at", "names no entry of the session"}
+		return Scope{}, fmt.Errorf("%w: %q", session.ErrEntryNotFound, at)
 	}
 	entries, err := t.Entries()
 	if err != nil {

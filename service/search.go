@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentcore/sessionlog/api"
@@ -58,16 +59,12 @@ func (s *Service) scopeOf(ctx context.Context, req *api.SearchRequest, scope str
 	var sc search.Scope
 	_, err := s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		return nil, st.ReadTreeAt(ctx, func(t *session.Tree, _ uint64) (err error) {
-			if req.At != "" && !t.Has(req.At) {
-				return &api.Error{Code: api.CodeEntryNotFound, Field: "/at", Message: fmt.Sprintf("no entry %q in session %q", req.At, req.Session)}
-			}
-			if scope == api.ScopeSubtree {
-				sc, err = search.SubtreeScope(t, req.At)
-			} else {
-				sc, err = search.BranchScope(t, req.At)
-			}
+			sc, err = search.ScopeOf(t, scope, req.At)
 			return err
 		})
 	})
+	if errors.Is(err, session.ErrEntryNotFound) {
+		return sc, &api.Error{Code: api.CodeEntryNotFound, Field: "/at", Message: fmt.Sprintf("no entry %q in session %q", req.At, req.Session)}
+	}
 	return sc, err
 }

@@ -123,18 +123,14 @@ func scopeHere(ctx context.Context, b *stream.Backend, id, scope, at string) (sc
 		return sc, err
 	}
 	defer st.Close(context.WithoutCancel(ctx))
-	err = st.ReadTreeAt(ctx, func(t *session.Tree, _ uint64) error {
-		if at != "" && !t.Has(at) {
-			return fmt.Errorf("search: no entry %q in session %q", at, id)
-		}
-		if scope == slapi.ScopeSubtree {
-			sc, err = search.SubtreeScope(t, at)
-		} else {
-			sc, err = search.BranchScope(t, at)
-		}
+	err = st.ReadTreeAt(ctx, func(t *session.Tree, _ uint64) (err error) {
+		sc, err = search.ScopeOf(t, scope, at)
 		return err
 	})
-	return sc, err
+	if err != nil {
+		return sc, fmt.Errorf("search: session %s: %w", id, err)
+	}
+	return sc, nil
 }
 
 // marked is a hit's snippet on one line with its matches in [brackets].
