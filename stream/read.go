@@ -103,10 +103,7 @@ func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, er
 }
 
 func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
+	return jsx.WithTimeout(ctx, b.cfg.RequestTimeout)
 }
 
 // loadTree reads a whole session into a tree. It returns the sequence of

@@ -79,10 +79,7 @@ func Open(ctx context.Context, rq *jsx.Requester, tel *telemetry.T, cfg Config) 
 }
 
 func (sn *Store) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, sn.timeout)
+	return jsx.WithTimeout(ctx, sn.timeout)
 }
 
 // snapshotVersion is the snapshot format this version writes and reads.

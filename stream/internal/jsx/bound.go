@@ -107,3 +107,12 @@ func AttemptContext(ctx context.Context, timeout time.Duration) (context.Context
 	}
 	return context.WithTimeout(ctx, timeout)
 }
+
+// WithTimeout is ctx bounded by timeout, unless it has a deadline of its
+// own already: a call's own deadline wins over the default.
+func WithTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
+}
