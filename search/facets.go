@@ -33,11 +33,18 @@ type Facets struct {
 type SessionFacts struct {
 	Agent string
 	Cwd   string
+	// Forked, for a fork, is when it was made: its entries stamped no
+	// later are copies of its parent's (their usage is the parent's).
+	Forked time.Time
 }
 
 // FactsOf are a header's facets.
 func FactsOf(h session.Header) SessionFacts {
-	return SessionFacts{Agent: session.AgentOf(h), Cwd: h.Cwd}
+	f := SessionFacts{Agent: session.AgentOf(h), Cwd: h.Cwd}
+	if h.ParentSession != "" {
+		f.Forked, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
+	}
+	return f
 }
 
 func init() {

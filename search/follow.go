@@ -76,7 +76,7 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return err
 	}
-	filter := p.TypeFilter(append([]session.EntryType{session.TypeSession}, indexedTypes...)...)
+	filter := p.TypeFilter(append([]session.EntryType{session.TypeSession, session.TypeUsage}, indexedTypes...)...)
 	cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: filter.Subjects,
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
@@ -89,7 +89,9 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
 	}
-	w, err := p.WatchIndex(ctx)
+	// Under fctx, not ctx: a watcher ends with the context it was made
+	// with, and ctx is one attempt's.
+	w, err := p.WatchIndex(fctx)
 	if err != nil {
 		it.Stop()
 		return err
@@ -141,6 +143,7 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		last    uint64
 		pending bool
 		stamps  []time.Time
+		usage   = usageStage{}
 	)
 	flush := func() {
 		if !pending {
@@ -148,7 +151,13 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		}
 		v := binary.BigEndian.AppendUint64(nil, last)
 		batch.SetInternal(posKey(p), v)
-		err := ix.x.read(func() error { return ix.x.idx.Batch(batch) })
+		err := writeUsage(batch, usage)
+		if err == nil {
+			err = ix.x.read(func() error { return ix.x.idx.Batch(batch) })
+		}
+		if err == nil {
+			ix.x.commitUsage(usage)
+		}
 		now := time.Now()
 		ix.mu.Lock()
 		if err != nil {
@@ -162,7 +171,7 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		}
 		ix.mu.Unlock()
 		batch.Reset()
-		pending, stamps = false, stamps[:0]
+		pending, stamps, usage = false, stamps[:0], usageStage{}
 	}
 	for {
 		if ctx.Err() != nil {
@@ -195,8 +204,11 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		switch {
 		case err == nil && m.Header != nil:
 			ix.learn(m.Session, FactsOf(*m.Header))
+			ix.x.reviveUsage(m.Session)
 		case err == nil && m.Entry != nil:
-			err = ix.x.add(batch, m.Session, m.Entry, ix.factsOf(ctx, m.Session))
+			facts := ix.factsOf(ctx, m.Session)
+			ix.x.stageUsage(usage, m.Session, m.Entry, facts)
+			err = ix.x.add(batch, m.Session, m.Entry, facts)
 			stamps = append(stamps, meta.Timestamp)
 		}
 		if err != nil && !errors.Is(err, stream.ErrNotSession) {

@@ -89,8 +89,9 @@ func (c Config) Validate() error {
 
 // Index is a search index. It is safe for concurrent use.
 type Index struct {
-	cfg Config
-	idx bleve.Index
+	cfg    Config
+	idx    bleve.Index
+	usages *usageTable
 
 	mu     sync.RWMutex // closed
 	closed bool
@@ -116,8 +117,9 @@ type doc struct {
 // entry: an index of another is set aside and rebuilt from the stream.
 var schemaKey = []byte("sessionlog.schema")
 
-// schema is the version of doc and its mapping (2: the facets).
-const schema = "2"
+// schema is the version of doc and its mapping (2: the facets; 3: the
+// usage documents).
+const schema = "3"
 
 // docID names an entry's document: session ids hold no '/'.
 func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }
@@ -143,6 +145,9 @@ func indexMapping() mapping.IndexMapping {
 	t := bleve.NewDateTimeFieldMapping()
 	t.Store, t.IncludeInAll, t.DocValues = false, false, false
 	dm.AddFieldMappingsAt("time", t)
+	usage := bleve.NewTextFieldMapping()
+	usage.Index, usage.Store, usage.IncludeInAll, usage.DocValues = false, true, false, false
+	dm.AddFieldMappingsAt("usage", usage)
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = "standard" // lower-cased Unicode words, no stemming: exact words
 	text.Store, text.IncludeTermVectors, text.IncludeInAll = true, true, false
@@ -206,7 +211,14 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 			return nil, false, fmt.Errorf("search: %w", err)
 		}
 	}
-	return &Index{cfg: cfg, idx: idx}, rebuilt, nil
+	x = &Index{cfg: cfg, idx: idx, usages: newUsageTable()}
+	if !rebuilt {
+		if err := x.loadUsage(context.Background()); err != nil {
+			idx.Close()
+			return nil, false, err
+		}
+	}
+	return x, rebuilt, nil
 }
 
 // Close closes the index. It is idempotent.
@@ -233,7 +245,7 @@ func (x *Index) read(fn func() error) error {
 // Count is the number of entries indexed.
 func (x *Index) Count() (n uint64, err error) {
 	err = x.read(func() (err error) { n, err = x.idx.DocCount(); return err })
-	return n, err
+	return n - min(n, uint64(x.usageSessions())), err
 }
 
 // textOf is the text indexed of an entry ("" for none), at most max bytes.
@@ -310,6 +322,7 @@ func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry, facts Se
 
 // Forget removes every entry of session from the index (it was deleted).
 func (x *Index) Forget(ctx context.Context, sessionID string) error {
+	x.forgetUsage(sessionID)
 	return x.read(func() error {
 		for {
 			q := bleve.NewTermQuery(sessionID)

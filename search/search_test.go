@@ -215,16 +215,31 @@ func TestDeletedSessionsLeaveResults(t *testing.T) {
 	if err := b.Delete(context.Background(), "gone"); err != nil {
 		t.Fatal(err)
 	}
-	res := find(t, x, b, search.Query{Text: "zebra"})
-	if len(res.Hits) != 1 || res.Hits[0].Session != "keep" {
-		t.Fatalf("after the delete: %+v", res)
-	}
+	// Forgotten by the indexer's watch of deletions, before any search.
 	sessiontest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if n, _ := x.Count(); n != 1 {
 			return fmt.Errorf("%d entries indexed, want 1", n)
 		}
 		return nil
 	})
+	res := find(t, x, b, search.Query{Text: "zebra"})
+	if len(res.Hits) != 1 || res.Hits[0].Session != "keep" {
+		t.Fatalf("after the delete: %+v", res)
+	}
+	// A search drops (and forgets) hits of a session deleted that the
+	// index has not yet heard of.
+	write(t, b, "gone2", "zebra herd")
+	caughtUp(t, ix)
+	ix.Close(context.Background())
+	if err := b.Delete(context.Background(), "gone2"); err != nil {
+		t.Fatal(err)
+	}
+	if res := find(t, x, b, search.Query{Text: "zebra"}); len(res.Hits) != 1 {
+		t.Fatalf("after a delete the index did not hear of: %+v", res)
+	}
+	if n, _ := x.Count(); n != 1 {
+		t.Fatalf("%d entries indexed, want 1", n)
+	}
 }
 
 // The index on disk resumes where it stopped; removed, it is rebuilt from

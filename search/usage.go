@@ -1,0 +1,288 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/agentcore/sessionlog/internal/lru"
+	"github.com/agentcore/sessionlog/session"
+)
+
+// Usage across sessions is kept by the indexer as entries pass, beside
+// the text: per session, what its model calls consumed by day and model
+// (a cell). The cells of the sessions a batch touched are written as one
+// document per session ("usage" documents, no text: no search finds
+// them) in the batch that indexes the entries and records the stream's
+// position, so a crash repeats nothing and loses nothing; they are read
+// back when the index opens. A report (Index.Usage) sums the cells in
+// memory: no session is read per request.
+
+// usageCell sums the model calls of one session on one day by one model.
+type usageCell struct {
+	Day        string  `json:"day"`
+	Model      string  `json:"model,omitempty"`
+	Turns      int64   `json:"turns,omitzero"`
+	Calls      int64   `json:"calls,omitzero"`
+	Input      int64   `json:"input,omitzero"`
+	Output     int64   `json:"output,omitzero"`
+	CacheRead  int64   `json:"cacheRead,omitzero"`
+	CacheWrite int64   `json:"cacheWrite,omitzero"`
+	Tokens     int64   `json:"tokens,omitzero"`
+	Cost       float64 `json:"cost,omitzero"`
+}
+
+type cellKey struct{ day, model string }
+
+// sessionUsage is one session's cells and the facts of its header they
+// are grouped by.
+type sessionUsage struct {
+	Agent string       `json:"agent,omitempty"`
+	Cwd   string       `json:"cwd,omitempty"`
+	Cells []*usageCell `json:"cells"`
+	index map[cellKey]*usageCell
+}
+
+// maxCells bounds one session's cells: past it, new days and models are
+// summed in one cell of no day and no model (the totals stay right).
+const maxCells = 1024
+
+// overflowModel names the model of the cell that sums what is past
+// maxCells.
+const overflowModel = "(more days and models than one session keeps)"
+
+func (su *sessionUsage) clone() *sessionUsage {
+	c := &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: make([]*usageCell, len(su.Cells)), index: make(map[cellKey]*usageCell, len(su.Cells))}
+	for i, cell := range su.Cells {
+		cc := *cell
+		c.Cells[i], c.index[cellKey{cc.Day, cc.Model}] = &cc, &cc
+	}
+	return c
+}
+
+func (su *sessionUsage) cell(day, model string) *usageCell {
+	k := cellKey{day, model}
+	if c := su.index[k]; c != nil {
+		return c
+	}
+	if len(su.Cells) >= maxCells {
+		k = cellKey{"", overflowModel}
+		if c := su.index[k]; c != nil {
+			return c
+		}
+	}
+	c := &usageCell{Day: k.day, Model: k.model}
+	su.Cells, su.index[k] = append(su.Cells, c), c
+	return c
+}
+
+// usageTable is every session's usage, as committed to the index.
+type usageTable struct {
+	mu       sync.RWMutex
+	sessions map[string]*sessionUsage
+	// forgotten are sessions deleted lately: a batch staged before their
+	// deletion and written after it must not bring them back.
+	forgotten *lru.Cache[string, struct{}]
+}
+
+// maxForgotten bounds the deleted sessions a table remembers.
+const maxForgotten = 1 << 14
+
+func newUsageTable() *usageTable {
+	return &usageTable{sessions: map[string]*sessionUsage{}, forgotten: lru.New[string, struct{}]()}
+}
+
+// usageStage is what a batch adds to the usage of the sessions it
+// touches: copies, made current in the table once the batch is written.
+type usageStage map[string]*sessionUsage
+
+// usageDocID names a session's usage document: entries' ids hold a '/'
+// after the session's id, which holds none.
+func usageDocID(sessionID string) string { return "usage/" + sessionID + "/" }
+
+// usageDoc is what the index holds of a session's usage.
+type usageDoc struct {
+	Session string `json:"session"`
+	Type    string `json:"type"`
+	Usage   string `json:"usage"`
+}
+
+const usageType = "usage"
+
+// stageUsage adds what e consumed to its session's usage in st: an
+// assistant reply's usage is a turn, a usage entry's a call. A fork's
+// copy of its parent's entry (stamped no later than the fork was made)
+// adds nothing: the parent counts it.
+func (x *Index) stageUsage(st usageStage, sessionID string, e *session.Entry, facts SessionFacts) {
+	var u *session.Usage
+	var provider, model string
+	turn := false
+	switch {
+	case e.Type == session.TypeMessage && e.Message != nil && e.Message.Assistant() != nil:
+		a := e.Message.Assistant()
+		u, provider, model, turn = a.Usage, a.Provider, a.Model, true
+	case e.Type == session.TypeUsage && e.UsageRecord() != nil:
+		r := e.UsageRecord()
+		u, provider, model = r.Usage, r.Provider, r.Model
+	}
+	if u == nil {
+		return
+	}
+	at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if !facts.Forked.IsZero() && err == nil && !at.After(facts.Forked) {
+		return
+	}
+	su := st[sessionID]
+	if su == nil {
+		x.usages.mu.RLock()
+		_, gone := x.usages.forgotten.Peek(sessionID)
+		if cur := x.usages.sessions[sessionID]; cur != nil {
+			su = cur.clone()
+		}
+		x.usages.mu.RUnlock()
+		if gone {
+			return
+		}
+		if su == nil {
+			su = &sessionUsage{index: map[cellKey]*usageCell{}}
+		}
+		st[sessionID] = su
+	}
+	if facts.Agent != "" || facts.Cwd != "" {
+		su.Agent, su.Cwd = facts.Agent, facts.Cwd
+	}
+	day := ""
+	if err == nil {
+		day = at.UTC().Format(time.DateOnly)
+	}
+	name := ""
+	if provider != "" || model != "" {
+		name = provider + "/" + model
+	}
+	if len(name) > maxFacetBytes || !utf8.ValidString(name) {
+		name = "(invalid model name)"
+	}
+	c := su.cell(day, name)
+	if turn {
+		c.Turns++
+	} else {
+		c.Calls++
+	}
+	c.Input += u.Input
+	c.Output += u.Output
+	c.CacheRead += u.CacheRead
+	c.CacheWrite += u.CacheWrite
+	c.Tokens += u.Tokens()
+	c.Cost += u.Cost.Total
+}
+
+// writeUsage adds st's sessions' usage documents to b.
+func writeUsage(b *bleve.Batch, st usageStage) error {
+	for id, su := range st {
+		data, err := json.Marshal(su)
+		if err != nil {
+			return fmt.Errorf("search: usage of %s: %w", id, err)
+		}
+		if err := b.Index(usageDocID(id), usageDoc{Session: id, Type: usageType, Usage: string(data)}); err != nil {
+			return fmt.Errorf("search: usage of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// commitUsage makes st current, once its batch is written; a session
+// deleted meanwhile is dropped again.
+func (x *Index) commitUsage(st usageStage) {
+	var gone []string
+	x.usages.mu.Lock()
+	for id, su := range st {
+		if _, ok := x.usages.forgotten.Peek(id); ok {
+			gone = append(gone, id)
+			continue
+		}
+		x.usages.sessions[id] = su
+	}
+	x.usages.mu.Unlock()
+	for _, id := range gone {
+		_ = x.read(func() error { return x.idx.Delete(usageDocID(id)) })
+	}
+}
+
+// forgetUsage drops a deleted session's usage (its document goes with its
+// entries').
+func (x *Index) forgetUsage(sessionID string) {
+	x.usages.mu.Lock()
+	defer x.usages.mu.Unlock()
+	delete(x.usages.sessions, sessionID)
+	x.usages.forgotten.Put(sessionID, struct{}{})
+	if x.usages.forgotten.Len() > maxForgotten {
+		x.usages.forgotten.Trim(maxForgotten*7/8, nil)
+	}
+}
+
+// reviveUsage lets a session made again under a deleted one's id count.
+func (x *Index) reviveUsage(sessionID string) {
+	x.usages.mu.Lock()
+	defer x.usages.mu.Unlock()
+	x.usages.forgotten.Remove(sessionID)
+}
+
+// loadUsage reads every session's usage document into the table, in
+// pages ordered by id.
+func (x *Index) loadUsage(ctx context.Context) error {
+	q := bleve.NewTermQuery(usageType)
+	q.SetField("type")
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(query.Query(q), 1000, 0, false)
+		req.SortBy([]string{"_id"})
+		req.Fields = []string{"session", "usage"}
+		if after != nil {
+			req.SearchAfter = after
+		}
+		res, err := x.idx.SearchInContext(ctx, req)
+		if err != nil {
+			return fmt.Errorf("search: read usage: %w", err)
+		}
+		for _, h := range res.Hits {
+			id, _ := h.Fields["session"].(string)
+			data, _ := h.Fields["usage"].(string)
+			var su sessionUsage
+			if err := json.Unmarshal([]byte(data), &su); err != nil || id == "" {
+				return fmt.Errorf("search: usage document %q is damaged: %v", h.ID, err)
+			}
+			su.index = make(map[cellKey]*usageCell, len(su.Cells))
+			for _, c := range su.Cells {
+				su.index[cellKey{c.Day, c.Model}] = c
+			}
+			x.usages.sessions[id] = &su
+		}
+		if len(res.Hits) < req.Size {
+			return nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
+// usageSessions is how many sessions have usage documents.
+func (x *Index) usageSessions() int {
+	x.usages.mu.RLock()
+	defer x.usages.mu.RUnlock()
+	return len(x.usages.sessions)
+}
+
+// underDir tells whether cwd is dir or below it.
+func underDir(cwd, dir string) bool {
+	dir = strings.TrimRight(dir, `/\`)
+	if dir == "" {
+		return strings.HasPrefix(cwd, "/") || strings.HasPrefix(cwd, `\`)
+	}
+	return cwd == dir || (strings.HasPrefix(cwd, dir) && strings.ContainsRune(`/\`, rune(cwd[len(dir)])))
+}
