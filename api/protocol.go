@@ -31,6 +31,8 @@ const (
 	OpDelete  = "delete"
 	OpWait    = "wait"
 	OpSearch  = "search"
+	// OpUsage sums tokens and cost across sessions (see UsageRequest).
+	OpUsage = "usage"
 	// Blobs: content stored apart from entries (see session.BlobRef).
 	OpUpload  = "upload"
 	OpPutBlob = "putblob"
@@ -43,7 +45,7 @@ const (
 
 // Ops lists every operation.
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,
-	OpSearch, OpUpload, OpPutBlob, OpBlob}
+	OpSearch, OpUsage, OpUpload, OpPutBlob, OpBlob}
 
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {

@@ -110,6 +110,33 @@ func TestSearchRoute(t *testing.T) {
 	}
 }
 
+// GET /v1/usage names a bad parameter, and says so when the node keeps
+// no usage (the test's service has no index).
+func TestUsageRoute(t *testing.T) {
+	g := start(t, nil)
+	u := g.URL() + "/v1/usage?"
+	for q, want := range map[string]string{
+		"by=day&by=model":                   "?by",
+		"by=week":                           "/by",
+		"by=day,day":                        "/by",
+		"limit=many":                        "?limit",
+		"limit=-1":                          "/limit",
+		"since=yesterday":                   "/since",
+		"session=a/b":                       "/session",
+		"group=model":                       "?group",
+		"until=2026-01-01&since=2026-02-01": "/until",
+	} {
+		if r := do(t, "GET", u+q, ""); r.status != 400 || errField(r) != want {
+			t.Errorf("usage ?%s: %d %v, want 400 naming %s", q, r.status, r.body, want)
+		}
+	}
+	for _, q := range []string{"", "by=", "by=month,agent&since=2026-01-01"} {
+		if r := do(t, "GET", u+q, ""); r.status != 503 || errCode(r) != "unavailable" {
+			t.Errorf("usage ?%s without an index: %d %v", q, r.status, r.body)
+		}
+	}
+}
+
 // GET …/stats takes ?timeline=true|false and names anything else.
 func TestStatsTimelineParam(t *testing.T) {
 	g := start(t, nil)

@@ -49,6 +49,7 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /v1/sessions/{id}/tree", api.OpTree, query(read(map[string]bool{"offset": true})))
 	handle("GET /v1/sessions/{id}/stats", api.OpStats, query(read(map[string]bool{"timeline": false})))
 	handle("GET /v1/search", api.OpSearch, searchQuery)
+	handle("GET /v1/usage", api.OpUsage, usageQuery)
 	handle("GET /v1/sessions/{id}/wait", api.OpWait, query(map[string]bool{"sequence": true, "timeoutMs": true}))
 	mux.HandleFunc("GET /v1/sessions/{id}/events", g.events)
 	// Any operation by name, body as on NATS.
@@ -488,4 +489,34 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// usageQuery is a usage report's request: by (dimensions, comma
+// separated; given empty, none), the filters, and limit.
+func usageQuery(r *http.Request, _ int64) ([]byte, error) {
+	req := map[string]any{}
+	for k, vs := range r.URL.Query() {
+		if len(vs) != 1 {
+			return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("query parameter %q given %d times", k, len(vs))}
+		}
+		switch v := vs[0]; k {
+		case "by":
+			by := []string{}
+			if v != "" {
+				by = strings.Split(v, ",")
+			}
+			req[k] = by
+		case "since", "until", "model", "project", "agent", "session":
+			req[k] = v
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, &api.Error{Code: api.CodeBadRequest, Field: "?limit", Message: fmt.Sprintf("query parameter \"limit\" must be an integer, not %.40q", v)}
+			}
+			req[k] = n
+		default:
+			return nil, &api.Error{Code: api.CodeBadRequest, Field: "?" + k, Message: fmt.Sprintf("unknown query parameter %.64q", k)}
+		}
+	}
+	return json.Marshal(req)
 }

@@ -134,6 +134,12 @@ type Searcher interface {
 	Forget(ctx context.Context, session string) error
 }
 
+// UsageReporter is a Searcher that also keeps usage across sessions (a
+// *search.Index does), which answers the usage operation.
+type UsageReporter interface {
+	Usage(ctx context.Context, req api.UsageRequest) (api.UsageReport, error)
+}
+
 // DefaultConfig serves sessionlog.v1.
 func DefaultConfig(sc session.Config) Config {
 	return Config{

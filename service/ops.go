@@ -14,7 +14,7 @@ func (s *Service) ops() map[string]opFunc {
 	ops := map[string]opFunc{
 		api.OpCreate: s.create, api.OpOpen: s.open, api.OpAppend: s.append, api.OpMove: s.move, api.OpLabel: s.label,
 		api.OpName: s.name, api.OpContext: s.context, api.OpTree: s.tree, api.OpEntries: s.entries, api.OpGet: s.get, api.OpStats: s.stats,
-		api.OpFork: s.fork, api.OpList: s.list, api.OpDelete: s.delete, api.OpWait: s.wait, api.OpSearch: s.search,
+		api.OpFork: s.fork, api.OpList: s.list, api.OpDelete: s.delete, api.OpWait: s.wait, api.OpSearch: s.search, api.OpUsage: s.usage,
 		api.OpUpload: s.upload, api.OpPutBlob: s.putBlob, api.OpBlob: s.blob,
 	}
 	if s.cfg.AcceptLinks {

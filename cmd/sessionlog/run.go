@@ -36,6 +36,7 @@ func init() {
 		"append":     {"append a message (flags, or JSON on stdin) and print its id", runAppend},
 		"ls":         {"list sessions, most recently updated first (filters: -name -cwd -label -meta -since -until)", runList},
 		"search":     {"find messages by their words across sessions, best first, with snippets", runSearch},
+		"usage":      {"sum tokens and cost across sessions by day, month, model, project, agent or session, with averages per turn", runUsage},
 		"tree":       {"print a session's tree with labels and the leaf marked", runTree},
 		"show":       {"same as tree", runTree},
 		"context":    {"print the context of a session's leaf as JSON", runContext},

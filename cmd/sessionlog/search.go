@@ -102,18 +102,29 @@ func searchHere(ctx context.Context, repo *openedRepo, q search.Query, scope, at
 		}
 		q.Scope = &sc
 	}
+	var res search.Result
+	err := withIndexHere(ctx, repo, b, func(x *search.Index) (err error) {
+		res, err = x.Search(ctx, q, b.Exists)
+		return err
+	})
+	return res, err
+}
+
+// withIndexHere runs fn on the data dir's index, brought up to date with
+// the stream (no serve runs to keep it current).
+func withIndexHere(ctx context.Context, repo *openedRepo, b *stream.Backend, fn func(x *search.Index) error) error {
 	x, ix, err := openSearch(ctx, repo.node, "", b)
 	if err != nil {
-		return search.Result{}, err
+		return err
 	}
 	defer x.Close()
 	defer ix.Close(context.WithoutCancel(ctx))
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	if err := ix.CaughtUp(cctx); err != nil {
-		return search.Result{}, fmt.Errorf("search: bringing the index up to date: %w", err)
+		return fmt.Errorf("search: bringing the index up to date: %w", err)
 	}
-	return x.Search(ctx, q, b.Exists)
+	return fn(x)
 }
 
 // scopeHere reads a search's scope from the session's tree.

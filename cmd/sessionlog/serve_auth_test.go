@@ -110,6 +110,22 @@ func TestServeWithTenantsAndTLS(t *testing.T) {
 	if code, body := get("/v1/search?q=xylophone", "alice", "alice-pw"); code != 200 || !strings.Contains(body, `"total":0`) {
 		t.Fatalf("alice's search: %d %s", code, body)
 	}
+	// Usage too: bob's reply counts for bob, and alice's report has none.
+	if err := bc.Call(ctx, slapi.OpAppend, map[string]any{"session": "bobs", "entries": []any{map[string]any{
+		"type": "message", "message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "ok"}},
+			"provider": "p", "model": "m", "api": "x", "stopReason": "stop", "timestamp": 1,
+			"usage": map[string]any{"input": 7, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12, "cost": map[string]any{"total": 0.5}}}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if code, body := get("/v1/usage?by=model", "bob", "bob-pw"); code != 200 || !strings.Contains(body, `"model":"p/m"`) || !strings.Contains(body, `"sessions":1`) {
+			return fmt.Errorf("bob's usage: %d %s", code, body)
+		}
+		return nil
+	})
+	if code, body := get("/v1/usage?by=model", "alice", "alice-pw"); code != 200 || !strings.Contains(body, `"sessions":0`) || !strings.Contains(body, `"rows":[]`) {
+		t.Fatalf("alice's usage: %d %s", code, body)
+	}
 	for _, tenant := range []string{"acme", "globex"} {
 		if _, err := os.Stat(searchDir(data, tenant)); err != nil {
 			t.Fatalf("index of %s: %v", tenant, err)
