@@ -138,6 +138,7 @@ func TestReplyTypesMatchTheProtocol(t *testing.T) {
 		{"GetReply", api.GetReply{}}, {"EntriesReply", api.EntriesReply{}}, {"StatsReply", api.StatsReply{}},
 		{"UsageReply", api.UsageReply{}}, {"UsageDay", api.UsageDay{}}, {"WaitReply", api.WaitReply{}},
 		{"BlobReply", api.BlobReply{}}, {"SearchReply", api.SearchReply{}}, {"SearchHit", api.SearchHit{}},
+		{"UsageRow", api.UsageRow{}}, {"UsageReport", api.UsageReport{}},
 	} {
 		want := jsonMembers(reflect.TypeOf(r.v))
 		for _, c := range []struct {

@@ -178,6 +178,18 @@ def test_search_and_filters(client, connect, sid):
     with pytest.raises(sessionlog.BadRequestError):
         client.search("xylograph", session=sid, scope="subtree")
     assert client.search("xylograph", session=sid, scope="session", role="user")["total"] == 2
+    # Usage across sessions: this session's one reply, by model, in its
+    # project; the total alone with by=[].
+    for _ in range(200):
+        u = client.usage(by=["model", "project"], project="/work/py-search")
+        if u["sessions"]:
+            break
+        threading.Event().wait(0.05)
+    assert [(r["model"], r["project"], r["turns"], r["tokens"]) for r in u["rows"]] == [("anthropic/claude-x", "/work/py-search", 1, 3)]
+    total = client.usage(by=[], session=sid)
+    assert (total["by"], len(total["rows"]), total["total"]["turns"]) == ([], 1, 1)
+    with pytest.raises(sessionlog.BadRequestError):
+        client.usage(by=["week"])
     assert client.search("xylograph", session=sid, scope="session", role="assistant")["total"] == 0
     assert client.search("xylogr*", session=sid, scope="session", since="2000-01-01T00:00:00Z")["total"] == 2
     with pytest.raises(sessionlog.BadRequestError):

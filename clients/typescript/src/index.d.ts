@@ -95,6 +95,8 @@ export class Client {
   list(opts?: ListOptions): Promise<ListReply>;
   /** Within a session, its current branch unless scope says otherwise: "subtree" (at and all under it) or "session" (every branch). */
   search(query: string, opts?: { session?: string; scope?: "branch" | "subtree" | "session"; at?: string; limit?: number; offset?: number } & SearchFilters): Promise<SearchReply>;
+  /** Tokens and cost across sessions, grouped by `by` (default day and model; [] the total alone). */
+  usage(opts?: UsageOptions): Promise<UsageReport>;
   sessions(page?: number, filters?: Omit<ListOptions, "limit" | "cursor">): AsyncGenerator<Listing>;
   append(session: string, entries: Entry[], opts?: { parent?: string; ifSequence?: number }): Promise<AppendReply>;
   move(session: string, target: string, opts?: { summary?: string; details?: Json; ifSequence?: number }): Promise<AppendReply>;
@@ -162,4 +164,41 @@ export interface SearchHit {
 export interface SearchReply {
   hits: SearchHit[];
   total: number;
+}
+
+export type UsageDimension = "day" | "month" | "model" | "project" | "agent" | "session";
+
+/** Since and until are days (2026-01-02, UTC), both included; model is provider/model or the model's name; project a working directory, its sessions and those below. */
+export interface UsageOptions { by?: UsageDimension[]; since?: string; until?: string; model?: string; project?: string; agent?: string; session?: string; limit?: number }
+
+/** One group's usage: its values of the dimensions asked for, what its calls consumed, and averages per turn. */
+export interface UsageRow {
+  day?: string;
+  month?: string;
+  model?: string;
+  project?: string;
+  agent?: string;
+  session?: string;
+  /** Assistant replies; calls are usage entries (models called outside the conversation). */
+  turns: number;
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  tokens: number;
+  cost: number;
+  tokensPerTurn: number;
+  costPerTurn: number;
+}
+
+export interface UsageReport {
+  by: UsageDimension[];
+  /** Ordered by the dimensions, days and months oldest first; at most limit. */
+  rows: UsageRow[];
+  /** Every row summed, those past the limit included. */
+  total: UsageRow;
+  sessions: number;
+  groups: number;
+  cut?: boolean;
 }

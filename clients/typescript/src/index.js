@@ -22,7 +22,7 @@ export function newId() {
 const INLINE_LIMIT = 768 << 10;
 const UPLOAD_PIECE = 512 << 10;
 
-const READS = new Set(["open", "context", "tree", "entries", "stats", "list", "wait", "blob", "putblob"]);
+const READS = new Set(["open", "context", "tree", "entries", "stats", "list", "wait", "search", "usage", "blob", "putblob"]);
 
 /** Whether a request may be sent again when its outcome is unknown. */
 export function idempotent(op, body) {
@@ -183,6 +183,15 @@ export class Client {
   /** Messages whose text has every word of query (in double quotes: the
    * phrase), best first: {hits: [{session, entry, snippet, matches, …}], total}. */
   search(query, { session, scope, at, limit, offset, ...filters } = {}) { return this.call("search", drop({ query, session, scope, at, limit, offset, ...filters })); }
+
+  /** Tokens and cost summed across sessions, grouped by `by` (of "day",
+   * "month", "model", "project", "agent", "session"; default day and
+   * model; [] the total alone) and narrowed by since and until (days,
+   * both included), model, project (a directory and below), agent and
+   * session: {by, rows, total, sessions, groups, cut}. */
+  usage({ by, since, until, model, project, agent, session, limit } = {}) {
+    return this.call("usage", drop({ by, since, until, model, project, agent, session, limit }));
+  }
 
   /** Every session, most recently updated first. */
   async *sessions(page = 100, filters = {}) {

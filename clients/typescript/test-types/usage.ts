@@ -5,7 +5,7 @@
 import {
   Client, ConflictError, errorClasses, errorFromReply, newId, SessionlogError,
   type AppendReply, type ContextReply, type EntriesReply, type Entry, type GetReply, type Listing, type ListReply,
-  type SessionReply, type StatsReply, type TreeReply, type WaitReply, type BlobReply, type SearchReply,
+  type SessionReply, type StatsReply, type TreeReply, type WaitReply, type BlobReply, type SearchReply, type UsageReport,
 } from "@sessionlog/client";
 import type { SessionlogSaver } from "@sessionlog/client/langgraph";
 import type { SessionlogSession } from "@sessionlog/client/openai-agents";
@@ -37,6 +37,9 @@ export async function use(c: Client): Promise<string[]> {
   const found: SearchReply = await c.search("hi", { limit: 3 });
   out.push(...found.hits.map((h) => `${h.session}/${h.entry} ${h.snippet.slice(h.matches[0]?.[0] ?? 0)}`));
   const mine: SearchReply = await c.search("hi", { session: s.id, scope: "subtree", at: a.leaf });
+  const spent: UsageReport = await c.usage({ by: ["month", "agent"], since: "2026-01-01", project: "/work" });
+  const perTurn: number = spent.total.costPerTurn + (spent.rows[0]?.tokensPerTurn ?? 0) + (spent.cut ? 1 : 0);
+  console.log(perTurn, spent.rows.map((r) => r.day ?? r.month));
   out.push(...mine.hits.filter((h) => !h.outsideContext).map((h) => h.entry));
   const blob: BlobReply = await c.putBlob("data");
   out.push(blob.blob.$blob, String(blob.blob.size));

@@ -152,6 +152,19 @@ test("search and listing filters", async () => {
   assert.equal((await c.search("quixotic", { session: id, scope: "session", role: "assistant" })).total, 0);
   assert.equal((await c.search("quixot~", { session: id, scope: "session", since: "2000-01-01T00:00:00Z" })).total, 2);
   await assert.rejects(c.search("quixotic", { since: "yesterday" }), sl.BadRequestError);
+  // Usage across sessions: this session's one reply, by model, in its
+  // project; the total alone with by [].
+  let u;
+  for (let i = 0; i < 200; i++) {
+    u = await c.usage({ by: ["model", "project"], project: "/work/ts-search" });
+    if (u.sessions) break;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.deepEqual(u.rows.map((r) => [r.model, r.project, r.turns, r.tokens]), [["anthropic/claude-x", "/work/ts-search", 1, 3]]);
+  assert.equal(u.total.tokensPerTurn, 3);
+  const total = await c.usage({ by: [], session: id });
+  assert.deepEqual([total.by, total.rows.length, total.total.turns], [[], 1, 1]);
+  await assert.rejects(c.usage({ by: ["week"] }), (e) => e instanceof sl.BadRequestError && e.field === "/by");
   // The listing's record follows the label within a second or so.
   let listed = [];
   for (let i = 0; i < 100 && listed.length === 0; i++) {

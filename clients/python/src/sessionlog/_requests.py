@@ -105,6 +105,19 @@ def search(query: str, session_id: Optional[str] = None, limit: Optional[int] = 
     return "search", _body(query=query, session=session_id, limit=limit, offset=offset, scope=scope, at=at, **filters)
 
 
+def usage(by: Optional[List[str]] = None, since: Optional[str] = None, until: Optional[str] = None,
+          model: Optional[str] = None, project: Optional[str] = None, agent: Optional[str] = None,
+          session_id: Optional[str] = None, limit: Optional[int] = None) -> Request:
+    """Tokens and cost summed across sessions, grouped by by (of "day",
+    "month", "model", "project", "agent", "session"; None: day and model;
+    []: the total alone), narrowed by since and until (days, both
+    included), model, project (a directory and below), agent, session."""
+    body = _body(since=since, until=until, model=model, project=project, agent=agent, session=session_id, limit=limit)
+    if by is not None:
+        body["by"] = list(by)
+    return "usage", body
+
+
 def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Request:
     return "wait", _body(session=session_id, sequence=sequence, timeoutMs=timeout_ms)
 
@@ -112,7 +125,7 @@ def wait(session_id: str, sequence: int, timeout_ms: Optional[int] = None) -> Re
 def idempotent(op: str, body: Dict[str, Any]) -> bool:
     """Whether a request may be sent again when its outcome is unknown:
     reads, and appends whose entries all carry ids of the client's."""
-    if op in ("open", "context", "tree", "entries", "stats", "list", "wait", "blob", "putblob"):
+    if op in ("open", "context", "tree", "entries", "stats", "list", "wait", "search", "usage", "blob", "putblob"):
         return True
     if op == "append":
         return all(isinstance(e, dict) and e.get("id") for e in body.get("entries", []))

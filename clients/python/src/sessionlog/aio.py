@@ -11,7 +11,7 @@ from . import _requests as req
 from ._transport import async_transport
 from ._sse import Event, StreamError, parse
 from .client import RETRIED, Entries, _backoff, _conflict_pause, _outcome
-from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, ListReply, SearchReply,
+from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, ListReply, SearchReply, UsageReport,
                     SessionReply, StatsReply, TreeReply, WaitReply)
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, from_reply, transport_error
 
@@ -84,6 +84,16 @@ class AsyncClient:
         a hit a compaction summarized has "outsideContext": True. filters:
         role, tool, path, model, agent, cwd, since, until (RFC 3339)."""
         return cast(SearchReply, await self.call(*req.search(query, session, limit, offset, scope, at, **filters)))
+
+    async def usage(self, by: Optional[List[str]] = None, since: Optional[str] = None, until: Optional[str] = None,
+                    model: Optional[str] = None, project: Optional[str] = None, agent: Optional[str] = None,
+                    session: Optional[str] = None, limit: Optional[int] = None) -> UsageReport:
+        """Tokens and cost summed across sessions: {"by", "rows", "total",
+        "sessions", "groups"}, rows grouped by by (of "day", "month",
+        "model", "project", "agent", "session"; None: day and model; []: the
+        total alone), narrowed by since and until (days, both included),
+        model, project (a directory and below), agent and session."""
+        return cast(UsageReport, await self.call(*req.usage(by, since, until, model, project, agent, session, limit)))
 
     async def append(self, session: str, entries: Entries, parent: Optional[str] = None,
                      if_sequence: Optional[int] = None) -> AppendReply:

@@ -12,7 +12,7 @@ from . import _requests as req
 from ._fastpost import Poster
 from ._transport import transport
 from ._sse import Event, StreamError, parse
-from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, Listing, ListReply, SearchReply,
+from .types import (AppendReply, BlobReply, ContextReply, EntriesReply, GetReply, Listing, ListReply, SearchReply, UsageReport,
                     SessionReply, StatsReply, TreeReply, WaitReply)
 from .errors import ConflictError, RateLimitedError, SessionlogError, TimeoutError, UnavailableError, from_reply, transport_error
 
@@ -137,6 +137,16 @@ class Client:
         a hit a compaction summarized has "outsideContext": True. filters:
         role, tool, path, model, agent, cwd, since, until (RFC 3339)."""
         return cast(SearchReply, self.call(*req.search(query, session, limit, offset, scope, at, **filters)))
+
+    def usage(self, by: Optional[List[str]] = None, since: Optional[str] = None, until: Optional[str] = None,
+              model: Optional[str] = None, project: Optional[str] = None, agent: Optional[str] = None,
+              session: Optional[str] = None, limit: Optional[int] = None) -> UsageReport:
+        """Tokens and cost summed across sessions: {"by", "rows", "total",
+        "sessions", "groups"}, rows grouped by by (of "day", "month",
+        "model", "project", "agent", "session"; None: day and model; []: the
+        total alone), narrowed by since and until (days, both included),
+        model, project (a directory and below), agent and session."""
+        return cast(UsageReport, self.call(*req.usage(by, since, until, model, project, agent, session, limit)))
 
     def sessions(self, page: int = 100, **filters: Any) -> Iterator[Listing]:
         """Every session (that the filters keep), most recently updated first, page by page."""

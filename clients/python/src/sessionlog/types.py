@@ -216,3 +216,41 @@ class SearchHit(_SearchHitRequired, total=False):
 class SearchReply(TypedDict):
     hits: List[SearchHit]
     total: int
+
+
+class _UsageRowRequired(TypedDict):
+    turns: int
+    calls: int
+    input: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    tokens: int
+    cost: float
+    tokensPerTurn: float
+    costPerTurn: float
+
+
+class UsageRow(_UsageRowRequired, total=False):
+    """One group's usage: its values of the dimensions asked for (turns are
+    assistant replies, calls usage entries), and averages per turn."""
+    day: str
+    month: str
+    model: str
+    project: str
+    agent: str
+    session: str
+
+
+class _UsageReportRequired(TypedDict):
+    by: List[str]
+    rows: List[UsageRow]
+    total: UsageRow
+    sessions: int
+    groups: int
+
+
+class UsageReport(_UsageReportRequired, total=False):
+    """Usage across sessions: rows ordered by the dimensions, the total of
+    every row (those past the limit included)."""
+    cut: bool
