@@ -94,6 +94,7 @@ async function route() {
   try {
     if (path.startsWith("/s/")) current = await sessionView(main, decodeURIComponent(path.slice(3)), params.get("entry"));
     else if (path === "/search") current = await searchView(main, params.get("q") || "", params.get("session"));
+    else if (path === "/usage") current = await usageView(main, params);
     else current = await listView(main, params);
   } catch (e) {
     banner(explain(e));
@@ -646,4 +647,5 @@ document.getElementById("search-form").addEventListener("submit", (ev) => {
   location.hash = "#/search?" + qs({ q: document.getElementById("search-q").value });
 });
 window.addEventListener("hashchange", route);
-route();
+// Once every script has run: views live in more than one file.
+document.addEventListener("DOMContentLoaded", route);
