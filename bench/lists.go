@@ -73,6 +73,12 @@ func create(ctx context.Context, b *stream.Backend, from, to int) error {
 // createWith makes sessions prefix-from..prefix-(to-1) with 32 writers,
 // each filled by fill when set.
 func createWith(ctx context.Context, b *stream.Backend, prefix string, from, to int, fill func(st *stream.Store, i int) error) error {
+	return createHeaders(ctx, b, from, to, func(i int) session.Header { return header(fmt.Sprintf("%s-%07d", prefix, i)) }, fill)
+}
+
+// createHeaders makes the sessions of headers mk(from)..mk(to-1) with 32
+// writers, each filled by fill when set.
+func createHeaders(ctx context.Context, b *stream.Backend, from, to int, mk func(i int) session.Header, fill func(st *stream.Store, i int) error) error {
 	var next atomic.Int64
 	next.Store(int64(from))
 	var wg sync.WaitGroup
@@ -84,7 +90,7 @@ func createWith(ctx context.Context, b *stream.Backend, prefix string, from, to 
 				if i >= to {
 					return
 				}
-				st, err := b.CreateStore(ctx, header(fmt.Sprintf("%s-%07d", prefix, i)))
+				st, err := b.CreateStore(ctx, mk(i))
 				if err == nil && fill != nil {
 					err = fill(st, i)
 				}

@@ -58,13 +58,19 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 		return strings.Join(s, " ")
 	}
 	p.say("search: writing %d sessions of %d messages", sessions, per)
-	err = createWith(ctx, b, "srch", 0, sessions, func(st *stream.Store, i int) error {
+	err = createHeaders(ctx, b, 0, sessions, usageHeader, func(st *stream.Store, i int) error {
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
 		var batch []*session.Entry
 		parent := ""
+		day := usageEpoch.Add(time.Duration(rng.IntN(usageDays)) * 24 * time.Hour)
 		for k := range per {
+			// Users ask, models answer (with usage), over a day or two.
 			m := session.Message{Role: session.RoleUser, Content: session.TextContent(text(rng)), Timestamp: 1735689600000}
-			e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", k+1), ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Message: &m}
+			at := day.Add(time.Duration(k) * 20 * time.Minute)
+			if k%2 == 1 {
+				m.Role, m.Body = session.RoleAssistant, usageReply(rng, i)
+			}
+			e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", k+1), ParentID: parent, Timestamp: session.FormatTime(at), Message: &m}
 			batch, parent = append(batch, e), e.ID
 			if len(batch) == 100 {
 				if err := st.AppendBatch(ctx, batch); err != nil {
@@ -126,6 +132,9 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 			return err
 		}
 		ours = append(ours, time.Since(t0))
+	}
+	if err := usageReports(ctx, x, b, group, r, p); err != nil {
+		return err
 	}
 	// The baseline reads the same index with bleve alone, once ours is
 	// closed (an index on disk has one owner).

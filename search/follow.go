@@ -151,6 +151,7 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		}
 		v := binary.BigEndian.AppendUint64(nil, last)
 		batch.SetInternal(posKey(p), v)
+		batch.SetInternal(sliceKey, binary.BigEndian.AppendUint64(nil, ix.x.taken.Load()))
 		err := writeUsage(batch, usage)
 		if err == nil {
 			err = ix.x.read(func() error { return ix.x.idx.Batch(batch) })

@@ -11,12 +11,14 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -66,12 +68,16 @@ type Config struct {
 	// long one waits for more before writing fewer.
 	Batch      int
 	FlushEvery time.Duration
+	// SliceEntries is the size of a slice, ExactUpTo the most entries a
+	// query's rarest word may be in for its hits to be ranked across the
+	// index rather than newest slice first (see rank.go).
+	SliceEntries, ExactUpTo int
 }
 
 // DefaultConfig keeps the index in dir.
 func DefaultConfig(dir string) Config {
 	return Config{Dir: dir, MaxTextBytes: 32 << 10, MaxQueryBytes: 1024, MaxQueryTerms: 32, MaxResults: 1000,
-		Batch: 1000, FlushEvery: 50 * time.Millisecond}
+		Batch: 1000, FlushEvery: 50 * time.Millisecond, SliceEntries: 32 << 10, ExactUpTo: 20000}
 }
 
 // Validate checks the config.
@@ -83,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxQueryBytes, MaxQueryTerms and MaxResults must be positive", ErrInvalidConfig)
 	case c.Batch < 1 || c.FlushEvery <= 0:
 		return fmt.Errorf("%w: Batch and FlushEvery must be positive", ErrInvalidConfig)
+	case c.SliceEntries < 1 || c.ExactUpTo < 0:
+		return fmt.Errorf("%w: SliceEntries must be positive, ExactUpTo not negative", ErrInvalidConfig)
 	}
 	return nil
 }
@@ -92,6 +100,7 @@ type Index struct {
 	cfg    Config
 	idx    bleve.Index
 	usages *usageTable
+	taken  atomic.Uint64 // entries indexed, ever: their slices
 
 	mu     sync.RWMutex // closed
 	closed bool
@@ -111,6 +120,7 @@ type doc struct {
 	Agent     string    `json:"agent,omitempty"`
 	Cwd       []string  `json:"cwd,omitempty"`
 	Time      time.Time `json:"time,omitzero"`
+	Slice     string    `json:"slice"`
 }
 
 // schemaKey records, in the index, the version of what it holds of an
@@ -118,8 +128,8 @@ type doc struct {
 var schemaKey = []byte("sessionlog.schema")
 
 // schema is the version of doc and its mapping (2: the facets; 3: the
-// usage documents).
-const schema = "3"
+// usage documents; 4: the slices).
+const schema = "4"
 
 // docID names an entry's document: session ids hold no '/'.
 func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }
@@ -137,7 +147,7 @@ func indexMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt("type", kw())
 	dm.AddFieldMappingsAt("role", kw())
 	dm.AddFieldMappingsAt("ts", kw())
-	for _, f := range []string{"tools", "paths", "model", "agent", "cwd"} {
+	for _, f := range []string{"tools", "paths", "model", "agent", "cwd", "slice"} {
 		facet := bleve.NewKeywordFieldMapping()
 		facet.Store, facet.IncludeInAll, facet.DocValues = false, false, false
 		dm.AddFieldMappingsAt(f, facet)
@@ -212,6 +222,9 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 		}
 	}
 	x = &Index{cfg: cfg, idx: idx, usages: newUsageTable()}
+	if v, err := idx.GetInternal(sliceKey); err == nil && len(v) == 8 {
+		x.taken.Store(binary.BigEndian.Uint64(v))
+	}
 	if !rebuilt {
 		if err := x.loadUsage(context.Background()); err != nil {
 			idx.Close()
@@ -317,7 +330,7 @@ func (x *Index) add(b *bleve.Batch, sessionID string, e *session.Entry, facts Se
 	}
 	f := facetsOf(e, facts)
 	return b.Index(docID(sessionID, e.ID), doc{Session: sessionID, Entry: e.ID, Type: string(e.Type), Role: role, Timestamp: e.Timestamp, Text: text,
-		Tools: f.Tools, Paths: f.Paths, Model: f.Model, Agent: f.Agent, Cwd: f.Cwd, Time: f.Time})
+		Tools: f.Tools, Paths: f.Paths, Model: f.Model, Agent: f.Agent, Cwd: f.Cwd, Time: f.Time, Slice: x.nextSlice()})
 }
 
 // Forget removes every entry of session from the index (it was deleted).

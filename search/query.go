@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 
 	"github.com/agentcore/sessionlog/api"
@@ -75,43 +74,55 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 	// again, a little longer, until it is full of live ones.
 	gone := map[string]bool{}
 	err = x.read(func() error {
+		exact := q.Session != ""
+		if !exact {
+			var err error
+			if exact, err = x.exactly(ctx, q.Text); err != nil {
+				return err
+			}
+		}
 		for {
-			req := bleve.NewSearchRequestOptions(bq, limit+len(gone)*4, q.Offset, false)
-			req.Fields = []string{"session", "entry", "type", "role", "ts", "text"}
-			req.IncludeLocations = true
-			sr, err := x.idx.SearchInContext(ctx, req)
-			if err != nil && strings.Contains(err.Error(), "TooManyClauses") {
-				return &QueryError{"query", fmt.Sprintf("a prefix (*) or a typo-tolerant word (~) matches more than %d words: give it more letters", maxExpansion)}
-			}
+			need := q.Offset + limit + len(gone)*4
+			rk, err := x.rank(ctx, bq, need, exact)
 			if err != nil {
-				return fmt.Errorf("search: %w", err)
+				return err
 			}
-			res.Total, res.Hits = sr.Total, res.Hits[:0]
+			res.Total = rk.total
+			var ids []string
 			more := false
-			for _, h := range sr.Hits {
-				hit := hitOf(h)
-				if exists != nil && !gone[hit.Session] {
-					ok, err := exists(ctx, hit.Session)
+			for _, id := range rk.ids[min(q.Offset, len(rk.ids)):] {
+				sid, _, _ := strings.Cut(id, "/")
+				if exists != nil && !gone[sid] {
+					ok, err := exists(ctx, sid)
 					if err != nil {
 						return fmt.Errorf("search: %w", err)
 					}
 					if !ok {
-						gone[hit.Session], more = true, true
+						gone[sid], more = true, true
 					}
 				}
-				if gone[hit.Session] {
-					continue
-				}
-				if len(res.Hits) < limit {
-					hit.OutsideContext = q.Scope != nil && q.Scope.Outside[hit.Entry]
-					res.Hits = append(res.Hits, hit)
+				if !gone[sid] && len(ids) < limit {
+					ids = append(ids, id)
 				}
 			}
-			if !more || len(sr.Hits) < req.Size {
-				break
+			if more && len(rk.ids) >= need {
+				continue
 			}
+			got, err := x.page(ctx, bq, ids)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				hit, ok := got[id]
+				if !ok {
+					continue // deleted between the passes
+				}
+				hit.Score = rk.scores[id]
+				hit.OutsideContext = q.Scope != nil && q.Scope.Outside[hit.Entry]
+				res.Hits = append(res.Hits, hit)
+			}
+			return nil
 		}
-		return nil
 	})
 	if err != nil {
 		return Result{}, err

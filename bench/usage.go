@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/search"
+	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
+)
+
+// The search bench's sessions are spread over usageDays days from
+// usageEpoch, in usageProjects working directories, made by four agents;
+// their replies come from six models.
+var (
+	usageEpoch    = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	usageModels   = []string{"claude-sonnet-4", "claude-opus-4", "gpt-5", "gpt-5-mini", "gemini-3-pro", "qwen3-coder"}
+	usageAgents   = []string{"", "claude-code", "codex", "langgraph"}
+	usageDays     = 90
+	usageProjects = 50
+)
+
+// usageReports is how many reports each latency is taken over.
+const usageReportRuns = 200
+
+func usageHeader(i int) session.Header {
+	h := header(fmt.Sprintf("srch-%07d", i))
+	h.Cwd = fmt.Sprintf("/home/dev/project-%02d", i%usageProjects)
+	if a := usageAgents[i%len(usageAgents)]; a != "" {
+		h.Metadata = session.Raw(`{"source":"` + a + `"}`)
+	}
+	return h
+}
+
+// usageReply is an assistant's members with what its call consumed.
+func usageReply(rng *rand.Rand, sid int) *session.AssistantFields {
+	model := usageModels[(sid+rng.IntN(2))%len(usageModels)]
+	u := &session.Usage{Input: 500 + rng.Int64N(20000), Output: 50 + rng.Int64N(2000), CacheRead: rng.Int64N(10000)}
+	u.TotalTokens = u.Input + u.Output + u.CacheRead
+	u.Cost.Total = float64(u.Input)*3e-6 + float64(u.Output)*15e-6 + float64(u.CacheRead)*3e-7
+	return &session.AssistantFields{Provider: "p", Model: model, StopReason: "stop", Usage: u}
+}
+
+// usageReports measures reports of usage across the bench's sessions
+// (the table the index keeps as entries pass) against reading the
+// stream's messages to sum the same (what a report would cost without
+// it).
+func usageReports(ctx context.Context, x *search.Index, b *stream.Backend, group string, r *Report, p progress) error {
+	p.say("search: usage reports")
+	reqs := []api.UsageRequest{
+		{},
+		{By: []string{api.UsageByProject}},
+		{By: []string{api.UsageByMonth, api.UsageByAgent}},
+		{By: []string{api.UsageByModel}, Since: "2026-07-01", Until: "2026-07-31"},
+		{By: []string{api.UsageByDay}, Project: "/home/dev/project-07"},
+		{By: []string{api.UsageBySession}},
+	}
+	var lat latencies
+	var want api.UsageRow
+	for i := range usageReportRuns {
+		t0 := time.Now()
+		rep, err := x.Usage(ctx, reqs[i%len(reqs)])
+		if err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(t0))
+		if i == 0 {
+			want = rep.Total
+		}
+	}
+	t0 := time.Now()
+	got, n, err := scanUsage(ctx, b)
+	if err != nil {
+		return err
+	}
+	scan := time.Since(t0)
+	if got.Tokens != want.Tokens || got.Turns != want.Turns {
+		return fmt.Errorf("bench: usage: the report sums %d tokens over %d turns, the stream %d over %d", want.Tokens, want.Turns, got.Tokens, got.Turns)
+	}
+	base := fmt.Sprintf("reading the stream's %d messages to sum them", n)
+	r.add(Row{Group: group, Name: "usage report p50 (by day and model, project, month and agent, a month's models, a project's days, sessions)", Ours: millis(lat.pct(50)), Base: millis(scan), Unit: "ms", BaseName: base})
+	p99 := lat.pct(99)
+	r.add(Row{Group: group, Name: "usage report p99", Ours: millis(p99), Base: millis(scan), Unit: "ms", BaseName: base,
+		Goal: "≤ 50 ms at 1M messages", Met: p99 <= 50*time.Millisecond})
+	return nil
+}
+
+// scanUsage sums the usage of every assistant reply in b's stream, read
+// by an ordered consumer per partition.
+func scanUsage(ctx context.Context, b *stream.Backend) (sum api.UsageRow, n int, err error) {
+	for _, part := range b.Partitions() {
+		filter := part.TypeFilter(session.TypeMessage)
+		cons, err := part.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filter.Subjects})
+		if err != nil {
+			return sum, n, err
+		}
+		info, err := part.Stream().Info(ctx)
+		if err != nil {
+			return sum, n, err
+		}
+		last := info.State.LastSeq
+		it, err := cons.Messages()
+		if err != nil {
+			return sum, n, err
+		}
+		for last > 0 {
+			msg, err := it.Next(jetstream.NextMaxWait(time.Second))
+			if errors.Is(err, nats.ErrTimeout) {
+				break // nothing more of the filter's
+			}
+			if err != nil {
+				it.Stop()
+				return sum, n, err
+			}
+			meta, err := msg.Metadata()
+			if err != nil {
+				it.Stop()
+				return sum, n, err
+			}
+			if m, err := b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream); err == nil && m.Entry != nil && m.Entry.Message != nil {
+				n++
+				if a := m.Entry.Message.Assistant(); a != nil && a.Usage != nil {
+					sum.Turns++
+					sum.Tokens += a.Usage.Tokens()
+					sum.Cost += a.Usage.Cost.Total
+				}
+			}
+			if meta.Sequence.Stream >= last || meta.NumPending == 0 {
+				break
+			}
+		}
+		it.Stop()
+	}
+	return sum, n, nil
+}
