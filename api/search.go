@@ -24,13 +24,15 @@ type SearchRequest struct {
 	// directory above one), the model that wrote it (provider/model),
 	// the agent that made its session (pi, claude-code, codex,
 	// langgraph, openai-agents), the session's working directory (or one
-	// above it), and its time: since <= t < until (RFC 3339).
+	// above it), its label (the latest label entry naming it), and its
+	// time: since <= t < until (RFC 3339).
 	Role      string `json:"role,omitempty"`
 	Tool      string `json:"tool,omitempty"`
 	Path      string `json:"path,omitempty"`
 	Model     string `json:"model,omitempty"`
 	Agent     string `json:"agent,omitempty"`
 	Cwd       string `json:"cwd,omitempty"`
+	Label     string `json:"label,omitempty"`
 	Since     string `json:"since,omitempty"`
 	Until     string `json:"until,omitempty"`
 	Limit     int    `json:"limit,omitzero"`
@@ -49,8 +51,12 @@ const (
 type SearchReply struct {
 	Hits []SearchHit `json:"hits"`
 	// Total is how many entries match (sessions since deleted included
-	// until the node's index learns of it).
-	Total uint64 `json:"total"`
+	// until the node's index learns of it). TotalEstimated says it is an
+	// estimate: a query of common words searches the newest entries
+	// first, and those older than its page are counted at the rate of
+	// the newer.
+	Total          uint64 `json:"total"`
+	TotalEstimated bool   `json:"totalEstimated,omitzero"`
 }
 
 // SearchHit is one entry that matches: its session, where it is, and

@@ -197,7 +197,7 @@ func searchQuery(r *http.Request, maxBody int64) ([]byte, error) {
 	r2 := r.Clone(r.Context())
 	r2.URL.RawQuery = q.Encode()
 	return query(read(map[string]bool{"query": false, "session": false, "scope": false, "at": false, "limit": true, "offset": true,
-		"role": false, "tool": false, "path": false, "model": false, "agent": false, "cwd": false, "since": false, "until": false}))(r2, maxBody)
+		"role": false, "tool": false, "path": false, "model": false, "agent": false, "cwd": false, "label": false, "since": false, "until": false}))(r2, maxBody)
 }
 
 func pathOnly(r *http.Request, _ int64) ([]byte, error) {

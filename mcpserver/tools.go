@@ -214,6 +214,7 @@ type SearchInput struct {
 	Model   string `json:"model,omitempty" jsonschema:"assistant messages of this provider/model"`
 	Agent   string `json:"agent,omitempty" jsonschema:"sessions of this agent: pi, claude-code, codex, langgraph or openai-agents"`
 	Cwd     string `json:"cwd,omitempty" jsonschema:"sessions working in this directory, or under it"`
+	Label   string `json:"label,omitempty" jsonschema:"entries bearing this label (a bookmark set on an entry)"`
 	Since   string `json:"since,omitempty" jsonschema:"entries at or after this time (RFC 3339)"`
 	Until   string `json:"until,omitempty" jsonschema:"entries before this time (RFC 3339)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"hits to return (default 20)"`
@@ -237,14 +238,18 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 	}
 	var reply api.SearchReply
 	if err := t.svc.Call(ctx, api.OpSearch, api.SearchRequest{Query: in.Query, Session: in.Session, Scope: in.Scope, At: in.At, Limit: limit,
-		Role: in.Role, Tool: in.Tool, Path: in.Path, Model: in.Model, Agent: in.Agent, Cwd: in.Cwd, Since: in.Since, Until: in.Until}, &reply); err != nil {
+		Role: in.Role, Tool: in.Tool, Path: in.Path, Model: in.Model, Agent: in.Agent, Cwd: in.Cwd, Label: in.Label, Since: in.Since, Until: in.Until}, &reply); err != nil {
 		return nil, SearchOutput{}, err
 	}
 	if reply.Hits == nil {
 		reply.Hits = []api.SearchHit{}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d hits of %d\n", len(reply.Hits), reply.Total)
+	about := ""
+	if reply.TotalEstimated {
+		about = "about "
+	}
+	fmt.Fprintf(&b, "%d hits of %s%d\n", len(reply.Hits), about, reply.Total)
 	for _, h := range reply.Hits {
 		outside := ""
 		if h.OutsideContext {

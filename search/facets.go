@@ -149,6 +149,7 @@ type Filter struct {
 	Model string // provider/model
 	Agent string // pi, claude-code, codex, langgraph, openai-agents
 	Cwd   string // the session's working directory, or one above it
+	Label string // the entry's label (the latest label entry naming it)
 	// Since and Until bound the entry's time: Since <= t < Until.
 	Since, Until time.Time
 }
@@ -180,6 +181,9 @@ func (f Filter) queries() ([]query.Query, error) {
 			return nil, err
 		}
 	}
+	if len(f.Label) > maxFacetBytes || !utf8.ValidString(f.Label) {
+		return nil, &QueryError{"label", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", maxFacetBytes)}
+	}
 	if !f.Since.IsZero() || !f.Until.IsZero() {
 		if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 			return nil, &QueryError{"until", "must be after since"}
@@ -199,5 +203,5 @@ func FilterOf(r *api.SearchRequest) (Filter, error) {
 	if err != nil {
 		return Filter{}, err
 	}
-	return Filter{Role: r.Role, Tool: r.Tool, Path: r.Path, Model: r.Model, Agent: r.Agent, Cwd: r.Cwd, Since: since, Until: until}, nil
+	return Filter{Role: r.Role, Tool: r.Tool, Path: r.Path, Model: r.Model, Agent: r.Agent, Cwd: r.Cwd, Label: r.Label, Since: since, Until: until}, nil
 }

@@ -76,7 +76,7 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return err
 	}
-	filter := p.TypeFilter(append([]session.EntryType{session.TypeSession, session.TypeUsage}, indexedTypes...)...)
+	filter := p.TypeFilter(append([]session.EntryType{session.TypeSession, session.TypeUsage, session.TypeLabel}, indexedTypes...)...)
 	cons, err := p.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: filter.Subjects,
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
@@ -206,6 +206,8 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		case err == nil && m.Header != nil:
 			ix.learn(m.Session, FactsOf(*m.Header))
 			ix.x.reviveUsage(m.Session)
+		case err == nil && m.Entry != nil && m.Entry.Type == session.TypeLabel:
+			err = ix.x.addLabel(batch, m.Session, m.Entry, meta.Sequence.Stream)
 		case err == nil && m.Entry != nil:
 			facts := ix.factsOf(ctx, m.Session)
 			ix.x.stageUsage(usage, m.Session, m.Entry, facts)

@@ -147,6 +147,9 @@ func indexMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt("type", kw())
 	dm.AddFieldMappingsAt("role", kw())
 	dm.AddFieldMappingsAt("ts", kw())
+	for _, f := range []string{"label", "target", "lseq"} { // a label entry's
+		dm.AddFieldMappingsAt(f, kw())
+	}
 	for _, f := range []string{"tools", "paths", "model", "agent", "cwd", "slice"} {
 		facet := bleve.NewKeywordFieldMapping()
 		facet.Store, facet.IncludeInAll, facet.DocValues = false, false, false

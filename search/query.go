@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 
 	"github.com/agentcore/sessionlog/api"
@@ -74,7 +75,14 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 	// again, a little longer, until it is full of live ones.
 	gone := map[string]bool{}
 	err = x.read(func() error {
-		exact := q.Session != ""
+		exact := q.Session != "" || q.Filter.Label != ""
+		if q.Filter.Label != "" {
+			ids, err := x.labelled(ctx, q.Filter.Label)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			bq = bleve.NewConjunctionQuery(bq, bleve.NewDocIDQuery(ids))
+		}
 		if !exact {
 			var err error
 			if exact, err = x.exactly(ctx, q.Text); err != nil {
@@ -87,7 +95,7 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 			if err != nil {
 				return err
 			}
-			res.Total = rk.total
+			res.Total, res.TotalEstimated = rk.total, rk.estimated
 			var ids []string
 			more := false
 			for _, id := range rk.ids[min(q.Offset, len(rk.ids)):] {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,10 +46,10 @@ type cellKey struct{ day, model string }
 // sessionUsage is one session's cells and the facts of its header they
 // are grouped by.
 type sessionUsage struct {
-	Agent string       `json:"agent,omitempty"`
-	Cwd   string       `json:"cwd,omitempty"`
-	Cells []*usageCell `json:"cells"`
-	index map[cellKey]*usageCell
+	Agent string      `json:"agent,omitempty"`
+	Cwd   string      `json:"cwd,omitempty"`
+	Cells []usageCell `json:"cells"` // in place: a report reads them all, in order
+	index map[cellKey]int
 }
 
 // maxCells bounds one session's cells: past it, new days and models are
@@ -59,28 +61,30 @@ const maxCells = 1024
 const overflowModel = "(more days and models than one session keeps)"
 
 func (su *sessionUsage) clone() *sessionUsage {
-	c := &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: make([]*usageCell, len(su.Cells)), index: make(map[cellKey]*usageCell, len(su.Cells))}
-	for i, cell := range su.Cells {
-		cc := *cell
-		c.Cells[i], c.index[cellKey{cc.Day, cc.Model}] = &cc, &cc
+	return &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: slices.Clone(su.Cells), index: maps.Clone(su.index)}
+}
+
+// reindex builds the index of cells read back.
+func (su *sessionUsage) reindex() {
+	su.index = make(map[cellKey]int, len(su.Cells))
+	for i, c := range su.Cells {
+		su.index[cellKey{c.Day, c.Model}] = i
 	}
-	return c
 }
 
 func (su *sessionUsage) cell(day, model string) *usageCell {
 	k := cellKey{day, model}
-	if c := su.index[k]; c != nil {
-		return c
+	if i, ok := su.index[k]; ok {
+		return &su.Cells[i]
 	}
 	if len(su.Cells) >= maxCells {
 		k = cellKey{"", overflowModel}
-		if c := su.index[k]; c != nil {
-			return c
+		if i, ok := su.index[k]; ok {
+			return &su.Cells[i]
 		}
 	}
-	c := &usageCell{Day: k.day, Model: k.model}
-	su.Cells, su.index[k] = append(su.Cells, c), c
-	return c
+	su.Cells, su.index[k] = append(su.Cells, usageCell{Day: k.day, Model: k.model}), len(su.Cells)
+	return &su.Cells[len(su.Cells)-1]
 }
 
 // usageTable is every session's usage, as committed to the index.
@@ -151,7 +155,7 @@ func (x *Index) stageUsage(st usageStage, sessionID string, e *session.Entry, fa
 			return
 		}
 		if su == nil {
-			su = &sessionUsage{index: map[cellKey]*usageCell{}}
+			su = &sessionUsage{index: map[cellKey]int{}}
 		}
 		st[sessionID] = su
 	}
@@ -258,10 +262,7 @@ func (x *Index) loadUsage(ctx context.Context) error {
 			if err := json.Unmarshal([]byte(data), &su); err != nil || id == "" {
 				return fmt.Errorf("search: usage document %q is damaged: %v", h.ID, err)
 			}
-			su.index = make(map[cellKey]*usageCell, len(su.Cells))
-			for _, c := range su.Cells {
-				su.index[cellKey{c.Day, c.Model}] = c
-			}
+			su.reindex()
 			x.usages.sessions[id] = &su
 		}
 		if len(res.Hits) < req.Size {

@@ -1,8 +1,8 @@
 package search
 
 import (
-	"cmp"
 	"context"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -20,61 +20,117 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 		return api.UsageReport{}, err
 	}
 	rep := api.UsageReport{By: req.By, Rows: []api.UsageRow{}}
-	groups := map[[6]string]*api.UsageRow{}
+	// Groups are found by a hash of their values of the dimensions asked
+	// for (a map keyed by the strings themselves costs several times
+	// more, cell by cell), checked against the group's own values.
+	seed := maphash.MakeSeed()
+	groups := map[uint64]int{} // a hash's first row, +1; next chains the rest
+	var next []int
+	dims := make([]int, len(req.By)) // the dimensions as positions in key
+	for i, d := range req.By {
+		dims[i] = slices.Index(api.UsageDimensions, d)
+	}
+	// A report by project, agent or session only adds up each session's
+	// cells first, and looks its group up once.
+	perCell := slices.ContainsFunc(dims, func(i int) bool { return i <= 2 })
+	var key [6]string
+	groupOf := func(c *usageCell, su *sessionUsage, id string) *api.UsageRow {
+		var h uint64
+		for _, i := range dims {
+			var v string
+			switch i {
+			case 0:
+				v = c.Day
+			case 1:
+				v = c.Day[:min(7, len(c.Day))]
+			case 2:
+				v = c.Model
+			case 3:
+				v = su.Cwd
+			case 4:
+				v = su.Agent
+			case 5:
+				v = id
+			}
+			key[i] = v
+			h = h*0x9E3779B97F4A7C15 + maphash.String(seed, v)
+		}
+		for g := groups[h]; g > 0; g = next[g-1] {
+			if r := &rep.Rows[g-1]; r.Day == key[0] && r.Month == key[1] && r.Model == key[2] && r.Project == key[3] && r.Agent == key[4] && r.Session == key[5] {
+				return r
+			}
+		}
+		rep.Rows = append(rep.Rows, api.UsageRow{Day: key[0], Month: key[1], Model: key[2], Project: key[3], Agent: key[4], Session: key[5]})
+		next = append(next, groups[h])
+		groups[h] = len(rep.Rows)
+		return &rep.Rows[len(rep.Rows)-1]
+	}
 	err = x.read(func() error {
 		x.usages.mu.RLock()
 		defer x.usages.mu.RUnlock()
+		if slices.Contains(dims, 5) {
+			rep.Rows = make([]api.UsageRow, 0, len(x.usages.sessions))
+		}
 		for id, su := range x.usages.sessions {
 			if (req.Session != "" && id != req.Session) || (req.Agent != "" && su.Agent != req.Agent) ||
 				(req.Project != "" && !underDir(su.Cwd, req.Project)) {
 				continue
 			}
 			counted := false
-			for _, c := range su.Cells {
+			var sum usageCell
+			for i := range su.Cells {
+				c := &su.Cells[i]
 				if (since != "" && c.Day < since) || (until != "" && c.Day > until) || (req.Model != "" && !modelIs(c.Model, req.Model)) {
 					continue
 				}
 				counted = true
-				var k [6]string
-				for _, d := range req.By {
-					switch d {
-					case api.UsageByDay:
-						k[0] = c.Day
-					case api.UsageByMonth:
-						k[1] = c.Day[:min(7, len(c.Day))]
-					case api.UsageByModel:
-						k[2] = c.Model
-					case api.UsageByProject:
-						k[3] = su.Cwd
-					case api.UsageByAgent:
-						k[4] = su.Agent
-					case api.UsageBySession:
-						k[5] = id
-					}
+				if perCell {
+					addCell(groupOf(c, su, id), c)
+				} else {
+					sum.add(c)
 				}
-				row := groups[k]
-				if row == nil {
-					row = &api.UsageRow{Day: k[0], Month: k[1], Model: k[2], Project: k[3], Agent: k[4], Session: k[5]}
-					groups[k] = row
-				}
-				addCell(row, c)
-				addCell(&rep.Total, c)
 			}
-			if counted {
-				rep.Sessions++
+			if !counted {
+				continue
 			}
+			rep.Sessions++
+			if !perCell {
+				addCell(groupOf(nil, su, id), &sum)
+			}
+		}
+		for i := range rep.Rows {
+			r := &rep.Rows[i]
+			rep.Total.Turns, rep.Total.Calls, rep.Total.Tokens, rep.Total.Cost = rep.Total.Turns+r.Turns, rep.Total.Calls+r.Calls, rep.Total.Tokens+r.Tokens, rep.Total.Cost+r.Cost
+			rep.Total.Input, rep.Total.Output = rep.Total.Input+r.Input, rep.Total.Output+r.Output
+			rep.Total.CacheRead, rep.Total.CacheWrite = rep.Total.CacheRead+r.CacheRead, rep.Total.CacheWrite+r.CacheWrite
 		}
 		return nil
 	})
 	if err != nil {
 		return api.UsageReport{}, err
 	}
-	for _, row := range groups {
-		rep.Rows = append(rep.Rows, *row)
-	}
 	slices.SortFunc(rep.Rows, func(a, b api.UsageRow) int {
-		return cmp.Or(strings.Compare(a.Day, b.Day), strings.Compare(a.Month, b.Month), strings.Compare(a.Model, b.Model),
-			strings.Compare(a.Project, b.Project), strings.Compare(a.Agent, b.Agent), strings.Compare(a.Session, b.Session))
+		for _, d := range req.By {
+			var c int
+			switch d {
+			case api.UsageByDay:
+				c = strings.Compare(a.Day, b.Day)
+			case api.UsageByMonth:
+				c = strings.Compare(a.Month, b.Month)
+			case api.UsageByModel:
+				c = strings.Compare(a.Model, b.Model)
+			case api.UsageByProject:
+				c = strings.Compare(a.Project, b.Project)
+			case api.UsageByAgent:
+				c = strings.Compare(a.Agent, b.Agent)
+			case api.UsageBySession:
+				c = strings.Compare(a.Session, b.Session)
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 	rep.Groups = len(rep.Rows)
 	if len(rep.Rows) > req.Limit {
@@ -85,6 +141,17 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 	}
 	perTurn(&rep.Total)
 	return rep, nil
+}
+
+func (s *usageCell) add(c *usageCell) {
+	s.Turns += c.Turns
+	s.Calls += c.Calls
+	s.Input += c.Input
+	s.Output += c.Output
+	s.CacheRead += c.CacheRead
+	s.CacheWrite += c.CacheWrite
+	s.Tokens += c.Tokens
+	s.Cost += c.Cost
 }
 
 func addCell(r *api.UsageRow, c *usageCell) {

@@ -169,8 +169,18 @@ func (g *usageGen) scan(req api.UsageRequest, skip map[string]bool) api.UsageRep
 // sameReport compares a report with a scan's, rows in any order, costs
 // to rounding.
 func sameReport(got, want api.UsageReport) error {
-	fields := func(r api.UsageRow) []string { return []string{r.Day, r.Month, r.Model, r.Project, r.Agent, r.Session} }
-	key := func(r api.UsageRow) string { return strings.Join(fields(r), "|") }
+	key := func(r api.UsageRow) string {
+		return strings.Join([]string{r.Day, r.Month, r.Model, r.Project, r.Agent, r.Session}, "|")
+	}
+	// Rows are ordered by the dimensions in the order asked for.
+	fields := func(r api.UsageRow) []string {
+		var out []string
+		for _, d := range got.By {
+			out = append(out, map[string]string{api.UsageByDay: r.Day, api.UsageByMonth: r.Month, api.UsageByModel: r.Model,
+				api.UsageByProject: r.Project, api.UsageByAgent: r.Agent, api.UsageBySession: r.Session}[d])
+		}
+		return out
+	}
 	same := func(a, b api.UsageRow) bool {
 		return key(a) == key(b) && a.Turns == b.Turns && a.Calls == b.Calls && a.Input == b.Input && a.Output == b.Output &&
 			a.CacheRead == b.CacheRead && a.CacheWrite == b.CacheWrite && a.Tokens == b.Tokens && math.Abs(a.Cost-b.Cost) < 1e-6

@@ -31,6 +31,7 @@ func runSearch(ctx context.Context, e env) error {
 	fs.StringVar(&f.Model, "model", "", "assistant entries of this provider/model")
 	fs.StringVar(&f.Agent, "agent", "", "sessions of this agent: pi, claude-code, codex, langgraph, openai-agents")
 	fs.StringVar(&f.Cwd, "cwd", "", "sessions working in this directory, or under it")
+	fs.StringVar(&f.Label, "label", "", "entries labelled so (their latest label)")
 	fs.StringVar(&f.Since, "since", "", "entries at or after this time (RFC 3339)")
 	fs.StringVar(&f.Until, "until", "", "entries before this time (RFC 3339)")
 	limit := fs.Int("limit", search.DefaultLimit, "hits to print")
@@ -74,17 +75,33 @@ func runSearch(ctx context.Context, e env) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tENTRY\tROLE\tSNIPPET")
+	// Grouped by session, the sessions in the order of their best hits;
+	// each hit's entry is what tree -at and context -at take.
+	var order []string
+	groups := map[string][]search.Hit{}
 	for _, h := range res.Hits {
-		snippet := marked(h)
-		if h.OutsideContext {
-			snippet = "(summarized: outside the context) " + snippet
+		if groups[h.Session] == nil {
+			order = append(order, h.Session)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Session, h.Entry, strings.TrimPrefix(h.Role+" "+h.Type, " message"), snippet)
+		groups[h.Session] = append(groups[h.Session], h)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	for _, sid := range order {
+		fmt.Fprintf(tw, "%s\t(%d hit(s))\t\t\n", sid, len(groups[sid]))
+		for _, h := range groups[sid] {
+			snippet := marked(h)
+			if h.OutsideContext {
+				snippet = "(summarized: outside the context) " + snippet
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", h.Entry, strings.TrimPrefix(h.Role+" "+h.Type, " message"), snippet)
+		}
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stderr, "%d of %d hit(s)\n", len(res.Hits), res.Total)
+	about := ""
+	if res.TotalEstimated {
+		about = "about "
+	}
+	fmt.Fprintf(e.stderr, "%d of %s%d hit(s)\n", len(res.Hits), about, res.Total)
 	return nil
 }
 

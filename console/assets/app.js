@@ -93,7 +93,7 @@ async function route() {
   main.replaceChildren();
   try {
     if (path.startsWith("/s/")) current = await sessionView(main, decodeURIComponent(path.slice(3)), params.get("entry"));
-    else if (path === "/search") current = await searchView(main, params.get("q") || "", params.get("session"));
+    else if (path === "/search") current = await searchView(main, params);
     else if (path === "/usage") current = await usageView(main, params);
     else current = await listView(main, params);
   } catch (e) {
@@ -162,31 +162,6 @@ async function listView(main, params) {
   render();
   const more = next ? h("a", { href: "#/?" + qs({ ...Object.fromEntries(params), cursor: next }), id: "next-page" }, "next page →") : null;
   main.append(...[form, table, sessions.length ? null : h("p", { class: "muted" }, "No sessions match."), more].filter(Boolean));
-  return {};
-}
-
-async function searchView(main, q, sessionID) {
-  document.getElementById("search-q").value = q;
-  if (!q.trim()) return {};
-  const res = await api("GET", "/v1/search?" + qs({ q, session: sessionID, limit: 50 }));
-  main.append(h("p", { class: "muted" }, `${res.total} hit(s) for “${q}”`));
-  const list = h("div", { id: "hits" });
-  for (const hit of res.hits) {
-    // Matches are byte ranges of the snippet's UTF-8.
-    const bytes = new TextEncoder().encode(hit.snippet), dec = new TextDecoder();
-    const part = (a, b) => dec.decode(bytes.subarray(a, b));
-    const snip = h("div", { class: "snippet" });
-    let at = 0;
-    for (const [s, e] of hit.matches) {
-      if (s < at) continue;
-      snip.append(part(at, s), h("mark", {}, part(s, e)));
-      at = e;
-    }
-    snip.append(part(at, bytes.length));
-    list.append(h("div", { class: "hit", onclick: () => { location.hash = "#/s/" + encodeURIComponent(hit.session) + "?entry=" + encodeURIComponent(hit.entry); } },
-      h("div", {}, h("strong", {}, hit.session), " ", h("span", { class: "muted" }, `${hit.role || hit.type} · ${hit.entry} · ${hit.timestamp}`)), snip));
-  }
-  main.append(list);
   return {};
 }
 

@@ -143,8 +143,8 @@ export interface ListOptions {
   until?: string;
 }
 
-/** Narrow a search: an entry's role, a tool it called or answered, a file its tool calls named (or a directory above one), its model (provider/model), its session's agent and working directory (or one above), its time (RFC 3339: since <= t < until). */
-export interface SearchFilters { role?: string; tool?: string; path?: string; model?: string; agent?: string; cwd?: string; since?: string; until?: string }
+/** Narrow a search: an entry's role, a tool it called or answered, a file its tool calls named (or a directory above one), its model (provider/model), its session's agent and working directory (or one above), its label, its time (RFC 3339: since <= t < until). */
+export interface SearchFilters { role?: string; tool?: string; path?: string; model?: string; agent?: string; cwd?: string; label?: string; since?: string; until?: string }
 
 export interface SearchHit {
   session: string;
@@ -164,6 +164,8 @@ export interface SearchHit {
 export interface SearchReply {
   hits: SearchHit[];
   total: number;
+  /** Total is an estimate: common words search the newest entries first, and count the older at their rate. */
+  totalEstimated?: boolean;
 }
 
 export type UsageDimension = "day" | "month" | "model" | "project" | "agent" | "session";

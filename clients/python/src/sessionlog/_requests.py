@@ -99,7 +99,7 @@ def search(query: str, session_id: Optional[str] = None, limit: Optional[int] = 
     session, its current branch unless scope says otherwise ("subtree":
     at and everything under it; "session": every branch). filters: role,
     tool, path, model, agent, cwd, since, until (RFC 3339)."""
-    unknown = set(filters) - {"role", "tool", "path", "model", "agent", "cwd", "since", "until"}
+    unknown = set(filters) - {"role", "tool", "path", "model", "agent", "cwd", "label", "since", "until"}
     if unknown:
         raise TypeError(f"search: unknown filters {sorted(unknown)}")
     return "search", _body(query=query, session=session_id, limit=limit, offset=offset, scope=scope, at=at, **filters)

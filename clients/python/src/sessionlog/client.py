@@ -135,7 +135,7 @@ class Client:
         Within a session, its current branch unless scope says otherwise
         ("subtree": at and everything under it; "session": every branch);
         a hit a compaction summarized has "outsideContext": True. filters:
-        role, tool, path, model, agent, cwd, since, until (RFC 3339)."""
+        role, tool, path, model, agent, cwd, label, since, until (RFC 3339)."""
         return cast(SearchReply, self.call(*req.search(query, session, limit, offset, scope, at, **filters)))
 
     def usage(self, by: Optional[List[str]] = None, since: Optional[str] = None, until: Optional[str] = None,

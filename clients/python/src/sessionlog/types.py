@@ -213,9 +213,15 @@ class SearchHit(_SearchHitRequired, total=False):
     outsideContext: bool
 
 
-class SearchReply(TypedDict):
+class _SearchReplyRequired(TypedDict):
     hits: List[SearchHit]
     total: int
+
+
+class SearchReply(_SearchReplyRequired, total=False):
+    """Hits, best first; totalEstimated: total is an estimate (common words
+    search the newest entries first and count the older at their rate)."""
+    totalEstimated: bool
 
 
 class _UsageRowRequired(TypedDict):
