@@ -110,7 +110,8 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 	built := time.Since(start)
 	total := sessions * per
 	group := fmt.Sprintf("Search over %d sessions, %d messages (index on disk)", sessions, total)
-	r.note("search: the index of %d entries was built from the stream in %.1f s (%.0f entries/s)", total, built.Seconds(), float64(total)/built.Seconds())
+	size, _ := dirSize(indexDir)
+	r.note("search: the index of %d entries was built from the stream in %.1f s (%.0f entries/s); %.0f MB on disk", total, built.Seconds(), float64(total)/built.Seconds(), size/1e6)
 
 	// Queries: one common word, one rare word, two words, a phrase.
 	qrng := rand.New(rand.NewPCG(3, 4))

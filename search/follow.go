@@ -144,6 +144,14 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		pending bool
 		stamps  []time.Time
 		usage   = usageStage{}
+		// A steady stream of appends is taken in by batches at most
+		// every gap (a batch per entry costs more than the entry: at
+		// 1,000 appends a second the index fell behind by a second);
+		// wait is how long the next read waits before writing what is
+		// pending.
+		gap       = min(cfg.FlushEvery, 10*time.Millisecond)
+		lastFlush time.Time
+		wait      = cfg.FlushEvery
 	)
 	flush := func() {
 		if !pending {
@@ -173,13 +181,14 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		ix.mu.Unlock()
 		batch.Reset()
 		pending, stamps, usage = false, stamps[:0], usageStage{}
+		lastFlush, wait = now, cfg.FlushEvery
 	}
 	for {
 		if ctx.Err() != nil {
 			flush()
 			return
 		}
-		msg, err := it.Next(jetstream.NextMaxWait(cfg.FlushEvery))
+		msg, err := it.Next(jetstream.NextMaxWait(wait))
 		if err != nil {
 			if errors.Is(err, nats.ErrTimeout) {
 				flush()
@@ -217,8 +226,13 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		if err != nil && !errors.Is(err, stream.ErrNotSession) {
 			ix.note(err) // left out; the rest goes on
 		}
-		if batch.Size() >= cfg.Batch || meta.NumPending == 0 {
+		switch since := time.Since(lastFlush); {
+		case batch.Size() >= cfg.Batch:
 			flush()
+		case meta.NumPending == 0 && since >= gap:
+			flush()
+		case meta.NumPending == 0:
+			wait = gap - since // caught up: written once the gap has passed
 		}
 	}
 }

@@ -77,7 +77,7 @@ type Config struct {
 // DefaultConfig keeps the index in dir.
 func DefaultConfig(dir string) Config {
 	return Config{Dir: dir, MaxTextBytes: 32 << 10, MaxQueryBytes: 1024, MaxQueryTerms: 32, MaxResults: 1000,
-		Batch: 1000, FlushEvery: 50 * time.Millisecond, SliceEntries: 32 << 10, ExactUpTo: 20000}
+		Batch: 1000, FlushEvery: 50 * time.Millisecond, SliceEntries: 32 << 10, ExactUpTo: 5000}
 }
 
 // Validate checks the config.

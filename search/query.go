@@ -11,6 +11,7 @@ import (
 	bsearch "github.com/blevesearch/bleve/v2/search"
 
 	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/internal/parallel"
 )
 
 // Query is a search.
@@ -96,20 +97,14 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 				return err
 			}
 			res.Total, res.TotalEstimated = rk.total, rk.estimated
+			page := rk.ids[min(q.Offset, len(rk.ids)):]
+			more, err := checkSessions(ctx, page, exists, gone)
+			if err != nil {
+				return err
+			}
 			var ids []string
-			more := false
-			for _, id := range rk.ids[min(q.Offset, len(rk.ids)):] {
-				sid, _, _ := strings.Cut(id, "/")
-				if exists != nil && !gone[sid] {
-					ok, err := exists(ctx, sid)
-					if err != nil {
-						return fmt.Errorf("search: %w", err)
-					}
-					if !ok {
-						gone[sid], more = true, true
-					}
-				}
-				if !gone[sid] && len(ids) < limit {
+			for _, id := range page {
+				if sid, _, _ := strings.Cut(id, "/"); !gone[sid] && len(ids) < limit {
 					ids = append(ids, id)
 				}
 			}
@@ -141,6 +136,38 @@ func (x *Index) Search(ctx context.Context, q Query, exists Exists) (Result, err
 		}
 	}
 	return res, nil
+}
+
+// checkSessions asks exists about the sessions of the hits ids not yet
+// known gone, a few at a time, and marks those deleted in gone; more says
+// some were.
+func checkSessions(ctx context.Context, ids []string, exists Exists, gone map[string]bool) (more bool, err error) {
+	if exists == nil {
+		return false, nil
+	}
+	var ask []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if sid, _, _ := strings.Cut(id, "/"); !gone[sid] && !seen[sid] {
+			seen[sid] = true
+			ask = append(ask, sid)
+		}
+	}
+	const atOnce = 16
+	for len(ask) > 0 {
+		batch := ask[:min(atOnce, len(ask))]
+		ask = ask[len(batch):]
+		live := make([]bool, len(batch))
+		if err := parallel.Each(len(batch), func(i int) (err error) { live[i], err = exists(ctx, batch[i]); return err }); err != nil {
+			return more, fmt.Errorf("search: %w", err)
+		}
+		for i, sid := range batch {
+			if !live[i] {
+				gone[sid], more = true, true
+			}
+		}
+	}
+	return more, nil
 }
 
 func hitOf(h *bsearch.DocumentMatch) Hit {
