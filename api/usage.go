@@ -64,8 +64,17 @@ type UsageRow struct {
 	Project string `json:"project,omitempty"`
 	Agent   string `json:"agent,omitempty"`
 	Session string `json:"session,omitempty"`
-	// Turns counts assistant replies; Calls usage entries (a model called
-	// outside the conversation: compaction, cache warming…).
+	UsageSums
+	// TokensPerTurn and CostPerTurn are Tokens and Cost over Turns+Calls
+	// (0 when there are none).
+	TokensPerTurn float64 `json:"tokensPerTurn"`
+	CostPerTurn   float64 `json:"costPerTurn"`
+}
+
+// UsageSums are what model calls consumed. Turns counts assistant
+// replies; Calls usage entries (a model called outside the conversation:
+// compaction, cache warming…).
+type UsageSums struct {
 	Turns      int64   `json:"turns"`
 	Calls      int64   `json:"calls"`
 	Input      int64   `json:"input"`
@@ -74,10 +83,37 @@ type UsageRow struct {
 	CacheWrite int64   `json:"cacheWrite"`
 	Tokens     int64   `json:"tokens"`
 	Cost       float64 `json:"cost"`
-	// TokensPerTurn and CostPerTurn are Tokens and Cost over Turns+Calls
-	// (0 when there are none).
-	TokensPerTurn float64 `json:"tokensPerTurn"`
-	CostPerTurn   float64 `json:"costPerTurn"`
+}
+
+// Add adds o to s.
+func (s *UsageSums) Add(o UsageSums) {
+	s.Turns += o.Turns
+	s.Calls += o.Calls
+	s.Input += o.Input
+	s.Output += o.Output
+	s.CacheRead += o.CacheRead
+	s.CacheWrite += o.CacheWrite
+	s.Tokens += o.Tokens
+	s.Cost += o.Cost
+}
+
+// Of is r's value of dimension dim ("" for none).
+func (r UsageRow) Of(dim string) string {
+	switch dim {
+	case UsageByDay:
+		return r.Day
+	case UsageByMonth:
+		return r.Month
+	case UsageByModel:
+		return r.Model
+	case UsageByProject:
+		return r.Project
+	case UsageByAgent:
+		return r.Agent
+	case UsageBySession:
+		return r.Session
+	}
+	return ""
 }
 
 // UsageReport is a usage request's answer: the rows, ordered by the

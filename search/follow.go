@@ -145,11 +145,12 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		stamps  []time.Time
 		usage   = usageStage{}
 		// A steady stream of appends is taken in by batches at most
-		// every gap (a batch per entry costs more than the entry: at
-		// 1,000 appends a second the index fell behind by a second);
-		// wait is how long the next read waits before writing what is
-		// pending.
-		gap       = min(cfg.FlushEvery, 10*time.Millisecond)
+		// every gap, twice the last batch's write (at most 10 ms), so
+		// that writing takes at most half the indexer's time (a batch
+		// per entry costs more than the entry: at 1,000 appends a
+		// second the index fell behind by a second); wait is how long
+		// the next read waits before writing what is pending.
+		gap       time.Duration
 		lastFlush time.Time
 		wait      = cfg.FlushEvery
 	)
@@ -160,10 +161,12 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		v := binary.BigEndian.AppendUint64(nil, last)
 		batch.SetInternal(posKey(p), v)
 		batch.SetInternal(sliceKey, binary.BigEndian.AppendUint64(nil, ix.x.taken.Load()))
+		began := time.Now()
 		err := writeUsage(batch, usage)
 		if err == nil {
 			err = ix.x.read(func() error { return ix.x.idx.Batch(batch) })
 		}
+		gap = min(2*time.Since(began), 10*time.Millisecond)
 		if err == nil {
 			ix.x.commitUsage(usage)
 		}

@@ -74,7 +74,8 @@ func (x *Index) rank(ctx context.Context, bq query.Query, need int, exact bool) 
 		r.total = sr.Total
 		return r, nil
 	}
-	s := (top - 1) / uint64(x.cfg.SliceEntries)
+	size := uint64(x.cfg.SliceEntries)
+	s := (top - 1) / size
 	for ; ; s-- {
 		t := bleve.NewTermQuery(sliceTerm(s))
 		t.SetField("slice")
@@ -86,6 +87,31 @@ func (x *Index) rank(ctx context.Context, bq query.Query, need int, exact bool) 
 		r.total += sr.Total
 		if len(r.ids) >= need || s == 0 {
 			break
+		}
+		// Sparse (a filter, words seldom together): when the slices left
+		// hold few matches at the rate seen, they are ranked together
+		// in one pass over the index (each slice's pass costs about what
+		// the whole does when a term that spans them all leads), the
+		// hits already taken left out, and the total counted.
+		if rest := float64(r.total) / float64(top-s*size) * float64(s*size); rest <= float64(x.cfg.ExactUpTo) {
+			// The index's best need hold the need-len(r.ids) best of
+			// the rest, whatever of r.ids they hold.
+			sr, err := run(bq, need)
+			if err != nil {
+				return r, err
+			}
+			have := map[string]bool{}
+			for _, id := range r.ids {
+				have[id] = true
+			}
+			for _, h := range sr.Hits {
+				if !have[h.ID] && len(r.ids) < need {
+					r.ids = append(r.ids, h.ID)
+					r.scores[h.ID] = h.Score
+				}
+			}
+			r.total = sr.Total
+			return r, nil
 		}
 	}
 	if s > 0 {

@@ -31,6 +31,12 @@ func TestSlicesRankNewestFirst(t *testing.T) {
 	for i := range 100 {
 		// Lengths differ, so scores do: relevance orders a slice.
 		s := "common " + strings.Repeat("filler ", i%7)
+		if i < 10 {
+			s += " alpha"
+		}
+		if i >= 5 && i < 15 {
+			s += " beta"
+		}
 		switch i {
 		case 3:
 			s = "common zebra zebra zebra"
@@ -87,6 +93,18 @@ func TestSlicesRankNewestFirst(t *testing.T) {
 	res := find(t, x, b, search.Query{Text: "zebra"})
 	if len(res.Hits) != 2 || res.Total != 2 || res.Hits[0].Entry != ids[3] {
 		t.Fatalf("a rare word: %+v, want %s first", res, ids[3])
+	}
+	// alpha and beta are each in ten entries (past ExactUpTo), together in
+	// five of the oldest slice: the newest slices hold none, so the rest
+	// are ranked together, and counted.
+	res = find(t, x, b, search.Query{Text: "alpha beta"})
+	var both []string
+	for _, h := range res.Hits {
+		both = append(both, h.Entry)
+	}
+	slices.Sort(both)
+	if !slices.Equal(both, ids[5:10]) || res.Total != 5 || res.TotalEstimated {
+		t.Fatalf("alpha beta: %v (total %d, estimated %v), want %v", both, res.Total, res.TotalEstimated, ids[5:10])
 	}
 	// With filters, and the rare word among common ones, the same.
 	if res := find(t, x, b, search.Query{Text: "common zebra", Filter: search.Filter{Role: "assistant"}}); len(res.Hits) != 2 || res.Hits[0].Entry != ids[3] {

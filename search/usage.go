@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
 )
@@ -29,16 +30,9 @@ import (
 
 // usageCell sums the model calls of one session on one day by one model.
 type usageCell struct {
-	Day        string  `json:"day"`
-	Model      string  `json:"model,omitempty"`
-	Turns      int64   `json:"turns,omitzero"`
-	Calls      int64   `json:"calls,omitzero"`
-	Input      int64   `json:"input,omitzero"`
-	Output     int64   `json:"output,omitzero"`
-	CacheRead  int64   `json:"cacheRead,omitzero"`
-	CacheWrite int64   `json:"cacheWrite,omitzero"`
-	Tokens     int64   `json:"tokens,omitzero"`
-	Cost       float64 `json:"cost,omitzero"`
+	Day   string `json:"day"`
+	Model string `json:"model,omitempty"`
+	api.UsageSums
 }
 
 type cellKey struct{ day, model string }
@@ -50,6 +44,7 @@ type sessionUsage struct {
 	Cwd   string      `json:"cwd,omitempty"`
 	Cells []usageCell `json:"cells"` // in place: a report reads them all, in order
 	index map[cellKey]int
+	total api.UsageSums // of every cell: what a report by session alone reads
 }
 
 // maxCells bounds one session's cells: past it, new days and models are
@@ -61,7 +56,7 @@ const maxCells = 1024
 const overflowModel = "(more days and models than one session keeps)"
 
 func (su *sessionUsage) clone() *sessionUsage {
-	return &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: slices.Clone(su.Cells), index: maps.Clone(su.index)}
+	return &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: slices.Clone(su.Cells), index: maps.Clone(su.index), total: su.total}
 }
 
 // reindex builds the index of cells read back.
@@ -69,6 +64,7 @@ func (su *sessionUsage) reindex() {
 	su.index = make(map[cellKey]int, len(su.Cells))
 	for i, c := range su.Cells {
 		su.index[cellKey{c.Day, c.Model}] = i
+		su.total.Add(c.UsageSums)
 	}
 }
 
@@ -173,18 +169,14 @@ func (x *Index) stageUsage(st usageStage, sessionID string, e *session.Entry, fa
 	if len(name) > maxFacetBytes || !utf8.ValidString(name) {
 		name = "(invalid model name)"
 	}
-	c := su.cell(day, name)
+	add := api.UsageSums{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Tokens: u.Tokens(), Cost: u.Cost.Total}
 	if turn {
-		c.Turns++
+		add.Turns = 1
 	} else {
-		c.Calls++
+		add.Calls = 1
 	}
-	c.Input += u.Input
-	c.Output += u.Output
-	c.CacheRead += u.CacheRead
-	c.CacheWrite += u.CacheWrite
-	c.Tokens += u.Tokens()
-	c.Cost += u.Cost.Total
+	su.cell(day, name).Add(add)
+	su.total.Add(add)
 }
 
 // writeUsage adds st's sessions' usage documents to b.

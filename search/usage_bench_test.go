@@ -22,8 +22,9 @@ func BenchmarkUsageReport(b *testing.B) {
 		day := epoch.Add(time.Duration(i%90) * 24 * time.Hour)
 		for d := range 3 {
 			for m := range 2 {
-				c := su.cell(day.Add(time.Duration(d)*24*time.Hour).Format(time.DateOnly), fmt.Sprintf("p/model-%d", (i+m)%6))
-				c.Turns, c.Input, c.Output, c.Tokens, c.Cost = 10, 1000, 100, 1100, 0.1
+				add := api.UsageSums{Turns: 10, Input: 1000, Output: 100, Tokens: 1100, Cost: 0.1}
+				su.cell(day.Add(time.Duration(d)*24*time.Hour).Format(time.DateOnly), fmt.Sprintf("p/model-%d", (i+m)%6)).Add(add)
+				su.total.Add(add)
 			}
 		}
 		x.usages.sessions[fmt.Sprintf("srch-%07d", i)] = su

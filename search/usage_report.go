@@ -76,8 +76,16 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 				(req.Project != "" && !underDir(su.Cwd, req.Project)) {
 				continue
 			}
+			if !perCell && since == "" && until == "" && req.Model == "" {
+				// Every cell counts: the session's total says it.
+				if len(su.Cells) > 0 {
+					rep.Sessions++
+					groupOf(nil, su, id).Add(su.total)
+				}
+				continue
+			}
 			counted := false
-			var sum usageCell
+			var sum api.UsageSums
 			for i := range su.Cells {
 				c := &su.Cells[i]
 				if (since != "" && c.Day < since) || (until != "" && c.Day > until) || (req.Model != "" && !modelIs(c.Model, req.Model)) {
@@ -85,9 +93,9 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 				}
 				counted = true
 				if perCell {
-					addCell(groupOf(c, su, id), c)
+					groupOf(c, su, id).Add(c.UsageSums)
 				} else {
-					sum.add(c)
+					sum.Add(c.UsageSums)
 				}
 			}
 			if !counted {
@@ -95,14 +103,11 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 			}
 			rep.Sessions++
 			if !perCell {
-				addCell(groupOf(nil, su, id), &sum)
+				groupOf(nil, su, id).Add(sum)
 			}
 		}
 		for i := range rep.Rows {
-			r := &rep.Rows[i]
-			rep.Total.Turns, rep.Total.Calls, rep.Total.Tokens, rep.Total.Cost = rep.Total.Turns+r.Turns, rep.Total.Calls+r.Calls, rep.Total.Tokens+r.Tokens, rep.Total.Cost+r.Cost
-			rep.Total.Input, rep.Total.Output = rep.Total.Input+r.Input, rep.Total.Output+r.Output
-			rep.Total.CacheRead, rep.Total.CacheWrite = rep.Total.CacheRead+r.CacheRead, rep.Total.CacheWrite+r.CacheWrite
+			rep.Total.Add(rep.Rows[i].UsageSums)
 		}
 		return nil
 	})
@@ -111,22 +116,7 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 	}
 	slices.SortFunc(rep.Rows, func(a, b api.UsageRow) int {
 		for _, d := range req.By {
-			var c int
-			switch d {
-			case api.UsageByDay:
-				c = strings.Compare(a.Day, b.Day)
-			case api.UsageByMonth:
-				c = strings.Compare(a.Month, b.Month)
-			case api.UsageByModel:
-				c = strings.Compare(a.Model, b.Model)
-			case api.UsageByProject:
-				c = strings.Compare(a.Project, b.Project)
-			case api.UsageByAgent:
-				c = strings.Compare(a.Agent, b.Agent)
-			case api.UsageBySession:
-				c = strings.Compare(a.Session, b.Session)
-			}
-			if c != 0 {
+			if c := strings.Compare(a.Of(d), b.Of(d)); c != 0 {
 				return c
 			}
 		}
@@ -141,28 +131,6 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 	}
 	perTurn(&rep.Total)
 	return rep, nil
-}
-
-func (s *usageCell) add(c *usageCell) {
-	s.Turns += c.Turns
-	s.Calls += c.Calls
-	s.Input += c.Input
-	s.Output += c.Output
-	s.CacheRead += c.CacheRead
-	s.CacheWrite += c.CacheWrite
-	s.Tokens += c.Tokens
-	s.Cost += c.Cost
-}
-
-func addCell(r *api.UsageRow, c *usageCell) {
-	r.Turns += c.Turns
-	r.Calls += c.Calls
-	r.Input += c.Input
-	r.Output += c.Output
-	r.CacheRead += c.CacheRead
-	r.CacheWrite += c.CacheWrite
-	r.Tokens += c.Tokens
-	r.Cost += c.Cost
 }
 
 func perTurn(r *api.UsageRow) {

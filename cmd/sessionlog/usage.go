@@ -90,7 +90,7 @@ func printUsage(e env, rep slapi.UsageReport) {
 	for _, r := range rep.Rows {
 		var keys []string
 		for _, d := range rep.By {
-			keys = append(keys, cellText(usageKey(r, d)))
+			keys = append(keys, cellText(r.Of(d)))
 		}
 		line(keys, r)
 	}
@@ -105,23 +105,6 @@ func printUsage(e env, rep slapi.UsageReport) {
 		cut = fmt.Sprintf(" (%d rows of %d shown: -limit)", len(rep.Rows), rep.Groups)
 	}
 	fmt.Fprintf(e.stderr, "%d session(s)%s\n", rep.Sessions, cut)
-}
-
-// usageKey is a row's value of dimension d.
-func usageKey(r slapi.UsageRow, d string) string {
-	switch d {
-	case slapi.UsageByDay:
-		return r.Day
-	case slapi.UsageByMonth:
-		return r.Month
-	case slapi.UsageByModel:
-		return r.Model
-	case slapi.UsageByProject:
-		return r.Project
-	case slapi.UsageByAgent:
-		return r.Agent
-	}
-	return r.Session
 }
 
 // cellText is a value as a table shows it: one line, "-" for none.
