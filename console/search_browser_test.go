@@ -62,6 +62,17 @@ func TestSearchInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("label filter and the link to the entry: %v\n%s", err, page(ctx))
 	}
+	// From a session's page: its branch, the selected entry's.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/#/s/one"),
+		chromedp.WaitVisible(chromedp.CSS(`#tree .row`)),
+		poll(`(window.prompt = () => "kumquat") && true`),
+		chromedp.Click(chromedp.CSS(`#act-search`)),
+		poll(`location.hash.includes('session=one') && location.hash.includes('scope=branch') && document.querySelectorAll('#hits .hit').length === 2`),
+	)
+	if err != nil {
+		t.Fatalf("search from a session: %v\n%s", err, page(ctx))
+	}
 	// Within a session: every branch, with the scope chosen.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/#/search?q=kumquat&session=one&scope=session"),

@@ -212,6 +212,13 @@ async function sessionView(main, id, wantEntry) {
     } }, "All entries"),
     h("button", { onclick: () => { st.collapsed.clear(); relayout(); } }, "Expand all"),
     h("button", { onclick: () => { for (const [pid, k] of st.kids) if (k.length > 1) st.collapsed.add(pid); relayout(); } }, "Collapse branches"),
+    // Search this session: its current branch, or the selected entry's.
+    h("button", { id: "act-search", onclick: () => {
+      const q = prompt("Search this session's branch for", "");
+      if (!q) return;
+      const at = st.selected >= 0 ? st.nodes[st.selected].id : "";
+      location.hash = "#/search?" + qs({ q, session: id, scope: "branch", at });
+    } }, "Search branch"),
     live);
 
   const treeBox = h("div", { class: "tree", id: "tree", tabindex: "0" });
