@@ -101,70 +101,6 @@ async function route() {
   }
 }
 
-// ---- sessions ----
-
-// ago says how long ago an RFC 3339 time was, as a person would.
-function ago(when, now = Date.now()) {
-  const t = Date.parse(when);
-  if (!Number.isFinite(t)) return when || "";
-  const s = Math.max(0, Math.round((now - t) / 1000));
-  const units = [[60, "s", 1], [3600, "min", 60], [86400, "h", 3600], [86400 * 30, "d", 86400], [86400 * 365, "mo", 86400 * 30]];
-  for (const [limit, unit, size] of units) if (s < limit) return s < 10 && size === 1 ? "just now" : `${Math.floor(s / size)} ${unit} ago`;
-  return `${Math.floor(s / (86400 * 365))} y ago`;
-}
-
-const FILTERS = [["name", "name contains"], ["cwd", "working dir"], ["label", "label(s), a,b"], ["meta", "meta k=v, …"], ["since", "since (RFC 3339)"], ["until", "until (RFC 3339)"]];
-
-async function listView(main, params) {
-  const form = h("form", { class: "filters", id: "filters" });
-  for (const [k, ph] of FILTERS) form.append(h("input", { name: k, placeholder: ph, value: params.get(k) || "", "aria-label": k }));
-  form.append(h("button", { type: "submit" }, "Filter"), h("a", { href: "#/" }, "clear"));
-  form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    const p = {};
-    for (const [k] of FILTERS) p[k] = form.elements[k].value.trim();
-    location.hash = "#/?" + qs(p);
-  });
-  const split = (v) => (v || "").split(",").map((s) => s.trim()).filter(Boolean);
-  const query = { name: params.get("name"), cwd: params.get("cwd"), label: split(params.get("label")), meta: split(params.get("meta")), since: params.get("since"), until: params.get("until") };
-  // A filtered page may come back short: read on until it is full.
-  let sessions = [], next = params.get("cursor") || "";
-  for (let i = 0; i < 20; i++) {
-    const page = await api("GET", "/v1/sessions?" + qs({ ...query, limit: PAGE - sessions.length, cursor: next }));
-    sessions = sessions.concat(page.sessions);
-    next = page.next || "";
-    if (!next || sessions.length >= PAGE) break;
-  }
-  const table = h("table", { id: "sessions" });
-  let sortKey = "updated", asc = false;
-  // What a session is about first, as pi's picker shows it: its name, or
-  // its first user message; then what it used and when.
-  const cols = [["about", "session"], ["model", "model"], ["entries", "entries"], ["tokens", "tokens"], ["cost", "cost"], ["updated", "updated"], ["labels", "labels"]];
-  for (const s of sessions) s.about = s.name || s.firstMessage || s.id;
-  const render = () => {
-    const rows = [...sessions].sort((a, b) => {
-      const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
-      return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
-    });
-    table.replaceChildren(
-      h("thead", {}, h("tr", {}, cols.map(([k, t]) => h("th", { onclick: () => { asc = sortKey === k ? !asc : true; sortKey = k; render(); } }, t + (sortKey === k ? (asc ? " ▲" : " ▼") : ""))))),
-      h("tbody", {}, rows.map((s) => h("tr", {},
-        h("td", { class: "about" },
-          h("a", { href: "#/s/" + encodeURIComponent(s.id), class: "session-link", title: s.firstMessage || "" }, s.about),
-          h("div", { class: "muted small" }, [s.id, s.cwd].filter(Boolean).join(" · "))),
-        h("td", { class: "muted" }, s.model || ""),
-        h("td", { class: "num" }, String(s.entries)),
-        h("td", { class: "num" }, s.tokens ? s.tokens.toLocaleString("en") : ""),
-        h("td", { class: "num" }, s.cost ? "$" + s.cost.toFixed(s.cost < 1 ? 4 : 2) : ""),
-        h("td", { class: "muted updated", title: s.updated }, ago(s.updated)),
-        h("td", {}, (s.labels || []).map((l) => h("span", { class: "tag" }, l)))))));
-  };
-  render();
-  const more = next ? h("a", { href: "#/?" + qs({ ...Object.fromEntries(params), cursor: next }), id: "next-page" }, "next page →") : null;
-  main.append(...[form, table, sessions.length ? null : h("p", { class: "muted" }, "No sessions match."), more].filter(Boolean));
-  return {};
-}
-
 // ---- one session ----
 
 async function sessionView(main, id, wantEntry) {
@@ -567,61 +503,6 @@ async function fetchTexts(st, positions) {
     });
   }
   return true;
-}
-
-function renderContent(c) {
-  if (typeof c === "string") return [h("pre", {}, c)];
-  const out = [];
-  for (const b of c || []) {
-    if (b.type === "text") out.push(h("pre", {}, b.text));
-    else if (b.type === "thinking") out.push(h("pre", { class: "muted" }, b.thinking || "(thinking)"));
-    else if (b.type === "toolCall") out.push(h("pre", {}, `${b.name}(${JSON.stringify(b.arguments)})`));
-    else if (b.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(b.mimeType || "") && typeof b.data === "string") {
-      out.push(h("img", { class: "content", alt: "image", src: `data:${b.mimeType};base64,${b.data}` }));
-    } else out.push(h("pre", { class: "muted" }, `[${b.type}]`));
-  }
-  return out;
-}
-
-async function showContext(st, panel) {
-  const at = st.selected >= 0 ? st.nodes[st.selected].id : "";
-  const ctx = await api("GET", st.path + "/context?" + qs({ at }));
-  const head = h("p", { class: "muted" }, `Context ${at ? "at " + at : "of the leaf"}: ${ctx.messages.length} message(s)` +
-    (ctx.thinkingLevel ? ` · thinking ${ctx.thinkingLevel}` : "") + (ctx.model ? ` · ${ctx.model.provider}/${ctx.model.modelId}` : ""));
-  const list = h("div", { id: "context" });
-  ctx.messages.forEach((m, k) => {
-    list.append(h("div", { class: "msg", "data-source": (ctx.sources || [])[k] || "" },
-      h("span", { class: "role" }, m.role), " ", h("span", { class: "muted" }, m.model || ""),
-      ...renderContent(m.content !== undefined ? m.content : m.summary)));
-  });
-  panel.replaceChildren(head, list);
-}
-
-async function showEntry(st, panel) {
-  if (st.selected < 0) { panel.replaceChildren(h("p", { class: "muted" }, "Select an entry in the tree.")); return; }
-  const page = await api("GET", st.path + "/entries?" + qs({ offset: st.selected, limit: 1 }));
-  const e = page.entries[0];
-  const body = [h("p", {}, h("strong", {}, e.type), " ", h("span", { class: "muted" }, `${e.id} · parent ${e.parentId || "none"} · ${e.timestamp}`))];
-  if (e.message) body.push(...renderContent(e.message.content));
-  body.push(h("pre", { id: "entry-json" }, JSON.stringify(e, null, 2)));
-  panel.replaceChildren(...body);
-}
-
-// showStats: the totals, and tokens and cost by day and model (the
-// service's timeline).
-async function showStats(st, panel) {
-  const s = await api("GET", st.path + "/stats?timeline=true");
-  const u = s.usage || {};
-  const rows = [["entries", s.entries], ["messages", s.messages], ["tool calls", s.toolCalls], ["compactions", s.compactions], ["branch summaries", s.branchSummaries],
-    ["input tokens", u.input], ["output tokens", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["cost", u.cost]];
-  const out = [h("table", { id: "stats" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v === undefined ? "" : String(v))))))];
-  const days = s.timeline || [];
-  const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "input", "output", "cost"].map((c) => h("th", {}, c)))));
-  t.append(h("tbody", {}, days.map((d) => h("tr", {}, h("td", {}, d.day), h("td", {}, d.model), h("td", {}, String(d.replies)),
-    h("td", {}, String(d.input)), h("td", {}, String(d.output)), h("td", {}, d.cost.toFixed(4))))));
-  out.push(h("h3", {}, "Tokens and cost by day and model"), days.length ? t : h("p", { class: "muted" }, "No assistant replies with usage."));
-  if (s.timelineCut) out.push(h("p", { class: "muted" }, "More days and models than shown (the first 1,000)."));
-  panel.replaceChildren(...out);
 }
 
 document.getElementById("search-form").addEventListener("submit", (ev) => {
