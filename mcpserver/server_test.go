@@ -136,7 +136,9 @@ func TestReadTools(t *testing.T) {
 		hits, _ = st["hits"].([]any)
 		return !isErr && len(hits) > 0, nil
 	})
-	if err != nil || !strings.Contains(text, "session fix-1") || hits[0].(map[string]any)["entry"] != first.Entries[1].ID {
+	// Grouped by session: its line, then its entries.
+	if err != nil || !strings.Contains(text, "session fix-1 (") || !strings.Contains(text, "entry "+first.Entries[1].ID+" (") ||
+		hits[0].(map[string]any)["entry"] != first.Entries[1].ID {
 		t.Fatalf("search_sessions: %v %s %v", err, text, st)
 	}
 	text, st, isErr = call(t, cs, "get_context", map[string]any{"session": "fix-1"})

@@ -250,13 +250,26 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 		about = "about "
 	}
 	fmt.Fprintf(&b, "%d hits of %s%d\n", len(reply.Hits), about, reply.Total)
+	// Grouped by session, the sessions in the order of their best hits;
+	// each entry is what get_context (at) and get_entry take.
+	var order []string
+	groups := map[string][]api.SearchHit{}
 	for _, h := range reply.Hits {
-		outside := ""
-		if h.OutsideContext {
-			outside = ", summarized by a compaction: outside the context"
+		if groups[h.Session] == nil {
+			order = append(order, h.Session)
 		}
-		fmt.Fprintf(&b, "\nsession %s, entry %s (%s, %s%s):\n", inline(h.Session), inline(h.Entry), inline(h.Role), inline(h.Timestamp), outside)
-		quoted(&b, h.Snippet)
+		groups[h.Session] = append(groups[h.Session], h)
+	}
+	for _, sid := range order {
+		fmt.Fprintf(&b, "\nsession %s (%d hits):\n", inline(sid), len(groups[sid]))
+		for _, h := range groups[sid] {
+			outside := ""
+			if h.OutsideContext {
+				outside = ", summarized by a compaction: outside the context"
+			}
+			fmt.Fprintf(&b, "entry %s (%s, %s%s):\n", inline(h.Entry), inline(h.Role), inline(h.Timestamp), outside)
+			quoted(&b, h.Snippet)
+		}
 	}
 	return text(b.String()), reply, nil
 }
