@@ -128,8 +128,9 @@ type doc struct {
 var schemaKey = []byte("sessionlog.schema")
 
 // schema is the version of doc and its mapping (2: the facets; 3: the
-// usage documents; 4: the slices).
-const schema = "4"
+// usage documents; 4: the slices; 5: usage documents' ids apart from
+// entries').
+const schema = "5"
 
 // docID names an entry's document: session ids hold no '/'.
 func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }

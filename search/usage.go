@@ -103,9 +103,10 @@ func newUsageTable() *usageTable {
 // touches: copies, made current in the table once the batch is written.
 type usageStage map[string]*sessionUsage
 
-// usageDocID names a session's usage document: entries' ids hold a '/'
-// after the session's id, which holds none.
-func usageDocID(sessionID string) string { return "usage/" + sessionID + "/" }
+// usageDocID names a session's usage document. An entry's document's id
+// starts with its session's id, which never holds a '/': this one starts
+// with one, so no entry's id (which may hold anything) can take its place.
+func usageDocID(sessionID string) string { return "/usage/" + sessionID }
 
 // usageDoc is what the index holds of a session's usage.
 type usageDoc struct {

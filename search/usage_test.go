@@ -315,3 +315,41 @@ func TestUsageRequestsRefused(t *testing.T) {
 		}
 	}
 }
+
+// An entry's document can never take a usage document's place: a session
+// named "usage" whose entry's id is another session's id and a '/' leaves
+// that session's usage as it was, after the index is opened again too.
+func TestUsageDocumentsApartFromEntries(t *testing.T) {
+	b := backend(t, 1)
+	g := &usageGen{t: t, b: b, rng: rand.New(rand.NewPCG(1, 1)), base: time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC)}
+	dir := filepath.Join(t.TempDir(), "index")
+	x, ix, _ := follow(t, b, dir)
+	g.session("victim", 20, nil)
+	ctx := context.Background()
+	st, err := b.CreateStore(ctx, session.Header{Version: 3, ID: "usage", Timestamp: session.FormatTime(g.base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ctx, &session.Entry{Type: session.TypeMessage, ID: "victim/", Timestamp: session.FormatTime(g.base),
+		Message: &session.Message{Role: session.RoleUser, Content: session.TextContent("an entry whose id ends in a slash")}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(ctx)
+	caughtUp(t, ix)
+	want := g.scan(api.UsageRequest{Session: "victim"}, nil)
+	check := func(when string) {
+		t.Helper()
+		got, err := x.Usage(ctx, api.UsageRequest{Session: "victim"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameReport(got, want); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+	check("followed")
+	ix.Close(ctx)
+	x.Close()
+	x, _, _ = follow(t, b, dir)
+	check("read back")
+}
