@@ -58,10 +58,13 @@ func (x *Index) rank(ctx context.Context, bq query.Query, need int, exact bool) 
 		}
 		return sr, nil
 	}
+	// take adds sr's hits not taken yet, up to need.
 	take := func(sr *bleve.SearchResult) {
 		for _, h := range sr.Hits {
-			r.ids = append(r.ids, h.ID)
-			r.scores[h.ID] = h.Score
+			if _, dup := r.scores[h.ID]; !dup && len(r.ids) < need {
+				r.ids = append(r.ids, h.ID)
+				r.scores[h.ID] = h.Score
+			}
 		}
 	}
 	top := x.taken.Load()
@@ -75,6 +78,9 @@ func (x *Index) rank(ctx context.Context, bq query.Query, need int, exact bool) 
 		return r, nil
 	}
 	size := uint64(x.cfg.SliceEntries)
+	// rest estimates the matches of the slices below s at the rate of
+	// those searched.
+	rest := func(s uint64) float64 { return float64(r.total) / float64(top-s*size) * float64(s*size) }
 	s := (top - 1) / size
 	for ; ; s-- {
 		t := bleve.NewTermQuery(sliceTerm(s))
@@ -93,34 +99,22 @@ func (x *Index) rank(ctx context.Context, bq query.Query, need int, exact bool) 
 		// in one pass over the index (each slice's pass costs about what
 		// the whole does when a term that spans them all leads), the
 		// hits already taken left out, and the total counted.
-		if rest := float64(r.total) / float64(top-s*size) * float64(s*size); rest <= float64(x.cfg.ExactUpTo) {
+		if rest(s) <= float64(x.cfg.ExactUpTo) {
 			// The index's best need hold the need-len(r.ids) best of
 			// the rest, whatever of r.ids they hold.
 			sr, err := run(bq, need)
 			if err != nil {
 				return r, err
 			}
-			have := map[string]bool{}
-			for _, id := range r.ids {
-				have[id] = true
-			}
-			for _, h := range sr.Hits {
-				if !have[h.ID] && len(r.ids) < need {
-					r.ids = append(r.ids, h.ID)
-					r.scores[h.ID] = h.Score
-				}
-			}
+			take(sr)
 			r.total = sr.Total
 			return r, nil
 		}
 	}
 	if s > 0 {
-		// The older slices' matches are estimated, at the rate of the
-		// slices searched: counting them would cost what ranking them
-		// does.
-		searched := top - s*uint64(x.cfg.SliceEntries)
-		r.total += uint64(float64(r.total) / float64(searched) * float64(s*uint64(x.cfg.SliceEntries)))
-		r.estimated = true
+		// The older slices' matches are estimated: counting them would
+		// cost what ranking them does.
+		r.total, r.estimated = r.total+uint64(rest(s)), true
 	}
 	return r, nil
 }
