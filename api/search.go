@@ -122,3 +122,20 @@ func (r *SearchRequest) Window() (since, until time.Time, err error) {
 	}
 	return since, until, nil
 }
+
+// BySession groups r's hits by session, the sessions in the order of
+// their best hits, each session's hits in theirs.
+func (r SearchReply) BySession() [][]SearchHit {
+	var out [][]SearchHit
+	at := map[string]int{}
+	for _, h := range r.Hits {
+		i, ok := at[h.Session]
+		if !ok {
+			i = len(out)
+			at[h.Session] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], h)
+	}
+	return out
+}

@@ -252,17 +252,9 @@ func (t *tools) searchSessions(ctx context.Context, _ *mcp.CallToolRequest, in S
 	fmt.Fprintf(&b, "%d hits of %s%d\n", len(reply.Hits), about, reply.Total)
 	// Grouped by session, the sessions in the order of their best hits;
 	// each entry is what get_context (at) and get_entry take.
-	var order []string
-	groups := map[string][]api.SearchHit{}
-	for _, h := range reply.Hits {
-		if groups[h.Session] == nil {
-			order = append(order, h.Session)
-		}
-		groups[h.Session] = append(groups[h.Session], h)
-	}
-	for _, sid := range order {
-		fmt.Fprintf(&b, "\nsession %s (%d hits):\n", inline(sid), len(groups[sid]))
-		for _, h := range groups[sid] {
+	for _, hits := range reply.BySession() {
+		fmt.Fprintf(&b, "\nsession %s (%d hits):\n", inline(hits[0].Session), len(hits))
+		for _, h := range hits {
 			outside := ""
 			if h.OutsideContext {
 				outside = ", summarized by a compaction: outside the context"

@@ -77,18 +77,10 @@ func runSearch(ctx context.Context, e env) error {
 	}
 	// Grouped by session, the sessions in the order of their best hits;
 	// each hit's entry is what tree -at and context -at take.
-	var order []string
-	groups := map[string][]search.Hit{}
-	for _, h := range res.Hits {
-		if groups[h.Session] == nil {
-			order = append(order, h.Session)
-		}
-		groups[h.Session] = append(groups[h.Session], h)
-	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-	for _, sid := range order {
-		fmt.Fprintf(tw, "%s\t(%d hit(s))\t\t\n", sid, len(groups[sid]))
-		for _, h := range groups[sid] {
+	for _, hits := range res.BySession() {
+		fmt.Fprintf(tw, "%s\t(%d hit(s))\t\t\n", hits[0].Session, len(hits))
+		for _, h := range hits {
 			snippet := marked(h)
 			if h.OutsideContext {
 				snippet = "(summarized: outside the context) " + snippet
