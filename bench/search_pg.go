@@ -2,16 +2,12 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 )
 
@@ -77,50 +73,15 @@ func pgSearch(ctx context.Context, b *stream.Backend, queries []string) (lat lat
 }
 
 // pgCopyMessages copies the text of every message of b's streams into
-// msgs, read by an ordered consumer per partition.
+// msgs.
 func pgCopyMessages(ctx context.Context, conn *pgx.Conn, b *stream.Backend) (int64, error) {
-	var total int64
-	for _, part := range b.Partitions() {
-		info, err := part.Stream().Info(ctx)
-		if err != nil {
-			return total, err
+	scan := scanMessages(ctx, b)
+	defer scan.Stop()
+	return conn.CopyFrom(ctx, pgx.Identifier{"msgs"}, []string{"id", "body"}, pgx.CopyFromFunc(func() ([]any, error) {
+		e, sid, err := scan.Next()
+		if err != nil || e == nil {
+			return nil, err
 		}
-		cons, err := part.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: part.TypeFilter(session.TypeMessage).Subjects})
-		if err != nil {
-			return total, err
-		}
-		it, err := cons.Messages()
-		if err != nil {
-			return total, err
-		}
-		done := info.State.LastSeq == 0
-		n, err := conn.CopyFrom(ctx, pgx.Identifier{"msgs"}, []string{"id", "body"}, pgx.CopyFromFunc(func() ([]any, error) {
-			for !done {
-				msg, err := it.Next(jetstream.NextMaxWait(time.Second))
-				if errors.Is(err, nats.ErrTimeout) {
-					return nil, nil // nothing more of the filter's
-				}
-				if err != nil {
-					return nil, err
-				}
-				meta, err := msg.Metadata()
-				if err != nil {
-					return nil, err
-				}
-				done = meta.Sequence.Stream >= info.State.LastSeq || meta.NumPending == 0
-				m, err := b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
-				if err != nil || m.Entry == nil || m.Entry.Message == nil {
-					continue
-				}
-				return []any{m.Session + "/" + m.Entry.ID, m.Entry.Message.Content.Text()}, nil
-			}
-			return nil, nil
-		}))
-		it.Stop()
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
+		return []any{sid + "/" + e.ID, e.Message.Content.Text()}, nil
+	}))
 }

@@ -2,13 +2,9 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/search"
@@ -92,51 +88,20 @@ func usageReports(ctx context.Context, x *search.Index, b *stream.Backend, group
 	return nil
 }
 
-// scanUsage sums the usage of every assistant reply in b's stream, read
-// by an ordered consumer per partition.
+// scanUsage sums the usage of every assistant reply in b's streams.
 func scanUsage(ctx context.Context, b *stream.Backend) (sum api.UsageRow, n int, err error) {
-	for _, part := range b.Partitions() {
-		filter := part.TypeFilter(session.TypeMessage)
-		cons, err := part.Stream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filter.Subjects})
-		if err != nil {
+	scan := scanMessages(ctx, b)
+	defer scan.Stop()
+	for {
+		e, _, err := scan.Next()
+		if err != nil || e == nil {
 			return sum, n, err
 		}
-		info, err := part.Stream().Info(ctx)
-		if err != nil {
-			return sum, n, err
+		n++
+		if a := e.Message.Assistant(); a != nil && a.Usage != nil {
+			sum.Turns++
+			sum.Tokens += a.Usage.Tokens()
+			sum.Cost += a.Usage.Cost.Total
 		}
-		last := info.State.LastSeq
-		it, err := cons.Messages()
-		if err != nil {
-			return sum, n, err
-		}
-		for last > 0 {
-			msg, err := it.Next(jetstream.NextMaxWait(time.Second))
-			if errors.Is(err, nats.ErrTimeout) {
-				break // nothing more of the filter's
-			}
-			if err != nil {
-				it.Stop()
-				return sum, n, err
-			}
-			meta, err := msg.Metadata()
-			if err != nil {
-				it.Stop()
-				return sum, n, err
-			}
-			if m, err := b.Decode(msg.Subject(), msg.Data(), meta.Sequence.Stream); err == nil && m.Entry != nil && m.Entry.Message != nil {
-				n++
-				if a := m.Entry.Message.Assistant(); a != nil && a.Usage != nil {
-					sum.Turns++
-					sum.Tokens += a.Usage.Tokens()
-					sum.Cost += a.Usage.Cost.Total
-				}
-			}
-			if meta.Sequence.Stream >= last || meta.NumPending == 0 {
-				break
-			}
-		}
-		it.Stop()
 	}
-	return sum, n, nil
 }
