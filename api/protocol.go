@@ -45,7 +45,7 @@ const (
 
 // Ops lists every operation.
 var Ops = []string{OpCreate, OpOpen, OpAppend, OpMove, OpLabel, OpName, OpContext, OpTree, OpEntries, OpGet, OpStats, OpFork, OpList, OpDelete, OpWait,
-	OpSearch, OpUsage, OpUpload, OpPutBlob, OpBlob}
+	OpSearch, OpUsage, OpUpload, OpPutBlob, OpBlob, OpLiveStart, OpLivePut, OpLiveEnd, OpLiveStop, OpLiveState}
 
 // CreateRequest creates a session. ID is drawn at random when empty.
 type CreateRequest struct {

@@ -266,8 +266,9 @@ func newAppTest(t *testing.T, app, node string, scripts ...string) *appTest {
 			t.Fatal(err)
 		}
 	}
-	url, user, password, _ := gatewayFor(t)
+	url, user, password, natsURL := gatewayFor(t)
 	return &appTest{app: app, node: node, env: []string{"SESSIONLOG_TEST_URL=" + url, "SESSIONLOG_TEST_USER=" + user, "SESSIONLOG_TEST_PASSWORD=" + password,
+		"SESSIONLOG_TEST_NATS_URL=" + natsURL,
 		// For scripts as users write them: the gateway and its credentials in one URL.
 		"SESSIONLOG_URL=" + strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1)}}
 }

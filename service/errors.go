@@ -16,6 +16,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/blobs"
+	"github.com/agentcore/sessionlog/stream/live"
 )
 
 // codeOf maps errors to codes, tested in order (a session that is not
@@ -43,6 +44,9 @@ var codeOf = []struct {
 	{api.CodeInvalidEntry, blobs.ErrMismatch, false},
 	{api.CodeUploadNotFound, blobs.ErrUploadNotFound, false},
 	{api.CodeConflict, blobs.ErrUploadOffset, false},
+	{api.CodeNotFound, live.ErrNotFound, false},
+	{api.CodeConflict, live.ErrMoved, false},
+	{api.CodeTooLarge, live.ErrFull, false},
 	{api.CodeTimeout, context.DeadlineExceeded, false},
 	{api.CodeUnavailable, context.Canceled, false},
 	{api.CodeUnavailable, session.ErrClosed, false},

@@ -25,7 +25,7 @@ func newLimiter(l Limits) *limiter {
 
 // writes are the operations whose bodies are stored: their bytes count
 // against the tenant's write rate.
-var writes = map[string]bool{api.OpAppend: true, api.OpUpload: true, api.OpPutBlob: true}
+var writes = map[string]bool{api.OpAppend: true, api.OpUpload: true, api.OpPutBlob: true, api.OpLivePut: true}
 
 // allowBytes takes n bytes of the tenant's write rate (a body larger than
 // the burst takes the whole burst), or says how long to wait.

@@ -16,6 +16,7 @@ func (s *Service) ops() map[string]opFunc {
 		api.OpName: s.name, api.OpContext: s.context, api.OpTree: s.tree, api.OpEntries: s.entries, api.OpGet: s.get, api.OpStats: s.stats,
 		api.OpFork: s.fork, api.OpList: s.list, api.OpDelete: s.delete, api.OpWait: s.wait, api.OpSearch: s.search, api.OpUsage: s.usage,
 		api.OpUpload: s.upload, api.OpPutBlob: s.putBlob, api.OpBlob: s.blob,
+		api.OpLiveStart: s.liveStart, api.OpLivePut: s.livePut, api.OpLiveEnd: s.liveEnd, api.OpLiveStop: s.liveStop, api.OpLiveState: s.liveState,
 	}
 	if s.cfg.AcceptLinks {
 		ops[api.OpLink] = s.link

@@ -21,6 +21,7 @@ import (
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/blobs"
+	"github.com/agentcore/sessionlog/stream/live"
 	"github.com/agentcore/sessionlog/telemetry"
 )
 
@@ -46,6 +47,7 @@ type Service struct {
 	resumeMu sync.Mutex
 	resumed  map[string]time.Time
 	uploads  *blobs.Uploads
+	live     *live.Generations
 	// staged bounds the bytes of staged appends held at once.
 	staged *semaphore.Weighted
 	nc     *nats.Conn
@@ -96,7 +98,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		logger.Warn("sessionlog: closing a session out of the service's cache failed; its listing may be stale until its next write", "session", id, "stream", b.Config().Stream, "error", err)
 	}
 	s := &Service{
-		cfg: cfg, b: b, nc: nc, uploads: b.Uploads(), staged: semaphore.NewWeighted(cfg.Limits.MaxStagedBytes),
+		cfg: cfg, b: b, nc: nc, uploads: b.Uploads(), live: b.Generations(), staged: semaphore.NewWeighted(cfg.Limits.MaxStagedBytes),
 		cache: newCache(b, cfg.MaxOpenSessions, cfg.MaxCachedBytes, closeFailed),
 		lim:   newLimiter(cfg.Limits),
 		sem:   make(chan struct{}, cfg.MaxInFlight),

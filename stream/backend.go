@@ -19,6 +19,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream/blobs"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
+	"github.com/agentcore/sessionlog/stream/live"
 	"github.com/agentcore/sessionlog/stream/snapshots"
 	"github.com/agentcore/sessionlog/stream/upkeep"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -279,6 +280,15 @@ func (b *Backend) Blobs() *blobs.Store { return b.blobs }
 // Uploads returns the deployment's staging of uploads.
 func (b *Backend) Uploads() *blobs.Uploads {
 	return blobs.NewUploads(b.parts[0].rq, b.cfg.Replicas, b.cfg.Stream+"_UPLOADS", b.cfg.Prefix+"_uploads")
+}
+
+// Generations returns the deployment's generations being streamed.
+func (b *Backend) Generations() *live.Generations {
+	g, err := live.New(b.parts[0].rq, live.DefaultConfig(b.cfg.Stream+"_LIVE", b.cfg.Prefix+"_live", b.cfg.Replicas))
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
+	return g
 }
 
 // JetStream returns the JetStream context (replicas, consumers).

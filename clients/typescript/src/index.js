@@ -23,10 +23,13 @@ const INLINE_LIMIT = 768 << 10;
 const UPLOAD_PIECE = 512 << 10;
 
 const READS = new Set(["open", "context", "tree", "entries", "stats", "list", "wait", "search", "usage", "blob", "putblob"]);
+// A generation's writes name the record they follow and carry the
+// writer's token: the service recognises one sent again.
+const LIVE = new Set(["livestart", "liveput", "liveend", "livestop", "livestate"]);
 
 /** Whether a request may be sent again when its outcome is unknown. */
 export function idempotent(op, body) {
-  if (READS.has(op)) return true;
+  if (READS.has(op) || LIVE.has(op)) return true;
   if (op === "append") return (body.entries ?? []).every((e) => e && typeof e === "object" && e.id);
   return false;
 }

@@ -1,0 +1,56 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/sessionlog/internal/peers"
+)
+
+// The Vercel AI SDK, resumable-stream and the Redis client it takes, as
+// the adapter is held to them.
+var aiSDKPackages = []string{"ai@7.0.173", "resumable-stream@2.2.13", "redis@6.3.1"}
+
+// aiSDKApp makes the application the AI SDK tests run from.
+func aiSDKApp(t *testing.T) string {
+	return clientApp(t, ".ai-test", "Vercel AI SDK", aiSDKPackages...)
+}
+
+// startRedis starts a real Redis (Debian's redis-server) on loopback for
+// the test; without one the test skips, saying so.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := peers.StartRedis(ctx, t.TempDir())
+	if errors.Is(err, peers.ErrNoRedis) {
+		skipPeer(t, "%v: the comparison with resumable-stream on Redis is not run", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r.URL
+}
+
+// The same scripted scenarios (one reader, a reader joining mid-way, one
+// reconnecting after a cut, two readers, an expired stream, a stop) give
+// every reader the same chunks in the same order from resumable-stream on
+// a real Redis and from sessionlog's generations
+// (clients/typescript/test-ai-sdk/resumable.test.js).
+func TestAISDKResumableStreams(t *testing.T) {
+	node := testNode(t)
+	redis := startRedis(t)
+	a := newAppTest(t, aiSDKApp(t), node, "test-ai-sdk/resumable.test.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := a.cmd(ctx, "--test", "resumable.test.mjs")
+	cmd.Env = append(cmd.Env, "REDIS_URL="+redis)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 6") || !strings.Contains(string(out), "# skipped 0") {
+		t.Fatalf("node --test resumable.test.mjs: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,274 @@
+// Generations being streamed (the service's live ops, docs/protocol.md):
+// a writer that starts one, puts its chunks and ends it; readers that
+// join it from its first chunk, or come back after a cut, on any node;
+// and a stop that ends it for everyone. Readers consume its records from
+// JetStream in the tenant's account (@nats-io/jetstream, over the
+// client's NATS connection: Client.connect).
+import { randomBytes } from "node:crypto";
+
+// A put holds at most this many UTF-16 units of chunks: its JSON stays
+// under a request (1 MiB) however the text escapes. A larger chunk goes
+// in pieces, each put saying that it continues.
+const PUT_UNITS = 128 << 10;
+// How often a reader checks that its generation still stands, in case
+// its end record never comes (the generation expired under it): two
+// checks that find it gone or ended, with no end record read, close it.
+const WATCHDOG_MS = 10000;
+
+export class LiveWriter {
+  /**
+   * @param {import("./index.js").Client} client
+   * @param {string} id the generation's id (any string, up to 512 bytes)
+   * @param {{ttlMs?: number, onError?: (e: Error) => void}} [opts]
+   */
+  constructor(client, id, { ttlMs, onError } = {}) {
+    this.client = client;
+    this.id = id;
+    this.ttlMs = ttlMs;
+    this.writer = randomBytes(12).toString("hex");
+    this.onError = onError ?? ((e) => console.error(`sessionlog: generation ${JSON.stringify(id)}: ${e.message}`));
+    this.seq = 0;
+    this.queue = []; // chunks not yet put
+    this.ended = false; // done, stopped, or failed: nothing more is put
+    this.stopped = false;
+    this.flushing = null;
+    // The chunks put, whole: what readers were given.
+    this.written = [];
+    this.partial = "";
+    this.stopWatch = null;
+    this.stopHandlers = [];
+  }
+
+  /** Starts the generation: the reply says whether this writer started
+   * it (state "running", started), or where the one that exists stands. */
+  async start() {
+    const r = await this.client.call("livestart", drop({ stream: this.id, writer: this.writer, ttlMs: this.ttlMs }));
+    if (r.started) {
+      this.seq = r.seq;
+      this.subject = r.subject;
+      this.jetstream = r.jetstream;
+    } else {
+      this.ended = true;
+    }
+    return r;
+  }
+
+  /** Calls fn once, when someone stops the generation (watched from now). */
+  onStop(fn) {
+    this.stopHandlers.push(fn);
+    if (!this.stopWatch) this.stopWatch = this.#watchStop();
+  }
+
+  /** Queues chunk; chunks are put in order, those that come while a put
+   * is on its way together in the next. */
+  write(chunk) {
+    if (this.ended) return;
+    this.queue.push(String(chunk));
+    if (!this.flushing) this.flushing = this.#flush().finally(() => { this.flushing = null; });
+  }
+
+  /** Puts what is queued and ends the generation; its state after. */
+  async end() {
+    while (this.flushing) await this.flushing;
+    this.#closeWatch();
+    if (this.ended) return this.stopped ? "stopped" : "failed";
+    this.ended = true;
+    try {
+      const r = await this.client.call("liveend", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs }));
+      return r.state;
+    } catch (e) {
+      this.onError(e);
+      return "failed";
+    }
+  }
+
+  async #flush() {
+    while (this.queue.length && !this.ended) {
+      const { chunks, continues, taken } = takePut(this.queue);
+      let r;
+      try {
+        r = await this.client.call("liveput", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs, chunks, continues: continues || undefined }));
+      } catch (e) {
+        this.ended = true;
+        this.queue = [];
+        this.onError(e);
+        // Readers are not left waiting for an end that will not come.
+        await this.client.call("livestop", { stream: this.id }).catch(() => {});
+        return;
+      }
+      if (r.state !== "running") {
+        this.#stopped();
+        return;
+      }
+      this.seq = r.seq;
+      const put = [...chunks];
+      put[0] = this.partial + put[0];
+      this.partial = continues ? put.pop() : "";
+      this.written.push(...put);
+      this.queue.splice(0, taken);
+      if (continues) this.queue[0] = this.queue[0].slice(chunks.at(-1).length);
+    }
+  }
+
+  #stopped() {
+    if (this.stopped) return;
+    this.stopped = this.ended = true;
+    this.queue = [];
+    this.#closeWatch();
+    for (const fn of this.stopHandlers.splice(0)) fn();
+  }
+
+  async #watchStop() {
+    const js = await jetStreamOf(this.client);
+    const stop = this.subject.slice(0, -1) + "x";
+    const consumer = await js.consumers.get(this.jetstream, { filter_subjects: [stop] });
+    this.stopMessages = await consumer.consume();
+    if (this.ended && !this.stopped) return this.#closeWatch();
+    for await (const m of this.stopMessages) {
+      if (m.headers?.get("Sessionlog-Live") === "stop") {
+        this.#stopped();
+        break;
+      }
+    }
+  }
+
+  #closeWatch() {
+    this.stopMessages?.stop();
+    this.stopMessages = undefined;
+  }
+}
+
+/** The chunks of the next put from the front of queue: whole chunks up
+ * to PUT_UNITS, or a piece of the first when it alone is larger. */
+function takePut(queue) {
+  const chunks = [];
+  let units = 0;
+  for (const c of queue) {
+    if (units + c.length > PUT_UNITS) break;
+    chunks.push(c);
+    units += c.length;
+  }
+  if (chunks.length) return { chunks, continues: false, taken: chunks.length };
+  let cut = PUT_UNITS;
+  // Never between the two halves of a surrogate pair.
+  const code = queue[0].charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  return { chunks: [queue[0].slice(0, cut)], continues: true, taken: 0 };
+}
+
+/** Where generation id stands: {state: "none"|"running"|"done"|"stopped", seq, jetstream, subject}. */
+export function liveState(client, id) {
+  return client.call("livestate", { stream: id });
+}
+
+/** Stops generation id for everyone: its writer is told, its readers end. */
+export function stopLive(client, id) {
+  return client.call("livestop", { stream: id });
+}
+
+/**
+ * A reader of generation id from its first chunk, as resumable-stream
+ * gives one: what was streamed so far as one chunk (less its first
+ * skipCharacters), then each chunk as it comes, closed at the end or the
+ * stop. undefined when there is no such generation, null when it ended.
+ * @returns {Promise<ReadableStream<string> | null | undefined>}
+ */
+export async function readLive(client, id, { skipCharacters = 0, state } = {}) {
+  const st = state ?? (await liveState(client, id));
+  if (st.state === "none") return undefined;
+  if (st.state !== "running") return null;
+  const js = await jetStreamOf(client);
+  const consumer = await js.consumers.get(st.jetstream, { filter_subjects: [st.subject] });
+  const messages = await consumer.consume();
+  let timer;
+  const finish = () => {
+    clearTimeout(timer);
+    messages.stop();
+  };
+  return new ReadableStream({
+    start(controller) {
+      let backlog = [], live = false, piece = "", closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        finish();
+        try { controller.close(); } catch { /* the reader went away */ }
+      };
+      const emit = (s) => {
+        try { controller.enqueue(s); } catch { close(); }
+      };
+      const flushBacklog = () => {
+        live = true;
+        emit(backlog.join("").slice(skipCharacters));
+        backlog = null;
+      };
+      // The watchdog: a generation that expired under the reader has
+      // no end record to read.
+      let gone = 0;
+      const watch = () => {
+        timer = setTimeout(async () => {
+          try {
+            const now = await liveState(client, id);
+            gone = now.state === "running" ? 0 : gone + 1;
+            if (gone >= 2) return close();
+          } catch { /* a failed check is no verdict */ }
+          if (!closed) watch();
+        }, WATCHDOG_MS);
+      };
+      watch();
+      (async () => {
+        try {
+          for await (const m of messages) {
+            const kind = m.headers?.get("Sessionlog-Live");
+            if (kind === "chunks") {
+              const chunks = m.json();
+              const continues = m.headers.get("Sessionlog-Live-Continues") === "1";
+              chunks[0] = piece + chunks[0];
+              piece = continues ? chunks.pop() : "";
+              if (live) chunks.forEach(emit);
+              else backlog.push(...chunks);
+            }
+            if (!live && (m.seq >= st.seq || m.info.pending === 0)) {
+              // What is joined holds a chunk begun; the rest of it comes
+              // as one chunk.
+              backlog.push(piece);
+              piece = "";
+              flushBacklog();
+            }
+            if (kind === "done" || kind === "stop") return close();
+          }
+        } catch (e) {
+          if (!closed) {
+            closed = true;
+            finish();
+            controller.error(e);
+          }
+        }
+      })();
+    },
+    cancel() {
+      finish();
+    },
+  });
+}
+
+const jetStreams = new WeakMap();
+
+/** The JetStream client on client's NATS connection. */
+async function jetStreamOf(client) {
+  if (!client.nats) throw new Error("sessionlog: generations are read over NATS: make the client with Client.connect(natsUrl)");
+  let js = jetStreams.get(client);
+  if (!js) {
+    let mod;
+    try {
+      mod = await import("@nats-io/jetstream");
+    } catch (e) {
+      throw new Error(`sessionlog: reading generations needs @nats-io/jetstream (npm install @nats-io/jetstream): ${e.message}`);
+    }
+    js = mod.jetstream(client.nats.nc);
+    jetStreams.set(client, js);
+  }
+  return js;
+}
+
+const drop = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));

@@ -1,0 +1,218 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/session/sessiontest"
+)
+
+// live is one writer's view of a generation: start, puts and the end,
+// each after the last.
+type live struct {
+	t      *testing.T
+	f      *fixture
+	id     string
+	writer string
+	seq    uint64
+}
+
+func (l *live) start() api.LiveReply {
+	var r api.LiveReply
+	l.f.call(l.t, api.OpLiveStart, api.LiveStartRequest{Stream: l.id, Writer: l.writer}, &r)
+	if r.Started {
+		l.seq = r.Seq
+	}
+	return r
+}
+
+func (l *live) put(chunks ...string) (api.LiveReply, error) {
+	var r api.LiveReply
+	err := l.f.callErr2(api.OpLivePut, api.LivePutRequest{LiveWriteRequest: api.LiveWriteRequest{Stream: l.id, Writer: l.writer, After: l.seq}, Chunks: chunks}, &r)
+	if err == nil && r.State == api.LiveRunning {
+		l.seq = r.Seq
+	}
+	return r, err
+}
+
+func (l *live) end() api.LiveReply {
+	var r api.LiveReply
+	l.f.call(l.t, api.OpLiveEnd, api.LiveWriteRequest{Stream: l.id, Writer: l.writer, After: l.seq}, &r)
+	return r
+}
+
+func (l *live) state() api.LiveReply {
+	var r api.LiveReply
+	l.f.call(l.t, api.OpLiveState, api.LiveRequest{Stream: l.id}, &r)
+	return r
+}
+
+// records reads a generation's records as a reader does, with an
+// ordered consumer of its subject from the first: kind and chunks of
+// each.
+func records(t *testing.T, f *fixture, r api.LiveReply) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(newConn(t))
+	c, err := js.OrderedConsumer(ctx, r.JetStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{r.Subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for range info.NumPending {
+		m, err := c.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chunks []string
+		if len(m.Data()) > 0 {
+			if err := json.Unmarshal(m.Data(), &chunks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, m.Headers().Get("Sessionlog-Live")+fmt.Sprint(chunks))
+	}
+	return out
+}
+
+// A generation has one writer: a second start is told it runs, a write
+// that does not continue the last is a conflict, and readers get the
+// records in order, ending at the end.
+func TestLiveOneWriter(t *testing.T) {
+	f := start(t, nil)
+	a := &live{t: t, f: f, id: "chat 1 / ü — any string", writer: "A"}
+	if r := a.start(); !r.Started || r.State != api.LiveRunning || r.Seq == 0 || r.Subject == "" {
+		t.Fatalf("start: %+v", r)
+	}
+	// A resend of the same start is still this writer's.
+	if r := a.start(); !r.Started {
+		t.Fatalf("the start sent again: %+v", r)
+	}
+	b := &live{t: t, f: f, id: a.id, writer: "B"}
+	if r := b.start(); r.Started || r.State != api.LiveRunning {
+		t.Fatalf("a second writer's start: %+v", r)
+	}
+	if _, err := a.put("he", "llo"); err != nil {
+		t.Fatal(err)
+	}
+	b.seq = a.seq - 1
+	if _, err := b.put("intruder"); !isCode(err, api.CodeConflict) {
+		t.Fatalf("a put after an older record: %v", err)
+	}
+	if _, err := a.put(" world"); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.end(); r.State != api.LiveDone {
+		t.Fatalf("end: %+v", r)
+	}
+	if r, err := a.put("after the end"); err != nil || r.State != api.LiveDone {
+		t.Fatalf("a put after the end: %+v %v", r, err)
+	}
+	got := records(t, f, a.state())
+	if want := "start[] chunks[he llo] chunks[ world] done[]"; strings.Join(got, " ") != want {
+		t.Fatalf("records: %v, want %s", got, want)
+	}
+	if r := b.start(); r.Started || r.State != api.LiveDone {
+		t.Fatalf("a start after the end: %+v", r)
+	}
+}
+
+// A stop ends a generation for everyone: the writer's next put is told
+// so and stores nothing, and readers end at the stop.
+func TestLiveStop(t *testing.T) {
+	f := start(t, nil)
+	a := &live{t: t, f: f, id: "stopped", writer: "w"}
+	a.start()
+	if _, err := a.put("one"); err != nil {
+		t.Fatal(err)
+	}
+	var r api.LiveReply
+	f.call(t, api.OpLiveStop, api.LiveRequest{Stream: a.id}, &r)
+	if r.State != api.LiveStopped {
+		t.Fatalf("stop: %+v", r)
+	}
+	f.call(t, api.OpLiveStop, api.LiveRequest{Stream: a.id}, &r)
+	if r.State != api.LiveStopped {
+		t.Fatalf("a second stop: %+v", r)
+	}
+	if r, err := a.put("two"); err != nil || r.State != api.LiveStopped {
+		t.Fatalf("a put after the stop: %+v %v", r, err)
+	}
+	if r := a.end(); r.State != api.LiveStopped {
+		t.Fatalf("an end after the stop: %+v", r)
+	}
+	if got := strings.Join(records(t, f, a.state()), " "); got != "start[] chunks[one] stop[]" {
+		t.Fatalf("records: %s", got)
+	}
+	if err := f.callErr(api.OpLiveStop, api.LiveRequest{Stream: "never started"}); !isCode(err, api.CodeNotFound) {
+		t.Fatalf("stop of nothing: %v", err)
+	}
+}
+
+// A generation's records go at their TTL: it is then none, and may be
+// started again.
+func TestLiveExpires(t *testing.T) {
+	f := start(t, nil)
+	var r api.LiveReply
+	f.call(t, api.OpLiveStart, api.LiveStartRequest{Stream: "short", Writer: "w", TTLMs: 1000}, &r)
+	f.call(t, api.OpLiveEnd, api.LiveWriteRequest{Stream: "short", Writer: "w", After: r.Seq, TTLMs: 1000}, &r)
+	if r.State != api.LiveDone {
+		t.Fatalf("end: %+v", r)
+	}
+	sessiontest.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error {
+		f.call(t, api.OpLiveState, api.LiveRequest{Stream: "short"}, &r)
+		if r.State != api.LiveNone {
+			return fmt.Errorf("state %s", r.State)
+		}
+		return nil
+	})
+	if err := f.callErr2(api.OpLiveStart, api.LiveStartRequest{Stream: "short", Writer: "w2"}, &r); err != nil || !r.Started {
+		t.Fatalf("started again: %+v %v", r, err)
+	}
+}
+
+// Requests the generations cannot take are refused, naming what is wrong.
+func TestLiveRefusals(t *testing.T) {
+	f := start(t, nil)
+	var r api.LiveReply
+	f.call(t, api.OpLiveStart, api.LiveStartRequest{Stream: "ok", Writer: "w"}, &r)
+	for _, tt := range []struct {
+		op, body, field string
+		code            api.Code
+	}{
+		{api.OpLiveStart, `{"stream":"","writer":"w"}`, "/stream", api.CodeBadRequest},
+		{api.OpLiveStart, `{"stream":"` + strings.Repeat("x", 513) + `","writer":"w"}`, "/stream", api.CodeBadRequest},
+		{api.OpLiveStart, `{"stream":"x"}`, "/writer", api.CodeBadRequest},
+		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":5}`, "/ttlMs", api.CodeBadRequest},
+		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":999999999999}`, "/ttlMs", api.CodeBadRequest},
+		{api.OpLivePut, `{"stream":"ok","writer":"w","after":` + fmt.Sprint(r.Seq) + `,"chunks":[]}`, "/chunks", api.CodeBadRequest},
+		{api.OpLivePut, `{"stream":"ok","writer":"w","chunks":["a"]}`, "/after", api.CodeBadRequest},
+		{api.OpLivePut, `{"stream":"ok","writer":"w","after":1,"chunks":[1]}`, "", api.CodeBadRequest},
+		{api.OpLivePut, `{"stream":"gone","writer":"w","after":1,"chunks":["a"]}`, "", api.CodeNotFound},
+		{api.OpLiveEnd, `{"stream":"gone","writer":"w","after":1}`, "", api.CodeNotFound},
+		{api.OpLiveState, `{"stream":""}`, "/stream", api.CodeBadRequest},
+	} {
+		err := f.raw(tt.op, tt.body)
+		var pe *api.Error
+		if !errors.As(err, &pe) || pe.Code != tt.code || (tt.field != "" && pe.Field != tt.field) {
+			t.Errorf("%s %.80s: %v (%+v), want %s at %s", tt.op, tt.body, err, pe, tt.code, tt.field)
+		}
+	}
+	// The generation refused nothing into itself.
+	if got := strings.Join(records(t, f, r), " "); got != "start[]" {
+		t.Fatalf("records: %s", got)
+	}
+}
