@@ -54,3 +54,19 @@ func TestAISDKResumableStreams(t *testing.T) {
 		t.Fatalf("node --test resumable.test.mjs: %v\n%s", err, out)
 	}
 }
+
+// A real streamText with the AI SDK's scripted model, through route
+// handlers on SessionlogChats: a reply stored as it was streamed, resumed
+// on another connection after a cut, stopped for every reader (the
+// model's request aborted), chats branched by regeneration and edits,
+// listed by user newest first (clients/typescript/test-ai-sdk/chat.test.js).
+func TestAISDKChats(t *testing.T) {
+	node := testNode(t)
+	a := newAppTest(t, aiSDKApp(t), node, "test-ai-sdk/chat.test.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := a.cmd(ctx, "--test", "chat.test.mjs").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 5") || !strings.Contains(string(out), "# skipped 0") {
+		t.Fatalf("node --test chat.test.mjs: %v\n%s", err, out)
+	}
+}

@@ -5,6 +5,7 @@
 // JetStream in the tenant's account (@nats-io/jetstream, over the
 // client's NATS connection: Client.connect).
 import { randomBytes } from "node:crypto";
+import { RateLimitedError, TimeoutError, UnavailableError } from "./errors.js";
 
 // A put holds at most this many UTF-16 units of chunks: its JSON stays
 // under a request (1 MiB) however the text escapes. A larger chunk goes
@@ -14,6 +15,10 @@ const PUT_UNITS = 128 << 10;
 // its end record never comes (the generation expired under it): two
 // checks that find it gone or ended, with no end record read, close it.
 const WATCHDOG_MS = 10000;
+// How long a writer goes on sending a record the service cannot take
+// now (its node lost, a leader being elected, a rate limit): every
+// record is safe to send again.
+const RIDE_MS = 60000;
 
 export class LiveWriter {
   /**
@@ -42,7 +47,7 @@ export class LiveWriter {
   /** Starts the generation: the reply says whether this writer started
    * it (state "running", started), or where the one that exists stands. */
   async start() {
-    const r = await this.client.call("livestart", drop({ stream: this.id, writer: this.writer, ttlMs: this.ttlMs }));
+    const r = await this.#call("livestart", drop({ stream: this.id, writer: this.writer, ttlMs: this.ttlMs }));
     if (r.started) {
       this.seq = r.seq;
       this.subject = r.subject;
@@ -74,7 +79,7 @@ export class LiveWriter {
     if (this.ended) return this.stopped ? "stopped" : "failed";
     this.ended = true;
     try {
-      const r = await this.client.call("liveend", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs }));
+      const r = await this.#call("liveend", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs }));
       return r.state;
     } catch (e) {
       this.onError(e);
@@ -87,7 +92,7 @@ export class LiveWriter {
       const { chunks, continues, taken } = takePut(this.queue);
       let r;
       try {
-        r = await this.client.call("liveput", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs, chunks, continues: continues || undefined }));
+        r = await this.#call("liveput", drop({ stream: this.id, writer: this.writer, after: this.seq, ttlMs: this.ttlMs, chunks, continues: continues || undefined }));
       } catch (e) {
         this.ended = true;
         this.queue = [];
@@ -107,6 +112,20 @@ export class LiveWriter {
       this.written.push(...put);
       this.queue.splice(0, taken);
       if (continues) this.queue[0] = this.queue[0].slice(chunks.at(-1).length);
+    }
+  }
+
+  /** A call sent again while the service cannot take it now. */
+  async #call(op, body) {
+    const deadline = Date.now() + RIDE_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.call(op, body);
+      } catch (e) {
+        const transient = e instanceof UnavailableError || e instanceof TimeoutError || e instanceof RateLimitedError;
+        if (!transient || Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, e.retryAfterMs ?? Math.min(1000, 50 * 2 ** attempt)));
+      }
     }
   }
 
