@@ -70,3 +70,11 @@ func TestAISDKChats(t *testing.T) {
 		t.Fatalf("node --test chat.test.mjs: %v\n%s", err, out)
 	}
 }
+
+// The README's AI SDK example runs as written, and prints what it says.
+func TestAISDKReadmeExample(t *testing.T) {
+	out := runReadmeExample(t, aiSDKApp(t), "ai-sdk")
+	if want := "user,assistant Hello, Ada!\n204 none\n[ 'Hi, I am Ada' ]\n"; out != want {
+		t.Fatalf("the README's example printed:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -270,7 +270,8 @@ func newAppTest(t *testing.T, app, node string, scripts ...string) *appTest {
 	return &appTest{app: app, node: node, env: []string{"SESSIONLOG_TEST_URL=" + url, "SESSIONLOG_TEST_USER=" + user, "SESSIONLOG_TEST_PASSWORD=" + password,
 		"SESSIONLOG_TEST_NATS_URL=" + natsURL,
 		// For scripts as users write them: the gateway and its credentials in one URL.
-		"SESSIONLOG_URL=" + strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1)}}
+		"SESSIONLOG_URL=" + strings.Replace(url, "http://", "http://"+user+":"+password+"@", 1),
+		"SESSIONLOG_NATS_URL=" + strings.Replace(natsURL, "nats://", "nats://"+user+":"+password+"@", 1)}}
 }
 
 // cmd is node with args, in the application, told where the gateway is.

@@ -117,12 +117,36 @@ export function chatSessionId(chatId) {
 export class SessionlogChats {
   /**
    * @param {import("./index.js").Client} client
-   * @param {{streams?: ReturnType<typeof createResumableStreamContext>}} [opts] the
-   *   resumable streams respond() and resume() use
+   * @param {{waitUntil?: (p: Promise<unknown>) => void, ttlMs?: number}} [opts]
+   *   waitUntil keeps a serverless function alive until a generation is
+   *   streamed and stored (Next.js's after); ttlMs is how long a
+   *   generation's chunks are kept (24 hours)
    */
-  constructor(client, { streams } = {}) {
+  constructor(client, { waitUntil, ttlMs } = {}) {
     this.client = client;
-    this.streams = streams;
+    this.pending = new Set();
+    // Chats are kept over HTTP or NATS; generations are read over NATS.
+    this.waitUntil = waitUntil;
+    this.streams = client.nats ? createResumableStreamContext({ client, ttlMs, waitUntil: (p) => this.#track(p) }) : null;
+  }
+
+  /** Keeps p in idle()'s count (and the caller's waitUntil) until it settles. */
+  #track(p) {
+    this.pending.add(p);
+    p.finally(() => this.pending.delete(p)).catch(() => {});
+    this.waitUntil?.(p);
+    return p;
+  }
+
+  #live() {
+    if (!this.streams) throw new TypeError("SessionlogChats: respond, resume and stop stream generations over NATS: make the client with Client.connect(natsUrl)");
+    return this.streams;
+  }
+
+  /** Resolves once every generation this instance started is streamed
+   * and its reply stored. */
+  async idle() {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
   }
 
   /** The chat's messages, from its first to its latest ([] for a chat
@@ -179,10 +203,10 @@ export class SessionlogChats {
    *   stop (the one given to streamText)
    */
   respond(chatId, modelStream, { messages, abort, userId, streamId = generateId() }) {
-    const streams = this.#streams();
+    const streams = this.#live();
     return createUIMessageStreamResponse({
       stream: toUIMessageStream({ stream: modelStream, originalMessages: messages, generateMessageId: generateId }),
-      consumeSseStream: async ({ stream }) => {
+      consumeSseStream: ({ stream }) => this.#track((async () => {
         await this.#change(chatId, { userId }, () => ({ entries: [{ type: "custom", customType: STREAM, data: { streamId } }] }));
         const mine = await streams.createNewResumableStream(streamId, ({ signal }) => {
           signal.addEventListener("abort", () => abort?.abort(signal.reason), { once: true });
@@ -190,7 +214,7 @@ export class SessionlogChats {
         }, undefined, { onEnd: ({ chunks }) => this.#saveStreamed(chatId, streamId, chunks) });
         // Nobody reads this copy: the generation goes on for readers.
         await mine?.cancel?.();
-      },
+      })()),
     });
   }
 
@@ -198,7 +222,7 @@ export class SessionlogChats {
    * start, or 204 when there is none. */
   async resume(chatId) {
     const active = await this.activeStreamId(chatId);
-    const stream = active ? await this.#streams().resumeExistingStream(active) : null;
+    const stream = active ? await this.#live().resumeExistingStream(active) : null;
     if (!stream) return new Response(null, { status: 204 });
     return new Response(stream.pipeThrough(new TextEncoderStream()), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no" },
@@ -209,12 +233,7 @@ export class SessionlogChats {
    * streamed up to the stop is stored as its message. */
   async stop(chatId) {
     const active = await this.activeStreamId(chatId);
-    return active ? this.#streams().stopStream(active) : "none";
-  }
-
-  #streams() {
-    if (!this.streams) this.streams = createResumableStreamContext({ client: this.client });
-    return this.streams;
+    return active ? this.#live().stopStream(active) : "none";
   }
 
   /** Stores the assistant message the chunks of a generation make, after

@@ -105,6 +105,12 @@ export class Client {
    * Needs `@nats-io/transport-node`. `events()` needs the gateway: pass
    * its URL as `opts.http`. Close it when done. */
   static async connect(natsUrl, opts = {}) {
+    if (typeof natsUrl === "string" && /^(nats|tls):\/\/[^/]*@/.test(natsUrl)) {
+      // Credentials in the URL (nats://user:password@host:4222), as over HTTP.
+      const u = new URL(natsUrl);
+      opts = { ...opts, user: opts.user ?? decodeURIComponent(u.username), password: opts.password ?? decodeURIComponent(u.password) };
+      natsUrl = `${u.protocol}//${u.host}`;
+    }
     const c = new Client(opts.http ?? "", opts);
     c.nats = await connectNats(natsUrl, opts);
     return c;
