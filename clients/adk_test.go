@@ -78,3 +78,11 @@ func TestADKRunner(t *testing.T) {
 		t.Errorf("state after three turns: %v (want turns 3, user:asked Paris)", last.State)
 	}
 }
+
+// The README's ADK example runs as written, and prints what it says.
+func TestADKReadmeExample(t *testing.T) {
+	out := runReadmeExample(t, adkApp(t), "adk")
+	if want := "1 { budget: 900, city: 'Lisbon', 'user:home': 'Paris' }\n[ 'trip-1' ]\n"; out != want {
+		t.Fatalf("the README's example printed:\n%s\nwant:\n%s", out, want)
+	}
+}
