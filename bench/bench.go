@@ -71,6 +71,13 @@ type Config struct {
 	// LangGraphOps, when set, adds the langgraph part: LangGraph's savers,
 	// ours and PostgresSaver, on threads of that many checkpoints.
 	LangGraphOps int
+	// StreamChunks, when set, adds the aisdk part: resumable streams of
+	// that many chunks, and StreamResumes resumes timed, on sessionlog
+	// and on resumable-stream over Redis.
+	StreamChunks, StreamResumes int
+	// ADKSessions, when set, adds the adk part: ADK's session services,
+	// that many sessions listed and a session of ADKEvents events loaded.
+	ADKSessions, ADKEvents int
 	// SearchSessions, when set, adds the search part: that many sessions
 	// of SearchEntries messages indexed and searched (about 7 minutes at
 	// 10,000 of 100).
@@ -98,7 +105,7 @@ type Config struct {
 }
 
 // Parts are the measurements a run can be limited to.
-var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "mcp", "freshness", "transcripts", "edges"}
+var Parts = []string{"appends", "reads", "partitions", "opens", "heavy", "lists", "build", "memory", "encryption", "retention", "backup", "clients", "sessions", "search", "langgraph", "aisdk", "adk", "mcp", "freshness", "transcripts", "edges"}
 
 // DefaultTranscript is a real Claude Code transcript kept as a test
 // fixture, from the repository's root.
@@ -258,6 +265,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.LangGraphOps > 0 && cfg.does("langgraph") {
 		if err := langGraphPart(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.StreamChunks > 0 && cfg.does("aisdk") {
+		if err := aiSDKPart(ctx, cfg, dir, r, p); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ADKSessions > 0 && cfg.does("adk") {
+		if err := adkPart(ctx, cfg, dir, r, p); err != nil {
 			return nil, err
 		}
 	}

@@ -96,7 +96,12 @@ type Config struct {
 	// (cluster.Node.TenantOwners) — and without them there is no bound:
 	// a node without tenants cannot tell its clients apart.
 	MaxConsumersPerUser int
-	Owners              []string
+	// MaxLiveConsumersPerUser bounds, apart, the consumers each client
+	// user has on the generations' stream: a reader of a generation holds
+	// one while it reads, and its writer one to hear of a stop. 0: no
+	// bound.
+	MaxLiveConsumersPerUser int
+	Owners                  []string
 	// Ready, when set, is asked before each request: while it returns an
 	// error (a node cut off from the rest of its cluster) every request is
 	// answered "unavailable" at once, naming it, so that clients go to
@@ -151,7 +156,7 @@ func DefaultConfig(sc session.Config) Config {
 			TenantWriteBytes: 8 << 20, TenantWriteBurst: 64 << 20,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxCachedBytes: 256 << 20, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxSearches: 4,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxCachedBytes: 256 << 20, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxLiveConsumersPerUser: 1024, MaxSearches: 4,
 		RequestTimeout: 20 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}
@@ -177,8 +182,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: rates and bursts must be positive", ErrInvalidConfig)
 	case l.TenantWriteBytes <= 0 || l.TenantWriteBurst < l.MaxRequestBytes:
 		return fmt.Errorf("%w: TenantWriteBytes must be positive and TenantWriteBurst hold a request (MaxRequestBytes)", ErrInvalidConfig)
-	case c.MaxConsumersPerUser < 0:
-		return fmt.Errorf("%w: MaxConsumersPerUser must not be negative", ErrInvalidConfig)
+	case c.MaxConsumersPerUser < 0 || c.MaxLiveConsumersPerUser < 0:
+		return fmt.Errorf("%w: MaxConsumersPerUser and MaxLiveConsumersPerUser must not be negative", ErrInvalidConfig)
 	case c.Search != nil && c.MaxSearches < 1:
 		return fmt.Errorf("%w: MaxSearches must be positive with a Search index", ErrInvalidConfig)
 	case c.MaxOpenSessions < 1 || c.MaxInFlight < 1 || c.MaxWaits < 1 || c.MaxWaitsPerClient < 1:

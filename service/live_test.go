@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/api"
@@ -214,5 +215,66 @@ func TestLiveRefusals(t *testing.T) {
 	// The generation refused nothing into itself.
 	if got := strings.Join(records(t, f, r), " "); got != "start[]" {
 		t.Fatalf("records: %s", got)
+	}
+}
+
+// A tenant's user may read generations (a consumer each, on the tenant's
+// generations stream) but not write them past the service, nor see
+// another tenant's; and the consumers it holds on the stream are bounded
+// apart from those on the sessions' (MaxLiveConsumersPerUser): past the
+// bound, the service deletes them.
+func TestLiveTenants(t *testing.T) {
+	tt := startTenants(t)
+	alice, errs := tt.user(t, nats.UserInfo("alice", "alice-pw"))
+	bob, _ := tt.user(t, nats.UserInfo("bob", "bob-pw"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ac, bc := api.NewClient(alice, api.DefaultSubject), api.NewClient(bob, api.DefaultSubject)
+	var r api.LiveReply
+	if err := ac.Call(ctx, api.OpLiveStart, api.LiveStartRequest{Stream: "g", Writer: "w"}, &r); err != nil || !r.Started {
+		t.Fatalf("start: %+v %v", r, err)
+	}
+	var br api.LiveReply
+	if err := bc.Call(ctx, api.OpLiveState, api.LiveRequest{Stream: "g"}, &br); err != nil || br.State != api.LiveNone {
+		t.Fatalf("bob sees alice's generation: %+v %v", br, err)
+	}
+	// Writing a record directly is refused: every write goes through the
+	// service.
+	js, _ := jetstream.New(alice)
+	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer pcancel()
+	if _, err := js.Publish(pctx, strings.TrimSuffix(r.Subject, "*")+"d", []byte(`["forged"]`)); err == nil {
+		t.Fatal("alice published a record past the service")
+	}
+	drainErrs(errs)
+	const bound = 1024
+	for i := range bound + 8 {
+		if _, err := js.CreateConsumer(ctx, r.JetStream, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, FilterSubject: r.Subject, InactiveThreshold: time.Hour}); err != nil {
+			t.Fatalf("consumer %d: %v", i, err)
+		}
+	}
+	sessiontest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		s, err := js.Stream(ctx, r.JetStream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if n := info.State.Consumers; n > bound {
+			return fmt.Errorf("%d consumers on %s, past the bound of %d", n, r.JetStream, bound)
+		}
+		return nil
+	})
+}
+
+func drainErrs(errs <-chan error) {
+	for {
+		select {
+		case <-errs:
+		default:
+			return
+		}
 	}
 }

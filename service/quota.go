@@ -42,9 +42,12 @@ type consumerQuota struct {
 	del    chan [2]string // stream, consumer to delete
 	subs   []*nats.Subscription
 
-	mu     sync.Mutex
-	byUser map[string][]string // user → "stream/consumer", oldest first
-	owner  map[string]string   // "stream/consumer" → user
+	mu sync.Mutex
+	// live is the generations' stream, maxLive its bound.
+	live    string
+	maxLive int
+	byUser  map[string][]string // user and count → "stream/consumer", oldest first
+	owner   map[string]string   // "stream/consumer" → user and count
 }
 
 // startQuota subscribes to the advisories on the backend's connection;
@@ -53,7 +56,7 @@ func (s *Service) startQuota() error {
 	if s.cfg.MaxConsumersPerUser == 0 || len(s.cfg.Owners) == 0 {
 		return nil // without owners (no tenants) every client looks alike
 	}
-	q := &consumerQuota{b: s.b, max: s.cfg.MaxConsumersPerUser, owners: map[string]bool{},
+	q := &consumerQuota{b: s.b, max: s.cfg.MaxConsumersPerUser, live: s.live.Config().Stream, maxLive: s.cfg.MaxLiveConsumersPerUser, owners: map[string]bool{},
 		del: make(chan [2]string, 256), byUser: map[string][]string{}, owner: map[string]string{}}
 	for _, o := range s.cfg.Owners {
 		q.owners[o] = true
@@ -94,11 +97,19 @@ func (q *consumerQuota) stop() {
 	}
 }
 
-// counted reports whether consumers of a stream are counted: the
-// partitions' streams and the dead letters'.
-func (q *consumerQuota) counted(streamName string) bool {
+// bound is the count a consumer of a stream goes in, and that count's
+// bound (0: not counted): the partitions' streams and the dead letters'
+// share one; the generations' (a reader and a writer's stop watch each
+// for as long as a generation is read) have their own.
+func (q *consumerQuota) bound(streamName string) (count string, max int) {
 	cfg := q.b.Config()
-	return slices.Contains(cfg.Streams(), streamName) || streamName == cfg.Stream+"_DLQ"
+	switch {
+	case slices.Contains(cfg.Streams(), streamName) || streamName == cfg.Stream+"_DLQ":
+		return "sessions", q.max
+	case streamName == q.live:
+		return "live", q.maxLive
+	}
+	return "", 0
 }
 
 func (q *consumerQuota) audited(m *nats.Msg) {
@@ -116,7 +127,8 @@ func (q *consumerQuota) audited(m *nats.Msg) {
 		}
 	}
 	streamName, _, _ := strings.Cut(rest, ".")
-	if !q.counted(streamName) {
+	count, limit := q.bound(streamName)
+	if limit == 0 {
 		return
 	}
 	var resp struct {
@@ -132,15 +144,16 @@ func (q *consumerQuota) audited(m *nats.Msg) {
 	if _, known := q.owner[key]; known {
 		return // an update, or the same consumer created again
 	}
-	if len(q.byUser[a.Client.User]) >= q.max {
+	bucket := a.Client.User + "\x00" + count
+	if len(q.byUser[bucket]) >= limit {
 		select {
 		case q.del <- [2]string{streamName, resp.Name}:
 		default: // deletions are behind: the next advisory tries again
 		}
 		return
 	}
-	q.owner[key] = a.Client.User
-	q.byUser[a.Client.User] = append(q.byUser[a.Client.User], key)
+	q.owner[key] = bucket
+	q.byUser[bucket] = append(q.byUser[bucket], key)
 }
 
 // gone forgets a deleted consumer ($JS.EVENT.ADVISORY.CONSUMER.DELETED.<stream>.<consumer>).

@@ -25,6 +25,8 @@ func runBench(ctx context.Context, e env) error {
 	backups := fs.Int("backup-sessions", 0, "also back up and restore this many sessions of 100 KB (the 'backup' part; 10,000 is 1 GB, minutes)")
 	mcpOps := fs.Int("mcp-ops", 0, "also time the MCP tools search_sessions and get_context over stdio and HTTP against the service's operations, this many calls each (the 'mcp' part; -only mcp alone: 500)")
 	langgraph := fs.Int("langgraph-ops", 0, "also time LangGraph's savers, ours against PostgresSaver on a PostgreSQL the run starts, on a thread of this many checkpoints (the 'langgraph' part; -only langgraph alone: 300; needs node, npm and PostgreSQL)")
+	streamChunks := fs.Int("stream-chunks", 0, "also time resumable streams (the AI SDK's), ours against resumable-stream on a Redis the run starts, with generations of this many chunks (the 'aisdk' part; -only aisdk alone: 20,000; needs node, npm and redis-server)")
+	adkSessions := fs.Int("adk-sessions", 0, "also time Google ADK's session services, ours against its database service on a PostgreSQL the run starts and its in-memory one: this many sessions listed, a session of 5,000 events loaded (the 'adk' part; -only adk alone: 10,000; needs node, npm and PostgreSQL)")
 	edgeEntries := fs.Int("edge-entries", 0, "entries an edge node writes offline before it syncs with its hub in the 'edges' part (default 100,000; 2,000 with -quick)")
 	transcriptFile := fs.String("transcript", bench.DefaultTranscript, "the Claude Code transcript the 'transcripts' part imports and follows")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
@@ -63,6 +65,15 @@ func runBench(ctx context.Context, e env) error {
 	cfg.SearchSessions = optIn(*searchSessions, "search", 10000, cfg.SearchSessions, cfg.SearchSessions)
 	cfg.MCPOps = optIn(*mcpOps, "mcp", 500, 20, cfg.MCPOps)
 	cfg.LangGraphOps = optIn(*langgraph, "langgraph", 300, 20, cfg.LangGraphOps)
+	if cfg.StreamChunks = optIn(*streamChunks, "aisdk", 20000, 500, cfg.StreamChunks); cfg.StreamChunks > 0 {
+		cfg.StreamResumes = min(200, max(20, cfg.StreamChunks/100))
+	}
+	if cfg.ADKSessions = optIn(*adkSessions, "adk", 10000, 200, cfg.ADKSessions); cfg.ADKSessions > 0 {
+		cfg.ADKEvents = 5000
+		if *quick {
+			cfg.ADKEvents = 200
+		}
+	}
 	if cfg.MCPOps > 0 {
 		cfg.MCPSessions = 50
 	}
