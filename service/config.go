@@ -156,7 +156,7 @@ func DefaultConfig(sc session.Config) Config {
 			TenantWriteBytes: 8 << 20, TenantWriteBurst: 64 << 20,
 		},
 		ReplyPrefixes:   []string{"_INBOX."},
-		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxCachedBytes: 256 << 20, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxLiveConsumersPerUser: 1024, MaxSearches: 4,
+		MaxOpenSessions: 256, CacheIdle: time.Minute, MaxCachedBytes: 256 << 20, MaxInFlight: 64, MaxWaits: 256, MaxWaitsPerClient: 32, MaxConsumersPerUser: 64, MaxLiveConsumersPerUser: 256, MaxSearches: 4,
 		RequestTimeout: 20 * time.Second, MaxWait: 30 * time.Second,
 		Session: sc, SessionIDs: session.IDFunc(system.SessionID),
 	}

@@ -247,7 +247,7 @@ func TestLiveTenants(t *testing.T) {
 		t.Fatal("alice published a record past the service")
 	}
 	drainErrs(errs)
-	const bound = 1024
+	const bound = 256 // service.DefaultConfig's MaxLiveConsumersPerUser
 	for i := range bound + 8 {
 		if _, err := js.CreateConsumer(ctx, r.JetStream, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, FilterSubject: r.Subject, InactiveThreshold: time.Hour}); err != nil {
 			t.Fatalf("consumer %d: %v", i, err)
