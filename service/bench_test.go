@@ -90,3 +90,31 @@ func BenchmarkServiceAppend(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkServiceEntriesPage reads a page of 1,000 entries of an
+// ADK-shaped session (each a message with a large unknown member, the
+// framework's own record kept beside) through the service: what the
+// framework adapters' loads are made of.
+func BenchmarkServiceEntriesPage(b *testing.B) {
+	ctx := context.Background()
+	f := start(b, unlimited)
+	if err := f.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "page"}, nil); err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat("lorem ipsum ", 20)
+	for i := 0; i < 1000; i += 100 {
+		var batch []jsontext.Value
+		for range 100 {
+			batch = append(batch, jsontext.Value(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"`+text+`"}],"timestamp":1,`+
+				`"adkEvent":{"invocationId":"inv-1","author":"user","actions":{"stateDelta":{},"artifactDelta":{}},"content":{"role":"user","parts":[{"text":"`+text+`"}]},"id":"abcdefgh","timestamp":1}}}`))
+		}
+		if err := f.c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "page", Entries: batch}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var r api.EntriesReply
+	sessiontest.Timed(b, func() error { return f.c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "page", Limit: 1000}, &r) })
+	if len(r.Entries) != 1000 {
+		b.Fatalf("%d entries", len(r.Entries))
+	}
+}

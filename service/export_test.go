@@ -1,5 +1,7 @@
 package service
 
+import "github.com/agentcore/sessionlog/api"
+
 // SetStaleReads makes s answer reads from whatever its cache holds,
 // without catching up with the stream: a deliberately broken read path.
 func SetStaleReads(s *Service, on bool) { s.staleReads.Store(on) }
@@ -16,3 +18,6 @@ func Cached(s *Service) (int, int64) {
 	defer s.cache.mu.Unlock()
 	return s.cache.m.Len(), s.cache.bytes
 }
+
+// EncodeEntries is encodeEntries.
+func EncodeEntries(r api.EntriesReply) []byte { return encodeEntries(r) }

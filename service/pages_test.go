@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/service"
@@ -159,5 +162,22 @@ func TestRepliesLargerThanAMessageArePaged(t *testing.T) {
 	}
 	if len(seen) != 22 || lpages < 2 {
 		t.Fatalf("listing: %d sessions in %d pages, want 22 in several", len(seen), lpages)
+	}
+}
+
+// An entries reply written by hand is the one json.Marshal writes.
+func TestEncodeEntriesAsMarshal(t *testing.T) {
+	for _, r := range []api.EntriesReply{
+		{Entries: []jsontext.Value{}, Total: 0, Sequence: 0},
+		{Entries: []jsontext.Value{jsontext.Value(`{"type":"message","id":"a"}`), jsontext.Value(`{"id":"bé \"\\u2028"}`)}, Total: 10, Next: 2, Sequence: 77},
+		{Entries: []jsontext.Value{jsontext.Value(`{"id":"c"}`)}, Total: 1, Sequence: 1 << 60},
+	} {
+		want, err := jsonv2.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := service.EncodeEntries(r); string(got) != string(want) {
+			t.Errorf("encoded %s\nwant    %s", got, want)
+		}
 	}
 }

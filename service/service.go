@@ -254,8 +254,13 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			ctx, finish := s.trace(ctx, op, req)
 			reply, err := fn(ctx, req.Data())
 			var body []byte
-			if err == nil {
-				body, err = json.Marshal(reply)
+			switch r := reply.(type) {
+			case encoded:
+				body = r
+			default:
+				if err == nil {
+					body, err = json.Marshal(reply)
+				}
 			}
 			if err == nil && int64(len(body)) > s.nc.MaxPayload() {
 				// Never a silent drop: the paged reads stay within it,

@@ -15,6 +15,13 @@
 // user's (adk_state entries, one per event that changes them), `temp:`
 // never.
 //
+// A user's sessions are listed from a directory of the user's (a session
+// of adk_dir entries: each created session, each deleted one; now and then
+// a snapshot of them all), read from its end, however many sessions the
+// tenant holds. A listed session's
+// lastUpdateTime is when it was created, as ADK's DatabaseSessionService
+// for JavaScript lists them; getSession gives its last event's.
+//
 // Concurrency: an append is conditional on the session being where the
 // Session object last saw it. A stale object — another runner appended
 // since — is brought up to date (its events and state read again) and its
@@ -23,12 +30,19 @@
 // a stale session instead).
 
 import { createHash, randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import { BaseSessionService, State, createSession, mergeStates, trimTempDeltaState, trimTempState } from "@google/adk";
 import { ConflictError } from "./errors.js";
-import { readFrom } from "./pages.js";
+import { readFrom, readRange } from "./pages.js";
 
 const EVENT = "adk_event";
 const STATE = "adk_state";
+const DIRECTORY = "adk_dir";
+const DIRECTORY_SNAPSHOT = "adk_dir_snapshot";
+// A directory is read back a page at a time from its end; past this many
+// records after its newest snapshot, a new one is written.
+const DIRECTORY_PAGE = 1000;
+const SNAPSHOT_AFTER = 500;
 const ATTEMPTS = 20;
 // Where a Session object last saw its session (the stream sequence).
 const SEQUENCE = Symbol("sessionlog.sequence");
@@ -39,6 +53,7 @@ const digest = (...parts) => createHash("sha256").update(parts.map(String).join(
 export function adkSessionId(appName, userId, sessionId) {
   return "adk-" + digest("session", appName, userId, sessionId).slice(0, 40);
 }
+const directoryId = (appName, userId) => "adk-dir-" + digest("dir", appName, userId).slice(0, 40);
 const appStateId = (appName) => "adk-app-" + digest("app", appName).slice(0, 40);
 const userStateId = (appName, userId) => "adk-user-" + digest("user", appName, userId).slice(0, 40);
 
@@ -57,6 +72,11 @@ export class SessionlogSessionService extends BaseSessionService {
     const id = sessionId || randomUUID();
     if (typeof id !== "string") throw new TypeError("SessionlogSessionService: sessionId must be a string");
     const { app, user, session } = split(state ? trimTempState(state) : {});
+    // In the directory first: a create cut short lists a session that
+    // getSession does not find until the create is made again, never the
+    // other way round.
+    await this.#appendTo(directoryId(appName, userId), { type: "custom", customType: DIRECTORY, data: { s: id, c: Date.now() } },
+      { name: `adk sessions ${appName}/${userId}`.slice(0, 1024), metadata: { adk: "directory", adk_app: appName, adk_user: userId } });
     try {
       await this.client.create({
         id: adkSessionId(appName, userId, id), name: `adk ${appName}/${userId}/${id}`.slice(0, 1024),
@@ -78,7 +98,7 @@ export class SessionlogSessionService extends BaseSessionService {
 
   async getSession({ appName, userId, sessionId, config }) {
     checkKey(appName, userId);
-    const read = await this.#read(appName, userId, sessionId);
+    const [read, [appState, userState]] = await Promise.all([this.#read(appName, userId, sessionId), this.#scopedStates(appName, userId)]);
     if (!read) return undefined;
     let events = read.events;
     if (config?.numRecentEvents) events = events.slice(-config.numRecentEvents);
@@ -88,7 +108,6 @@ export class SessionlogSessionService extends BaseSessionService {
       while (i >= 0 && !(events[i].timestamp < config.afterTimestamp)) i--;
       if (i >= 0) events = events.slice(i + 1);
     }
-    const [appState, userState] = await this.#scopedStates(appName, userId);
     const s = createSession({ id: sessionId, appName, userId, state: mergeStates(appState, userState, read.state), events, lastUpdateTime: read.lastUpdateTime });
     setSequence(s, read.sequence);
     return s;
@@ -96,15 +115,17 @@ export class SessionlogSessionService extends BaseSessionService {
 
   async listSessions({ appName, userId, limit, offset, page, order }) {
     if (typeof appName !== "string") throw new TypeError("SessionlogSessionService: appName must be a string");
-    const meta = { adk: "session", adk_app: appName, ...(userId !== undefined ? { adk_user: userId } : {}) };
     const all = [];
-    for await (const s of this.client.sessions(1000, { meta })) {
-      all.push(createSession({
-        id: s.metadata?.adk_session, appName, userId: s.metadata?.adk_user, state: {}, events: [],
-        lastUpdateTime: Date.parse(s.updated ?? s.created) || 0,
-      }));
+    if (userId !== undefined) {
+      for (const [id, created] of await this.#directory(appName, userId)) all.push(createSession({ id, appName, userId, state: {}, events: [], lastUpdateTime: created }));
+      all.reverse();
+    } else {
+      // Every user's: the sessions of the app, as the store lists them.
+      for await (const s of this.client.sessions(1000, { meta: { adk: "session", adk_app: appName } })) {
+        all.push(createSession({ id: s.metadata?.adk_session, appName, userId: s.metadata?.adk_user, state: {}, events: [], lastUpdateTime: Date.parse(s.created) || 0 }));
+      }
     }
-    // Without an order, the most recently updated first (the store's).
+    // Without an order, the most recently created first.
     if (order === "asc") all.sort((a, b) => a.lastUpdateTime - b.lastUpdateTime || a.id.localeCompare(b.id));
     else if (order === "desc") all.sort((a, b) => b.lastUpdateTime - a.lastUpdateTime || a.id.localeCompare(b.id));
     const totalItems = all.length;
@@ -124,6 +145,63 @@ export class SessionlogSessionService extends BaseSessionService {
       await this.client.delete(adkSessionId(appName, userId, sessionId));
     } catch (e) {
       if (e?.code !== "not_found") throw e;
+    }
+    await this.#appendTo(directoryId(appName, userId), { type: "custom", customType: DIRECTORY, data: { s: sessionId, d: 1 } });
+  }
+
+  /** The user's sessions, oldest first, with the times they were made:
+   * the directory's newest snapshot (read back from its end) and the
+   * records after it. A reader that folded SNAPSHOT_AFTER records or more
+   * past it writes a new one, if nobody wrote to the directory meanwhile. */
+  async #directory(appName, userId) {
+    const id = directoryId(appName, userId);
+    let head;
+    try {
+      head = await this.client.entries(id, { limit: 1 });
+    } catch (e) {
+      if (e?.code === "not_found") return new Map();
+      throw e;
+    }
+    let records = [], snapshot;
+    for (let end = head.total; end > 0 && !snapshot; ) {
+      const start = Math.max(0, end - DIRECTORY_PAGE);
+      const page = await readRange(this.client, id, start, end);
+      const at = page.findLastIndex((e) => e.type === "custom" && e.customType === DIRECTORY_SNAPSHOT && Array.isArray(e.data?.sessions));
+      if (at >= 0) snapshot = page[at];
+      records = page.slice(at + 1).concat(records);
+      end = start;
+    }
+    const live = new Map(snapshot ? snapshot.data.sessions.filter((x) => Array.isArray(x) && typeof x[0] === "string") : []);
+    for (const e of records) {
+      if (e.type !== "custom" || e.customType !== DIRECTORY || typeof e.data?.s !== "string") continue;
+      if (e.data.d) live.delete(e.data.s);
+      else if (!live.has(e.data.s)) live.set(e.data.s, e.data.c);
+    }
+    if (records.length >= SNAPSHOT_AFTER) {
+      await this.client.append(id, [{ type: "custom", customType: DIRECTORY_SNAPSHOT, data: { sessions: [...live] } }], { ifSequence: head.sequence })
+        .catch((e) => { if (!(e instanceof ConflictError)) throw e; });
+    }
+    return live;
+  }
+
+  /** Appends entry to session id, making the session (named by meta)
+   * when there is none; an entry whose id is there already counts as
+   * appended. */
+  async #appendTo(id, entry, meta) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.append(id, [entry]);
+        return;
+      } catch (e) {
+        if (e?.code === "duplicate_id") return;
+        if (e?.code !== "not_found" || attempt > 0) throw e;
+        if (!meta) return; // nothing to record in a directory never made
+        try {
+          await this.client.create({ id, name: meta.name, metadata: meta.metadata });
+        } catch (c) {
+          if (c?.code !== "exists") throw c;
+        }
+      }
     }
   }
 
@@ -219,20 +297,7 @@ export class SessionlogSessionService extends BaseSessionService {
    * id is the event's, so that an append sent again writes them once. */
   async #writeScoped(appName, userId, key, app, user) {
     const write = async (id, delta, meta) => {
-      if (!Object.keys(delta).length) return;
-      const entry = { type: "custom", id: digest(id, key).slice(0, 16), customType: STATE, data: { delta } };
-      try {
-        await this.client.append(id, [entry]);
-      } catch (e) {
-        if (e?.code === "duplicate_id") return;
-        if (e?.code !== "not_found") throw e;
-        try {
-          await this.client.create({ id, name: meta.name, metadata: meta.metadata });
-        } catch (c) {
-          if (c?.code !== "exists") throw c;
-        }
-        await this.client.append(id, [entry]).catch((again) => { if (again?.code !== "duplicate_id") throw again; });
-      }
+      if (Object.keys(delta).length) await this.#appendTo(id, { type: "custom", id: digest(id, key).slice(0, 16), customType: STATE, data: { delta } }, meta);
     };
     await write(appStateId(appName), app, { name: `adk app state ${appName}`.slice(0, 1024), metadata: { adk: "app_state", adk_app: appName } });
     await write(userStateId(appName, userId), user, { name: `adk user state ${appName}/${userId}`.slice(0, 1024), metadata: { adk: "user_state", adk_app: appName, adk_user: userId } });
@@ -259,11 +324,35 @@ function split(state) {
   return { app, user, session };
 }
 
+// An event's content that its pi message gives back exactly is not
+// stored twice: the event kept beside holds this in place of its parts.
+const FROM_MESSAGE = "$message";
+
 /** The event an entry holds, if any. */
 function eventOf(e) {
-  if (e.type === "message" && e.message?.adkEvent !== undefined) return e.message.adkEvent;
+  if (e.type === "message" && e.message?.adkEvent !== undefined) {
+    const ev = e.message.adkEvent;
+    if (ev?.content?.parts === FROM_MESSAGE) ev.content.parts = partsOf(e.message);
+    return ev;
+  }
   if (e.type === "custom" && e.customType === EVENT) return e.data;
   return undefined;
+}
+
+/** The ADK parts a pi message made from an event's content stands for. */
+function partsOf(m) {
+  if (m.role === "toolResult") {
+    return [{ functionResponse: { id: m.toolCallId, name: m.toolName, response: JSON.parse(m.content[0].text) } }];
+  }
+  return m.content.map((b) => {
+    switch (b.type) {
+      case "text": return { text: b.text };
+      case "thinking": return { text: b.thinking, thought: true };
+      case "image": return { inlineData: { mimeType: b.mimeType, data: b.data } };
+      case "toolCall": return { functionCall: { id: b.id, name: b.name, args: b.arguments } };
+    }
+    return b;
+  });
 }
 
 const nonEmpty = (s) => typeof s === "string" && s !== "";
@@ -273,7 +362,11 @@ const nonEmpty = (s) => typeof s === "string" && s !== "";
 function toEntry(event) {
   const ev = JSON.parse(JSON.stringify(event));
   const message = piMessage(ev);
-  if (message) return { type: "message", message: { ...message, timestamp: Number.isSafeInteger(ev.timestamp) && ev.timestamp >= 0 ? ev.timestamp : Date.now(), adkEvent: ev } };
+  if (message) {
+    // Kept once, in the message, when the message gives it back as it was.
+    if (isDeepStrictEqual(partsOf(message), ev.content.parts)) ev.content.parts = FROM_MESSAGE;
+    return { type: "message", message: { ...message, timestamp: Number.isSafeInteger(ev.timestamp) && ev.timestamp >= 0 ? ev.timestamp : Date.now(), adkEvent: ev } };
+  }
   return { type: "custom", customType: EVENT, data: ev };
 }
 

@@ -71,7 +71,9 @@ class NatsTransport {
       }
       throw new TimeoutError("timeout", `no reply to ${op}: ${text}`);
     }
-    const text = msg.string();
+    // Node's own UTF-8 decoding: several times TextDecoder's (msg.string())
+    // on the megabytes a page of entries can hold.
+    const text = Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength).toString("utf8");
     let payload;
     try { payload = JSON.parse(text); } catch { payload = text; }
     if (msg.headers?.get("Nats-Service-Error-Code")) {

@@ -1,25 +1,52 @@
 // Reading a session's entries page by page, from an offset: what the
-// framework adapters (langgraph.js, openai-agents.js) build their state
-// from.
+// framework adapters (langgraph.js, openai-agents.js, adk.js, ai-sdk.js)
+// build their state from.
 
 const PAGE = 1000;
+// The first page is smaller: most sessions fit in it, and for those that
+// do not it says how many pages to ask for at once sooner.
+const FIRST_PAGE = 250;
 
 /** The entries of session id from offset on, in append order, and the
- * session's sequence as of the last page (undefined: no such session). */
+ * session's sequence as of the first page (undefined: no such session).
+ * After the first page, which says how many there are, the others are
+ * asked for at once; a page cut short by its size is read on from where
+ * it ended. Entries appended meanwhile may be left out: the sequence is
+ * that of what was read, so that a write conditional on it fails rather
+ * than miss them. */
 export async function readFrom(client, id, offset = 0) {
-  const entries = [];
-  let sequence = 0;
+  let first;
   try {
-    for (;;) {
-      const page = await client.entries(id, { offset: offset || undefined, limit: PAGE });
-      entries.push(...page.entries);
-      sequence = page.sequence;
-      if (!page.next) break;
-      offset = page.next;
-    }
+    first = await client.entries(id, { offset: offset || undefined, limit: FIRST_PAGE });
   } catch (e) {
     if (e?.code === "not_found") return undefined;
     throw e;
   }
-  return { entries, sequence };
+  const entries = [...first.entries];
+  const total = first.total ?? 0;
+  if (first.next && first.next < total) {
+    const starts = [];
+    for (let o = first.next; o < total; o += PAGE) starts.push(o);
+    const pages = await Promise.all(starts.map((o) => client.entries(id, { offset: o, limit: PAGE })));
+    for (let i = 0; i < pages.length; i++) {
+      entries.push(...pages[i].entries);
+      // A page cut by size: the rest of its stretch, read on.
+      const end = i + 1 < starts.length ? starts[i + 1] : total;
+      if (pages[i].next && pages[i].next < end) entries.push(...(await readRange(client, id, pages[i].next, end)));
+    }
+  }
+  return { entries, sequence: first.sequence };
+}
+
+/** The entries of session id at offsets start to end (excluded), read on
+ * where a page is cut by its size. */
+export async function readRange(client, id, start, end) {
+  const entries = [];
+  for (let next = start; next < end; ) {
+    const page = await client.entries(id, { offset: next || undefined, limit: Math.min(PAGE, end - next) });
+    entries.push(...page.entries);
+    if (!page.next || !page.entries.length) break;
+    next = page.next;
+  }
+  return entries;
 }

@@ -143,3 +143,41 @@ test("events are pi messages where they map one to one", async () => {
   assert.deepStrictEqual(ctx.messages.map((m) => m.role), ["user", "assistant", "toolResult", "assistant"]);
   assert.equal(ctx.messages[1].content[0].type, "toolCall");
 });
+
+test("a user's directory lists the same across its snapshots, creates and deletes", async () => {
+  // Past the service's rate limit for one client: its waits are waited out.
+  const patient = new Client(env.SESSIONLOG_TEST_URL, { user: env.SESSIONLOG_TEST_USER, password: env.SESSIONLOG_TEST_PASSWORD, retries: 100 });
+  const ours = new SessionlogSessionService(patient);
+  const memory = new InMemorySessionService();
+  const app = `dir-${Date.now()}`;
+  const ids = (r) => r.sessions.map((s) => s.id).sort();
+  const create = async (n, from) => {
+    for (let i = from; i < from + n; i += 25) {
+      await Promise.all(Array.from({ length: Math.min(25, from + n - i) }, async (_, j) => {
+        const req = { appName: app, userId: "u", sessionId: `s-${i + j}` };
+        await ours.createSession(req);
+        await memory.createSession(req);
+      }));
+    }
+  };
+  await ours.createSession({ appName: app, userId: "u", sessionId: "first" });
+  await memory.createSession({ appName: app, userId: "u", sessionId: "first" });
+  await create(600, 0);
+  const first = await ours.listSessions({ appName: app, userId: "u" }); // writes a snapshot
+  assert.deepStrictEqual(ids(first), ids(await memory.listSessions({ appName: app, userId: "u" })));
+  assert.equal(first.sessions.at(-1).id, "first", "the oldest last");
+  for (const i of [3, 300, 599]) {
+    await ours.deleteSession({ appName: app, userId: "u", sessionId: `s-${i}` });
+    await memory.deleteSession({ appName: app, userId: "u", sessionId: `s-${i}` });
+  }
+  await create(10, 5000);
+  const again = await new SessionlogSessionService(patient).listSessions({ appName: app, userId: "u", limit: 100, page: 2 });
+  const want = await memory.listSessions({ appName: app, userId: "u" });
+  assert.equal(again.totalItems, want.totalItems);
+  assert.equal(again.sessions.length, 100);
+  assert.deepStrictEqual(ids(await ours.listSessions({ appName: app, userId: "u" })), ids(want));
+  const dir = (await client.list({ meta: { adk: "directory", adk_app: app } })).sessions[0];
+  const entries = await client.entries(dir.id, { limit: 1000, offset: 500 });
+  assert.ok(entries.entries.some((e) => e.customType === "adk_dir_snapshot"), "a snapshot was written");
+  patient.close();
+});
