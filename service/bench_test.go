@@ -113,7 +113,9 @@ func BenchmarkServiceEntriesPage(b *testing.B) {
 		}
 	}
 	var r api.EntriesReply
-	sessiontest.Timed(b, func() error { return f.c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "page", Limit: 1000}, &r) })
+	sessiontest.Timed(b, func() error {
+		return f.c.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "page", Limit: 1000}, &r)
+	})
 	if len(r.Entries) != 1000 {
 		b.Fatalf("%d entries", len(r.Entries))
 	}
