@@ -324,15 +324,37 @@ function split(state) {
   return { app, user, session };
 }
 
-// An event's content that its pi message gives back exactly is not
-// stored twice: the event kept beside holds this in place of its parts.
-const FROM_MESSAGE = "$message";
+// What an event kept beside its pi message leaves out, said by members of
+// the message (never of the event, whose members are anyone's):
+// adkParts — its content's parts, which the message gives back exactly;
+// adkDefaults — the members every event has (createEvent's), when empty.
+const EMPTY_ACTIONS = ["stateDelta", "artifactDelta", "requestedAuthConfigs", "requestedToolConfirmations"];
+
+/** ev without its empty default members, if putting them back gives ev
+ * again (else undefined). */
+function withoutDefaults(ev) {
+  const out = { ...ev };
+  if (ev.actions && typeof ev.actions === "object") {
+    out.actions = { ...ev.actions };
+    for (const k of EMPTY_ACTIONS) if (isDeepStrictEqual(out.actions[k], {})) delete out.actions[k];
+  }
+  if (Array.isArray(ev.longRunningToolIds) && ev.longRunningToolIds.length === 0) delete out.longRunningToolIds;
+  return isDeepStrictEqual(withDefaults(JSON.parse(JSON.stringify(out))), ev) ? out : undefined;
+}
+
+/** An event as it was before withoutDefaults. */
+function withDefaults(ev) {
+  if (ev.actions && typeof ev.actions === "object") for (const k of EMPTY_ACTIONS) if (!(k in ev.actions)) ev.actions[k] = {};
+  if (!("longRunningToolIds" in ev)) ev.longRunningToolIds = [];
+  return ev;
+}
 
 /** The event an entry holds, if any. */
 function eventOf(e) {
   if (e.type === "message" && e.message?.adkEvent !== undefined) {
     const ev = e.message.adkEvent;
-    if (ev?.content?.parts === FROM_MESSAGE) ev.content.parts = partsOf(e.message);
+    if (e.message.adkDefaults === true && ev && typeof ev === "object") withDefaults(ev);
+    if (e.message.adkParts === true && ev?.content && typeof ev.content === "object") ev.content.parts = partsOf(e.message);
     return ev;
   }
   if (e.type === "custom" && e.customType === EVENT) return e.data;
@@ -360,14 +382,21 @@ const nonEmpty = (s) => typeof s === "string" && s !== "";
 /** The entry of an event: a pi message where it maps one to one, a
  * custom entry otherwise; the event kept whole either way. */
 function toEntry(event) {
-  const ev = JSON.parse(JSON.stringify(event));
+  let ev = JSON.parse(JSON.stringify(event));
   const message = piMessage(ev);
-  if (message) {
-    // Kept once, in the message, when the message gives it back as it was.
-    if (isDeepStrictEqual(partsOf(message), ev.content.parts)) ev.content.parts = FROM_MESSAGE;
-    return { type: "message", message: { ...message, timestamp: Number.isSafeInteger(ev.timestamp) && ev.timestamp >= 0 ? ev.timestamp : Date.now(), adkEvent: ev } };
+  if (!message) return { type: "custom", customType: EVENT, data: ev };
+  // Kept once, in the message, where the message gives it back as it was.
+  const lean = withoutDefaults(ev);
+  if (lean) {
+    ev = lean;
+    message.adkDefaults = true;
   }
-  return { type: "custom", customType: EVENT, data: ev };
+  if (isDeepStrictEqual(partsOf(message), ev.content.parts)) {
+    ev = { ...ev, content: { ...ev.content } };
+    delete ev.content.parts;
+    message.adkParts = true;
+  }
+  return { type: "message", message: { ...message, timestamp: Number.isSafeInteger(ev.timestamp) && ev.timestamp >= 0 ? ev.timestamp : Date.now(), adkEvent: ev } };
 }
 
 function piMessage(ev) {

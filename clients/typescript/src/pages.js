@@ -27,7 +27,14 @@ export async function readFrom(client, id, offset = 0) {
   if (first.next && first.next < total) {
     const starts = [];
     for (let o = first.next; o < total; o += PAGE) starts.push(o);
-    const pages = await Promise.all(starts.map((o) => client.entries(id, { offset: o, limit: PAGE })));
+    // The rest existed when the first page was read, linearizably: a
+    // copy as fresh as that one has them, and the node that answered it
+    // has just made its own that fresh (no read barrier to write again).
+    // A page from a copy that has not got them yet is asked again.
+    const pages = await Promise.all(starts.map(async (o) => {
+      const page = await client.entries(id, { offset: o, limit: PAGE, consistency: "replica", maxLagMs: 1000 });
+      return page.total >= total ? page : client.entries(id, { offset: o, limit: PAGE });
+    }));
     for (let i = 0; i < pages.length; i++) {
       entries.push(...pages[i].entries);
       // A page cut by size: the rest of its stretch, read on.
