@@ -30,7 +30,7 @@ func TestADKSessionService(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := a.cmd(ctx, "--test", "session.test.mjs").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "# pass 4") || !strings.Contains(string(out), "# skipped 0") {
+	if err != nil || !strings.Contains(string(out), "# pass 5") || !strings.Contains(string(out), "# skipped 0") {
 		t.Fatalf("node --test session.test.mjs: %v\n%s", err, out)
 	}
 }

@@ -351,15 +351,25 @@ function withDefaults(ev) {
 
 /** The event an entry holds, if any. */
 function eventOf(e) {
-  if (e.type === "message" && e.message?.adkEvent !== undefined) {
+  // Entries of these types that another client wrote in another shape
+  // are passed over: the session still reads.
+  if (e.type === "message" && isEvent(e.message?.adkEvent)) {
     const ev = e.message.adkEvent;
-    if (e.message.adkDefaults === true && ev && typeof ev === "object") withDefaults(ev);
-    if (e.message.adkParts === true && ev?.content && typeof ev.content === "object") ev.content.parts = partsOf(e.message);
+    if (e.message.adkDefaults === true) withDefaults(ev);
+    if (e.message.adkParts === true && ev.content && typeof ev.content === "object") {
+      try {
+        ev.content.parts = partsOf(e.message);
+      } catch {
+        return undefined;
+      }
+    }
     return ev;
   }
-  if (e.type === "custom" && e.customType === EVENT) return e.data;
+  if (e.type === "custom" && e.customType === EVENT && isEvent(e.data)) return e.data;
   return undefined;
 }
+
+const isEvent = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.id === "string";
 
 /** The ADK parts a pi message made from an event's content stands for. */
 function partsOf(m) {

@@ -327,15 +327,19 @@ function rebranch(state, next) {
 
 /** The UIMessage an entry holds, if any. */
 function messageOf(e) {
-  if (e.type === "message" && e.message?.uiMessage !== undefined) return e.message.uiMessage;
-  if (e.type === "custom" && e.customType === MESSAGE) return e.data;
+  // Entries of these types that another client wrote in another shape
+  // are passed over: the chat still reads.
+  if (e.type === "message" && isUIMessage(e.message?.uiMessage)) return e.message.uiMessage;
+  if (e.type === "custom" && e.customType === MESSAGE && isUIMessage(e.data)) return e.data;
   return undefined;
 }
+
+const isUIMessage = (m) => m !== null && typeof m === "object" && typeof m.id === "string" && typeof m.role === "string" && Array.isArray(m.parts);
 
 function checkMessages(messages) {
   if (!Array.isArray(messages)) throw new TypeError("saveChat: messages must be an array of UIMessages");
   messages.forEach((m, i) => {
-    if (!m || typeof m !== "object" || typeof m.id !== "string" || typeof m.role !== "string" || !Array.isArray(m.parts)) {
+    if (!isUIMessage(m)) {
       throw new TypeError(`saveChat: messages[${i}] is not a UIMessage (id, role and parts are required)`);
     }
   });

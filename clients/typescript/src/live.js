@@ -4,7 +4,7 @@
 // and a stop that ends it for everyone. Readers consume its records from
 // JetStream in the tenant's account (@nats-io/jetstream, over the
 // client's NATS connection: Client.connect).
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { RateLimitedError, TimeoutError, UnavailableError } from "./errors.js";
 
 // A put holds at most this many UTF-16 units of chunks: its JSON stays
@@ -193,12 +193,28 @@ export function stopLive(client, id) {
  * @returns {Promise<ReadableStream<string> | null | undefined>}
  */
 export async function readLive(client, id, { skipCharacters = 0, state } = {}) {
-  const st = state ?? (await liveState(client, id));
-  if (st.state === "none") return undefined;
-  if (st.state !== "running") return null;
-  const js = await jetStreamOf(client);
-  const consumer = await js.consumers.get(st.jetstream, { filter_subjects: [st.subject] });
-  const messages = await consumer.consume();
+  // Where the deployment keeps generations is the same for all of them:
+  // once known, the consumer is made while the state is asked.
+  const names = liveNames.get(client);
+  const early = !state && names ? consume(client, names.jetstream, names.prefix + "." + liveKey(id) + ".*") : undefined;
+  early?.catch(() => {});
+  let st;
+  try {
+    st = state ?? (await liveState(client, id));
+  } catch (e) {
+    (await early?.catch(() => undefined))?.stop();
+    throw e;
+  }
+  liveNames.set(client, { jetstream: st.jetstream, prefix: st.subject.slice(0, st.subject.lastIndexOf(".", st.subject.length - 3)) });
+  if (st.state !== "running") {
+    (await early?.catch(() => undefined))?.stop();
+    return st.state === "none" ? undefined : null;
+  }
+  let messages = early ? await early.catch(() => undefined) : undefined;
+  if (!messages || early && (names.jetstream !== st.jetstream || `${names.prefix}.${liveKey(id)}.*` !== st.subject)) {
+    messages?.stop();
+    messages = await consume(client, st.jetstream, st.subject);
+  }
   let timer;
   const finish = () => {
     clearTimeout(timer);
@@ -272,6 +288,21 @@ export async function readLive(client, id, { skipCharacters = 0, state } = {}) {
 }
 
 const jetStreams = new WeakMap();
+// The generations' JetStream stream and subject prefix, by client.
+const liveNames = new WeakMap();
+
+/** A generation's subject token (stream/live's Key): the first 16 bytes
+ * of the SHA-256 of its id, in hex. */
+function liveKey(id) {
+  return createHash("sha256").update(id).digest("hex").slice(0, 32);
+}
+
+/** The records of subject from the first, on an ordered consumer. */
+async function consume(client, jetstream, subject) {
+  const js = await jetStreamOf(client);
+  const consumer = await js.consumers.get(jetstream, { filter_subjects: [subject] });
+  return consumer.consume();
+}
 
 /** The JetStream client on client's NATS connection. */
 async function jetStreamOf(client) {
