@@ -3,9 +3,7 @@ package bench
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,24 +29,8 @@ var langGraphBenchPackages = []string{
 // LangGraphOps checkpoints. Skipped, with a note, without node, npm,
 // PostgreSQL or the registry.
 func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p progress) error {
-	nodeBin, npm := lookPath("node"), lookPath("npm")
-	if nodeBin == "" || npm == "" {
-		r.note("langgraph: no node or npm, the LangGraph savers were not timed")
-		return nil
-	}
-	app := filepath.Join(dir, "langgraph-app")
-	if err := os.MkdirAll(app, 0o755); err != nil {
-		return err
-	}
-	os.WriteFile(filepath.Join(app, "package.json"), []byte(`{"name":"lg-bench","private":true,"type":"module"}`), 0o644)
-	script := filepath.Join(app, "langgraph_bench.mjs")
-	os.WriteFile(script, langGraphBench, 0o644)
-	client, _ := filepath.Abs(filepath.Join(cfg.ClientsDir, "typescript"))
-	p.say("langgraph: npm install of LangGraph's savers and the client")
-	install := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--install-links", client}, langGraphBenchPackages...)...)
-	install.Dir = app
-	if out, err := install.CombinedOutput(); err != nil {
-		r.note("langgraph: npm install failed, the LangGraph savers were not timed: %v: %s", err, lastLine(out))
+	app := installApp(ctx, cfg, dir, "langgraph", langGraphBench, r, p, langGraphBenchPackages...)
+	if app == nil {
 		return nil
 	}
 	pg, err := startPostgres(ctx)
@@ -71,14 +53,8 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 	defer stop()
 	run := func(kind, where string) (map[string][2]float64, error) {
 		p.say("langgraph: %s, %d checkpoints", kind, cfg.LangGraphOps)
-		cmd := exec.CommandContext(ctx, nodeBin, script, kind, where, fmt.Sprint(cfg.LangGraphOps))
-		cmd.Dir = app
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", kind, err)
-		}
 		var res map[string][2]float64
-		return res, json.Unmarshal([]byte(lastLine(out)), &res)
+		return res, app.run(ctx, &res, kind, where, fmt.Sprint(cfg.LangGraphOps))
 	}
 	pgRes, err := run("postgres", pg.url)
 	if err != nil {

@@ -33,7 +33,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { BaseSessionService, State, createSession, mergeStates, trimTempDeltaState, trimTempState } from "@google/adk";
 import { ConflictError } from "./errors.js";
-import { readFrom, readRange } from "./pages.js";
+import { branchOf, readFrom, readRange } from "./pages.js";
 
 const EVENT = "adk_event";
 const STATE = "adk_state";
@@ -244,19 +244,7 @@ export class SessionlogSessionService extends BaseSessionService {
   async #read(appName, userId, sessionId) {
     const read = await readFrom(this.client, adkSessionId(appName, userId, sessionId));
     if (!read) return undefined;
-    const byId = new Map();
-    let leaf = "";
-    for (const e of read.entries) {
-      byId.set(e.id, e);
-      leaf = e.type === "leaf" ? (e.parentId ?? "") : e.id;
-    }
-    const branch = [];
-    for (let id = leaf; id; id = byId.get(id)?.parentId) {
-      const e = byId.get(id);
-      if (!e) break;
-      branch.push(e);
-    }
-    branch.reverse();
+    const { branch } = branchOf(read.entries);
     const events = [];
     const at = new Map();
     const state = {};

@@ -20,7 +20,7 @@ import { isDeepStrictEqual } from "node:util";
 import { createUIMessageStreamResponse, generateId, readUIMessageStream, toUIMessageStream } from "ai";
 import { ConflictError } from "./errors.js";
 import { LiveWriter, liveState, readLive, stopLive } from "./live.js";
-import { readFrom } from "./pages.js";
+import { branchOf, readFrom } from "./pages.js";
 
 const MESSAGE = "ai_message";
 const STREAM = "ai_stream";
@@ -288,26 +288,18 @@ export class SessionlogChats {
   async #branch(chatId) {
     const read = await readFrom(this.client, chatSessionId(chatId));
     if (!read) return { exists: false, messages: [], entries: [], active: null, leaf: "", sequence: 0 };
-    const byId = new Map();
-    let leaf = "";
-    for (const e of read.entries) {
-      byId.set(e.id, e);
-      leaf = e.type === "leaf" ? (e.parentId ?? "") : e.id;
-    }
+    const { branch, leaf } = branchOf(read.entries);
     const messages = [];
-    let active = null, first = true;
-    for (let id = leaf; id; ) {
-      const e = byId.get(id);
-      if (!e) break;
-      if (first && e.type === "custom" && e.customType === STREAM && typeof e.data?.streamId === "string") active = e.data.streamId;
+    let active = null;
+    for (const e of branch) {
       const m = messageOf(e);
       if (m !== undefined) {
         messages.push({ id: e.id, parent: e.parentId ?? "", message: m });
-        first = false;
+        active = null;
+      } else if (e.type === "custom" && e.customType === STREAM && typeof e.data?.streamId === "string") {
+        active = e.data.streamId;
       }
-      id = e.parentId;
     }
-    messages.reverse();
     return { exists: true, messages, entries: read.entries, active, leaf, sequence: read.sequence };
   }
 }

@@ -57,3 +57,18 @@ export async function readRange(client, id, start, end) {
   }
   return entries;
 }
+
+/** The branch entries make, root first, and its leaf: pi's rule — the
+ * last entry is the leaf; a leaf entry points at it ("" before the first
+ * entry). A parent that is missing ends the walk. */
+export function branchOf(entries) {
+  const byId = new Map();
+  let leaf = "";
+  for (const e of entries) {
+    byId.set(e.id, e);
+    leaf = e.type === "leaf" ? (e.parentId ?? "") : e.id;
+  }
+  const branch = [];
+  for (let e = byId.get(leaf); e; e = e.parentId ? byId.get(e.parentId) : undefined) branch.push(e);
+  return { branch: branch.reverse(), leaf };
+}
