@@ -52,7 +52,7 @@ func aiSDKPart(ctx context.Context, cfg Config, dir string, r *Report, p progres
 	}
 	group := fmt.Sprintf("Resumable streams (AI SDK): sessionlog's generations (fsync always, over NATS) against resumable-stream 2.2.13 on Redis, %d chunks of a UI message stream", cfg.StreamChunks)
 	baseName := "resumable-stream on redis-server (loopback, no persistence), same run"
-	r.add(Row{Group: group, Name: "a resuming reader's first chunk, p50", Ours: ours.TTFB[0], Base: base.TTFB[0], Unit: "ms", BaseName: baseName, Goal: "≤ 1.0x", Met: ours.TTFB[0] <= base.TTFB[0]})
+	r.add(Row{Group: group, Name: "a resuming reader's first chunk, p50", Ours: ours.TTFB[0], Base: base.TTFB[0], Unit: "ms", BaseName: baseName})
 	r.add(Row{Group: group, Name: "a resuming reader's first chunk, p99", Ours: ours.TTFB[1], Base: base.TTFB[1], Unit: "ms", BaseName: baseName})
 	r.add(Row{Group: group, Name: "chunks a second, writer to reader", Ours: ours.ChunksPerSecond, Base: base.ChunksPerSecond, Unit: "chunks/s", BaseName: baseName, HigherIsBetter: true,
 		Goal: "≥ 1.0x", Met: ours.ChunksPerSecond >= base.ChunksPerSecond})
