@@ -79,7 +79,7 @@ func records(t *testing.T, f *fixture, r api.LiveReply) []string {
 			t.Fatal(err)
 		}
 		var chunks []string
-		if len(m.Data()) > 0 {
+		if m.Headers().Get("Sessionlog-Live") == "chunks" {
 			if err := json.Unmarshal(m.Data(), &chunks); err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestLiveOneWriter(t *testing.T) {
 	if r := a.start(); !r.Started {
 		t.Fatalf("the start sent again: %+v", r)
 	}
-	b := &live{t: t, f: f, id: a.id, writer: "B"}
+	b := &live{t: t, f: f, id: a.id, writer: "B\r\nNats-Msg-Id: forged"}
 	if r := b.start(); r.Started || r.State != api.LiveRunning {
 		t.Fatalf("a second writer's start: %+v", r)
 	}
@@ -275,6 +275,28 @@ func drainErrs(errs <-chan error) {
 		case <-errs:
 		default:
 			return
+		}
+	}
+}
+
+// Ids and tokens are anyone's strings: line breaks, header syntax, any
+// text; each is its own generation, and a resend of a start with such a
+// token is still that writer's.
+func TestLiveHostileStrings(t *testing.T) {
+	f := start(t, nil)
+	for _, id := range []string{"a\r\nNats-Msg-Id: x", "a\r\n", "a", "\x00\u202e ünïcödé", "sessions.>", "*"} {
+		l := &live{t: t, f: f, id: id, writer: "w\r\nSessionlog-Live: done"}
+		if r := l.start(); !r.Started {
+			t.Fatalf("start %q: %+v", id, r)
+		}
+		if r := l.start(); !r.Started {
+			t.Fatalf("the start of %q sent again: %+v", id, r)
+		}
+		if _, err := l.put(id); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(records(t, f, l.state()), " "); got != "start[] chunks["+id+"]" {
+			t.Fatalf("%q: records %q", id, got)
 		}
 	}
 }

@@ -76,10 +76,6 @@ const (
 const (
 	// KindHeader says what a record is.
 	KindHeader = "Sessionlog-Live"
-	// IDHeader, on a start record, is the generation's id as given.
-	IDHeader = "Sessionlog-Live-Id"
-	// WriterHeader, on a start record, is the writer's token.
-	WriterHeader = "Sessionlog-Live-Writer"
 	// ContinuesHeader, on a chunks record, says its last chunk goes on in
 	// the next record (a chunk larger than a record).
 	ContinuesHeader = "Sessionlog-Live-Continues"
@@ -190,6 +186,13 @@ func (g *Generations) Subjects(id string) (all, records, stop string) {
 	return base + ".*", base + ".d", base + ".x"
 }
 
+// startRecord is a start record's body: the generation's id as given,
+// and its writer's token.
+type startRecord struct {
+	ID     string `json:"id"`
+	Writer string `json:"writer"`
+}
+
 // State is where a generation stands.
 type State struct {
 	// Exists is false for a generation with no record.
@@ -226,7 +229,10 @@ func (g *Generations) State(ctx context.Context, id string) (State, error) {
 	case KindDone, KindStop:
 		st.Ended = k
 	case KindStart:
-		st.Writer = last.Header.Get(WriterHeader)
+		var start startRecord
+		if json.Unmarshal(last.Data, &start) == nil {
+			st.Writer = start.Writer
+		}
 	}
 	return st, nil
 }
@@ -273,8 +279,12 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 	all, records, _ := g.Subjects(id)
 	msg := nats.NewMsg(records)
 	msg.Header.Set(KindHeader, KindStart)
-	msg.Header.Set(IDHeader, id)
-	msg.Header.Set(WriterHeader, writer)
+	// The id and the token are anyone's strings: in the body, never in a
+	// header, where a line break would end it.
+	msg.Data, err = json.Marshal(startRecord{ID: id, Writer: writer})
+	if err != nil {
+		return State{}, false, invalid("id", "%v", err)
+	}
 	seq, err := g.publish(ctx, msg, Key(id)+"/"+writer+"/start", 0, all, ttl)
 	switch {
 	case err == nil:
