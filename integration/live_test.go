@@ -25,7 +25,8 @@ import (
 // mid-generation, the writer's connection moves to another, its records
 // go on (the stream is replicated on three, and elects another leader),
 // and a reader that joined before the kill reads every chunk, in order,
-// to the end. (With the stream on one replica it fails: shown once.)
+// to the end — a reader on the lost node too, whose consumer went with
+// it. (With the stream on one replica it fails: shown once.)
 func TestGenerationOutlivesItsNode(t *testing.T) {
 	root, _ := filepath.Abs("..")
 	node := node22(root)
@@ -158,7 +159,8 @@ const liveScript = `
 import { Client } from "@sessionlog/client";
 import { createResumableStreamContext } from "@sessionlog/client/ai-sdk";
 const writer = await Client.connect(process.argv[2], { timeoutMs: 5000 });
-const reader = await Client.connect(process.argv[3].split(","), { timeoutMs: 5000 });
+// The reader on the same node: it loses its consumer with it.
+const reader = await Client.connect(process.argv[2], { timeoutMs: 5000 });
 console.log(JSON.stringify({ producerOn: writer.nats.nc.info.server_name }));
 const w = createResumableStreamContext({ client: writer });
 const r = createResumableStreamContext({ client: reader });

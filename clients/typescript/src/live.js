@@ -14,7 +14,7 @@ const PUT_UNITS = 128 << 10;
 // How often a reader checks that its generation still stands, in case
 // its end record never comes (the generation expired under it): two
 // checks that find it gone or ended, with no end record read, close it.
-const WATCHDOG_MS = 10000;
+const WATCHDOG_MS = 5000;
 // How long a writer goes on sending a record the service cannot take
 // now (its node lost, a leader being elected, a rate limit): every
 // record is safe to send again.
@@ -222,61 +222,79 @@ export async function readLive(client, id, { skipCharacters = 0, state } = {}) {
   };
   return new ReadableStream({
     start(controller) {
-      let backlog = [], live = false, piece = "", closed = false;
+      let backlog = [], live = false, piece = "", closed = false, last = 0;
       const close = () => {
         if (closed) return;
         closed = true;
         finish();
         try { controller.close(); } catch { /* the reader went away */ }
       };
+      const fail = (e) => {
+        if (closed) return;
+        closed = true;
+        finish();
+        controller.error(e);
+      };
       const emit = (s) => {
         try { controller.enqueue(s); } catch { close(); }
       };
-      const flushBacklog = () => {
-        live = true;
-        emit(backlog.join("").slice(skipCharacters));
-        backlog = null;
+      const take = (m) => {
+        last = m.seq;
+        const kind = m.headers?.get("Sessionlog-Live");
+        if (kind === "chunks") {
+          const chunks = m.json();
+          const continues = m.headers.get("Sessionlog-Live-Continues") === "1";
+          chunks[0] = piece + chunks[0];
+          piece = continues ? chunks.pop() : "";
+          if (live) chunks.forEach(emit);
+          else backlog.push(...chunks);
+        }
+        if (!live && (m.seq >= st.seq || m.info.pending === 0)) {
+          // What is joined holds a chunk begun; the rest of it comes as
+          // one chunk.
+          backlog.push(piece);
+          piece = "";
+          live = true;
+          emit(backlog.join("").slice(skipCharacters));
+          backlog = null;
+        }
+        return kind === "done" || kind === "stop";
       };
-      // The watchdog: a generation that expired under the reader has
-      // no end record to read.
-      let gone = 0;
+      // The watchdog: a generation the consumer stopped delivering (its
+      // node lost, say) is read again from after the last record taken;
+      // one that expired under the reader has no end record to read.
+      let quiet = 0;
       const watch = () => {
         timer = setTimeout(async () => {
           try {
             const now = await liveState(client, id);
-            gone = now.state === "running" ? 0 : gone + 1;
-            if (gone >= 2) return close();
+            if (now.state === "none") return close();
+            quiet = now.seq > last ? quiet + 1 : 0;
+            if (quiet >= 1) messages.stop(); // the loop below reads on, from after the last taken
           } catch { /* a failed check is no verdict */ }
           if (!closed) watch();
         }, WATCHDOG_MS);
       };
       watch();
       (async () => {
-        try {
-          for await (const m of messages) {
-            const kind = m.headers?.get("Sessionlog-Live");
-            if (kind === "chunks") {
-              const chunks = m.json();
-              const continues = m.headers.get("Sessionlog-Live-Continues") === "1";
-              chunks[0] = piece + chunks[0];
-              piece = continues ? chunks.pop() : "";
-              if (live) chunks.forEach(emit);
-              else backlog.push(...chunks);
+        for (let attempt = 0; !closed; attempt++) {
+          try {
+            for await (const m of messages) {
+              attempt = 0;
+              if (take(m)) return close();
             }
-            if (!live && (m.seq >= st.seq || m.info.pending === 0)) {
-              // What is joined holds a chunk begun; the rest of it comes
-              // as one chunk.
-              backlog.push(piece);
-              piece = "";
-              flushBacklog();
-            }
-            if (kind === "done" || kind === "stop") return close();
+          } catch (e) {
+            if (attempt >= 20) return fail(e);
           }
-        } catch (e) {
-          if (!closed) {
-            closed = true;
-            finish();
-            controller.error(e);
+          if (closed) return;
+          // The consumer ended without the end record: another, from
+          // after the last record taken, on whichever node answers now.
+          await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          try {
+            messages = await consume(client, st.jetstream, st.subject, last + 1);
+            quiet = 0;
+          } catch (e) {
+            if (attempt >= 20) return fail(e);
           }
         }
       })();
@@ -297,10 +315,13 @@ function liveKey(id) {
   return createHash("sha256").update(id).digest("hex").slice(0, 32);
 }
 
-/** The records of subject from the first, on an ordered consumer. */
-async function consume(client, jetstream, subject) {
+/** The records of subject from sequence from on (the first by
+ * default), on an ordered consumer. */
+async function consume(client, jetstream, subject, from = 0) {
   const js = await jetStreamOf(client);
-  const consumer = await js.consumers.get(jetstream, { filter_subjects: [subject] });
+  const opts = { filter_subjects: [subject] };
+  if (from > 0) Object.assign(opts, { deliver_policy: "by_start_sequence", opt_start_seq: from });
+  const consumer = await js.consumers.get(jetstream, opts);
   return consumer.consume();
 }
 
