@@ -227,3 +227,21 @@ test("a user's chats are listed newest first, page by page, and no one else's", 
   assert.equal(seen[0].title, "question 4 <b>&</b>");
   assert.ok(seen.every((c) => c.userId === user));
 });
+
+test("entries another client wrote in another shape are passed over", async () => {
+  const chats = new SessionlogChats(nodeA);
+  const id = `chat-${Date.now()}-damaged`;
+  const u1 = userMessage("u1", "kept");
+  await chats.saveChat(id, [u1]);
+  await nodeA.append(chatSessionId(id), [
+    { type: "message", message: { role: "user", content: "x", timestamp: 1, uiMessage: 5 } },
+    { type: "message", message: { role: "user", content: "y", timestamp: 1, uiMessage: { id: 7, role: "user", parts: [] } } },
+    { type: "custom", customType: "ai_message", data: "not a message" },
+    { type: "custom", customType: "ai_stream", data: { streamId: 42 } },
+  ]);
+  assert.deepEqual(await chats.loadChat(id), [u1]);
+  assert.equal(await chats.activeStreamId(id), null);
+  const a1 = { id: "a1", role: "assistant", parts: [{ type: "text", text: "after" }] };
+  await chats.saveChat(id, [u1, a1]);
+  assert.deepEqual(await chats.loadChat(id), [u1, a1]);
+});
