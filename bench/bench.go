@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	r := &Report{Machine: machine(), Config: cfg, Started: time.Now()}
+	r := &Report{Machine: machine(), Config: cfg, Started: time.Now(), Conditions: startConditions(cfg)}
 	p := progress{cfg.Progress}
 	for _, syncAlways := range []bool{true, false} {
 		n, err := startNode(ctx, dir, syncAlways)
@@ -302,6 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r.Took = time.Since(r.Started)
+	r.Conditions.finish()
 	return r, nil
 }
 

@@ -36,6 +36,8 @@ func (r Row) Ratio() float64 {
 // Report is a run's results.
 type Report struct {
 	Machine string
+	// Conditions are the CPU, the peers' versions and the other load seen.
+	Conditions *Conditions
 	Config  Config
 	Started time.Time
 	Took    time.Duration
@@ -80,7 +82,11 @@ func goal(r Row) string {
 
 // Table writes the report as an aligned text table.
 func (r *Report) Table(w io.Writer) {
-	fmt.Fprintf(w, "sessionlog bench — %s — %s, took %s\n\n", r.Started.Format("2006-01-02 15:04"), r.Machine, r.Took.Round(time.Second))
+	fmt.Fprintf(w, "sessionlog bench — %s — %s, took %s\n", r.Started.Format("2006-01-02 15:04"), r.Machine, r.Took.Round(time.Second))
+	if r.Conditions != nil {
+		fmt.Fprintf(w, "conditions: %s\n", r.Conditions)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	group := ""
 	for _, row := range r.Rows {
@@ -102,6 +108,9 @@ func (r *Report) Table(w io.Writer) {
 // Markdown writes the report as Markdown tables (the body of BENCHMARKS.md).
 func (r *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "Run %s on %s; the run took %s.\n", r.Started.Format("2006-01-02 15:04 MST"), r.Machine, r.Took.Round(time.Second))
+	if r.Conditions != nil {
+		fmt.Fprintf(w, "Conditions: %s.\n", r.Conditions)
+	}
 	group := ""
 	for _, row := range r.Rows {
 		if row.Group != group {
