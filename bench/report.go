@@ -38,11 +38,11 @@ type Report struct {
 	Machine string
 	// Conditions are the CPU, the peers' versions and the other load seen.
 	Conditions *Conditions
-	Config  Config
-	Started time.Time
-	Took    time.Duration
-	Rows    []Row
-	Notes   []string
+	Config     Config
+	Started    time.Time
+	Took       time.Duration
+	Rows       []Row
+	Notes      []string
 }
 
 func (r *Report) add(row Row) { r.Rows = append(r.Rows, row) }
