@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -126,19 +125,6 @@ func cpuTimes() (busy, total uint64, ok bool) {
 		}
 	}
 	return busy, total, true
-}
-
-// ownCPU is the CPU time of this process and of the children it waited
-// for (the Node scripts, PostgreSQL, Redis).
-func ownCPU() time.Duration {
-	var self, children syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) != nil {
-		return 0
-	}
-	tv := func(t syscall.Timeval) time.Duration {
-		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
-	}
-	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
 }
 
 // piVersion is the version of pi in a node_modules dir.
