@@ -99,12 +99,14 @@ func (s *Service) liveState(ctx context.Context, data []byte) (any, error) {
 	return s.liveReply(req.Stream, st), nil
 }
 
+// liveTTL is a request's ttlMs as a TTL (0: the generations' default),
+// checked in milliseconds: as nanoseconds a hostile count wraps past 2^63
+// into any duration at all.
 func (s *Service) liveTTL(ms int64) (time.Duration, error) {
-	ttl, err := s.live.TTL(time.Duration(ms) * time.Millisecond)
-	if err != nil {
-		return 0, badRequest("/ttlMs", "ttlMs %d is not between 1000 and %d", ms, s.live.Config().MaxTTL.Milliseconds())
+	if maxMs := s.live.Config().MaxTTL.Milliseconds(); ms != 0 && (ms < time.Second.Milliseconds() || ms > maxMs) {
+		return 0, badRequest("/ttlMs", "ttlMs %d is not between 1000 and %d", ms, maxMs)
 	}
-	return ttl, nil
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 func (s *Service) liveReply(id string, st live.State) api.LiveReply {

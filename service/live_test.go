@@ -113,11 +113,21 @@ func TestLiveOneWriter(t *testing.T) {
 	if _, err := b.put("intruder"); !isCode(err, api.CodeConflict) {
 		t.Fatalf("a put after an older record: %v", err)
 	}
+	prev := a.seq
 	if _, err := a.put(" world"); err != nil {
 		t.Fatal(err)
 	}
+	// A put sent again after it landed (its answer lost) is that put,
+	// stored once.
+	var again api.LiveReply
+	if err := f.callErr2(api.OpLivePut, api.LivePutRequest{LiveWriteRequest: api.LiveWriteRequest{Stream: a.id, Writer: a.writer, After: prev}, Chunks: []string{" world"}}, &again); err != nil || again.Seq != a.seq {
+		t.Fatalf("the last put sent again: %+v %v, want its own record %d", again, err, a.seq)
+	}
 	if r := a.end(); r.State != api.LiveDone {
 		t.Fatalf("end: %+v", r)
+	}
+	if r := a.end(); r.State != api.LiveDone {
+		t.Fatalf("the end sent again: %+v", r)
 	}
 	if r, err := a.put("after the end"); err != nil || r.State != api.LiveDone {
 		t.Fatalf("a put after the end: %+v %v", r, err)
@@ -199,6 +209,9 @@ func TestLiveRefusals(t *testing.T) {
 		{api.OpLiveStart, `{"stream":"x"}`, "/writer", api.CodeBadRequest},
 		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":5}`, "/ttlMs", api.CodeBadRequest},
 		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":999999999999}`, "/ttlMs", api.CodeBadRequest},
+		// Milliseconds whose nanoseconds wrap past 2^64 to two seconds.
+		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":18446744075709}`, "/ttlMs", api.CodeBadRequest},
+		{api.OpLiveStart, `{"stream":"x","writer":"w","ttlMs":-18446744071709}`, "/ttlMs", api.CodeBadRequest},
 		{api.OpLivePut, `{"stream":"ok","writer":"w","after":` + fmt.Sprint(r.Seq) + `,"chunks":[]}`, "/chunks", api.CodeBadRequest},
 		{api.OpLivePut, `{"stream":"ok","writer":"w","chunks":["a"]}`, "/after", api.CodeBadRequest},
 		{api.OpLivePut, `{"stream":"ok","writer":"w","after":1,"chunks":[1]}`, "", api.CodeBadRequest},
@@ -297,6 +310,11 @@ func TestLiveHostileStrings(t *testing.T) {
 		}
 		if got := strings.Join(records(t, f, l.state()), " "); got != "start[] chunks["+id+"]" {
 			t.Fatalf("%q: records %q", id, got)
+		}
+		// A token a header would turn into this one is another writer.
+		other := &live{t: t, f: f, id: id, writer: "w  Sessionlog-Live: done"}
+		if r := other.start(); r.Started {
+			t.Fatalf("%q: a second writer, its token the first's with its line break as spaces, started it too: %+v", id, r)
 		}
 	}
 }

@@ -15,8 +15,10 @@
 // stream, in order, and an end record ends it.
 //
 // Records are repeated safely: each carries a message id (the writer's
-// token and the sequence it extends), so a resend after a lost answer is
-// recognised rather than stored twice.
+// token and the sequence it extends). JetStream checks the last sequence
+// before it looks for a repeated id, so a resend of a record that landed
+// fails the check; finding its own id on the last record, the writer
+// knows it landed, and it is stored once.
 package live
 
 import (
@@ -202,9 +204,8 @@ type State struct {
 	// Seq is the stream sequence of its last record: where a write must
 	// continue from.
 	Seq uint64
-	// Writer is the token of the writer that started it, if its start
-	// record is still kept.
-	Writer string
+	// MsgID is its last record's message id (see msgID).
+	MsgID string
 }
 
 // State reads where generation id stands, as the stream's leader holds
@@ -224,15 +225,9 @@ func (g *Generations) State(ctx context.Context, id string) (State, error) {
 	if last == nil {
 		return State{}, nil
 	}
-	st := State{Exists: true, Seq: last.Sequence}
-	switch k := last.Header.Get(KindHeader); k {
-	case KindDone, KindStop:
+	st := State{Exists: true, Seq: last.Sequence, MsgID: last.Header.Get(jetstream.MsgIDHeader)}
+	if k := last.Header.Get(KindHeader); k == KindDone || k == KindStop {
 		st.Ended = k
-	case KindStart:
-		var start startRecord
-		if json.Unmarshal(last.Data, &start) == nil {
-			st.Writer = start.Writer
-		}
 	}
 	return st, nil
 }
@@ -247,8 +242,8 @@ func (g *Generations) checkID(id string) error {
 	return nil
 }
 
-// TTL is the TTL a writer asked for (0: the default), checked.
-func (g *Generations) TTL(asked time.Duration) (time.Duration, error) {
+// ttl is the TTL a writer asked for (0: the default), checked.
+func (g *Generations) ttl(asked time.Duration) (time.Duration, error) {
 	switch {
 	case asked == 0:
 		return g.cfg.TTL, nil
@@ -269,7 +264,7 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 	if writer == "" || len(writer) > 128 {
 		return State{}, false, invalid("writer", "a token of 1 to 128 bytes is required")
 	}
-	ttl, err := g.TTL(ttl)
+	ttl, err := g.ttl(ttl)
 	if err != nil {
 		return State{}, false, err
 	}
@@ -285,10 +280,11 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 	if err != nil {
 		return State{}, false, invalid("id", "%v", err)
 	}
-	seq, err := g.publish(ctx, msg, Key(id)+"/"+writer+"/start", 0, all, ttl)
+	mid := msgID(id, writer, "start")
+	seq, err := g.publish(ctx, msg, mid, 0, all, ttl)
 	switch {
 	case err == nil:
-		return State{Exists: true, Seq: seq, Writer: writer}, true, nil
+		return State{Exists: true, Seq: seq, MsgID: mid}, true, nil
 	case !errors.Is(err, ErrMoved):
 		return State{}, false, err
 	}
@@ -296,9 +292,15 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 	if err != nil {
 		return State{}, false, err
 	}
-	// A resend of our own start that landed (its answer lost, and past
-	// the dedupe check's reach) is ours.
-	return st, st.Writer == writer && st.Ended == "", nil
+	// A resend of our own start that landed (its answer lost) is ours.
+	return st, st.MsgID == mid, nil
+}
+
+// msgID is the message id of writer's record of generation id: what
+// follows start, or the sequence it extends. The token is hashed: it is
+// anyone's string, and a header turns its line breaks into spaces.
+func msgID(id, writer, what string) string {
+	return Key(id) + "/" + Key(writer) + "/" + what
 }
 
 // Put adds chunks to generation id after the record at sequence after
@@ -324,7 +326,7 @@ func (g *Generations) write(ctx context.Context, id, writer string, after uint64
 	if err := g.checkID(id); err != nil {
 		return State{}, err
 	}
-	ttl, err := g.TTL(ttl)
+	ttl, err := g.ttl(ttl)
 	if err != nil {
 		return State{}, err
 	}
@@ -341,9 +343,14 @@ func (g *Generations) write(ctx context.Context, id, writer string, after uint64
 		msg.Header.Set(ContinuesHeader, "1")
 	}
 	msg.Data = body
-	seq, err := g.publish(ctx, msg, Key(id)+"/"+writer+"/"+strconv.FormatUint(after, 10), after, all, ttl)
+	mid := msgID(id, writer, strconv.FormatUint(after, 10))
+	seq, err := g.publish(ctx, msg, mid, after, all, ttl)
 	if err == nil {
-		return State{Exists: true, Seq: seq, Ended: map[bool]string{true: KindDone}[kind == KindDone]}, nil
+		st := State{Exists: true, Seq: seq, MsgID: mid}
+		if kind == KindDone {
+			st.Ended = KindDone
+		}
+		return st, nil
 	}
 	if !errors.Is(err, ErrMoved) {
 		return State{}, err
@@ -352,6 +359,8 @@ func (g *Generations) write(ctx context.Context, id, writer string, after uint64
 	switch {
 	case serr != nil:
 		return State{}, serr
+	case st.MsgID == mid:
+		return st, nil // this very record, sent again: it landed the first time
 	case !st.Exists:
 		return State{}, fmt.Errorf("%w: %q (expired, or never started)", ErrNotFound, id)
 	case st.Ended != "":
