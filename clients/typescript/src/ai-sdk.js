@@ -18,13 +18,11 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { createUIMessageStreamResponse, generateId, readUIMessageStream, toUIMessageStream } from "ai";
-import { ConflictError } from "./errors.js";
 import { LiveWriter, liveState, readLive, stopLive } from "./live.js";
-import { branchOf, readFrom } from "./pages.js";
+import { branchOf, changeBranch, readFrom } from "./pages.js";
 
 const MESSAGE = "ai_message";
 const STREAM = "ai_stream";
-const ATTEMPTS = 20;
 
 /**
  * resumable-stream's context, on sessionlog: the same four calls, with the
@@ -248,28 +246,12 @@ export class SessionlogChats {
     });
   }
 
-  /** Reads the chat and applies what decide returns — entries to append
-   * (under parent, else the leaf), or a move of the leaf to moveTo —
-   * conditional on the chat not having moved since the read. */
-  async #change(chatId, meta, decide) {
-    const id = chatSessionId(chatId);
-    for (let attempt = 0; ; attempt++) {
-      const state = await this.#branch(chatId);
-      const plan = decide(state);
-      if (!plan) return;
-      try {
-        if (!state.exists) {
-          if (!plan.entries?.length) return;
-          await this.#create(chatId, meta);
-          continue;
-        }
-        if (plan.entries?.length) await this.client.append(id, plan.entries, { parent: plan.parent, ifSequence: state.sequence });
-        else if (plan.moveTo !== state.leaf) await this.client.move(id, plan.moveTo, { ifSequence: state.sequence });
-        return;
-      } catch (e) {
-        if (!(e instanceof ConflictError) || attempt >= ATTEMPTS) throw e;
-      }
-    }
+  /** Reads the chat and applies what decide returns (pages.js
+   * changeBranch), making the chat's session first if it has none. */
+  #change(chatId, meta, decide) {
+    return changeBranch(this.client, chatSessionId(chatId), {
+      read: () => this.#branch(chatId), decide, create: () => this.#create(chatId, meta),
+    });
   }
 
   async #create(chatId, { userId, title }) {

@@ -131,13 +131,15 @@ export class Client {
   }
 
   /** Any operation by name, body as the service takes it; rate limits are
-   * waited out, and safe requests sent again when the outcome is unknown. */
-  call(op, body) {
+   * waited out, and safe requests sent again when the outcome is unknown
+   * (the client's retries, and with retryForMs for that long as well). */
+  call(op, body, { retryForMs } = {}) {
     return this.#retry(idempotent(op, body), () =>
-      this.nats ? this.nats.request(op, body) : this.#http(`/v1/ops/${op}`, JSON.stringify(body)));
+      this.nats ? this.nats.request(op, body) : this.#http(`/v1/ops/${op}`, JSON.stringify(body)), retryForMs);
   }
 
-  async #retry(again, send) {
+  async #retry(again, send, retryForMs = 0) {
+    const until = Date.now() + retryForMs;
     for (let attempt = 0; ; attempt++) {
       let err;
       try {
@@ -147,7 +149,7 @@ export class Client {
         err = transportError(e);
       }
       const retry = err instanceof RateLimitedError || (again && (err instanceof UnavailableError || err instanceof TimeoutError));
-      if (!retry || attempt >= this.retries) throw err;
+      if (!retry || (attempt >= this.retries && Date.now() >= until)) throw err;
       await sleep(err instanceof RateLimitedError && err.retryAfterMs ? err.retryAfterMs : Math.min(2000, 50 * 2 ** attempt));
     }
   }

@@ -5,15 +5,14 @@
 // JetStream in the tenant's account (@nats-io/jetstream, over the
 // client's NATS connection: Client.connect).
 import { createHash, randomBytes } from "node:crypto";
-import { RateLimitedError, TimeoutError, UnavailableError } from "./errors.js";
 
 // A put holds at most this many UTF-16 units of chunks: its JSON stays
 // under a request (1 MiB) however the text escapes. A larger chunk goes
 // in pieces, each put saying that it continues.
 const PUT_UNITS = 128 << 10;
-// How often a reader checks that its generation still stands, in case
-// its end record never comes (the generation expired under it): two
-// checks that find it gone or ended, with no end record read, close it.
+// How often a reader checks its generation: one with records the reader
+// has not had (its consumer lost with a node) is read again from after
+// the last it had; one that expired under it is closed.
 const WATCHDOG_MS = 5000;
 // How long a writer goes on sending a record the service cannot take
 // now (its node lost, a leader being elected, a rate limit): every
@@ -116,17 +115,8 @@ export class LiveWriter {
   }
 
   /** A call sent again while the service cannot take it now. */
-  async #call(op, body) {
-    const deadline = Date.now() + RIDE_MS;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.client.call(op, body);
-      } catch (e) {
-        const transient = e instanceof UnavailableError || e instanceof TimeoutError || e instanceof RateLimitedError;
-        if (!transient || Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, e.retryAfterMs ?? Math.min(1000, 50 * 2 ** attempt)));
-      }
-    }
+  #call(op, body) {
+    return this.client.call(op, body, { retryForMs: RIDE_MS });
   }
 
   #stopped() {
@@ -138,10 +128,7 @@ export class LiveWriter {
   }
 
   async #watchStop() {
-    const js = await jetStreamOf(this.client);
-    const stop = this.subject.slice(0, -1) + "x";
-    const consumer = await js.consumers.get(this.jetstream, { filter_subjects: [stop] });
-    this.stopMessages = await consumer.consume();
+    this.stopMessages = await consume(this.client, this.jetstream, this.subject.slice(0, -1) + "x");
     if (this.ended && !this.stopped) return this.#closeWatch();
     for await (const m of this.stopMessages) {
       if (m.headers?.get("Sessionlog-Live") === "stop") {

@@ -23,12 +23,10 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { UserError, protocol } from "@openai/agents-core";
-import { ConflictError } from "./errors.js";
-import { readFrom } from "./pages.js";
+import { changeBranch, readFrom } from "./pages.js";
 
 const ITEM = "openai_item";
 const OPERATION = "openai_operation";
-const ATTEMPTS = 20;
 
 export class SessionlogSession {
   /**
@@ -125,28 +123,10 @@ export class SessionlogSession {
     });
   }
 
-  /** Reads the session and applies what decide returns, in one request:
-   * entries to append (under parent: "" for a new root, absent for the
-   * leaf), or a move of the leaf to moveTo, or nothing — conditional on
-   * the session not having moved since the read. */
-  async #change(decide) {
-    for (let attempt = 0; ; attempt++) {
-      const state = await this.#branch();
-      const plan = await decide(state);
-      if (!plan) return;
-      try {
-        if (!state.exists) {
-          if (!plan.entries?.length) return; // nothing to move in a session never written
-          await this.#create();
-          continue; // decided again on the session as made
-        }
-        if (plan.entries?.length) await this.client.append(this.id, plan.entries, { parent: plan.parent, ifSequence: state.sequence });
-        else if (plan.moveTo !== undefined && plan.moveTo !== state.leaf) await this.client.move(this.id, plan.moveTo, { ifSequence: state.sequence });
-        return;
-      } catch (e) {
-        if (!(e instanceof ConflictError) || attempt >= ATTEMPTS) throw e;
-      }
-    }
+  /** Reads the session and applies what decide returns, in one request
+   * (pages.js changeBranch). */
+  #change(decide) {
+    return changeBranch(this.client, this.id, { read: () => this.#branch(), decide, create: () => this.#create() });
   }
 
   async #create() {

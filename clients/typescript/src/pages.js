@@ -1,6 +1,8 @@
-// Reading a session's entries page by page, from an offset: what the
-// framework adapters (langgraph.js, openai-agents.js, adk.js, ai-sdk.js)
-// build their state from.
+// Reading a session's entries page by page, from an offset, and changing
+// its branch conditionally: what the framework adapters (langgraph.js,
+// openai-agents.js, adk.js, ai-sdk.js) build their state from and write
+// it with.
+import { ConflictError } from "./errors.js";
 
 const PAGE = 1000;
 // The first page is smaller: most sessions fit in it, and for those that
@@ -71,4 +73,32 @@ export function branchOf(entries) {
   const branch = [];
   for (let e = byId.get(leaf); e; e = e.parentId ? byId.get(e.parentId) : undefined) branch.push(e);
   return { branch: branch.reverse(), leaf };
+}
+
+/**
+ * The optimistic loop an adapter changes session id by: read() its state
+ * ({exists, leaf, sequence, …}), decide(state) a plan — entries to append
+ * (under parent, else the leaf), or a move of the leaf to moveTo, or
+ * nothing — and apply it conditional on the session being as read; when
+ * another writer got there first, read and decide again. A session never
+ * written is made by create() before anything is appended to it.
+ */
+export async function changeBranch(client, id, { read, decide, create, attempts = 20 }) {
+  for (let attempt = 0; ; attempt++) {
+    const state = await read();
+    const plan = await decide(state);
+    if (!plan) return;
+    try {
+      if (!state.exists) {
+        if (!plan.entries?.length) return; // nothing to move in a session never written
+        await create();
+        continue; // decided again on the session as made
+      }
+      if (plan.entries?.length) await client.append(id, plan.entries, { parent: plan.parent, ifSequence: state.sequence });
+      else if (plan.moveTo !== undefined && plan.moveTo !== state.leaf) await client.move(id, plan.moveTo, { ifSequence: state.sequence });
+      return;
+    } catch (e) {
+      if (!(e instanceof ConflictError) || attempt >= attempts) throw e;
+    }
+  }
 }
