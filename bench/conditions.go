@@ -20,8 +20,10 @@ type Conditions struct {
 	// CPU is the processor's model name (from /proc/cpuinfo).
 	CPU string
 	// Node and Pi are the versions of the Node on PATH and of pi in
-	// Config.PiModules ("" when absent or not asked for).
-	Node, Pi string
+	// Config.PiModules, PiNode that of the Node that runs pi (the one
+	// installed beside it when there is one: pi 1.x needs Node 22); ""
+	// when absent or not asked for.
+	Node, Pi, PiNode string
 	// OtherLoad is the share of the machine's CPU time that other
 	// processes used during the run (0..1; -1 when unknown).
 	OtherLoad float64
@@ -34,13 +36,12 @@ type Conditions struct {
 // the other load is measured from.
 func startConditions(cfg Config) *Conditions {
 	c := &Conditions{CPU: cpuModel(), OtherLoad: -1}
-	if node := lookPath("node"); node != "" {
-		if out, err := exec.Command(node, "--version").Output(); err == nil {
-			c.Node = strings.TrimSpace(string(out))
-		}
-	}
+	c.Node = nodeVersion(lookPath("node"))
 	if cfg.PiModules != "" {
 		c.Pi = piVersion(cfg.PiModules)
+		if node, err := piNode(cfg.PiModules); err == nil {
+			c.PiNode = nodeVersion(node)
+		}
 	}
 	c.startBusy, c.startTotal, _ = cpuTimes()
 	c.startSelf = ownCPU()
@@ -67,7 +68,7 @@ func (c *Conditions) String() string {
 		parts = append(parts, "Node "+c.Node)
 	}
 	if c.Pi != "" {
-		parts = append(parts, "pi "+c.Pi)
+		parts = append(parts, "pi "+c.Pi+" on Node "+orUnknown(c.PiNode))
 	}
 	switch {
 	case c.OtherLoad < 0:
@@ -78,6 +79,18 @@ func (c *Conditions) String() string {
 		parts = append(parts, fmt.Sprintf("OTHER PROCESSES USED %.0f%% OF THE CPU DURING THE RUN: not an idle machine", 100*c.OtherLoad))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// nodeVersion is what node --version says ("" for no node).
+func nodeVersion(node string) string {
+	if node == "" {
+		return ""
+	}
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func orUnknown(s string) string {

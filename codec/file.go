@@ -56,13 +56,23 @@ type Runner func(n int, part func(lo, hi int))
 type FileOption func(*fileOptions)
 
 type fileOptions struct {
-	run Runner
+	run    Runner
+	shared bool
 }
 
 // WithRunner decodes the lines through run; without it they are decoded
 // one after another.
 func WithRunner(run Runner) FileOption {
 	return func(o *fileOptions) { o.run = run }
+}
+
+// WithSharedData lets the decoded entries' strings share the bytes of
+// the data rather than copy them: for a caller that hands data over and
+// never changes it afterwards (a file read for this call alone). It saves
+// a copy of most of the text and an allocation per string; the data is
+// kept in memory while any entry decoded from it is.
+func WithSharedData() FileOption {
+	return func(o *fileOptions) { o.shared = true }
 }
 
 // EncodeFile returns the whole session file for a header and entries, as

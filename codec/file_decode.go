@@ -67,7 +67,8 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 	// Entries of older versions change in migrating: those are validated
 	// when applied, current ones while decoding.
 	current := header != nil && header.Version >= session.CurrentVersion
-	decoded := decodeAll(segs, header != nil && header.Version <= 1, current, o.run)
+	decoded := decodeAll(segs, header != nil && header.Version <= 1, current, o)
+	lines = make([]fileLine, 0, len(segs))
 	for i, sg := range segs {
 		e, err := decoded[i].entry, decoded[i].err
 		if mode == Lenient && errors.Is(err, errNoParent) {
@@ -94,7 +95,9 @@ func DecodeFile(data []byte, name string, mode Mode, opts ...FileOption) (*File,
 		if !sg.complete {
 			ld.MissingNewline = true
 		}
-		parsedIdx = append(parsedIdx, len(lines))
+		if !current {
+			parsedIdx = append(parsedIdx, len(lines))
+		}
 		lines = append(lines, fileLine{no: sg.no, entry: e, valid: decoded[i].valid, invalid: decoded[i].invalid})
 	}
 	if header == nil {
@@ -170,12 +173,20 @@ type decoded struct {
 // decodeAll decodes the lines, and validates each entry on its own when
 // validate is set, in parallel when run spreads the work: lines are
 // independent, and decoding is most of the cost of opening a long session.
-func decodeAll(segs []segment, legacy, validate bool, run Runner) []decoded {
+func decodeAll(segs []segment, legacy, validate bool, o fileOptions) []decoded {
 	out := make([]decoded, len(segs))
 	decode := DecodeEntry
-	if legacy {
+	switch {
+	case legacy:
 		decode = DecodeLegacyEntry
+	case o.shared:
+		decode = func(line []byte) (*session.Entry, error) {
+			r := getReader(line)
+			r.shared = true
+			return decodeEntry(r, false, false)
+		}
 	}
+	run := o.run
 	if run == nil {
 		run = func(n int, part func(lo, hi int)) { part(0, n) }
 	}
@@ -210,26 +221,60 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 	if asPi {
 		lines = lastOfEachID(lines, report)
 	}
-	seen := make(map[string]int, len(lines)) // id -> line number of first occurrence
+	// Most lines go straight into the tree, which finds their duplicates
+	// and missing parents itself; what is not applied at once is kept in
+	// held (id -> line number) for the lines after it. The line number
+	// of every id's first use is worked out only when a report needs it.
+	held := map[string]int{}
+	var firsts map[string]int
+	first := func(id string) int {
+		if firsts == nil {
+			firsts = make(map[string]int, len(lines))
+			for _, l := range lines {
+				if _, dup := firsts[l.entry.ID]; !dup {
+					firsts[l.entry.ID] = l.no
+				}
+			}
+		}
+		return firsts[id]
+	}
 	skipped := map[string]bool{}
 	waiting := map[string][]fileLine{} // parent id -> children not yet applied
 	last := ""                         // last applied entry in file order
 	lastNo := 0
 
-	apply := func(l fileLine) {
+	// apply applies l and then the children waiting for it, and reports
+	// false, having applied nothing, when l's own parent is not in the
+	// tree yet.
+	apply := func(l fileLine) bool {
 		// Iterative over waiting children, so deep chains cannot overflow.
 		stack := []fileLine{l}
-		for len(stack) > 0 {
+		for n := 0; len(stack) > 0; n++ {
 			l := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			err := l.invalid
-			if err == nil && l.valid.Entry() == l.entry {
+			validated := l.invalid == nil && l.valid.Entry() == l.entry
+			if n == 0 && !validated && l.entry.ParentID != "" && !tree.Has(l.entry.ParentID) {
+				return false // what else is wrong with it is told once its parent is there
+			}
+			var err error
+			switch {
+			case validated:
 				err = tree.ApplyValidated(l.valid)
-			} else if err == nil {
+			case l.invalid != nil:
+				err = l.invalid
+			default:
 				err = tree.Apply(l.entry)
 			}
-			if err != nil {
+			switch {
+			case err == nil:
+			case errors.Is(err, session.ErrDuplicateID):
+				report(l, fmt.Errorf("%w: %q was first used on line %d", session.ErrDuplicateID, l.entry.ID, first(l.entry.ID)))
+				continue
+			case n == 0 && errors.Is(err, session.ErrParentNotFound):
+				return false
+			default:
 				report(l, err)
+				held[l.entry.ID] = l.no
 				markSkipped(l.entry.ID, skipped, waiting, func(c fileLine) {
 					report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))
 				})
@@ -241,39 +286,36 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 			kids := waiting[l.entry.ID]
 			delete(waiting, l.entry.ID)
 			for i := len(kids) - 1; i >= 0; i-- {
+				delete(held, kids[i].entry.ID)
 				stack = append(stack, kids[i])
 			}
 		}
+		return true
 	}
 
 	for _, l := range lines {
 		e := l.entry
-		if first, dup := seen[e.ID]; dup {
-			report(l, fmt.Errorf("%w: %q was first used on line %d", session.ErrDuplicateID, e.ID, first))
+		if no, dup := held[e.ID]; dup {
+			report(l, fmt.Errorf("%w: %q was first used on line %d", session.ErrDuplicateID, e.ID, no))
 			continue
 		}
-		seen[e.ID] = l.no
 		switch {
-		case e.ParentID == "":
-			apply(l)
-		case skipped[e.ParentID]:
+		case e.ParentID != "" && skipped[e.ParentID]:
 			report(l, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, e.ParentID))
+			held[e.ID] = l.no
 			markSkipped(e.ID, skipped, waiting, func(c fileLine) {
 				report(c, fmt.Errorf("%w: parent %q was skipped", session.ErrParentNotFound, c.entry.ParentID))
 			})
-		default:
-			if tree.Has(e.ParentID) {
-				apply(l)
-			} else {
-				waiting[e.ParentID] = append(waiting[e.ParentID], l)
-			}
+		case !apply(l):
+			waiting[e.ParentID] = append(waiting[e.ParentID], l)
+			held[e.ID] = l.no
 		}
 	}
 	if asPi {
 		// Entries whose parent is in no line: roots, as pi keeps them.
 		var orphans []fileLine
 		for parent, kids := range waiting {
-			if _, inFile := seen[parent]; !inFile {
+			if first(parent) == 0 { // in no line
 				orphans = append(orphans, kids...)
 				delete(waiting, parent)
 			}
@@ -287,7 +329,8 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 		}
 	}
 	if len(waiting) > 0 {
-		issues = append(issues, explainWaiting(waiting, seen, name)...)
+		first("")
+		issues = append(issues, explainWaiting(waiting, firsts, name)...)
 	}
 	if last != "" {
 		_ = tree.SetLeaf(last) // last exists: it was applied
@@ -297,7 +340,7 @@ func buildTree(tree *session.Tree, lines []fileLine, name string, asPi bool) []*
 		// worth saying when reading a file that may be damaged.
 		for _, id := range tree.DanglingLabels() {
 			e, _ := tree.Get(id)
-			issues = append(issues, &LineError{File: name, Line: seen[id], ID: id,
+			issues = append(issues, &LineError{File: name, Line: first(id), ID: id,
 				Err: fmt.Errorf("%w: label of %q, which is in no line: kept, as pi's loader does", ErrMalformedLine, e.TargetID())})
 		}
 	}

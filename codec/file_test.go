@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -336,5 +337,33 @@ func TestLongLinesAreNotDecoded(t *testing.T) {
 	}
 	if _, err := codec.DecodeFile(data, "long.jsonl", codec.Strict); !errors.Is(err, codec.ErrLineTooLong) {
 		t.Fatalf("a strict decode of a file with a line too long: %v", err)
+	}
+}
+
+// TestSharedData: with WithSharedData the entries' text is the data's own
+// bytes (a change to them shows), without it a copy (a change does not).
+func TestSharedData(t *testing.T) {
+	file := sessiontest.HeaderLine + "\n" + sessiontest.UserLine("a", "") + "\n"
+	for _, shared := range []bool{false, true} {
+		data := []byte(file)
+		opts := []codec.FileOption{}
+		if shared {
+			opts = append(opts, codec.WithSharedData())
+		}
+		ld, err := codec.DecodeFile(data, "shared", codec.Strict, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := ld.Tree.Get("a")
+		before := strings.Clone(e.Message.Content.Paragraphs())
+		at := bytes.Index(data, []byte(before))
+		if before == "" || at < 0 {
+			t.Fatalf("the user's text %q is not in the line", before)
+		}
+		data[at] ^= 0x20 // the caller changes its buffer
+		changed := e.Message.Content.Paragraphs() != before
+		if changed != shared {
+			t.Fatalf("shared %v: the text changed with the buffer: %v", shared, changed)
+		}
 	}
 }

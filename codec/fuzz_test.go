@@ -203,6 +203,15 @@ func FuzzDecodeFile(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a loaded session does not encode: %v", err)
 		}
+		// Strings sharing the data's bytes decode to the same session.
+		shared, err := codec.DecodeFile(bytes.Clone(data), "fuzz", codec.Lenient, codec.WithSharedData())
+		if err != nil {
+			t.Fatalf("decoded, but not with shared data: %v", err)
+		}
+		hs := shared.Tree.Header()
+		if outShared, err := codec.EncodeFile(&hs, sessiontest.Entries(t, shared.Tree)); err != nil || !bytes.Equal(out, outShared) {
+			t.Fatalf("shared data decodes otherwise (%v):\n%s\n---\n%s", err, out, outShared)
+		}
 		again, err := codec.DecodeFile(out, "again", codec.Strict)
 		if err != nil {
 			t.Fatalf("what we wrote does not load strictly: %v\n%s", err, out)

@@ -177,6 +177,40 @@ func (o *order) layout(keys []string, extra []session.Field) session.Layout {
 	return internLayout(keys)
 }
 
+// layoutMemo remembers the layouts of the last few member sequences a
+// reader met: objects of one kind repeat theirs line after line, and
+// comparing names the decoder holds as constants costs less than ranking
+// them again. Only sequences of few members with nothing kept in Extra
+// are remembered (what is kept there changes the layout).
+type layoutMemo struct {
+	seen [8]memoized
+	next int
+}
+
+type memoized struct {
+	o      *order
+	keys   []string
+	layout session.Layout
+}
+
+const maxMemoKeys = 32
+
+func (m *layoutMemo) layout(o *order, keys []string, extra []session.Field) session.Layout {
+	if len(extra) > 0 || len(keys) > maxMemoKeys {
+		return o.layout(keys, extra)
+	}
+	for i := range m.seen {
+		if s := &m.seen[i]; s.o == o && slices.Equal(s.keys, keys) {
+			return s.layout
+		}
+	}
+	l := o.layout(keys, nil)
+	s := &m.seen[m.next]
+	m.next = (m.next + 1) % len(m.seen)
+	s.o, s.layout, s.keys = o, l, append(s.keys[:0], keys...)
+	return l
+}
+
 // hasAlways reports whether keys hold every member the encoder always
 // writes (or extra keeps it).
 func (o *order) hasAlways(keys, kept []string) bool {
@@ -259,7 +293,7 @@ func (w *objWriter) reorder() {
 		find = func(k string) (writtenMember, bool) { m, ok := byKey[k]; return m, ok }
 	}
 	rest := string(w.layout)
-	for i := 0; rest != "" || i == 0; i++ {
+	for i := range n { // n names, the last of which may be "" (rest is then "" too)
 		var k string
 		k, rest, _ = strings.Cut(rest, layoutSep)
 		m, found := find(k)

@@ -59,6 +59,9 @@ func classifyNumber(lit string) (numberKind, int64, uint64, float64, error) {
 
 // canonicalFloat reports whether appendFloat writes f as lit.
 func canonicalFloat(f float64, lit string) bool {
+	if plainDecimal(lit) {
+		return true
+	}
 	var buf [32]byte
 	b, err := appendFloat(buf[:0], f, "", nil)
 	return err == nil && string(b) == lit
@@ -117,4 +120,51 @@ func extHeader(hdr []byte) (typ int8, n int, ok bool) {
 func validNumberLiteral(lit []byte) bool {
 	return len(lit) > 0 && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') &&
 		jsontext.Value(lit).IsValid()
+}
+
+// plainDecimal reports whether lit is certainly how appendFloat writes
+// its value, without formatting it: a non-zero decimal of at most 15
+// significant digits (every such decimal is the shortest that reads back
+// as its float64), from 1e-6 to below 1e15 (written without an
+// exponent), with no leading zero and no trailing zero after the point.
+// Most numbers in a session (costs, durations) are such; false means
+// only that the check must format.
+func plainDecimal(lit string) bool {
+	i := 0
+	if i < len(lit) && lit[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+		i++
+	}
+	intDigits := i - start
+	switch {
+	case intDigits == 0, intDigits > 15, intDigits > 1 && lit[start] == '0':
+		return false
+	case i == len(lit):
+		return lit[start] != '0' // an integer; zero is left to the check
+	case lit[i] != '.':
+		return false // an exponent
+	}
+	i++
+	frac := i
+	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+		i++
+	}
+	if i != len(lit) || i == frac || lit[i-1] == '0' {
+		return false
+	}
+	sig := intDigits + len(lit) - frac
+	if lit[start] == '0' {
+		zeros := 0
+		for lit[frac+zeros] == '0' {
+			zeros++
+		}
+		if zeros > 5 {
+			return false // below 1e-6: written with an exponent
+		}
+		sig = len(lit) - frac - zeros
+	}
+	return sig <= 15
 }

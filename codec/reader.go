@@ -17,6 +17,11 @@ import (
 type reader struct {
 	d  tokens
 	sc scanner
+	// scanning is set when d is sc.
+	scanning bool
+	// shared lets strings share the bytes of data rather than copy them,
+	// for a caller that never changes data afterwards (WithSharedData).
+	shared bool
 	// jd is jsontext's Decoder, for what is checked against it (tests).
 	br bytes.Reader
 	jd *jsontext.Decoder
@@ -37,6 +42,8 @@ type reader struct {
 	// members read before its type (entry_json.go).
 	flat  flat
 	early []string
+	// memo holds the layouts of the last member sequences read (layout.go).
+	memo layoutMemo
 }
 
 var readerPool = sync.Pool{New: func() any { return &reader{} }}
@@ -48,6 +55,7 @@ func getReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
 	r.sc.Reset(data)
 	r.d = &r.sc
+	r.scanning = true
 	r.data = data
 	return r
 }
@@ -63,6 +71,7 @@ func getJSONTextReader(data []byte) *reader {
 		r.jd.Reset(&r.br, decoderOpts...)
 	}
 	r.d = r.jd
+	r.scanning = false
 	return r
 }
 
@@ -70,6 +79,7 @@ func putReader(r *reader) {
 	r.br.Reset(nil)
 	r.sc.Reset(nil)
 	r.d = nil
+	r.scanning, r.shared = false, false
 	r.data = nil
 	r.keys = r.keys[:0]
 	r.strict = false
@@ -113,7 +123,7 @@ func (r *reader) objectIn(what string, l *session.Layout, ord func() (*order, *[
 		return err
 	}
 	o, extra := ord()
-	*l = o.layout(r.keys[base:], *extra)
+	*l = r.memo.layout(o, r.keys[base:], *extra)
 	return nil
 }
 

@@ -46,6 +46,9 @@ type scanner struct {
 	// consumed), -1 when not computed.
 	peekAt  int
 	peekErr error
+	// plain is set when the last string scanned has no escapes and only
+	// ASCII: its inside is its text, with nothing to decode or check.
+	plain bool
 }
 
 type frame struct {
@@ -353,6 +356,8 @@ var stringStops = func() (t [256]bool) {
 func (s *scanner) scanString(p int) (int, error) {
 	b := s.buf
 	q := p + 1
+	var seen byte // every byte of the slow loop OR'd: 0x80 set once one is not ASCII
+	escaped := false
 	for {
 		// Eight plain ASCII bytes at a time, as appendString writes
 		// them: a long text is mostly that.
@@ -360,6 +365,7 @@ func (s *scanner) scanString(p int) (int, error) {
 			q += 8
 		}
 		for q < len(b) && !stringStops[b[q]] {
+			seen |= b[q]
 			q++
 		}
 		if q >= len(b) {
@@ -367,11 +373,13 @@ func (s *scanner) scanString(p int) (int, error) {
 		}
 		switch c := b[q]; {
 		case c == '"':
+			s.plain = !escaped && seen < 0x80
 			return q + 1, nil
 		case c < 0x20:
 			return 0, s.syntax(q, "invalid character %s in string (expecting non-control character)", quoteChar(c))
 		}
 		// An escape.
+		escaped = true
 		if q+1 >= len(b) {
 			return 0, s.syntax(q+1, "unexpected EOF")
 		}

@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -182,14 +183,21 @@ func (s *symbols) intern(b []byte) string {
 // becoming U+FFFD as Token.String makes it. The result is valid until the
 // next call.
 func (r *reader) unquoted(v jsontext.Value) []byte {
+	b, _ := r.unquote(v)
+	return b
+}
+
+// unquote is unquoted, also saying whether the text is the literal's own
+// bytes (inside the line read) rather than the scratch buffer.
+func (r *reader) unquote(v jsontext.Value) ([]byte, bool) {
 	in := v[1 : len(v)-1]
-	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return in
+	if r.scanning && r.sc.plain || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return in, true
 	}
 	// The decoder has checked the literal: the only error left is the
 	// report of invalid UTF-8, which was replaced.
 	r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
-	return r.scratch
+	return r.scratch, false
 }
 
 // readString reads a string value (the caller has peeked '"').
@@ -198,7 +206,13 @@ func (r *reader) readString() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(r.unquoted(v)), nil
+	b, inLine := r.unquote(v)
+	if inLine && r.shared && len(b) > 0 {
+		// The line is the caller's to give (WithSharedData): the
+		// string is its bytes, not a copy of them.
+		return unsafe.String(&b[0], len(b)), nil
+	}
+	return string(b), nil
 }
 
 // readSymbol reads a string value likely to repeat (the caller has

@@ -140,7 +140,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("filestore: open: %w", err)
 		}
-		ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines))
+		ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines), codec.WithSharedData())
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func openLocked(f *os.File, path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: read %s: %w", path, err)
 	}
-	ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines))
+	ld, err := codec.DecodeFile(data, path, cfg.Mode, codec.WithRunner(parallel.Lines), codec.WithSharedData())
 	if err != nil {
 		return nil, err
 	}

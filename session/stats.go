@@ -41,9 +41,10 @@ func newStats() Stats {
 	return Stats{ByType: map[EntryType]int{}, ByRole: map[string]int{}}
 }
 
-func (s *Stats) add(e *Entry) {
+// add counts e, which holds redactions redaction marks.
+func (s *Stats) add(e *Entry, redactions int) {
 	s.Entries++
-	s.Redactions += CountRedactions(e)
+	s.Redactions += redactions
 	s.ByType[e.Type]++
 	switch e.Type {
 	case TypeMessage:

@@ -247,28 +247,54 @@ func ValidateID(id string) error {
 // an entry on its own is checked apart from applying it (where it can run
 // in parallel, as decoding a file does), and ApplyValidated checks only
 // what depends on the tree.
-type Validated struct{ e *Entry }
+type Validated struct {
+	e *Entry
+	// counts is what the entry adds to the tree's statistics that costs
+	// a walk of its text: counted here, where loaders spread the work
+	// over their lines, rather than where the tree is built one entry
+	// after another.
+	counts entryCounts
+}
+
+// entryCounts are the statistics of an entry that take a walk of it.
+type entryCounts struct {
+	redactions int
+	size       int
+}
+
+func countEntry(e *Entry) entryCounts {
+	return entryCounts{redactions: CountRedactions(e), size: e.Size()}
+}
 
 // Validate runs ValidateLoad on e.
 func Validate(e *Entry) (Validated, error) {
 	if err := ValidateLoad(e); err != nil {
 		return Validated{}, err
 	}
-	return Validated{e}, nil
+	return Validated{e: e, counts: countEntry(e)}, nil
 }
 
 // Entry returns the validated entry.
 func (v Validated) Entry() *Entry { return v.e }
 
-// ApplyValidated is Apply of an entry Validate has passed.
+// ApplyValidated is Apply of an entry Validate has passed (and not
+// changed since): only where it goes is checked.
 func (t *Tree) ApplyValidated(v Validated) error {
-	if v.e == nil {
+	e := v.e
+	if e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
-	if err := t.check(v.e, nil, func(*Entry) error { return nil }, false, false); err != nil {
-		return err
+	if _, taken := t.lookup(e.ID); taken {
+		return fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
 	}
-	t.apply(v.e)
+	p := int32(-1)
+	if e.ParentID != "" {
+		var ok bool
+		if p, ok = t.lookup(e.ParentID); !ok {
+			return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
+		}
+	}
+	t.applyAt(e, p, v.counts)
 	return nil
 }
 
@@ -295,18 +321,23 @@ func (t *Tree) Grow(n int) {
 func (t *Tree) Apply(e *Entry) error { return t.ApplyFrom("", e) }
 
 func (t *Tree) apply(e *Entry) {
-	i := int32(len(t.entries))
 	p := int32(-1)
 	if e.ParentID != "" {
 		p, _ = t.lookup(e.ParentID)
-		if p >= 0 && t.entries[p] != nil {
-			e.ParentID = t.entries[p].ID // the same id: its bytes once, not per child
-		}
+	}
+	t.applyAt(e, p, countEntry(e))
+}
+
+// applyAt adds e, whose parent is at p (-1: a root), with its counts.
+func (t *Tree) applyAt(e *Entry, p int32, c entryCounts) {
+	i := int32(len(t.entries))
+	if p >= 0 && t.entries[p] != nil {
+		e.ParentID = t.entries[p].ID // the same id: its bytes once, not per child
 	}
 	t.entries = append(t.entries, e)
 	t.parent = append(t.parent, p)
 	t.index[e.ID] = i
-	t.bytes += int64(e.Size())
+	t.bytes += int64(c.size)
 	if e.Type == TypeThinkingLevelChange || e.Type == TypeActiveToolsChange {
 		t.settings = append(t.settings, i)
 	}
@@ -326,7 +357,7 @@ func (t *Tree) apply(e *Entry) {
 			t.name = strings.TrimSpace(b.Name)
 		}
 	}
-	t.stats.add(e)
+	t.stats.add(e, c.redactions)
 }
 
 // SetLeaf moves the leaf without an entry. Loaders use it to restore the
