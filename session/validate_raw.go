@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 
@@ -91,7 +90,8 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 	if r == nil {
 		return
 	}
-	if d := depthOf(r); d > MaxDepth {
+	d, n := shapeOf(r)
+	if d > MaxDepth {
 		v.fail(at, fmt.Sprintf("is nested %d deep; at most %d (what every client's JSON reader takes)", d, MaxDepth))
 		return
 	}
@@ -99,7 +99,7 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
 		return
 	}
-	if n := hugeNumber(r); n != "" {
+	if n != "" {
 		v.fail(at, fmt.Sprintf("holds the number %s, beyond what a float64 (JavaScript's number) holds", clip(n)))
 	}
 }
@@ -110,10 +110,14 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 // session unreadable there. Stored sessions are read whatever they hold.
 const MaxDepth = 512
 
-// depthOf is the deepest nesting of arrays and objects in r, strings
-// passed over (r need not be valid: the validity check follows).
-func depthOf(r Raw) int {
-	depth, most, inString := 0, 0, false
+// shapeOf walks r's bytes once (strings passed over; r need not be valid:
+// the validity check follows) for its deepest nesting of arrays and
+// objects and its first number that a float64 cannot hold (1e400:
+// JSON.parse makes it Infinity, which JSON cannot write back), "" for
+// none. Only a number with an exponent or of 300 bytes or more can be
+// such, and only those are parsed.
+func shapeOf(r Raw) (most int, huge string) {
+	depth, inString := 0, false
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		switch {
@@ -132,28 +136,22 @@ func depthOf(r Raw) int {
 			}
 		case c == ']' || c == '}':
 			depth--
+		case huge == "" && (c == '-' || c >= '0' && c <= '9'):
+			j, exp := i+1, false
+			for ; j < len(r) && isNumberByte(r[j]); j++ {
+				exp = exp || r[j] == 'e' || r[j] == 'E'
+			}
+			if exp || j-i >= 300 {
+				if _, err := strconv.ParseFloat(string(r[i:j]), 64); err != nil {
+					huge = string(r[i:j])
+				}
+			}
+			i = j - 1
 		}
 	}
-	return most
+	return most, huge
 }
 
-// hugeNumber returns the first number of the valid JSON value r that a
-// float64 cannot hold (1e400: JSON.parse makes it Infinity, which JSON
-// cannot write back), or "".
-func hugeNumber(r Raw) string {
-	if !bytes.ContainsAny(r, "eE") && len(r) < 300 {
-		return "" // no exponent, and too short for 309 digits
-	}
-	d := jsontext.NewDecoder(bytes.NewReader(r))
-	for {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return ""
-		}
-		if tok.Kind() == '0' {
-			if _, err := strconv.ParseFloat(tok.String(), 64); err != nil {
-				return tok.String()
-			}
-		}
-	}
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }

@@ -108,3 +108,36 @@ func TestBodiesMustFit(t *testing.T) {
 		})
 	}
 }
+
+// TestVerbatimValues: a value kept verbatim is refused when nested too
+// deep, when not strict JSON, or when it holds a number a float64 cannot;
+// numbers inside strings, and exponents that fit, are not.
+func TestVerbatimValues(t *testing.T) {
+	deep := strings.Repeat("[", session.MaxDepth+1) + strings.Repeat("]", session.MaxDepth+1)
+	digits := func(n int) string { return "1" + strings.Repeat("0", n-1) }
+	for _, tc := range []struct {
+		data string
+		want string // in the error; "" for accepted
+	}{
+		{`{"text":"the e of a sentence","n":12.5e3}`, ""},
+		{`{"a":"1e400"}`, ""},
+		{`[1e308, -2.5E-300, 0.1]`, ""},
+		{`[` + digits(300) + `]`, ""},
+		{`{"a":1e400}`, "1e400"},
+		{`[1,2,-1E999]`, "-1E999"},
+		{`[` + digits(310) + `]`, "beyond what a float64"},
+		{`{"a":1,"a":2}`, "not strict JSON"},
+		{deep, "nested"},
+		{`["\"1e400"]`, ""},
+	} {
+		e := &session.Entry{Type: session.TypeCustom, ID: "a", Timestamp: "2025-01-01T00:00:00.000Z",
+			Body: &session.Custom{CustomType: "x", Data: session.Raw(tc.data)}}
+		err := session.ValidateWrite(e)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%.40s: refused: %v", tc.data, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%.40s: got %v, want an error naming %q", tc.data, err, tc.want)
+		}
+	}
+}

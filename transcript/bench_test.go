@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/parallel"
 	"github.com/agentcore/sessionlog/transcript"
 )
 
@@ -19,15 +20,20 @@ func BenchmarkDecodeClaudeCode(b *testing.B) {
 		b.Fatal(err)
 	}
 	src := transcript.SourceFor(transcript.FormatClaudeCode, path)
-	b.Run("decode", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := transcript.Decode(transcript.FormatClaudeCode, data, src, codec.Strict); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct {
+		name string
+		opts []transcript.Option
+	}{{"decode", []transcript.Option{transcript.WithRunner(parallel.Lines)}}, {"decode-one-core", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := transcript.Decode(transcript.FormatClaudeCode, data, src, codec.Strict, c.opts...); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("json-valid", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {

@@ -1,8 +1,10 @@
 package transcript
 
 import (
-	"encoding/json"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	json "github.com/go-json-experiment/json/v1"
 	"strings"
 
 	"github.com/agentcore/sessionlog/session"
@@ -42,12 +44,97 @@ func newClaudeDecoder() *claudeDecoder {
 	return &claudeDecoder{lines: newLines(FormatClaudeCode)}
 }
 
+// claudeParsed is what a Claude Code line says on its own, before the
+// lines above it are known: read for all lines at once, on every core,
+// when a whole file is decoded (parse), then turned into entries in order.
+type claudeParsed struct {
+	l          claudeLine
+	err        error // the line is not JSON
+	nullParent bool  // "parentUuid": null
+	hasMessage bool  // a "message" member, null included
+	// The message, when the line has one: m, or mErr when it is not an
+	// object; its content as text, or blocks (blocksErr when neither).
+	m         claudeMessage
+	mErr      error
+	text      *string
+	blocks    []claudeBlock
+	blocksErr error
+	// results are the contents of the tool_result blocks, by block.
+	results []claudeResult
+}
+
+type claudeResult struct {
+	content []piBlock
+	err     error
+}
+
+// parse reads a line for line.
+func (d *claudeDecoder) parse(raw []byte) any { return parseClaude(raw) }
+
+func parseClaude(raw []byte) *claudeParsed {
+	p := &claudeParsed{}
+	if !p.parseTyped(raw) {
+		*p = claudeParsed{}
+		if err := json.Unmarshal(raw, &p.l); err != nil {
+			p.err = fmt.Errorf("%w: %v", ErrNotJSON, err)
+			return p
+		}
+		p.hasMessage = len(p.l.Message) > 0
+		// (A line without a message has mErr set too, which only a
+		// compact summary, where a message must be, reports.)
+		p.mErr = json.Unmarshal(p.l.Message, &p.m)
+	}
+	p.nullParent = p.l.UUID != "" && p.l.ParentUUID == nil && hasNullParent(raw)
+	if p.mErr != nil {
+		return p
+	}
+	var text string
+	if json.Unmarshal(p.m.Content, &text) == nil {
+		p.text = &text
+		return p
+	}
+	if p.blocksErr = json.Unmarshal(p.m.Content, &p.blocks); p.blocksErr != nil {
+		return p
+	}
+	p.results = make([]claudeResult, len(p.blocks))
+	for i := range p.blocks {
+		if p.blocks[i].Type == "tool_result" {
+			p.results[i].content, p.results[i].err = resultContent(p.blocks[i].Content)
+		}
+	}
+	return p
+}
+
+// parseTyped reads a line with a message in one pass, its message as an
+// object rather than as bytes read again: most lines are such. It reports
+// false for any other line — no message, a message that is not an object
+// of its kind, a member named twice, not JSON — which is then read as it
+// always was, member by member, so that what such a line becomes (and the
+// error it is) does not change.
+func (p *claudeParsed) parseTyped(raw []byte) bool {
+	var typed struct {
+		claudeLine
+		Message *claudeMessage `json:"message"`
+	}
+	if jsonv2.Unmarshal(raw, &typed, json.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false)) != nil || typed.Message == nil {
+		return false
+	}
+	p.l, p.m, p.hasMessage = typed.claudeLine, *typed.Message, true
+	return true
+}
+
 // line decodes line number no (1-based) into its entries.
 func (d *claudeDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
-	var l claudeLine
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+	return d.parsedLine(no, raw, parseClaude(raw))
+}
+
+// parsedLine is line, of a line read already (p is parse's).
+func (d *claudeDecoder) parsedLine(no int, raw []byte, parsed any) ([]*session.Entry, error) {
+	p := parsed.(*claudeParsed)
+	if p.err != nil {
+		return nil, p.err
 	}
+	l := &p.l
 	if l.Type == "" {
 		return nil, fmt.Errorf("%w: a line without a type", ErrBadLine)
 	}
@@ -65,7 +152,7 @@ func (d *claudeDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 		// Its parent is in another file (a subagent's first lines name
 		// the main session's): a root here, as in the file's own tree.
 		parent = ""
-	case l.UUID != "" && hasNullParent(raw):
+	case p.nullParent:
 		parent = "" // "parentUuid": null: a root
 	}
 	if l.Type == "system" && l.Subtype == "compact_boundary" && l.CompactMetadata != nil {
@@ -76,10 +163,10 @@ func (d *claudeDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 	var err error
 	switch {
 	case l.Type == "user" && l.IsCompactSummary:
-		entries, err = d.compaction(id, parent, ts, raw, l.Message)
-	case (l.Type == "user" || l.Type == "assistant") && len(l.Message) > 0:
-		var msgs []json.RawMessage
-		msgs, err = d.claudeMessages(l.Type, l.Message, ts)
+		entries, err = d.compaction(id, parent, ts, raw, p)
+	case (l.Type == "user" || l.Type == "assistant") && p.hasMessage:
+		var msgs []any
+		msgs, err = d.claudeMessages(l.Type, p, ts)
 		if err == nil && len(msgs) == 0 {
 			entries, err = d.custom(id, parent, ts, l.Type, raw)
 		} else if err == nil {
@@ -147,22 +234,21 @@ type claudeMessage struct {
 // claudeMessages maps a user or assistant line's message to pi messages:
 // none when nothing in it maps (the line is then kept as a custom entry),
 // several when a user line carries several tool results.
-func (d *claudeDecoder) claudeMessages(typ string, raw json.RawMessage, ts stamp) ([]json.RawMessage, error) {
-	var m claudeMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, err)
+func (d *claudeDecoder) claudeMessages(typ string, p *claudeParsed, ts stamp) ([]any, error) {
+	if p.mErr != nil {
+		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, p.mErr)
 	}
-	var text string
-	if json.Unmarshal(m.Content, &text) == nil {
+	m := &p.m
+	if p.text != nil {
 		if typ == "assistant" {
-			return one(d.assistant(&m, []piBlock{textBlock(text)}, ts))
+			return one(d.assistant(m, []piBlock{textBlock(*p.text)}, ts))
 		}
-		return one(piUser(text, nil, ts))
+		return one(piUser(*p.text, nil, ts))
 	}
-	var blocks []claudeBlock
-	if err := json.Unmarshal(m.Content, &blocks); err != nil {
-		return nil, fmt.Errorf("%w: message content: %v", ErrBadLine, err)
+	if p.blocksErr != nil {
+		return nil, fmt.Errorf("%w: message content: %v", ErrBadLine, p.blocksErr)
 	}
+	blocks := p.blocks
 	if typ == "assistant" {
 		var out []piBlock
 		for _, b := range blocks {
@@ -179,20 +265,20 @@ func (d *claudeDecoder) claudeMessages(typ string, raw json.RawMessage, ts stamp
 		if len(out) == 0 {
 			return nil, nil
 		}
-		return one(d.assistant(&m, out, ts))
+		return one(d.assistant(m, out, ts))
 	}
 	// A user line: its prompt's blocks, then a tool result for each
 	// tool_result block, in order.
-	var msgs []json.RawMessage
+	var msgs []any
 	var prompt []piBlock
-	for _, b := range blocks {
+	for i, b := range blocks {
 		if pb, ok := mediaBlock(&b); ok {
 			prompt = append(prompt, pb)
 			continue
 		}
 		switch b.Type {
 		case "tool_result":
-			content, err := d.resultContent(b.Content)
+			content, err := p.results[i].content, p.results[i].err
 			if err != nil {
 				return nil, err
 			}
@@ -208,14 +294,14 @@ func (d *claudeDecoder) claudeMessages(typ string, raw json.RawMessage, ts stamp
 		if err != nil {
 			return nil, err
 		}
-		msgs = append([]json.RawMessage{u}, msgs...)
+		msgs = append([]any{u}, msgs...)
 	}
 	return msgs, nil
 }
 
 // resultContent maps a tool_result's content: a string, or text and
 // image blocks.
-func (d *claudeDecoder) resultContent(raw json.RawMessage) ([]piBlock, error) {
+func resultContent(raw json.RawMessage) ([]piBlock, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return []piBlock{}, nil
 	}
@@ -249,7 +335,7 @@ func mediaBlock(b *claudeBlock) (piBlock, bool) {
 }
 
 // assistant is an assistant message as pi writes one for Anthropic's API.
-func (d *claudeDecoder) assistant(m *claudeMessage, blocks []piBlock, ts stamp) (json.RawMessage, error) {
+func (d *claudeDecoder) assistant(m *claudeMessage, blocks []piBlock, ts stamp) (any, error) {
 	a := piAssistant{
 		Role: "assistant", Content: blocks, API: "anthropic-messages", Provider: "anthropic",
 		Model: m.Model, StopReason: "stop", Timestamp: ts.ms,
@@ -267,25 +353,22 @@ func (d *claudeDecoder) assistant(m *claudeMessage, blocks []piBlock, ts stamp) 
 		a.Usage = piUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
 			TotalTokens: u.Input + u.Output + u.CacheRead + u.CacheWrite}
 	}
-	return marshal(a)
+	return a, nil
 }
 
 // compaction is Claude Code's summary after a compact boundary: the
 // boundary before it is kept as it is (a custom entry), and the summary
 // line becomes the compaction, keeping nothing before it.
-func (d *claudeDecoder) compaction(id, parent string, ts stamp, raw []byte, msg json.RawMessage) ([]*session.Entry, error) {
-	var m claudeMessage
-	if err := json.Unmarshal(msg, &m); err != nil {
-		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, err)
+func (d *claudeDecoder) compaction(id, parent string, ts stamp, raw []byte, p *claudeParsed) ([]*session.Entry, error) {
+	if p.mErr != nil {
+		return nil, fmt.Errorf("%w: message: %v", ErrBadLine, p.mErr)
 	}
 	summary := ""
-	var text string
-	var blocks []claudeBlock
-	if json.Unmarshal(m.Content, &text) == nil {
-		summary = text
-	} else if json.Unmarshal(m.Content, &blocks) == nil {
+	if p.text != nil {
+		summary = *p.text
+	} else if p.blocksErr == nil {
 		var parts []string
-		for _, b := range blocks {
+		for _, b := range p.blocks {
 			if b.Type == "text" {
 				parts = append(parts, b.Text)
 			}

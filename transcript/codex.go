@@ -1,8 +1,8 @@
 package transcript
 
 import (
-	"encoding/json"
 	"fmt"
+	json "github.com/go-json-experiment/json/v1"
 	"strings"
 
 	"github.com/agentcore/sessionlog/session"
@@ -113,7 +113,7 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 		entries, err = d.custom(id, parent, ts, custom, raw)
 	case kind == "compacted":
 		var e *session.Entry
-		var retained []json.RawMessage
+		var retained []any
 		if retained, err = d.replacement(&it, ts); err != nil {
 			return nil, err
 		}
@@ -121,11 +121,11 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 			entries = []*session.Entry{e}
 		}
 	case kind == "response_item":
-		var m json.RawMessage
+		var m any
 		if m, err = d.responseItem(&it, ts); err == nil && m == nil {
 			entries, err = d.custom(id, parent, ts, custom, raw)
 		} else if err == nil {
-			entries, err = d.messages(id, parent, ts, []json.RawMessage{m}, raw)
+			entries, err = d.messages(id, parent, ts, []any{m}, raw)
 		}
 	default:
 		entries, err = d.custom(id, parent, ts, custom, raw)
@@ -140,7 +140,7 @@ func (d *codexDecoder) line(no int, raw []byte) ([]*session.Entry, error) {
 // responseItem maps a response item to a pi message: nil for the items
 // that are not the conversation (reasoning, which is encrypted, web
 // searches). Developer messages are system messages.
-func (d *codexDecoder) responseItem(it *codexItem, ts stamp) (json.RawMessage, error) {
+func (d *codexDecoder) responseItem(it *codexItem, ts stamp) (any, error) {
 	switch it.Type {
 	case "message":
 		var blocks []piBlock
@@ -162,11 +162,11 @@ func (d *codexDecoder) responseItem(it *codexItem, ts stamp) (json.RawMessage, e
 			for _, c := range it.Content {
 				text.WriteString(c.Text)
 			}
-			return marshal(struct {
+			return struct {
 				Role      string `json:"role"`
 				Content   string `json:"content"`
 				Timestamp int64  `json:"timestamp"`
-			}{"system", text.String(), ts.ms})
+			}{"system", text.String(), ts.ms}, nil
 		case "user":
 			if blocks == nil {
 				blocks = []piBlock{}
@@ -215,7 +215,7 @@ func codexOutput(raw json.RawMessage) (string, bool) {
 	return string(raw), false
 }
 
-func (d *codexDecoder) assistant(blocks []piBlock, stop string, ts stamp) (json.RawMessage, error) {
+func (d *codexDecoder) assistant(blocks []piBlock, stop string, ts stamp) (any, error) {
 	if blocks == nil {
 		blocks = []piBlock{}
 	}
@@ -227,7 +227,7 @@ func (d *codexDecoder) assistant(blocks []piBlock, stop string, ts stamp) (json.
 	if a.Model == "" {
 		a.Model = "unknown"
 	}
-	return marshal(a)
+	return a, nil
 }
 
 // dataURL splits data:<mime>;base64,<data>.
@@ -276,11 +276,11 @@ func (d *codexDecoder) headerInfo(raw []byte, h *headerInfo) {
 // (rollout reconstruction: the replacement history replaces what came
 // before). nil when the line has none: then the summary alone stands for
 // what came before.
-func (d *codexDecoder) replacement(it *codexItem, ts stamp) ([]json.RawMessage, error) {
+func (d *codexDecoder) replacement(it *codexItem, ts stamp) ([]any, error) {
 	if it.Replacement == nil {
 		return nil, nil
 	}
-	out := []json.RawMessage{}
+	out := []any{}
 	for i, raw := range it.Replacement {
 		var item codexItem
 		if err := json.Unmarshal(raw, &item); err != nil {

@@ -2,9 +2,9 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json/v1"
 	"path"
 	"strings"
 	"time"
@@ -176,17 +176,53 @@ func NewLineDecoder(f Format) (LineDecoder, error) {
 // in Lenient mode it is skipped and reported in Issues. A last line
 // without its newline that is not JSON is a write cut short: skipped in
 // both modes, and reported.
-func Decode(f Format, data []byte, src Source, mode codec.Mode) (*Decoded, error) {
+func Decode(f Format, data []byte, src Source, mode codec.Mode, opts ...Option) (*Decoded, error) {
 	if f == FormatPi {
 		return nil, fmt.Errorf("%w: pi's files are read by codec.DecodeFile", ErrUnknownFormat)
 	}
-	dec, err := NewLineDecoder(f)
-	if err != nil {
-		return nil, err
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
-	out := &Decoded{}
+	items := splitItems(TrimBOM(data), src)
+	var out *Decoded
 	var bad []*codec.LineError
-	data = TrimBOM(data)
+	var h *headed
+	ok := false
+	if o.run != nil {
+		out, bad, h, ok = decodeSpread(f, src, items, o.run)
+	}
+	if !ok {
+		dec, err := NewLineDecoder(f)
+		if err != nil {
+			return nil, err
+		}
+		h = dec.(*headed)
+		out, bad = decodeItems(src, items, func(i int) ([]*session.Entry, error) { return h.Line(items[i].no, items[i].line) })
+	}
+	if len(bad) > 0 && mode == codec.Strict {
+		return nil, &codec.FileError{File: src.File, Issues: bad}
+	}
+	out.Issues = append(out.Issues, bad...)
+	hd, ok := h.Header(src)
+	if !ok || len(out.Entries) == 0 {
+		return nil, fmt.Errorf("%w in %s", ErrNoLines, src.File)
+	}
+	out.Header = hd
+	return out, nil
+}
+
+// fileItem is a non-blank line of a file: its number, its bytes, whether
+// it ends in a newline, and err when it is refused unread.
+type fileItem struct {
+	no       int
+	line     []byte
+	complete bool
+	err      *codec.LineError
+}
+
+func splitItems(data []byte, src Source) []fileItem {
+	items := make([]fileItem, 0, bytes.Count(data, []byte("\n"))+1)
 	no := 0
 	for len(data) > 0 {
 		no++
@@ -196,14 +232,29 @@ func Decode(f Format, data []byte, src Source, mode codec.Mode) (*Decoded, error
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		it := fileItem{no: no, line: line, complete: complete}
 		if len(line) > codec.MaxLineBytes {
-			bad = append(bad, &codec.LineError{File: src.File, Line: no, Err: fmt.Errorf("%w: %d bytes", codec.ErrLineTooLong, len(line))})
+			it.err = &codec.LineError{File: src.File, Line: no, Err: fmt.Errorf("%w: %d bytes", codec.ErrLineTooLong, len(line))}
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// decodeItems decodes the items in order through line (of an item's
+// index): the entries, the torn last line in Issues, and the bad lines.
+func decodeItems(src Source, items []fileItem, line func(i int) ([]*session.Entry, error)) (*Decoded, []*codec.LineError) {
+	out := &Decoded{}
+	var bad []*codec.LineError
+	for i, it := range items {
+		if it.err != nil {
+			bad = append(bad, it.err)
 			continue
 		}
-		entries, err := dec.Line(no, line)
+		entries, err := line(i)
 		if err != nil {
-			le := &codec.LineError{File: src.File, Line: no, Err: err}
-			if !complete && errors.Is(err, ErrNotJSON) {
+			le := &codec.LineError{File: src.File, Line: it.no, Err: err}
+			if !it.complete && errors.Is(err, ErrNotJSON) {
 				le.Err = fmt.Errorf("%w: %w", codec.ErrTornWrite, err)
 				out.Issues = append(out.Issues, le)
 				continue
@@ -213,16 +264,7 @@ func Decode(f Format, data []byte, src Source, mode codec.Mode) (*Decoded, error
 		}
 		out.Entries = append(out.Entries, entries...)
 	}
-	if len(bad) > 0 && mode == codec.Strict {
-		return nil, &codec.FileError{File: src.File, Issues: bad}
-	}
-	out.Issues = append(out.Issues, bad...)
-	h, ok := dec.Header(src)
-	if !ok || len(out.Entries) == 0 {
-		return nil, fmt.Errorf("%w in %s", ErrNoLines, src.File)
-	}
-	out.Header = h
-	return out, nil
+	return out, bad
 }
 
 // headed is a line decoder that also gathers the header's members.

@@ -29,11 +29,16 @@ const refLen = 1 + 6 + 16 + 1
 
 // keep adds line to e as the member that keeps it, sharing what it can.
 func (f Format) keep(e *session.Entry, line []byte) error {
+	key, value := f.lineKey(), line
+	if !hasLongString(line) {
+		// Nothing to share: the entry's strings need not be known.
+		e.Extra = append(e.Extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(value))})
+		return nil
+	}
 	pool, err := sharedStrings(e)
 	if err != nil {
 		return err
 	}
-	key, value := f.lineKey(), line
 	if len(pool) > 0 {
 		var template []byte
 		shared := 0
@@ -57,6 +62,17 @@ func (f Format) keep(e *session.Entry, line []byte) error {
 	}
 	e.Extra = append(e.Extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(value))})
 	return nil
+}
+
+// hasLongString reports whether the JSON text line holds a string value
+// of at least minShared bytes (as written).
+func hasLongString(line []byte) bool {
+	long := false
+	eachStringValue(line, func(start, end int) bool {
+		long = end-start >= minShared
+		return !long
+	})
+	return long
 }
 
 func (f Format) sharedKey() string { return f.lineKey() + "Shared" }
@@ -143,8 +159,23 @@ func restore(template []byte, pool map[string][]byte) ([]byte, error) {
 // and escapes included), or kept when repl returns nil. src must be valid
 // JSON.
 func rewriteStrings(dst, src []byte, repl func(tok []byte) []byte) []byte {
-	i, last := 0, 0
-	for i < len(src) {
+	last := 0
+	eachStringValue(src, func(i, end int) bool {
+		if r := repl(src[i:end]); r != nil {
+			dst = append(dst, src[last:i]...)
+			dst = append(dst, r...)
+			last = end
+		}
+		return true
+	})
+	return append(dst, src[last:]...)
+}
+
+// eachStringValue calls fn with where each string value (not member
+// names) of the JSON text src starts and ends (its quotes included), until
+// fn returns false.
+func eachStringValue(src []byte, fn func(start, end int) bool) {
+	for i := 0; i < len(src); {
 		if src[i] != '"' {
 			i++
 			continue
@@ -161,15 +192,9 @@ func rewriteStrings(dst, src []byte, repl func(tok []byte) []byte) []byte {
 		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
 			j++
 		}
-		isName := j < len(src) && src[j] == ':'
-		if !isName {
-			if r := repl(src[i:end]); r != nil {
-				dst = append(dst, src[last:i]...)
-				dst = append(dst, r...)
-				last = end
-			}
+		if isName := j < len(src) && src[j] == ':'; !isName && !fn(i, min(end, len(src))) {
+			return
 		}
 		i = end
 	}
-	return append(dst, src[last:]...)
 }

@@ -2,8 +2,9 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	json "github.com/go-json-experiment/json/v1"
+	"sync"
 	"time"
 
 	"github.com/agentcore/sessionlog/codec"
@@ -20,6 +21,9 @@ type lines struct {
 	last   string            // the last entry's id: where a line without a parent hangs
 	tools  map[string]string // tool call id → tool name
 	ts     stamp             // the last timestamp seen: for lines without one
+	// later holds the checks left for later (checks.go), nil when
+	// entries are checked as they are made.
+	later *[]check
 }
 
 func newLines(f Format) lines {
@@ -135,58 +139,66 @@ type piAssistant struct {
 }
 
 // piUser is a user message: text as a string, or blocks.
-func piUser(text string, blocks []piBlock, ts stamp) (json.RawMessage, error) {
+func piUser(text string, blocks []piBlock, ts stamp) (any, error) {
 	var content any = text
 	if blocks != nil {
 		content = blocks
 	}
-	return marshal(struct {
+	return struct {
 		Role      string `json:"role"`
 		Content   any    `json:"content"`
 		Timestamp int64  `json:"timestamp"`
-	}{"user", content, ts.ms})
+	}{"user", content, ts.ms}, nil
 }
 
-func piToolResult(callID, name string, content []piBlock, isError bool, ts stamp) (json.RawMessage, error) {
+func piToolResult(callID, name string, content []piBlock, isError bool, ts stamp) (any, error) {
 	if name == "" {
 		name = "unknown" // its call is not in the file
 	}
-	return marshal(struct {
+	return struct {
 		Role       string    `json:"role"`
 		ToolCallID string    `json:"toolCallId"`
 		ToolName   string    `json:"toolName"`
 		Content    []piBlock `json:"content"`
 		IsError    bool      `json:"isError"`
 		Timestamp  int64     `json:"timestamp"`
-	}{"toolResult", callID, name, content, isError, ts.ms})
+	}{"toolResult", callID, name, content, isError, ts.ms}, nil
 }
 
-func one(m json.RawMessage, err error) ([]json.RawMessage, error) {
+func one(m any, err error) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []json.RawMessage{m}, nil
+	return []any{m}, nil
 }
 
-// entry decodes a pi entry written as JSON, with raw added as the member
-// key when key is set. raw is spliced in as it is: encoding/json would
-// compact it and escape its <, > and &, and the line must stay its bytes.
-func entry(v any, key string, raw []byte) (*session.Entry, error) {
+// entry is the pi entry id that v marshals to, decoded by codec and
+// validated — or, when the checks are left for later (checks.go), an entry
+// of that id, made and checked then.
+func (l *lines) entry(id string, v any) (*session.Entry, error) {
+	if l.later != nil {
+		e := &session.Entry{ID: id}
+		*l.later = append(*l.later, check{e: e, v: v})
+		return e, nil
+	}
+	e, err := piEntry(v)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.validate(e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// piEntry decodes the pi entry v marshals to.
+func piEntry(v any) (*session.Entry, error) {
 	j, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	if key != "" {
-		k, _ := json.Marshal(key)
-		j = append(j[:len(j)-1], ',')
-		j = append(append(append(j, k...), ':'), raw...)
-		j = append(j, '}')
-	}
 	e, err := codec.DecodeEntry(j)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadLine, err)
-	}
-	if err := session.ValidateWrite(e); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadLine, err)
 	}
 	return e, nil
@@ -222,19 +234,19 @@ func head(typ, id, parent string, ts stamp) piHead {
 // messages are a line's pi messages as entries: the last takes the line's
 // id and keeps the line; those before it (a line's several tool results)
 // take the id with "~1", "~2"…, each the parent of the next.
-func (l *lines) messages(id, parent string, ts stamp, msgs []json.RawMessage, raw []byte) ([]*session.Entry, error) {
+func (l *lines) messages(id, parent string, ts stamp, msgs []any, raw []byte) ([]*session.Entry, error) {
 	out := make([]*session.Entry, 0, len(msgs))
 	for i, m := range msgs {
 		eid := id
 		if i < len(msgs)-1 {
 			eid = fmt.Sprintf("%s~%d", id, i+1)
 		}
-		e, err := entry(struct {
+		e, err := l.entry(eid, struct {
 			piHead
-			Message json.RawMessage `json:"message"`
-		}{head("message", eid, parent, ts), m}, "", nil)
+			Message any `json:"message"`
+		}{head("message", eid, parent, ts), m})
 		if err == nil && eid == id {
-			err = l.format.keep(e, raw)
+			err = l.keep(e, raw)
 		}
 		if err != nil {
 			return nil, err
@@ -246,24 +258,35 @@ func (l *lines) messages(id, parent string, ts stamp, msgs []json.RawMessage, ra
 }
 
 // custom keeps a line as it is: a custom entry whose data is the line.
-func (l *lines) custom(id, parent string, ts stamp, typ string, raw []byte) ([]*session.Entry, error) {
-	e, err := entry(struct {
-		piHead
-		CustomType string `json:"customType"`
-	}{head("custom", id, parent, ts), l.format.customPrefix() + typ}, "data", raw)
+// customLayout is the member order custom entries of imports have always
+// had (that of the JSON they were once read back from): an import gives
+// the bytes it gave before.
+var customLayout = sync.OnceValue(func() session.Layout {
+	e, err := codec.DecodeEntry([]byte(`{"type":"custom","id":"i","parentId":null,"timestamp":"t","customType":"c","data":0}`))
 	if err != nil {
+		panic("transcript: the custom entry's template does not decode: " + err.Error())
+	}
+	return e.Layout
+})
+
+// The entry is made as it is, not written as JSON and read back: the
+// line is most of it, and was read once already.
+func (l *lines) custom(id, parent string, ts stamp, typ string, raw []byte) ([]*session.Entry, error) {
+	e := &session.Entry{Type: session.TypeCustom, ID: id, ParentID: parent, Timestamp: ts.iso, Layout: customLayout(),
+		Body: &session.Custom{CustomType: l.format.customPrefix() + typ, Data: session.Raw(bytes.Clone(raw))}}
+	if err := l.validate(e); err != nil {
 		return nil, err
 	}
 	return []*session.Entry{e}, nil
 }
 
 func (l *lines) sessionName(id, parent string, ts stamp, name string, raw []byte) ([]*session.Entry, error) {
-	e, err := entry(struct {
+	e, err := l.entry(id, struct {
 		piHead
 		Name string `json:"name"`
-	}{head("session_info", id, parent, ts), name}, "", nil)
+	}{head("session_info", id, parent, ts), name})
 	if err == nil {
-		err = l.format.keep(e, raw)
+		err = l.keep(e, raw)
 	}
 	if err != nil {
 		return nil, err
@@ -274,16 +297,16 @@ func (l *lines) sessionName(id, parent string, ts stamp, name string, raw []byte
 // compactionEntry is a compaction that keeps nothing before it: the
 // context starts with its summary, then retained (the messages that stand
 // for what came before, when the agent wrote them down) if not nil.
-func (l *lines) compactionEntry(id, parent string, ts stamp, summary string, tokensBefore int64, retained []json.RawMessage, raw []byte) (*session.Entry, error) {
-	e, err := entry(struct {
+func (l *lines) compactionEntry(id, parent string, ts stamp, summary string, tokensBefore int64, retained []any, raw []byte) (*session.Entry, error) {
+	e, err := l.entry(id, struct {
 		piHead
-		Summary          string            `json:"summary"`
-		FirstKeptEntryID string            `json:"firstKeptEntryId"`
-		TokensBefore     int64             `json:"tokensBefore"`
-		RetainedTail     []json.RawMessage `json:"retainedTail,omitempty"`
-	}{head("compaction", id, parent, ts), summary, id, tokensBefore, retained}, "", nil)
+		Summary          string `json:"summary"`
+		FirstKeptEntryID string `json:"firstKeptEntryId"`
+		TokensBefore     int64  `json:"tokensBefore"`
+		RetainedTail     []any  `json:"retainedTail,omitempty"`
+	}{head("compaction", id, parent, ts), summary, id, tokensBefore, retained})
 	if err == nil {
-		err = l.format.keep(e, raw)
+		err = l.keep(e, raw)
 	}
 	return e, err
 }

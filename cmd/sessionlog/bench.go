@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 
@@ -29,6 +30,7 @@ func runBench(ctx context.Context, e env) error {
 	adkSessions := fs.Int("adk-sessions", 0, "also time Google ADK's session services, ours against its database service on a PostgreSQL the run starts and its in-memory one: this many sessions listed, a session of 5,000 events loaded (the 'adk' part; -only adk alone: 10,000; needs node, npm and PostgreSQL)")
 	edgeEntries := fs.Int("edge-entries", 0, "entries an edge node writes offline before it syncs with its hub in the 'edges' part (default 100,000; 2,000 with -quick)")
 	transcriptFile := fs.String("transcript", bench.DefaultTranscript, "the Claude Code transcript the 'transcripts' part imports and follows")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it): what is ours above each floor")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
 		return err
@@ -82,6 +84,20 @@ func runBench(ctx context.Context, e env) error {
 	}
 	if *backups > 0 {
 		cfg.BackupSessions = *backups
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {

@@ -133,7 +133,7 @@ func importFile(ctx context.Context, repo session.Repo, path, id string, f trans
 		}
 		h, tree, issues = ld.Tree.Header(), ld.Tree, ld.Issues
 	} else {
-		d, err := transcript.Decode(f, data, transcript.SourceFor(f, path), mode)
+		d, err := transcript.Decode(f, data, transcript.SourceFor(f, path), mode, transcript.WithRunner(parallel.Lines))
 		if err != nil {
 			return importedSession{}, err
 		}

@@ -8,13 +8,17 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// Ranges returns a function that runs part over [0, n) cut into one range
-// per started minPer items (n/minPer + 1, at most GOMAXPROCS), every range
-// but the first in a goroutine of its own, and returns when all are done.
-// Parts must touch disjoint state. Below minPer items it runs part(0, n)
-// on the caller's goroutine: a goroutine would cost more than it saves.
+// Ranges returns a function that runs part over [0, n) cut into ranges,
+// on up to GOMAXPROCS goroutines (one per started minPer items; the
+// caller's is one of them), and returns when all are done. The ranges are
+// several per goroutine, taken in turn by whichever is free: items cost
+// unequally (a session file's lines run from bytes to megabytes), and
+// halves of equal count finish far apart. Parts must touch disjoint state.
+// Below minPer items it runs part(0, n) on the caller's goroutine: a
+// goroutine would cost more than it saves.
 func Ranges(minPer int) func(n int, part func(lo, hi int)) {
 	minPer = max(minPer, 1)
 	return func(n int, part func(lo, hi int)) {
@@ -23,19 +27,31 @@ func Ranges(minPer int) func(n int, part func(lo, hi int)) {
 			part(0, n)
 			return
 		}
-		chunk := (n + workers - 1) / workers
-		var wg sync.WaitGroup
-		for lo := chunk; lo < n; lo += chunk {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				part(lo, hi)
-			}(lo, min(lo+chunk, n))
+		chunk := max(1, min(minPer, n/(workers*rangesPerWorker)))
+		var next atomic.Int64
+		work := func() {
+			for {
+				hi := int(next.Add(int64(chunk)))
+				lo := hi - chunk
+				if lo >= n {
+					return
+				}
+				part(lo, min(hi, n))
+			}
 		}
-		part(0, min(chunk, n))
+		var wg sync.WaitGroup
+		for range workers - 1 {
+			wg.Go(work)
+		}
+		work()
 		wg.Wait()
 	}
 }
+
+// rangesPerWorker is how many ranges each goroutine has to take, at
+// least, when there are enough items: enough for the last ones to end
+// together, few enough that taking one costs nothing.
+const rangesPerWorker = 16
 
 // Lines spreads the decoding of a session file's lines (codec.WithRunner):
 // a hundred lines are a few hundred microseconds of work, far above what
