@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/api"
@@ -139,6 +142,66 @@ func mcpPart(ctx context.Context, cfg Config, dir string, r *Report, p progress)
 		base := "the service's operation, Go client over NATS, same run"
 		r.add(Row{Group: group, Name: "search_sessions p50 over " + via.name, Ours: millis(s.pct(50)), Base: millis(baseSearch.pct(50)), Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: s.pct(50) <= baseSearch.pct(50)*13/10})
 		r.add(Row{Group: group, Name: "get_context p50 over " + via.name, Ours: millis(c.pct(50)), Base: millis(baseContext.pct(50)), Unit: "ms", BaseName: base, Goal: "≤ 1.3x", Met: c.pct(50) <= baseContext.pct(50)*13/10})
+		// The floor under a tool: the service's operation, and a call of a
+		// tool that does nothing but return the same reply (one call's,
+		// kept), through the same SDK on the same kind of transport (a
+		// pipe; the SDK's stateless HTTP handler, without the gateway):
+		// what carrying the reply costs the SDK on both ends.
+		for _, t := range []struct {
+			tool string
+			args func(int) map[string]any
+			ours latencies
+			base latencies
+		}{{"search_sessions", searchArgs, s, baseSearch}, {"get_context", contextArgs, c, baseContext}} {
+			reply, err := via.cs.CallTool(ctx, &mcp.CallToolParams{Name: t.tool, Arguments: t.args(0)})
+			if err != nil {
+				return err
+			}
+			same, err := replayCalls(ctx, via.name, reply, cfg.MCPOps)
+			if err != nil {
+				return err
+			}
+			r.add(Row{Group: group, Name: t.tool + " p50 over " + via.name + ", against its floor", Ours: millis(t.ours.pct(50)), Base: millis(t.base.pct(50) + same.pct(50)), Unit: "ms",
+				BaseName: fmt.Sprintf("the service's operation + a tool giving back the same reply over the same transport (%.2f ms), same run", millis(same.pct(50)))})
+		}
 	}
 	return nil
+}
+
+// replayCalls times n calls, one at a time, of a tool that does nothing
+// but return reply, on a server of its own, over a pipe (via starting
+// "stdio") or HTTP.
+func replayCalls(ctx context.Context, via string, reply *mcp.CallToolResult, n int) (latencies, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "replay", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "replay", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return reply, nil
+	})
+	var transport mcp.Transport
+	if strings.HasPrefix(via, "stdio") {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go srv.Run(sctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+		transport = &mcp.IOTransport{Reader: outR, Writer: inW}
+	} else {
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+		defer hs.Close()
+		transport = &mcp.StreamableClientTransport{Endpoint: hs.URL}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var l latencies
+	for range n {
+		t0 := time.Now()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "replay", Arguments: map[string]any{}}); err != nil {
+			return nil, err
+		}
+		l = append(l, time.Since(t0))
+	}
+	return l, nil
 }

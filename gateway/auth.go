@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/cluster"
@@ -51,6 +52,9 @@ type userConn struct {
 
 	tenantOnce sync.Once
 	tenant     string // the tenant the service announces to this caller
+
+	mcpOnce sync.Once
+	mcp     *mcp.Server // the caller's MCP server (mcp.go), nil if it could not be made
 }
 
 // logins bounds the attempts to log in that reach the NATS server.

@@ -12,3 +12,20 @@ func HoldAssembling(g *Gateway) (release func()) {
 		}
 	}
 }
+
+// MCPServers counts the MCP servers the gateway keeps for its callers,
+// and the sessions they hold open.
+func MCPServers(g *Gateway) (servers, sessions int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, u := range g.users.All() {
+		if u.mcp == nil {
+			continue
+		}
+		servers++
+		for range u.mcp.Sessions() {
+			sessions++
+		}
+	}
+	return servers, sessions
+}

@@ -27,11 +27,15 @@ func (g *Gateway) mcpHandler(cfg mcpserver.Config) http.Handler {
 		if u == nil {
 			return nil
 		}
-		s, err := mcpserver.New(cfg, u.c)
-		if err != nil {
-			return nil
-		}
-		return s.Server // no subscriptions: nothing to close
+		// One server per caller's connection, made at its first call: a
+		// server costs its tools' registration (milliseconds), and a
+		// stateless one keeps nothing between calls.
+		u.mcpOnce.Do(func() {
+			if s, err := mcpserver.New(cfg, u.c); err == nil {
+				u.mcp = s.Server // no subscriptions: nothing to close
+			}
+		})
+		return u.mcp
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r, end := g.trace(w, r, "mcp")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcore/sessionlog/gateway"
 	"github.com/agentcore/sessionlog/internal/await"
 )
 
@@ -168,5 +169,27 @@ func TestMCPOverHTTPRefusesWhatStdioRefuses(t *testing.T) {
 		if res.StatusCode != 400 || reply.Error.Code != -32600 || reply.ID != 7.0 {
 			t.Fatalf("%.60s…: %d %+v", body, res.StatusCode, reply)
 		}
+	}
+}
+
+// A caller's MCP server is made once and kept for its connection, and
+// holds no session after each stateless call: many calls grow nothing.
+func TestMCPOverHTTPKeepsOneServerACaller(t *testing.T) {
+	g := twoTenants(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcpClient(t, g.URL(), "bob", "bob-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("list_sessions: %v %s", err, toolText(res))
+		}
+	}
+	servers, sessions := gateway.MCPServers(g)
+	if servers != 1 || sessions != 0 {
+		t.Fatalf("after 50 calls of one caller: %d servers holding %d sessions, want 1 holding none", servers, sessions)
 	}
 }

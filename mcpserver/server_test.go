@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/api"
@@ -73,8 +74,44 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (text stri
 	if res.StructuredContent != nil {
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &structured)
+		if !res.IsError {
+			checkOutputSchema(t, cs, tool, structured)
+		}
 	}
 	return text, structured, res.IsError
+}
+
+// checkOutputSchema holds a tool's result to the output schema the tool
+// declares: the server does not check its own results (addtool.go), its
+// tests do, every one they get.
+func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, tool string, structured map[string]any) {
+	t.Helper()
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	for _, tl := range list.Tools {
+		if tl.Name != tool {
+			continue
+		}
+		if tl.OutputSchema == nil {
+			t.Fatalf("%s declares no output schema", tool)
+		}
+		b, _ := json.Marshal(tl.OutputSchema)
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s's output schema: %v", tool, err)
+		}
+		rs, err := schema.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s's output schema: %v", tool, err)
+		}
+		if err := rs.Validate(structured); err != nil {
+			t.Fatalf("%s's result does not match its output schema: %v", tool, err)
+		}
+		return
+	}
+	t.Fatalf("no tool %s", tool)
 }
 
 func appendTo(t *testing.T, svc *api.Client, id string, entries ...string) api.AppendReply {

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/api"
@@ -53,27 +50,6 @@ func (t *tools) register(s *mcp.Server) {
 			guard(t, t.labelEntry))
 	}
 }
-
-// addTool adds a tool whose output schema is inferred from Out as the SDK
-// would, but for the values that are JSON of any shape in Go
-// (json.RawMessage, jsontext.Value, session.Raw): inferred from their Go
-// type they are arrays of bytes, and every reply that held one — a
-// session's metadata object — failed the client's validation.
-func addTool[In, Out any](s *mcp.Server, tl *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	schema, err := jsonschema.For[Out](&schemaOptions)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: %s's output schema: %v", tl.Name, err))
-	}
-	tl.OutputSchema = schema
-	mcp.AddTool(s, tl, h)
-}
-
-// schemaOptions describes JSON values held verbatim as any JSON value.
-var schemaOptions = jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
-	reflect.TypeFor[jsontext.Value]():  {},
-	reflect.TypeFor[session.Raw]():     {},
-}}
 
 func readOnly(title string) *mcp.ToolAnnotations {
 	closed := false
