@@ -5,16 +5,18 @@
 //   node langgraph_bench.mjs sessionlog URL OPS        (the gateway, HTTP)
 //   node langgraph_bench.mjs sessionlog-nats URL OPS   (the service, NATS)
 //   node langgraph_bench.mjs postgres CONNSTRING OPS
-// prints {"put":[p50,p99],"getTuple":[…],"list":[…]}.
+// prints {"put":[p50,p99],"getTuple":[…],"list":[…]}, and for sessionlog
+// "read": the client reading the thread's last entry, linearizably — the
+// least a getTuple that sees every write must do (its floor).
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 
 const [kind, where, opsArg] = process.argv.slice(2);
 const ops = Number(opsArg);
-let saver, close = async () => {};
+let saver, client, close = async () => {};
 if (kind.startsWith("sessionlog")) {
   const { Client } = await import("@sessionlog/client");
   const { SessionlogSaver } = await import("@sessionlog/client/langgraph");
-  const client = kind === "sessionlog-nats" ? await Client.connect(where) : new Client(where);
+  client = kind === "sessionlog-nats" ? await Client.connect(where) : new Client(where);
   saver = new SessionlogSaver(client, { namespace: "bench-" + Date.now() });
   close = () => client.close();
 } else {
@@ -36,7 +38,8 @@ const time = async (f) => {
 
 const thread = "bench-" + uuid6(-1);
 let config = { configurable: { thread_id: thread, checkpoint_ns: "" } };
-const puts = [], gets = [], lists = [];
+const puts = [], gets = [], lists = [], reads = [];
+let total = 0;
 for (let i = 0; i < ops; i++) {
   const checkpoint = {
     v: 4, id: uuid6(i), ts: new Date().toISOString(),
@@ -51,6 +54,14 @@ for (let i = 0; i < ops; i++) {
   await saver.putWrites(config, [["messages", `write ${i}`]], `task-${i}`);
   gets.push(await time(() => saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: "" } })));
   lists.push(await time(async () => { for await (const _ of saver.list({ configurable: { thread_id: thread } }, { limit: 10 })); }));
+  if (client) {
+    reads.push(await time(async () => {
+      const page = await client.entries(saver.sessionId(thread), { offset: Math.max(0, total - 1) || undefined, limit: 1 });
+      total = page.total;
+    }));
+  }
 }
 await close();
-console.log(JSON.stringify({ put: [pct(puts, 50), pct(puts, 99)], getTuple: [pct(gets, 50), pct(gets, 99)], list: [pct(lists, 50), pct(lists, 99)] }));
+const out = { put: [pct(puts, 50), pct(puts, 99)], getTuple: [pct(gets, 50), pct(gets, 99)], list: [pct(lists, 50), pct(lists, 99)] };
+if (reads.length) out.read = [pct(reads, 50), pct(reads, 99)];
+console.log(JSON.stringify(out));
