@@ -30,6 +30,7 @@ func runBench(ctx context.Context, e env) error {
 	adkSessions := fs.Int("adk-sessions", 0, "also time Google ADK's session services, ours against its database service on a PostgreSQL the run starts and its in-memory one: this many sessions listed, a session of 5,000 events loaded (the 'adk' part; -only adk alone: 10,000; needs node, npm and PostgreSQL)")
 	edgeEntries := fs.Int("edge-entries", 0, "entries an edge node writes offline before it syncs with its hub in the 'edges' part (default 100,000; 2,000 with -quick)")
 	transcriptFile := fs.String("transcript", bench.DefaultTranscript, "the Claude Code transcript the 'transcripts' part imports and follows")
+	update := fs.String("update", "", "also replace the Last run section of this Markdown file (BENCHMARKS.md: between its markers) with this run's tables, headed by this command")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it): what is ours above each floor")
 	pi := fs.String("pi", "", "node_modules dir with @earendil-works/pi-coding-agent (or the older @mariozechner one): also time pi's own loader on the same files (needs node)")
 	if _, err := parseArgs(fs, e.args, 0, "no arguments"); err != nil {
@@ -104,6 +105,11 @@ func runBench(ctx context.Context, e env) error {
 		return err
 	}
 	r.Table(e.stdout)
+	if *update != "" {
+		if err := bench.UpdateLastRun(*update, r, bench.CommandLine(e.args)); err != nil {
+			return err
+		}
+	}
 	if *md != "" {
 		f, err := os.Create(*md)
 		if err != nil {
