@@ -367,3 +367,24 @@ func TestSharedData(t *testing.T) {
 		}
 	}
 }
+
+// A member read before the member that names its object's kind is held and
+// read again once the kind is known: its strings' escapes are decoded then
+// too (the service's fuzz found them kept as written, in content sent
+// before role).
+func TestHeldMembersDecodeEscapes(t *testing.T) {
+	for _, line := range []string{
+		`{"message":{"content":[{"text":"a\\b \"q\" \u2028 tab\there","type":"text"}],"role":"user","timestamp":1},"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"content":"a\\b \"q\" \u2028 tab\there","role":"user","timestamp":1}}`,
+	} {
+		for _, decode := range []func([]byte) (*session.Entry, error){codec.DecodeEntry, codec.DecodeEntryStrict} {
+			e, err := decode([]byte(line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := e.Message.Content.Paragraphs(), "a\\b \"q\" \u2028 tab\there"; got != want {
+				t.Fatalf("%s: text %q, want %q", line, got, want)
+			}
+		}
+	}
+}

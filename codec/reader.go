@@ -17,8 +17,6 @@ import (
 type reader struct {
 	d  tokens
 	sc scanner
-	// scanning is set when d is sc.
-	scanning bool
 	// shared lets strings share the bytes of data rather than copy them,
 	// for a caller that never changes data afterwards (WithSharedData).
 	shared bool
@@ -55,7 +53,6 @@ func getReader(data []byte) *reader {
 	r := readerPool.Get().(*reader)
 	r.sc.Reset(data)
 	r.d = &r.sc
-	r.scanning = true
 	r.data = data
 	return r
 }
@@ -71,7 +68,6 @@ func getJSONTextReader(data []byte) *reader {
 		r.jd.Reset(&r.br, decoderOpts...)
 	}
 	r.d = r.jd
-	r.scanning = false
 	return r
 }
 
@@ -79,7 +75,7 @@ func putReader(r *reader) {
 	r.br.Reset(nil)
 	r.sc.Reset(nil)
 	r.d = nil
-	r.scanning, r.shared = false, false
+	r.shared = false
 	r.data = nil
 	r.keys = r.keys[:0]
 	r.strict = false

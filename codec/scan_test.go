@@ -32,6 +32,8 @@ func FuzzScannerMatchesJSONText(f *testing.F) {
 
 // Texts at the edges of JSON's grammar, each checked against jsontext.
 var scannerCases = []string{
+	// Escapes in a member held until its object's kind is known.
+	`{"message":{"content":[{"text":"a\\b \"q\" \u2028","type":"text"}],"role":"user","timestamp":1},"type":"message","id":"a","parentId":null,"timestamp":"t"}`,
 	``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `[,1]`, `{,"a":1}`, `{"a" 1}`, `{"a":}`,
 	`{"a":1 "b":2}`, `{1:2}`, `{"a":1}}`, `{"a":1}x`, `[1] [2]`, `"\u00e9"`, `"\ud800"`, `"\x"`,
 	`"\u12"`, "\"a\tb\"", "\"\xff\xfe\"", `-0`, `-`, `01`, `1.`, `1.5e`, `1e+5`, `1E-5`, `-0.0e0`,

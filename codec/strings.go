@@ -191,7 +191,9 @@ func (r *reader) unquoted(v jsontext.Value) []byte {
 // bytes (inside the line read) rather than the scratch buffer.
 func (r *reader) unquote(v jsontext.Value) ([]byte, bool) {
 	in := v[1 : len(v)-1]
-	if r.scanning && r.sc.plain || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	// The scanner in use (a held member is read by one of its own) knows
+	// whether the literal it just read is plain.
+	if sc, ok := r.d.(*scanner); ok && sc.plain || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
 		return in, true
 	}
 	// The decoder has checked the literal: the only error left is the
