@@ -110,12 +110,9 @@ func mcpPart(ctx context.Context, cfg Config, dir string, r *Report, p progress)
 		return err
 	}
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go srv.Run(sctx, &mcp.IOTransport{Reader: inR, Writer: outW})
-	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, pipeTransport(sctx, srv.Run), nil)
 	if err != nil {
 		return err
 	}
@@ -178,12 +175,9 @@ func replayCalls(ctx context.Context, via string, reply *mcp.CallToolResult, n i
 	})
 	var transport mcp.Transport
 	if strings.HasPrefix(via, "stdio") {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go srv.Run(sctx, &mcp.IOTransport{Reader: inR, Writer: outW})
-		transport = &mcp.IOTransport{Reader: outR, Writer: inW}
+		transport = pipeTransport(sctx, srv.Run)
 	} else {
 		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
@@ -204,4 +198,14 @@ func replayCalls(ctx context.Context, via string, reply *mcp.CallToolResult, n i
 		l = append(l, time.Since(t0))
 	}
 	return l, nil
+}
+
+// pipeTransport runs a server on one end of in-process pipes (stdio
+// without a process boundary) until ctx ends, and returns the client's
+// end.
+func pipeTransport(ctx context.Context, run func(context.Context, mcp.Transport) error) mcp.Transport {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+	return &mcp.IOTransport{Reader: outR, Writer: inW}
 }

@@ -30,36 +30,31 @@ const tail = 100
 // best runs fn k times and returns its fastest run: the least noisy
 // estimate on a shared machine.
 func best(k int, fn func() error) (time.Duration, error) {
-	runtime.GC() // not the garbage of the step before
-	d := time.Duration(math.MaxInt64)
-	for range k {
-		start := time.Now()
-		if err := fn(); err != nil {
-			return 0, err
-		}
-		d = min(d, time.Since(start))
+	d, err := bestOf(k, fn)
+	if err != nil {
+		return 0, err
 	}
-	return d, nil
+	return d[0], nil
 }
 
-// bestAB is best of a and of b, run in turns, so that what else the
-// machine (or this process's server) does at a moment weighs on both.
-func bestAB(k int, a, b func() error) (time.Duration, time.Duration, error) {
-	runtime.GC()
-	da, db := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+// bestOf is best of each of fns, run in turns, so that what else the
+// machine (or this process's server) does at a moment weighs on all.
+func bestOf(k int, fns ...func() error) ([]time.Duration, error) {
+	runtime.GC() // not the garbage of the step before
+	d := make([]time.Duration, len(fns))
+	for i := range d {
+		d[i] = time.Duration(math.MaxInt64)
+	}
 	for range k {
-		for _, r := range []struct {
-			fn func() error
-			d  *time.Duration
-		}{{a, &da}, {b, &db}} {
+		for i, fn := range fns {
 			start := time.Now()
-			if err := r.fn(); err != nil {
-				return 0, 0, err
+			if err := fn(); err != nil {
+				return nil, err
 			}
-			*r.d = min(*r.d, time.Since(start))
+			d[i] = min(d[i], time.Since(start))
 		}
 	}
-	return da, db, nil
+	return d, nil
 }
 
 func reps(n int) int { return max(3, min(20, 200_000/n)) }
@@ -126,11 +121,12 @@ func opens(ctx context.Context, cfg Config, n *node, dir string, r *Report, p pr
 		// of runs, and of five at least: a long file's open varies by
 		// tens of percent from one run to the next, pi's most of all.
 		fk := max(k, 5)
-		floor, fromFile, err := bestAB(fk, func() error { return readValidate(file) },
+		d, err := bestOf(fk, func() error { return readValidate(file) },
 			func() error { return openFileContext(ctx, file, size+tail) })
 		if err != nil {
 			return err
 		}
+		floor, fromFile := d[0], d[1]
 		r.add(Row{Group: group, Name: fmt.Sprintf("from a pi JSONL file (%.0f MB)", float64(size64)/1e6), Ours: millis(fromFile), Base: millis(floor), Unit: "ms", BaseName: "reading the file + json.Valid per line"})
 		if cfg.PiModules != "" {
 			p.say("pi's SessionManager on the %d-entry file", size+tail)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/agentcore/sessionlog/filestore"
 )
 
 // The Last run section of BENCHMARKS.md is one run's tables, written by
@@ -35,11 +37,10 @@ func UpdateLastRun(path string, r *Report, command string) error {
 	r.Markdown(&section)
 	section.WriteString("\n" + lastRunEnd)
 	out := bytes.Join([][]byte{data[:begin], section.Bytes(), data[end+len(lastRunEnd):]}, nil)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+	if err := filestore.WriteAtomic(path, out, 0o644); err != nil {
 		return fmt.Errorf("bench: update: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // CommandLine is how a run is named in the section it writes.

@@ -204,15 +204,12 @@ func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) er
 	if err := validate(e); err != nil {
 		return err
 	}
+	if _, err := t.place(e, added); err != nil {
+		return err
+	}
 	has := func(id string) bool {
 		_, ok := t.lookup(id)
 		return ok || added[id] != nil
-	}
-	if has(e.ID) {
-		return fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
-	}
-	if e.ParentID != "" && !has(e.ParentID) {
-		return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
 	}
 	if l := e.Label(); strictTargets && l != nil && !has(l.TargetID) {
 		return &TargetError{Op: "label", ID: l.TargetID, Reason: reasonMissing}
@@ -227,6 +224,25 @@ func (t *Tree) check(e *Entry, added map[string]*Entry, validate func(*Entry) er
 			ErrInvalidEntry, e.ID, MaxUnknownTypes+1, MaxUnknownTypes)
 	}
 	return nil
+}
+
+// place finds where e goes: its id must be free in the tree and in added,
+// its parent in one of them. p is the parent's place in the tree (-1: a
+// root, or a parent in added).
+func (t *Tree) place(e *Entry, added map[string]*Entry) (p int32, err error) {
+	if _, taken := t.lookup(e.ID); taken || added[e.ID] != nil {
+		return -1, fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
+	}
+	if e.ParentID == "" {
+		return -1, nil
+	}
+	if p, ok := t.lookup(e.ParentID); ok {
+		return p, nil
+	}
+	if added[e.ParentID] != nil {
+		return -1, nil
+	}
+	return -1, fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
 }
 
 // ValidateID checks an entry id: non-empty, at most MaxIDLen bytes, no
@@ -284,15 +300,9 @@ func (t *Tree) ApplyValidated(v Validated) error {
 	if e == nil {
 		return fmt.Errorf("%w: nil entry", ErrInvalidEntry)
 	}
-	if _, taken := t.lookup(e.ID); taken {
-		return fmt.Errorf("%w: %q", ErrDuplicateID, e.ID)
-	}
-	p := int32(-1)
-	if e.ParentID != "" {
-		var ok bool
-		if p, ok = t.lookup(e.ParentID); !ok {
-			return fmt.Errorf("%w: entry %q names parent %q", ErrParentNotFound, e.ID, e.ParentID)
-		}
+	p, err := t.place(e, nil)
+	if err != nil {
+		return err
 	}
 	t.applyAt(e, p, v.counts)
 	return nil

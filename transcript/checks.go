@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -121,16 +122,16 @@ func decodeSpread(f Format, src Source, items []fileItem, run codec.Runner) (d *
 		return entries, err
 	})
 	p.deferChecks(nil)
-	failed := make([]bool, len(later))
+	var failed atomic.Bool
 	run(len(later), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			failed[i] = later[i].do(f) != nil
+		for i := lo; i < hi && !failed.Load(); i++ {
+			if later[i].do(f) != nil {
+				failed.Store(true)
+			}
 		}
 	})
-	for _, fail := range failed {
-		if fail {
-			return nil, nil, nil, false
-		}
+	if failed.Load() {
+		return nil, nil, nil, false
 	}
 	return d, bad, h, true
 }

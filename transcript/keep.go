@@ -30,38 +30,48 @@ const refLen = 1 + 6 + 16 + 1
 // keep adds line to e as the member that keeps it, sharing what it can.
 func (f Format) keep(e *session.Entry, line []byte) error {
 	key, value := f.lineKey(), line
-	if !hasLongString(line) {
-		// Nothing to share: the entry's strings need not be known.
-		e.Extra = append(e.Extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(value))})
-		return nil
-	}
-	pool, err := sharedStrings(e)
-	if err != nil {
-		return err
-	}
-	if len(pool) > 0 {
-		var template []byte
-		shared := 0
-		template = rewriteStrings(nil, line, func(tok []byte) []byte {
-			if len(tok) < minShared {
-				return nil
-			}
-			h := stringRef(tok)
-			if p, ok := pool[h]; !ok || !bytes.Equal(p, tok) {
-				return nil
-			}
-			shared++
-			return []byte(`"\u0000` + h + `"`)
-		})
-		if shared > 0 {
-			back, err := restore(template, pool)
-			if err == nil && bytes.Equal(back, line) {
-				key, value = f.sharedKey(), template
-			}
+	// A line without a long string has nothing to share: the entry's
+	// strings need not be known.
+	if hasLongString(line) {
+		template, err := sharedTemplate(e, line)
+		if err != nil {
+			return err
+		}
+		if template != nil {
+			key, value = f.sharedKey(), template
 		}
 	}
 	e.Extra = append(e.Extra, session.Field{Key: key, Value: session.Raw(bytes.Clone(value))})
 	return nil
+}
+
+// sharedTemplate is line with the long strings e's JSON holds too replaced
+// by references to them, or nil when it shares none or would not be given
+// back exactly.
+func sharedTemplate(e *session.Entry, line []byte) ([]byte, error) {
+	pool, err := sharedStrings(e)
+	if err != nil || len(pool) == 0 {
+		return nil, err
+	}
+	shared := 0
+	template := rewriteStrings(nil, line, func(tok []byte) []byte {
+		if len(tok) < minShared {
+			return nil
+		}
+		h := stringRef(tok)
+		if p, ok := pool[h]; !ok || !bytes.Equal(p, tok) {
+			return nil
+		}
+		shared++
+		return []byte(`"\u0000` + h + `"`)
+	})
+	if shared == 0 {
+		return nil, nil
+	}
+	if back, err := restore(template, pool); err != nil || !bytes.Equal(back, line) {
+		return nil, nil
+	}
+	return template, nil
 }
 
 // hasLongString reports whether the JSON text line holds a string value
