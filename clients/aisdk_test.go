@@ -66,7 +66,7 @@ func TestAISDKChats(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := a.cmd(ctx, "--test", "chat.test.mjs").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "# pass 6") || !strings.Contains(string(out), "# skipped 0") {
+	if err != nil || !strings.Contains(string(out), "# pass 7") || !strings.Contains(string(out), "# skipped 0") {
 		t.Fatalf("node --test chat.test.mjs: %v\n%s", err, out)
 	}
 }

@@ -6,10 +6,10 @@ export interface ResumableStreamContext {
   /** Runs makeStream and streams it if no generation of that id is
    * running, else joins the one running; null once it is done. */
   resumableStream(streamId: string, makeStream: (opts: { signal: AbortSignal }) => ReadableStream<string>, skipCharacters?: number,
-    opts?: { onEnd?: (end: { chunks: string[]; state: string }) => unknown }): Promise<ReadableStream<string> | null>;
-  /** The same; opts.onEnd hears of the end, with the chunks readers were given. */
+    opts?: { onStart?: () => unknown; onEnd?: (end: { chunks: string[]; state: string }) => unknown }): Promise<ReadableStream<string> | null>;
+  /** The same; opts.onStart runs once the generation can be joined, before anything is streamed (a throw ends it); opts.onEnd hears of the end, with the chunks readers were given. */
   createNewResumableStream(streamId: string, makeStream: (opts: { signal: AbortSignal }) => ReadableStream<string>, skipCharacters?: number,
-    opts?: { onEnd?: (end: { chunks: string[]; state: string }) => unknown }): Promise<ReadableStream<string> | null>;
+    opts?: { onStart?: () => unknown; onEnd?: (end: { chunks: string[]; state: string }) => unknown }): Promise<ReadableStream<string> | null>;
   /** Joins a running generation; null once it ended, undefined if there is none. */
   resumeExistingStream(streamId: string, skipCharacters?: number): Promise<ReadableStream<string> | null | undefined>;
   /** null if there is none, true while it runs, "DONE" once ended. */

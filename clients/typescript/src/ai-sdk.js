@@ -72,7 +72,18 @@ export function createResumableStreamContext({ client, waitUntil, keyPrefix, ttl
   async function begin(streamId, makeStream, skipCharacters, opts) {
     const writer = new LiveWriter(client, key(streamId), { ttlMs });
     const r = await writer.start();
-    if (r.started) return produce(writer, makeStream, opts?.onEnd);
+    if (r.started) {
+      // opts.onStart runs once the generation can be joined and before
+      // anything is streamed: what it records (a chat's active stream)
+      // never names a generation a reader cannot yet find.
+      try {
+        await opts?.onStart?.();
+      } catch (e) {
+        await writer.end();
+        throw e;
+      }
+      return produce(writer, makeStream, opts?.onEnd);
+    }
     if (r.state === "running") return readLive(client, key(streamId), { skipCharacters, state: r });
     return null;
   }
@@ -205,11 +216,15 @@ export class SessionlogChats {
     return createUIMessageStreamResponse({
       stream: toUIMessageStream({ stream: modelStream, originalMessages: messages, generateMessageId: generateId }),
       consumeSseStream: ({ stream }) => this.#track((async () => {
-        await this.#change(chatId, { userId }, () => ({ entries: [{ type: "custom", customType: STREAM, data: { streamId } }] }));
+        // The generation is started before the chat names it active, so
+        // a resume that finds it active always finds it running or done.
         const mine = await streams.createNewResumableStream(streamId, ({ signal }) => {
           signal.addEventListener("abort", () => abort?.abort(signal.reason), { once: true });
           return stream;
-        }, undefined, { onEnd: ({ chunks }) => this.#saveStreamed(chatId, streamId, chunks) });
+        }, undefined, {
+          onStart: () => this.#change(chatId, { userId }, () => ({ entries: [{ type: "custom", customType: STREAM, data: { streamId } }] })),
+          onEnd: ({ chunks }) => this.#saveStreamed(chatId, streamId, chunks),
+        });
         // Nobody reads this copy: the generation goes on for readers.
         await mine?.cancel?.();
       })()),

@@ -160,6 +160,35 @@ test("a browser cut off mid-generation resumes on another node, from the start",
   assert.deepEqual(messages[1], replayed);
 });
 
+test("the moment a chat names its generation active, another node can resume it", async () => {
+  const m = scriptedModel();
+  const b = app(nodeB, m.model);
+  const id = `chat-${Date.now()}-2b`;
+  // Node A's client, asking node B to resume the instant the ai_stream
+  // entry is stored: before anything else node A does.
+  const statuses = [];
+  const append = async (sid, entries, opts) => {
+    const r = await nodeA.append(sid, entries, opts);
+    if (entries.some((e) => e.customType === "ai_stream")) {
+      const res = await b.resume(id);
+      statuses.push(res.status);
+      res.body?.cancel().catch(() => {});
+    }
+    return r;
+  };
+  const spied = new Proxy(nodeA, {
+    get: (c, k) => (k === "append" ? append : typeof c[k] === "function" ? c[k].bind(c) : c[k]),
+  });
+  const a = app(spied, m.model);
+  const res = await post(a, { id, message: userMessage("u1", "now") });
+  const reading = readBody(res);
+  await m.say("at once");
+  await m.finish();
+  await reading;
+  await stored(a.chats, id, 2);
+  assert.deepEqual(statuses, [200]);
+});
+
 test("a stop ends the generation for every reader, the model's request included, and stores what was streamed", async () => {
   const m = scriptedModel();
   const a = app(nodeA, m.model);
