@@ -400,21 +400,52 @@ func reverse[T any](s []T) {
 // ValidateWrite, not only ValidateLoad as loaded ones do, and a label
 // must name an entry that exists, unless ctx is ForImport.
 func (t *Tree) CheckBatch(ctx context.Context, entries []*Entry) error {
-	strict, bound := !importing(ctx), !restoring(ctx)
-	var added map[string]*Entry
-	if len(entries) > 1 {
-		added = make(map[string]*Entry, len(entries))
+	return t.CheckBatches(ctx).add(entries, false)
+}
+
+// BatchCheck checks batches meant to be written together, one after
+// another (a group commit of several writers' appends): each is checked
+// as CheckBatch would check it once the batches before it that passed
+// were written. A batch that fails counts for nothing after it.
+type BatchCheck struct {
+	t             *Tree
+	added         map[string]*Entry // the entries of the batches passed
+	strict, bound bool
+}
+
+// CheckBatches starts a BatchCheck of the tree as it is; the tree must not
+// change while it is used.
+func (t *Tree) CheckBatches(ctx context.Context) *BatchCheck {
+	return &BatchCheck{t: t, strict: !importing(ctx), bound: !restoring(ctx)}
+}
+
+// Add checks entries after the batches passed before them, and counts
+// them for the batches after if they pass.
+func (c *BatchCheck) Add(entries []*Entry) error { return c.add(entries, true) }
+
+// add is Add; without more, entries are checked but not counted (no batch
+// follows them), so a lone entry's check allocates nothing.
+func (c *BatchCheck) add(entries []*Entry, more bool) error {
+	if c.added == nil && (more || len(entries) > 1) {
+		c.added = make(map[string]*Entry, len(entries))
 	}
-	for _, e := range entries {
-		if err := t.check(e, added, ValidateWrite, strict, bound); err != nil {
+	for i, e := range entries {
+		if err := c.t.check(e, c.added, ValidateWrite, c.strict, c.bound); err != nil {
+			for _, d := range entries[:i] {
+				delete(c.added, d.ID)
+			}
 			return err
 		}
-		if added != nil {
-			added[e.ID] = e
+		if c.added != nil {
+			c.added[e.ID] = e
 		}
 	}
 	return nil
 }
+
+// Lenient reports whether ctx relaxes the checks of writes (ForImport,
+// ForRestore): writes under it must not be checked with others'.
+func Lenient(ctx context.Context) bool { return importing(ctx) || restoring(ctx) }
 
 // DanglingLabels returns the ids of label entries whose target is in no
 // entry of the tree: what a strict reader refuses and pi's loader keeps.

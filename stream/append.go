@@ -161,6 +161,9 @@ func (s *Store) appendWith(ctx context.Context, span trace.Span, entries []*sess
 			}
 		}
 	}()
+	if groupable(ctx, opts, entries) {
+		return s.appendGrouped(ctx, span, store, entries, opts, outcome)
+	}
 	return s.write(ctx, func(w writer) error {
 		err := s.appendLocked(ctx, span, w, store, entries, opts, outcome)
 		if err == nil && opts.storedAt != nil {
@@ -200,13 +203,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, sto
 		if err := t.CheckBatch(ctx, entries); err != nil {
 			return err
 		}
-		// A wait for the writer's turn, or a conflict, may have
-		// outlasted what Ensure promised: cheap when it did not.
-		names, err := store.EnsureNamed(ctx, entries)
-		if err != nil {
-			return fmt.Errorf("stream: append to %s: %w", s.id, err)
-		}
-		msgs, err := s.messages(ctx, entries, names)
+		msgs, err := s.prepare(ctx, store, entries)
 		if err != nil {
 			return err
 		}
@@ -228,24 +225,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, sto
 			span.AddEvent("sessionlog.published", trace.WithAttributes(attribute.String("outcome", told)))
 		}
 		if err == nil && !dup {
-			err := w.commit(func(t *session.Tree) error {
-				// Checked above, and only this writer changes t.
-				if err := t.ApplyCheckedFrom(s.b.cfg.Origin, entries); err != nil {
-					return err
-				}
-				s.applied(entries)
-				s.lastSeq = seq
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("stream: append to %s: stored at %d, but not applied to the open session: %w", s.id, seq, err)
-			}
-			// Stored behind its sequence check: the session held
-			// nothing else when it was, so the store misses no write
-			// acknowledged before it was sent.
-			s.fresh(sentAt)
-			s.idx.touch(t.Info(), seq)
-			return nil
+			return s.applyStored(w, entries, seq, sentAt)
 		}
 		if err != nil && !jsx.IsWrongLastSeq(err) && !jsx.Ambiguous(err) && !isBatchSeen(err) {
 			*outcome = "error"
@@ -308,6 +288,39 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, sto
 			return &session.ConflictError{Leaf: t.Leaf(), Sequence: s.lastSeq}
 		}
 	}
+}
+
+// prepare makes the messages of checked entries: their blobs named (a
+// wait for the writer's turn, or a conflict, may have outlasted what
+// Ensure promised: cheap when it did not) and the entries encoded.
+func (s *Store) prepare(ctx context.Context, store *blobs.Store, entries []*session.Entry) ([]*nats.Msg, error) {
+	names, err := store.EnsureNamed(ctx, entries)
+	if err != nil {
+		return nil, fmt.Errorf("stream: append to %s: %w", s.id, err)
+	}
+	return s.messages(ctx, entries, names)
+}
+
+// applyStored applies checked entries the stream stored at seq, sent at
+// sentAt, to the writer's tree.
+func (s *Store) applyStored(w writer, entries []*session.Entry, seq uint64, sentAt time.Duration) error {
+	err := w.commit(func(t *session.Tree) error {
+		// Checked before they were sent, and only this writer changes t.
+		if err := t.ApplyCheckedFrom(s.b.cfg.Origin, entries); err != nil {
+			return err
+		}
+		s.applied(entries)
+		s.lastSeq = seq
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("stream: append to %s: stored at %d, but not applied to the open session: %w", s.id, seq, err)
+	}
+	// Stored behind its sequence check: the session held nothing else when
+	// it was, so the store misses no write acknowledged before it was sent.
+	s.fresh(sentAt)
+	s.idx.touch(w.t.Info(), seq)
+	return nil
 }
 
 // stored reports whether every entry is in the tree exactly as given: the
@@ -386,6 +399,12 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 	defer cancel()
 	subjects := s.subjects
 	span := trace.SpanFromContext(ctx)
+	start := time.Now()
+	defer func() {
+		if err == nil && !dup {
+			s.b.costs.learn(len(msgs), time.Since(start))
+		}
+	}()
 	err = s.b.rq.Resend(ctx, func(ctx context.Context) (err error) {
 		if span.IsRecording() {
 			// An attempt is bounded by AttemptTimeout: one that took
@@ -401,17 +420,23 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, onResend func(err
 				}
 			}()
 		}
-		if len(msgs) == 1 {
-			ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects), jsx.NoRetry)
-			if err == nil {
-				seq, dup = ack.Sequence, ack.Duplicate
+		send := func() (err error) {
+			if len(msgs) == 1 {
+				ack, err := s.b.js.PublishMsg(ctx, msgs[0], jetstream.WithExpectLastSequenceForSubject(s.lastSeq, subjects), jsx.NoRetry)
+				if err == nil {
+					seq, dup = ack.Sequence, ack.Duplicate
+				}
+				return err
 			}
+			msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
+			msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
+			seq, err = s.b.publishBatch(ctx, msgs)
 			return err
 		}
-		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(s.lastSeq))
-		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, subjects)
-		seq, err = s.b.publishBatch(ctx, msgs)
-		return err
+		if s.b.sendHook != nil {
+			return s.b.sendHook(msgs, send)
+		}
+		return send()
 	}, onResend)
 	return seq, dup, err
 }

@@ -56,6 +56,9 @@ type Backend struct {
 	// balancer keeps partition leaders spread (WithLeaderBalancing).
 	balancer *upkeep.Balancer
 	barriers atomic.Uint64 // read barriers written, for their purges
+	// costs are what sends have cost, learnt by publish: when waiting
+	// entries are worth an atomic batch.
+	costs sendCosts
 	// balanceEvery, when set, starts the balancer (WithLeaderBalancing).
 	balanceEvery time.Duration
 	// followIndex starts the index follower (WithIndexFollower).
@@ -69,6 +72,9 @@ type Backend struct {
 	// batchHook, set by tests only, replaces the publish of an atomic
 	// batch.
 	batchHook func(ctx context.Context, msgs []*nats.Msg) (uint64, error)
+	// sendHook, set by tests only, is given each attempt to send an
+	// append's messages, to make (or not) when it likes.
+	sendHook func(msgs []*nats.Msg, send func() error) error
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
 	// electionSub hears the partition's elections, which interrupt its

@@ -115,27 +115,10 @@ func BenchmarkConcurrentAppend(b *testing.B) {
 // cpu-µs is the process's CPU (the server's included) an operation.
 func BenchmarkAppendDefaultSync(b *testing.B) {
 	ctx := context.Background()
-	cfg := cluster.DefaultConfig(b.TempDir())
-	cfg.SyncAlways = false
-	n, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer n.Close(ctx)
-	conn, err := n.Connect()
-	if err != nil {
-		b.Fatal(err)
-	}
+	bk := defaultSyncBackend(b)
 	m := benchMessage()
 	e := &session.Entry{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
 	payload, _ := codec.EncodeEntryMsgpack(e)
-	scfg := stream.DefaultConfig()
-	scfg.SnapshotEvery = 0 // as sessionlog bench appends: snapshots are measured apart
-	bk, err := stream.New(ctx, conn, scfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bk.Close(ctx)
 	b.Run("raw-publish", func(b *testing.B) {
 		js := bk.JetStream()
 		subject := bk.Config().Prefix + ".raw"
@@ -236,4 +219,93 @@ func BenchmarkPipelineBursts(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSharedSessionAppend runs 16 writers on one session, each
+// appending after the leaf (Rebase, FollowLeaf) as agents sharing a
+// session do, against one raw loop of checked publishes (the round trip
+// each append of a session had to wait for, before appends waiting were
+// sent together), with fsync always and at the server's default: ns/op
+// is per append.
+func BenchmarkSharedSessionAppend(b *testing.B) {
+	for _, sync := range []string{"fsync-always", "fsync-default"} {
+		b.Run(sync, func(b *testing.B) {
+			var bk *stream.Backend
+			if sync == "fsync-always" {
+				bk = newBackend(b)
+			} else {
+				bk = defaultSyncBackend(b)
+			}
+			benchSharedSession(b, bk)
+		})
+	}
+}
+
+func benchSharedSession(b *testing.B, bk *stream.Backend) {
+	const writers = 16
+	ctx := context.Background()
+	m := benchMessage()
+	e := &session.Entry{Type: session.TypeMessage, ID: "abcd1234", ParentID: "abcd1233", Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+	payload, _ := codec.EncodeEntryMsgpack(e)
+	b.Run("checked-loop", func(b *testing.B) {
+		js := bk.JetStream()
+		id := fmt.Sprintf("loop%d", benchSessions.Add(1))
+		subject, filter := bk.Config().Prefix+"."+id, bk.SessionSubjects(id)
+		var last uint64
+		for b.Loop() {
+			ack, err := js.Publish(ctx, subject, payload, jetstream.WithExpectLastSequenceForSubject(last, filter))
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = ack.Sequence
+		}
+	})
+	b.Run("session-append", func(b *testing.B) {
+		st, err := bk.CreateStore(ctx, sessiontest.TestHeader(fmt.Sprintf("shared%d", benchSessions.Add(1))))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close(ctx)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for range writers {
+			wg.Go(func() {
+				for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+					m := m
+					e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", i), Timestamp: "2025-01-01T00:00:00.000Z", Message: &m}
+					if err := st.AppendWith(ctx, []*session.Entry{e}, stream.OptionsFor(stream.AfterLeaf, 0)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// defaultSyncBackend is a backend on a node of its own with the server's
+// default fsync (every two minutes), closed with b.
+func defaultSyncBackend(b *testing.B) *stream.Backend {
+	ctx := context.Background()
+	cfg := cluster.DefaultConfig(b.TempDir())
+	cfg.SyncAlways = false
+	n, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close(ctx) })
+	conn, err := n.Connect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	scfg := stream.DefaultConfig()
+	scfg.SnapshotEvery = 0 // as sessionlog bench appends: snapshots are measured apart
+	bk, err := stream.New(ctx, conn, scfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bk.Close(ctx) })
+	return bk
 }

@@ -14,7 +14,11 @@
 // tree the store keeps then goes through one loop, for every append:
 //
 //  1. take the writer's turn (sessionkit.TreeWriter): one append, catch-up
-//     or load at a time per store; readers never wait for it;
+//     or load at a time per store; readers never wait for it. Appends
+//     meaning "after whatever is last" queue for it instead (group.go),
+//     and the first in the queue sends those waiting behind it too, as
+//     one atomic batch when they are enough to pay for one (costs.go):
+//     each still answered alone;
 //  2. check the entries against the tree (session.Tree.Check), offload
 //     large members (package blobs) and encode each as a message whose id
 //     is <session>:<epoch>:<entry id>;
@@ -52,8 +56,9 @@
 //
 // A Store's locks are taken in this order: the writer's turn, then the
 // tree's lock (sessionkit.TreeStore), held only to apply a change and never
-// across a request; keptMu is a leaf lock, never held while taking
-// another or across a request. The Backend's linkMu serializes changes of
+// across a request; the group queue's lock (appendGroup.mu) and keptMu
+// are leaf locks, never held while taking another or across a request.
+// The Backend's linkMu serializes changes of
 // the streams' sources (a link to a hub) and is held across those
 // requests only. The packages cut from this one keep the same rule: blobs,
 // snapshots and upkeep hold a lock around their caches only.

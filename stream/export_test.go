@@ -125,3 +125,29 @@ func (b *Backend) ReplayedEntries(ctx context.Context, id string) ([]*session.En
 	}
 	return t.Entries()
 }
+
+// WrapSends gives wrap each attempt to send an append's messages (one, or
+// an atomic batch's): it makes it with send, when it likes, and what it
+// returns is the attempt's outcome.
+func WrapSends(b *Backend, wrap func(msgs []*nats.Msg, send func() error) error) {
+	for _, p := range b.parts {
+		p.sendHook = wrap
+	}
+}
+
+// SetSendCosts sets what b takes a single send and an atomic batch to
+// cost (see sendCosts).
+func SetSendCosts(b *Backend, single, batch time.Duration) {
+	for _, p := range b.parts {
+		p.costs.mu.Lock()
+		p.costs.single, p.costs.batch = single, batch
+		p.costs.mu.Unlock()
+	}
+}
+
+// GroupQueued is how many appends st's group queue holds (group.go).
+func GroupQueued(st *Store) int {
+	st.group.mu.Lock()
+	defer st.group.mu.Unlock()
+	return len(st.group.queue)
+}

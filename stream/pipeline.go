@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/agentcore/sessionlog/session"
 )
@@ -16,13 +15,10 @@ import (
 // (streamed tool output, a whole turn) costs one round trip, not one an
 // entry.
 //
-// An atomic batch of two or more messages costs the server some 2.5–3.5
-// ms whatever its size and sync policy (it stages the batch; measured on
-// nats-server 2.12), where one message costs a round trip (0.1–0.3 ms
-// here). So the pipeline sends the waiting entries as a batch only when
-// they are enough to pay for it — as many as a batch costs single sends,
-// by the costs it has seen — and otherwise the first of them alone: a
-// trickle of entries costs what appending them one by one would.
+// Waiting entries go as a batch only when they are enough to pay for it,
+// by the backend's costs of sends (sendCosts), and otherwise the first of
+// them alone: a trickle of entries costs what appending them one by one
+// would.
 //
 // The chain stays conditional. Its first batch expects the session's last
 // sequence as the store knew it when the pipeline began, and each batch
@@ -50,10 +46,6 @@ type Pipeline struct {
 	err      *PipelineError
 	closed   bool
 	changed  chan struct{} // closed when stored or err changes
-
-	// What a send costs, learnt as the pipeline goes (moving averages; 0:
-	// not yet seen). Only the sender touches them.
-	single, batch time.Duration
 }
 
 // PipelineError is a pipeline's chain stopped: the first Stored entries
@@ -180,14 +172,12 @@ func (p *Pipeline) sendBatch() bool {
 		p.mu.Unlock()
 		return false
 	}
-	n := p.batchSize(len(p.queue))
+	n := p.s.b.costs.size(len(p.queue))
 	batch, expect := p.queue[:n:n], p.expect
 	p.queue = p.queue[n:]
 	p.mu.Unlock()
 	var at uint64
-	start := time.Now()
 	err := p.s.AppendWith(p.ctx, batch, AppendOptions{Policy: ReturnConflict, IfSequence: expect, storedAt: &at})
-	p.learn(n, time.Since(start))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
@@ -201,36 +191,6 @@ func (p *Pipeline) sendBatch() bool {
 	p.expect = at
 	p.notify()
 	return true
-}
-
-// firstBatch is how many entries must wait before the first atomic batch
-// is tried, while its cost is unknown.
-const firstBatch = 16
-
-// batchSize is how many of the queued entries to send now: all (up to
-// MaxBatch) when they cost more sent one by one than as a batch, else one.
-func (p *Pipeline) batchSize(queued int) int {
-	switch {
-	case queued < 2:
-		return queued
-	case p.batch == 0 && queued >= firstBatch,
-		p.batch > 0 && time.Duration(queued)*p.single >= p.batch:
-		return min(queued, MaxBatch)
-	}
-	return 1
-}
-
-// learn folds a send of n entries that took d into the costs.
-func (p *Pipeline) learn(n int, d time.Duration) {
-	avg := &p.single
-	if n > 1 {
-		avg = &p.batch
-	}
-	if *avg == 0 {
-		*avg = d
-	} else {
-		*avg += (d - *avg) / 4
-	}
 }
 
 // fail stops the chain at entry id (call with mu held).

@@ -44,6 +44,9 @@ type Store struct {
 
 	idx *indexer
 
+	// group queues the appends that may be sent together (group.go).
+	group appendGroup
+
 	// subjects filter the session's messages; msgIDPrefix begins each
 	// entry's message id. Made once: an append used to make them again.
 	subjects, msgIDPrefix string
