@@ -21,8 +21,8 @@ import (
 // not what its manifest says; the error names the object and the fault.
 var ErrBadArchive = errors.New("lifecycle: bad archive")
 
-// manifestVersion is the format of the manifests written.
-const manifestVersion = 1
+// ArchiveVersion is the format of the manifests written.
+const ArchiveVersion = 1
 
 // Manifest describes an archive: the session, its digests, the file's.
 // It is written after the file: a manifest means a whole archive.
@@ -85,7 +85,7 @@ func writeArchive(ctx context.Context, target Target, h session.Header, entries 
 	if err := zw.Close(); err != nil {
 		return Manifest{}, err
 	}
-	m := Manifest{Version: manifestVersion, Session: id, Digests: d, FileSHA256: sha(file), FileBytes: int64(len(file)),
+	m := Manifest{Version: ArchiveVersion, Session: id, Digests: d, FileSHA256: sha(file), FileBytes: int64(len(file)),
 		GzipSHA256: sha(gz.Bytes()), GzipBytes: int64(gz.Len()), ArchivedAt: now.UTC().Format(time.RFC3339Nano)}
 	if err := target.Put(ctx, dataName(id), bytes.NewReader(gz.Bytes())); err != nil {
 		return m, err
@@ -124,8 +124,8 @@ func ReadManifest(ctx context.Context, target Target, id string) (Manifest, erro
 		return m, fmt.Errorf("%w: %s: %v", ErrBadArchive, manifestName(id), err)
 	}
 	switch {
-	case m.Version != manifestVersion:
-		return m, fmt.Errorf("%w: %s has version %d, this sessionlog reads %d", ErrBadArchive, manifestName(id), m.Version, manifestVersion)
+	case m.Version != ArchiveVersion:
+		return m, fmt.Errorf("%w: %w", ErrBadArchive, &session.FormatError{Format: "archive manifest", What: manifestName(id), Version: m.Version, Newest: ArchiveVersion})
 	case m.Session != id:
 		return m, fmt.Errorf("%w: %s is the manifest of %q", ErrBadArchive, manifestName(id), m.Session)
 	case m.FileBytes < 0 || m.GzipBytes < 0 || m.FileBytes > session.MaxBlobSize*16:

@@ -30,8 +30,8 @@ import (
 // from them, and a restore rebuilds them (content is stored apart again
 // as the restoring deployment's threshold says, each blob once).
 
-// backupVersion is the format of backup manifests written.
-const backupVersion = 1
+// BackupVersion is the format of backup manifests written.
+const BackupVersion = 1
 
 // backupManifestName is the file a backup's manifest is in.
 const backupManifestName = "backup.json"
@@ -83,7 +83,7 @@ func Backup(ctx context.Context, repo session.Repo, dir string, opts BackupOptio
 	if now == nil {
 		now = time.Now
 	}
-	m := BackupManifest{Version: backupVersion, Taken: now().UTC().Format(time.RFC3339Nano)}
+	m := BackupManifest{Version: BackupVersion, Taken: now().UTC().Format(time.RFC3339Nano)}
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return m, fmt.Errorf("lifecycle: backup to %s: the directory is not empty", dir)
 	}
@@ -249,8 +249,8 @@ func ReadBackupManifest(dir string) (BackupManifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%w: %s: %v", ErrBadArchive, path, err)
 	}
-	if m.Version != backupVersion {
-		return m, fmt.Errorf("%w: %s has version %d, this sessionlog reads %d", ErrBadArchive, path, m.Version, backupVersion)
+	if m.Version != BackupVersion {
+		return m, fmt.Errorf("%w: %w", ErrBadArchive, &session.FormatError{Format: "backup manifest", What: path, Version: m.Version, Newest: BackupVersion})
 	}
 	seen := map[string]bool{}
 	for _, s := range m.Sessions {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,6 +205,9 @@ func TestDamagedBackupRestoresNothing(t *testing.T) {
 		"an archive gone":  func() { os.Remove(victim) },
 		"manifest damaged": func() { os.WriteFile(filepath.Join(dir, "backup.json"), goodM[:len(goodM)/2], 0o600) },
 		"manifest missing": func() { os.Remove(filepath.Join(dir, "backup.json")) },
+		"a newer release's manifest": func() {
+			os.WriteFile(filepath.Join(dir, "backup.json"), regexp.MustCompile(`"version": ?1`).ReplaceAll(goodM, []byte(`"version":2`)), 0o600)
+		},
 	} {
 		os.WriteFile(victim, good, 0o600)
 		os.WriteFile(filepath.Join(dir, "backup.json"), goodM, 0o600)
@@ -212,6 +216,9 @@ func TestDamagedBackupRestoresNothing(t *testing.T) {
 		_, err := lifecycle.Restore(ctx, dst, dir)
 		if !errors.Is(err, lifecycle.ErrBadArchive) || !(strings.Contains(err.Error(), filepath.Base(victim)) || strings.Contains(err.Error(), "backup.json")) {
 			t.Errorf("%s: %v", name, err)
+		}
+		if newer := strings.Contains(name, "newer"); newer != errors.Is(err, session.ErrNewerFormat) {
+			t.Errorf("%s: %v; a newer format is ErrNewerFormat, and nothing else is", name, err)
 		}
 		if page, err := dst.List(ctx, session.ListOptions{}); err != nil || len(page.Sessions) != 0 {
 			t.Errorf("%s: %d sessions restored (%v)", name, len(page.Sessions), err)

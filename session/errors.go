@@ -111,3 +111,32 @@ func ValidateSessionID(id string) error {
 	}
 	return nil
 }
+
+// ErrNewerFormat is returned for something stored in a format newer than
+// this sessionlog reads: written by a later release. It is refused, never
+// rewritten into an older form. See FormatError.
+var ErrNewerFormat = errors.New("session: stored in a newer format than this sessionlog reads")
+
+// FormatError names a stored format met in a version this sessionlog does
+// not read.
+type FormatError struct {
+	Format  string // "backup manifest", "snapshot", …
+	What    string // where it was met: a path, an object's name
+	Version int
+	Newest  int // the newest version this sessionlog reads
+}
+
+func (e *FormatError) Error() string {
+	if e.Version > e.Newest {
+		return fmt.Sprintf("session: %s %s is of format %d, written by a newer sessionlog (this one reads up to %d): use that release or a later one", e.Format, e.What, e.Version, e.Newest)
+	}
+	return fmt.Sprintf("session: %s %s is of format %d, which this sessionlog does not read (it reads up to %d)", e.Format, e.What, e.Version, e.Newest)
+}
+
+// Unwrap makes errors.Is(err, ErrNewerFormat) hold for a newer version.
+func (e *FormatError) Unwrap() error {
+	if e.Version > e.Newest {
+		return ErrNewerFormat
+	}
+	return nil
+}

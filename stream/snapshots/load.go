@@ -111,7 +111,7 @@ func (sn *Store) LoadOnce(ctx context.Context, id string, named *Head) (*Loaded,
 func (sn *Store) decodeSkeleton(ctx context.Context, id string, head Head, skel []byte, info *jetstream.ObjectInfo, checks *sync.WaitGroup, epochErr *error) (*Loaded, error) {
 	md := info.Metadata
 	version := md[metaVersion]
-	if version != strconv.Itoa(snapshotVersion) && version != strconv.Itoa(snapshotVersionOneBody) {
+	if version != strconv.Itoa(Version) && version != strconv.Itoa(OldestVersion) {
 		return nil, fmt.Errorf("%w: version %q", ErrUnusable, md[metaVersion])
 	}
 	seq, err1 := strconv.ParseUint(md[metaSeq], 10, 64)
@@ -144,7 +144,7 @@ func (sn *Store) decodeSkeleton(ctx context.Context, id string, head Head, skel 
 		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	ls := &Loaded{Tree: t, Epoch: epoch, Seq: seq, Index: bodyIndexOf(&doc, sk.IDs.Len())}
-	if version == strconv.Itoa(snapshotVersionOneBody) {
+	if version == strconv.Itoa(OldestVersion) {
 		ls.Body = sn.oneBody(id, head.Object+".body", md[metaBodySHA])
 		return ls, nil
 	}

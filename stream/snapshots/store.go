@@ -82,13 +82,14 @@ func (sn *Store) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return jsx.WithTimeout(ctx, sn.timeout)
 }
 
-// snapshotVersion is the snapshot format this version writes and reads.
-// A snapshot of another version is ignored (the session is rebuilt).
-const snapshotVersion = 3
+// Version is the snapshot format this sessionlog writes. A snapshot of a
+// version it does not read is ignored (the session is rebuilt from its
+// messages), never rewritten.
+const Version = 3
 
-// snapshotVersionOneBody is the format before, read as well: its body is
-// one object.
-const snapshotVersionOneBody = 2
+// OldestVersion is the oldest snapshot format read (its body is one
+// object).
+const OldestVersion = 2
 
 var (
 	// ErrNotFound is reported when a session has no snapshot.
@@ -249,7 +250,7 @@ func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base s
 	meta := jetstream.ObjectMeta{
 		Name: name + ".skel",
 		Metadata: map[string]string{
-			metaVersion: strconv.Itoa(snapshotVersion),
+			metaVersion: strconv.Itoa(Version),
 			metaSeq:     strconv.FormatUint(seq, 10),
 			metaEpoch:   strconv.FormatUint(epoch, 10),
 			metaEntries: strconv.Itoa(snap.entries),
