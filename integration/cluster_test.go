@@ -25,6 +25,7 @@ type node struct {
 	name   string
 	data   string
 	client string // 127.0.0.1:port
+	bin    string // the binary it runs, when not the cluster's (an upgrade)
 	args   []string
 	cmd    *exec.Cmd
 	log    *clustertest.SyncBuffer
@@ -127,7 +128,11 @@ func (c *procCluster) spawn(i int) {
 		nd.log = &clustertest.SyncBuffer{}
 	}
 	fmt.Fprintf(nd.log, "--- %s started at %s\n", nd.name, time.Now().Format("15:04:05.000"))
-	nd.cmd = exec.Command(c.bin, nd.args...)
+	bin := c.bin
+	if nd.bin != "" {
+		bin = nd.bin
+	}
+	nd.cmd = exec.Command(bin, nd.args...)
 	nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
 	if err := nd.cmd.Start(); err != nil {
 		c.t.Fatal(err)

@@ -66,6 +66,13 @@ func (l *ledger) ackVia(id, sid, server string) {
 	l.mu.Unlock()
 }
 
+// ackCount is how many appends were acknowledged so far.
+func (l *ledger) ackCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
 // watch makes only the acknowledgements of these sessions count in
 // resumedAfter and slowest.
 func (l *ledger) watch(sessions []string) {
