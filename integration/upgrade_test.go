@@ -291,4 +291,3 @@ func snapshotLeftovers(t *testing.T, ctx context.Context, urls string) []string 
 	}
 	return left
 }
-
