@@ -163,8 +163,8 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 		v, err = check(ctx, c.urls(), w.l)
 		return err
 	})
-	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d; lost %d, duplicated %d, never sent %d; writer errors %d\n%s\n",
-		v.Attempted, v.Acked, v.Stored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), linReport)
+	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d; lost %d, duplicated %d, never sent %d; writer errors %d (the last: %v)\n%s\n",
+		v.Attempted, v.Acked, v.Stored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), w.l.lastErr.Load(), linReport)
 	if v.Lost != 0 || v.Duplicated != 0 || v.NeverSent != 0 || v.Acked == 0 {
 		t.Errorf("ledger and stream disagree: %+v", v)
 	}
