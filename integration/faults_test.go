@@ -216,13 +216,7 @@ func runFaults(t *testing.T, nodes int) {
 	probe.stop()
 	probeStopped = true
 	linReport := lin.stop(t)
-	sessiontest.CheckFor(t, 2*time.Minute, 100*time.Millisecond, func() error { return c.converged(ctx) })
-
-	var v verdict
-	sessiontest.CheckFor(t, 2*time.Minute, 200*time.Millisecond, func() (err error) {
-		v, err = check(ctx, c.urls(), w.l)
-		return err
-	})
+	v := settledVerdict(t, ctx, c, w.l)
 	var report strings.Builder
 	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d (of them unacknowledged %d); lost %d, duplicated %d, never sent %d; writer errors %d; minority acks %d\n",
 		v.Attempted, v.Acked, v.Stored, v.UnackedStored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), minorityAcks.Load())

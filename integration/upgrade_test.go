@@ -157,12 +157,7 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 	w.stop()
 	stopped = true
 	linReport := lin.stop(t)
-	sessiontest.CheckFor(t, 2*time.Minute, 100*time.Millisecond, func() error { return c.converged(ctx) })
-	var v verdict
-	sessiontest.CheckFor(t, 2*time.Minute, 200*time.Millisecond, func() (err error) {
-		v, err = check(ctx, c.urls(), w.l)
-		return err
-	})
+	v := settledVerdict(t, ctx, c, w.l)
 	fmt.Fprintf(&report, "appends attempted %d, acknowledged %d, stored %d; lost %d, duplicated %d, never sent %d; writer errors %d (the last: %v)\n%s\n",
 		v.Attempted, v.Acked, v.Stored, v.Lost, v.Duplicated, v.NeverSent, w.l.errors.Load(), w.l.lastErr.Load(), linReport)
 	if v.Lost != 0 || v.Duplicated != 0 || v.NeverSent != 0 || v.Acked == 0 {

@@ -400,6 +400,19 @@ func check(ctx context.Context, urls string, l *ledger) (verdict, error) {
 	return v, nil
 }
 
+// settledVerdict waits for the cluster to converge, then checks the
+// ledger against the streams.
+func settledVerdict(t *testing.T, ctx context.Context, c *procCluster, l *ledger) verdict {
+	t.Helper()
+	sessiontest.CheckFor(t, 2*time.Minute, 100*time.Millisecond, func() error { return c.converged(ctx) })
+	var v verdict
+	sessiontest.CheckFor(t, 2*time.Minute, 200*time.Millisecond, func() (err error) {
+		v, err = check(ctx, c.urls(), l)
+		return err
+	})
+	return v
+}
+
 // treesAgree opens every session through every node and compares them.
 func treesAgree(t *testing.T, ctx context.Context, c *procCluster, sessions []string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
