@@ -46,9 +46,9 @@ func New(cfg Config, repo session.Repo) (*Follower, error) {
 		case err != nil:
 			return nil, fmt.Errorf("follow: state: %w", err)
 		default:
-			var st map[string]fileState
-			if err := json.Unmarshal(data, &st); err != nil {
-				return nil, fmt.Errorf("follow: state %s: %w", cfg.StatePath, err)
+			st, err := readState(cfg.StatePath, data)
+			if err != nil {
+				return nil, err
 			}
 			for p, s := range st {
 				f.files[p] = &file{path: p, st: s}
@@ -56,6 +56,32 @@ func New(cfg Config, repo session.Repo) (*Follower, error) {
 		}
 	}
 	return f, nil
+}
+
+// StateVersion is the newest format of the state file this follower
+// reads. Version 1 is written as the bare map of files every release has
+// written; {"version": N, "files": {…}} is read, for the release after
+// this one to write (a release reads a format before one writes it, so
+// that a node rolled back reads what its successor wrote).
+const StateVersion = 1
+
+// readState reads a state file of either form.
+func readState(path string, data []byte) (map[string]fileState, error) {
+	var versioned struct {
+		Version *int                 `json:"version"`
+		Files   map[string]fileState `json:"files"`
+	}
+	if json.Unmarshal(data, &versioned) == nil && versioned.Version != nil {
+		if *versioned.Version > StateVersion || *versioned.Version < 1 {
+			return nil, fmt.Errorf("follow: %w", &session.FormatError{Format: "follow state", What: path, Version: *versioned.Version, Newest: StateVersion})
+		}
+		return versioned.Files, nil
+	}
+	var st map[string]fileState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("follow: state %s: %w", path, err)
+	}
+	return st, nil
 }
 
 // Run polls until ctx ends, then closes the sessions it holds and saves

@@ -3,6 +3,8 @@ package follow_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,4 +230,36 @@ func TestFollowPiFiles(t *testing.T) {
 		t.Fatalf("entries %v\nlog:\n%s", got, r.log)
 	}
 	f.Close(ctx)
+}
+
+// The state file is read in the form every release wrote (the bare map
+// of files) and in the versioned one the next release will write; a
+// version newer than this one reads is refused as such, not read as
+// nothing to resume from.
+func TestFollowStateVersions(t *testing.T) {
+	r := newRig(t)
+	data, _ := os.ReadFile(claudeFixture)
+	path := filepath.Join(r.dir, "0f0f0f0f-1111-4222-8333-444455556666.jsonl")
+	os.WriteFile(path, data, 0o600)
+	f := r.follower()
+	r.poll(f)
+	f.Close(ctx)
+	bare, err := os.ReadFile(r.state)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(bare), []byte(`{`)) || bytes.Contains(bare, []byte(`"version"`)) {
+		t.Fatalf("state file written: %s (%v)", bare, err)
+	}
+	versioned := []byte(fmt.Sprintf(`{"version": %d, "files": %s}`, follow.StateVersion, bare))
+	os.WriteFile(r.state, versioned, 0o600)
+	f = r.follower()
+	r.poll(f) // resumes: nothing appended twice
+	f.Close(ctx)
+	want := imported(t, transcript.FormatClaudeCode, path, data)
+	sameEntries(t, r.entries(nil, want.Header.ID), want.Entries)
+
+	os.WriteFile(r.state, []byte(fmt.Sprintf(`{"version": %d, "files": {}}`, follow.StateVersion+1)), 0o600)
+	cfg := follow.DefaultConfig()
+	cfg.Dirs, cfg.StatePath = []string{r.dir}, r.state
+	if _, err := follow.New(cfg, r.repo); !errors.Is(err, session.ErrNewerFormat) {
+		t.Fatalf("a newer state file: %v", err)
+	}
 }

@@ -16,12 +16,21 @@ import (
 	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/lifecycle"
+	"github.com/agentcore/sessionlog/session"
 )
 
-// File is a tenants file: {"tenants":[…]}.
+// File is a tenants file: {"tenants":[…]}, optionally with the version
+// of its format ({"version":1,…}; absent, 1).
 type File struct {
+	Version int      `json:"version,omitempty"`
 	Tenants []Tenant `json:"tenants"`
 }
+
+// Version is the newest tenants file format this release reads. A file
+// naming a newer one is refused, saying so: it was written for a later
+// release. (Releases before v0.5.0 refuse the member itself: leave it out
+// until every node runs v0.5.0 or later.)
+const Version = 1
 
 // Tenant is one tenant: its account (name, users, limits) and its own
 // settings, each in place of the deployment's when set.
@@ -51,6 +60,9 @@ func Load(path string) (*File, error) {
 	var f File
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrInvalid, path, err)
+	}
+	if f.Version > Version || f.Version < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, &session.FormatError{Format: "tenants file", What: path, Version: f.Version, Newest: Version})
 	}
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

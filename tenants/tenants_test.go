@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcore/sessionlog/cluster"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/tenants"
 )
 
@@ -22,6 +23,8 @@ func TestLoad(t *testing.T) {
 		{"an unknown member", `{"tenants":[{"name":"acme",` + users + `,"colour":1}]}`, tenants.ErrInvalid, "colour"},
 		{"a bad account", `{"tenants":[{"name":"SYS",` + users + `}]}`, cluster.ErrInvalidConfig, "reserved"},
 		{"a negative offload", `{"tenants":[{"name":"acme",` + users + `,"offload":-1}]}`, tenants.ErrInvalid, "offload"},
+		{"its format's version", `{"version":1,"tenants":[{"name":"acme",` + users + `,"maxStore":1000,"offload":4096,"retention":{"maxIdle":"720h","archive":false}}]}`, nil, ""},
+		{"a later release's format", `{"version":2,"tenants":[{"name":"acme",` + users + `}]}`, session.ErrNewerFormat, "written by a newer sessionlog"},
 		{"a bad redaction rule", `{"tenants":[{"name":"acme",` + users + `,"redact":{"rules":[{"name":"x","pattern":"("}]}}]}`, tenants.ErrInvalid, "redact"},
 	}
 	for _, tc := range tests {

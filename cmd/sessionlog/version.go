@@ -8,9 +8,11 @@ import (
 	"runtime/debug"
 	"text/tabwriter"
 
+	"github.com/agentcore/sessionlog/follow"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream/snapshots"
+	"github.com/agentcore/sessionlog/tenants"
 )
 
 // version is the release this binary is, set by the release build
@@ -38,6 +40,8 @@ func storedFormats() []storedFormat {
 		{"snapshots", snapshots.Version, [2]int{snapshots.OldestVersion, snapshots.Version}, "one of another version is passed over: the session is read from its messages"},
 		{"backup manifests", lifecycle.BackupVersion, [2]int{1, lifecycle.BackupVersion}, ""},
 		{"archive manifests", lifecycle.ArchiveVersion, [2]int{1, lifecycle.ArchiveVersion}, ""},
+		{"tenants file", tenants.Version, [2]int{1, tenants.Version}, "its version member is optional (absent: 1)"},
+		{"follow state file", follow.StateVersion, [2]int{1, follow.StateVersion}, "written as the bare map of files; the versioned form is read"},
 	}
 }
 
