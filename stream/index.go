@@ -18,10 +18,20 @@ import (
 
 // indexRecord is a session's entry in the index bucket. Seq orders
 // concurrent updates: a record never replaces one with a higher Seq.
+// V is its format (absent in records of releases before v0.5.0: 1).
 type indexRecord struct {
 	session.Listing
 	Seq uint64 `json:"seq"`
+	V   int    `json:"v,omitempty"`
 }
+
+// IndexVersion is the newest index record format this release reads and
+// the one it writes. A record of a newer one is left as it is: listings
+// pass over it, and a writer does not replace it with an older form.
+const IndexVersion = 1
+
+// newer reports whether rec is of a format newer than this release's.
+func (rec indexRecord) newer() bool { return rec.V > IndexVersion }
 
 // putIndex writes rec unless the index already holds a newer record.
 // rev, when non-zero, is the record's revision the caller last wrote: the
@@ -41,6 +51,7 @@ func (b *Backend) putIndex(ctx context.Context, rec indexRecord, rev uint64) (n 
 }
 
 func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64) (uint64, error) {
+	rec.V = IndexVersion
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return 0, err
@@ -64,8 +75,13 @@ func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64)
 			return 0, err
 		}
 		var old indexRecord
-		if json.Unmarshal(cur.Value(), &old) == nil && old.Seq >= rec.Seq {
-			return cur.Revision(), nil
+		if json.Unmarshal(cur.Value(), &old) == nil {
+			if old.newer() {
+				return 0, fmt.Errorf("stream: index of %s: %w", rec.ID, &session.FormatError{Format: "index record", What: rec.ID, Version: old.V, Newest: IndexVersion})
+			}
+			if old.Seq >= rec.Seq {
+				return cur.Revision(), nil
+			}
 		}
 		n, err := b.kv.Update(ctx, rec.ID, val, cur.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {

@@ -186,8 +186,8 @@ func (f *indexFollower) indexUpTo(ctx context.Context, p *Backend, id string, se
 	defer cancel()
 	if e, err := p.kv.Get(ctx, id); err == nil {
 		var rec indexRecord
-		if json.Unmarshal(e.Value(), &rec) == nil && rec.Seq >= seq {
-			return nil
+		if json.Unmarshal(e.Value(), &rec) == nil && (rec.Seq >= seq || rec.newer()) {
+			return nil // current, or a later release's: not ours to rewrite
 		}
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted) {
 		return err

@@ -301,6 +301,9 @@ func (r *tailReader) take(m *jetstream.RawStreamMsg) {
 	if json.Unmarshal(m.Data, &rec) != nil || rec.ID != id {
 		return // not ours: an index holds only sessionlog records
 	}
+	if rec.newer() {
+		return // a later release's record: what it says is not known here
+	}
 	if r.after != nil && !r.after.before(listed{at: at, id: id}) {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentcore/sessionlog/follow"
 	"github.com/agentcore/sessionlog/lifecycle"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/snapshots"
 	"github.com/agentcore/sessionlog/tenants"
 )
@@ -37,7 +38,8 @@ func storedFormats() []storedFormat {
 	return []storedFormat{
 		{"session files (pi's JSONL)", session.CurrentVersion, [2]int{1, session.CurrentVersion}, "older versions are migrated as they are read"},
 		{"entries on the stream (msgpack)", session.CurrentVersion, [2]int{session.CurrentVersion, session.CurrentVersion}, "the version of the session's header"},
-		{"snapshots", snapshots.Version, [2]int{snapshots.OldestVersion, snapshots.Version}, "one of another version is passed over: the session is read from its messages"},
+		{"index records", stream.IndexVersion, [2]int{1, stream.IndexVersion}, "one of a newer version is passed over by listings and never rewritten"},
+		{"snapshots (tips included)", snapshots.Version, [2]int{snapshots.OldestVersion, snapshots.Version}, "one of another version is passed over: the session is read from its messages"},
 		{"backup manifests", lifecycle.BackupVersion, [2]int{1, lifecycle.BackupVersion}, ""},
 		{"archive manifests", lifecycle.ArchiveVersion, [2]int{1, lifecycle.ArchiveVersion}, ""},
 		{"tenants file", tenants.Version, [2]int{1, tenants.Version}, "its version member is optional (absent: 1)"},

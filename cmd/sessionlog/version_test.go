@@ -36,10 +36,10 @@ func TestVersionNamesFormats(t *testing.T) {
 		}
 		byName[f.Name] = f
 	}
-	if s := byName["snapshots"]; s.Writes != snapshots.Version || s.Reads[0] != snapshots.OldestVersion {
+	if s := byName["snapshots (tips included)"]; s.Writes != snapshots.Version || s.Reads[0] != snapshots.OldestVersion {
 		t.Errorf("snapshots: %+v, want writes %d, reads from %d", s, snapshots.Version, snapshots.OldestVersion)
 	}
-	for _, want := range []string{"session files (pi's JSONL)", "entries on the stream (msgpack)", "backup manifests", "archive manifests"} {
+	for _, want := range []string{"session files (pi's JSONL)", "entries on the stream (msgpack)", "backup manifests", "archive manifests", "index records", "tenants file", "follow state file"} {
 		if _, ok := byName[want]; !ok {
 			t.Errorf("no %q in %s", want, out.String())
 		}
