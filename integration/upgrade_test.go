@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,19 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 		w.l.ack(id, "itest-blobs")
 	}
 	appendLarge(old, "large-"+prev.version)
+	// Sessions that stop growing, imported by the previous release from
+	// every shape it takes in: files pi 1.6 wrote, a Claude Code
+	// transcript, a Codex rollout with numbers kept as written. Both
+	// versions must export each the same, byte for byte, at every step.
+	var static []string
+	for i, f := range []string{"../session/sessiontest/testdata/pi16/pi1.6.0-seed1-0.jsonl", "../session/sessiontest/testdata/pi16/pi1.6.0-seed3-1.jsonl",
+		"../session/sessiontest/testdata/pi/scenario-16.jsonl", "../transcript/testdata/claude-code/tool_heavy.jsonl", "../transcript/testdata/codex/numbers.jsonl"} {
+		id := fmt.Sprintf("itest-static-%d", i)
+		if out, err := exec.CommandContext(ctx, old, "import", "-url", c.urls(), "-id", id, f).CombinedOutput(); err != nil {
+			t.Fatalf("%s import %s: %v\n%s", prev.version, f, err, out)
+		}
+		static = append(static, id)
+	}
 
 	type step struct {
 		node   int
@@ -149,7 +163,7 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 			gap := waitForAck(t, w.l, mark, 60*time.Second)
 			took := time.Since(mark)
 			read := time.Now()
-			sessiontest.CheckFor(t, 60*time.Second, 200*time.Millisecond, func() error { return readableByBoth(ctx, c, k, old, bin, sessions) })
+			sessiontest.CheckFor(t, 60*time.Second, 200*time.Millisecond, func() error { return readableByBoth(ctx, c, k, old, bin, sessions, static) })
 			fmt.Fprintf(&report, "  %s %s: write gap %v, the node back and ready after %v, %d appends acknowledged meanwhile; every session read by both versions in %v\n",
 				c.nodes[s.node].name, s.action, gap.Round(time.Millisecond), took.Round(time.Millisecond), w.l.ackCount()-acksBefore, time.Since(read).Round(time.Millisecond))
 		}
@@ -211,16 +225,20 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 
 // readableByBoth exports every session with the old and the new binary,
 // through node k+i for session i at step k (each step reads through every
-// node): each export must succeed and, the sessions only growing, the one
-// taken later must begin with the one taken before.
-func readableByBoth(ctx context.Context, c *procCluster, k int, old, current string, sessions []string) error {
-	for i, sid := range sessions {
+// node): each export must succeed; those of the static sessions must be
+// the same from both, and, the others only growing, the one taken later
+// must begin with the one taken before.
+func readableByBoth(ctx context.Context, c *procCluster, k int, old, current string, growing, static []string) error {
+	for i, sid := range append(slices.Clone(growing), static...) {
 		n := (k + i) % len(c.nodes)
 		var before []byte
 		for _, b := range []string{old, current} {
 			out, err := exec.CommandContext(ctx, b, "export", "-url", c.url(n), sid).Output()
 			if err != nil {
 				return fmt.Errorf("%s export of %s through %s: %w", filepath.Base(b), sid, c.nodes[n].name, err)
+			}
+			if i >= len(growing) && before != nil && !bytes.Equal(out, before) {
+				return fmt.Errorf("%s through %s: the two versions export it differently (%d and %d bytes)", sid, c.nodes[n].name, len(before), len(out))
 			}
 			if before != nil && !bytes.HasPrefix(out, before) {
 				return fmt.Errorf("%s through %s: the new build's export does not continue the old one's", sid, c.nodes[n].name)
