@@ -332,6 +332,9 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	if h.Version == 0 {
 		h.Version = session.CurrentVersion
 	}
+	if err := knownVersion(&h); err != nil {
+		return nil, err
+	}
 	data, err := codec.EncodeHeaderMsgpack(&h)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package stream_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -157,49 +156,5 @@ func TestIndexFollowerCoversForeignWrites(t *testing.T) {
 	})
 	if n, _ := b.IndexRepairs(); n != 1 {
 		t.Fatalf("the follower rewrote records their writers had written: %d repairs", n)
-	}
-}
-
-// An index record of a later release's format is passed over by listings
-// and never replaced with this release's older form; records this
-// release writes name their format.
-func TestIndexRecordOfANewerFormat(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b := newBackend(t)
-	defer b.Close(ctx)
-	st, err := b.CreateStore(ctx, sessiontest.TestHeader("later"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(ctx)
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(ctx, b.Config().IndexBucket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessiontest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
-		e, err := kv.Get(ctx, "later")
-		if err != nil || !strings.Contains(string(e.Value()), fmt.Sprintf(`"v":%d`, stream.IndexVersion)) {
-			return fmt.Errorf("the record written: %v %v", e, err)
-		}
-		return nil
-	})
-	later := fmt.Sprintf(`{"id":"later","entries":99,"seq":1,"v":%d,"shape":"unknown here"}`, stream.IndexVersion+1)
-	if _, err := kv.Put(ctx, "later", []byte(later)); err != nil {
-		t.Fatal(err)
-	}
-	page, err := b.List(ctx, session.ListOptions{})
-	if err != nil || len(page.Sessions) != 0 {
-		t.Fatalf("listed %+v (%v); a later release's record is passed over", page.Sessions, err)
-	}
-	for i := range 3 {
-		if err := st.Append(ctx, textEntry(fmt.Sprintf("e%d", i), "")); err != nil {
-			t.Fatalf("an append with the index record of a later release: %v", err)
-		}
-	}
-	st.Close(ctx) // flushes its index record, or tries to
-	if e, err := kv.Get(ctx, "later"); err != nil || string(e.Value()) != later {
-		t.Fatalf("the later release's record became %s (%v)", e.Value(), err)
 	}
 }

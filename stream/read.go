@@ -83,12 +83,18 @@ func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, er
 		if err != nil {
 			return Message{}, fmt.Errorf("%w: %s seq %d: %w", ErrCorrupt, id, seq, err)
 		}
+		if err := knownVersion(h); err != nil {
+			return Message{}, err
+		}
 		return Message{Session: id, Seq: seq, Header: h, Entry: e}, nil
 	}
 	if typ == string(session.TypeSession) {
 		h, err := codec.DecodeHeaderMsgpack(data)
 		if err != nil {
 			return Message{}, fmt.Errorf("%w: header of %s (seq %d): %w", ErrCorrupt, id, seq, err)
+		}
+		if err := knownVersion(h); err != nil {
+			return Message{}, err
 		}
 		return Message{Session: id, Seq: seq, Header: h}, nil
 	}
@@ -100,6 +106,16 @@ func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, er
 		return Message{}, fmt.Errorf("%w: %s seq %d: a %s entry on a %s subject", ErrCorrupt, id, seq, e.Type, typ)
 	}
 	return Message{Session: id, Seq: seq, Entry: e}, nil
+}
+
+// knownVersion refuses a session whose header is of a format newer than
+// this release writes: a later release's session, which this node does
+// not read (nor write to) rather than read wrong.
+func knownVersion(h *session.Header) error {
+	if h != nil && h.Version > session.CurrentVersion {
+		return fmt.Errorf("stream: %w", &session.FormatError{Format: "session", What: h.ID, Version: h.Version, Newest: session.CurrentVersion})
+	}
+	return nil
 }
 
 func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {

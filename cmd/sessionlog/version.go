@@ -37,7 +37,7 @@ type storedFormat struct {
 func storedFormats() []storedFormat {
 	return []storedFormat{
 		{"session files (pi's JSONL)", session.CurrentVersion, [2]int{1, session.CurrentVersion}, "older versions are migrated as they are read"},
-		{"entries on the stream (msgpack)", session.CurrentVersion, [2]int{session.CurrentVersion, session.CurrentVersion}, "the version of the session's header"},
+		{"entries on the stream (msgpack)", session.CurrentVersion, [2]int{session.CurrentVersion, session.CurrentVersion}, "the version of the session's header; a newer session is refused, the others served"},
 		{"index records", stream.IndexVersion, [2]int{1, stream.IndexVersion}, "one of a newer version is passed over by listings and never rewritten"},
 		{"snapshots (tips included)", snapshots.Version, [2]int{snapshots.OldestVersion, snapshots.Version}, "one of another version is passed over: the session is read from its messages"},
 		{"backup manifests", lifecycle.BackupVersion, [2]int{1, lifecycle.BackupVersion}, ""},
