@@ -7,5 +7,8 @@
 // previous release (CHANGELOG.md) from the repository's history and rolls
 // a cluster of it forward to this build and one node back under the same
 // checks. The tests are in *_test.go; `go test ./integration -soak 10m`
-// runs longer (the upgrade goes up and down again until then).
+// runs longer (the upgrade goes up and down again until then). Edge nodes
+// and single serve processes are tested in integration/edges, a package
+// of its own so that each has go test's ten minutes; both start serve
+// through integration/internal/serveproc.
 package integration

@@ -50,7 +50,7 @@ func TestEdgeSyncsThroughAHubNodeKilled(t *testing.T) {
 		urls[i] = "nats-leaf://" + p.Addr()
 	}
 	edge := startServe(t, edgeData, "-domain", "laptop", "-hub", strings.Join(urls, ","), "-hub-credentials", creds, "-partitions", fmt.Sprint(partitions))
-	ec := client(t, edge.url, "")
+	ec := client(t, edge.URL, "")
 	ctx := context.Background()
 	var sessions []string
 	text := strings.Repeat("h", 8<<10)
@@ -90,7 +90,7 @@ func TestEdgeSyncsThroughAHubNodeKilled(t *testing.T) {
 func waitLinked(t *testing.T, edge *serveProc) {
 	t.Helper()
 	sessiontest.CheckFor(t, 60*time.Second, 10*time.Millisecond, func() error {
-		if !strings.Contains(edge.log.String(), "linked to the hub") {
+		if !strings.Contains(edge.Log.String(), "linked to the hub") {
 			return fmt.Errorf("the edge has not linked")
 		}
 		return nil

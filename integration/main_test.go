@@ -2,11 +2,9 @@ package integration
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentcore/sessionlog/integration/internal/serveproc"
 )
 
 var (
@@ -17,19 +15,5 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "sessionlog-integration-")
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "sessionlog")
-	build := exec.Command("go", "build", "-o", bin, "github.com/agentcore/sessionlog/cmd/sessionlog")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Println("build sessionlog:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	serveproc.Main(m, &bin)
 }

@@ -1,4 +1,4 @@
-package integration
+package edges
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func TestEdgeRedactsBeforeAnythingLeaves(t *testing.T) {
 		}
 		appendMessages(t, e.c, id, "the key is "+secrets[0]+" and the token "+secrets[1], 3)
 	}
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
 		tr, err := readTree(hub, "clean-notes")
 		if err != nil {
@@ -82,13 +82,13 @@ func TestEdgeRedactsBeforeAnythingLeaves(t *testing.T) {
 	}
 	// The leaky edge was told why, and the hub holds nothing of it.
 	sessiontest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		if !strings.Contains(leaky.proc.log.String(), "acme-token") {
+		if !strings.Contains(leaky.proc.Log.String(), "acme-token") {
 			return fmt.Errorf("the leaky edge was not told which rules it lacks")
 		}
 		return nil
 	})
-	if strings.Contains(leaky.proc.log.String(), "linked to the hub") {
-		t.Fatalf("the hub linked an edge that does not redact:\n%s", leaky.proc.log.String())
+	if strings.Contains(leaky.proc.Log.String(), "linked to the hub") {
+		t.Fatalf("the hub linked an edge that does not redact:\n%s", leaky.proc.Log.String())
 	}
 	if err := hub.Call(ctx, api.OpEntries, api.EntriesRequest{Session: "leaky-notes"}, &e); err == nil {
 		t.Fatalf("the hub holds the leaky edge's session")
@@ -116,7 +116,7 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 	f := newFleet(t, []string{"stolen", "kept"}, fleetOpts{})
 	stolen, kept := f.edges[0], f.edges[1]
 	ctx := context.Background()
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	for _, e := range f.edges {
 		if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: e.domain + "-1"}, nil); err != nil {
 			t.Fatal(err)
@@ -144,21 +144,21 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 		t.Fatal("the test's tenants file changed shape")
 	}
 	os.WriteFile(f.tenants, []byte(revoked), 0o600)
-	f.hub.cmd.Process.Signal(syscall.SIGHUP)
+	f.hub.Cmd.Process.Signal(syscall.SIGHUP)
 	sessiontest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
-		if !strings.Contains(f.hub.log.String(), "edges revoked: acme/stolen") {
+		if !strings.Contains(f.hub.Log.String(), "edges revoked: acme/stolen") {
 			return fmt.Errorf("the hub did not say it revoked the edge")
 		}
 		return nil
 	})
 	// Its credentials are refused, as a link and as a client.
-	if nc, err := nats.Connect(f.hub.url, nats.UserInfo("stolen", "stolen-pw")); err == nil {
+	if nc, err := nats.Connect(f.hub.URL, nats.UserInfo("stolen", "stolen-pw")); err == nil {
 		nc.Close()
 		t.Fatal("the revoked edge's credentials still sign in")
 	}
 	// The tenant's streams no longer take it in (the hub's status lists
 	// each stream's sources).
-	st, err := exec.Command(bin, "status", "-url", strings.Replace(f.hub.url, "nats://", "nats://alice:alice-pw@", 1)).Output()
+	st, err := exec.Command(bin, "status", "-url", strings.Replace(f.hub.URL, "nats://", "nats://alice:alice-pw@", 1)).Output()
 	if err != nil || !strings.Contains(string(st), "kept") {
 		t.Fatalf("the hub's status (%v) does not list the kept edge:\n%s", err, st)
 	}
@@ -172,7 +172,7 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 	if err := atHub("stolen-1", 2)(); err != nil {
 		t.Fatalf("after the revocation: %v", err)
 	}
-	if strings.Contains(f.hub.log.String(), "not reloaded") {
-		t.Fatalf("the hub could not reload:\n%s", f.hub.log.String())
+	if strings.Contains(f.hub.Log.String(), "not reloaded") {
+		t.Fatalf("the hub could not reload:\n%s", f.hub.Log.String())
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package edges
 
 // One tenant driven as hard as it can be must not starve another: the
 // node runs as `sessionlog serve -tenants` in a process of its own (its
@@ -26,6 +26,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/integration/internal/serveproc"
 )
 
 // soakHostile asks for the full-size runs of these tests.
@@ -58,11 +59,6 @@ func startTenantNode(t *testing.T, nofile int, args ...string) *tenantNode {
 	return &tenantNode{serveProc: p, httpBase: "http://" + httpAddr}
 }
 
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	return strings.Join(ls[max(0, len(ls)-lines):], "\n")
-}
-
 // peakRSS is the process's high-water resident set (VmHWM), in bytes.
 func (n *tenantNode) peakRSS(t *testing.T) int64 {
 	kb, err := n.status("VmHWM")
@@ -77,7 +73,7 @@ func (n *tenantNode) peakRSS(t *testing.T) int64 {
 
 // status is a kB figure of the process's /proc status.
 func (n *tenantNode) status(key string) (kb int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
@@ -91,7 +87,7 @@ func (n *tenantNode) status(key string) (kb int64, err error) {
 
 // connect connects as user, failing fast (no retries).
 func (n *tenantNode) connect(user string) (*nats.Conn, error) {
-	return nats.Connect(n.url, nats.UserInfo(user, user+"-pw"), nats.MaxReconnects(0), nats.Timeout(5*time.Second))
+	return nats.Connect(n.URL, nats.UserInfo(user, user+"-pw"), nats.MaxReconnects(0), nats.Timeout(5*time.Second))
 }
 
 // prober is tenant B reading as it always does, over NATS and HTTP, while
@@ -223,8 +219,8 @@ func TestOneTenantCannotTakeTheDescriptors(t *testing.T) {
 	if refused == 0 || count == 0 {
 		t.Fatalf("acme opened %d connections without a refusal (bob made %d requests)", len(conns), count)
 	}
-	if log := n.log.String(); strings.Contains(log, "too many open files") {
-		t.Fatalf("the node ran out of descriptors:\n%s", tail(log, 20))
+	if log := n.Log.String(); strings.Contains(log, "too many open files") {
+		t.Fatalf("the node ran out of descriptors:\n%s", serveproc.Tail(log, 20))
 	}
 	t.Logf("acme held %d connections, then was refused (%v); bob's %d requests meanwhile: p50 %v, p99 %v; peak RSS %d MiB",
 		len(conns), firstRefusal, count, p50, p99, n.peakRSS(t)>>20)

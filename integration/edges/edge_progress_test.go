@@ -1,4 +1,4 @@
-package integration
+package edges
 
 import (
 	"context"
@@ -39,17 +39,17 @@ func TestEdgeSyncSaysHowFarItIs(t *testing.T) {
 		}
 	}
 	t0 := time.Now()
-	before := len(e.proc.log.String())
+	before := len(e.proc.Log.String())
 	e.link.SetCut(false)
 
 	// Each progress line counts what was left when it was said, or says
 	// it cannot count yet; "up to date" is said only once the hub holds
 	// every entry.
 	counted := regexp.MustCompile(`sync: (\d+|\(not counted yet[^)]*\)) of this edge's messages still to reach the hub`)
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	var lines []string
 	sessiontest.CheckFor(t, 120*time.Second, 50*time.Millisecond, func() error {
-		log := e.proc.log.String()[before:]
+		log := e.proc.Log.String()[before:]
 		lines = lines[:0]
 		for _, m := range counted.FindAllStringSubmatch(log, -1) {
 			lines = append(lines, m[1])
@@ -79,7 +79,7 @@ func TestEdgeSyncSaysHowFarItIs(t *testing.T) {
 func TestEdgeResumesAtOnceAfterACut(t *testing.T) {
 	f := newFleet(t, []string{"laptop"}, fleetOpts{})
 	e := f.edges[0]
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	ctx := context.Background()
 	if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "flaky"}, nil); err != nil {
 		t.Fatal(err)

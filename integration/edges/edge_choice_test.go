@@ -1,4 +1,4 @@
-package integration
+package edges
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 func TestEdgeKeepsChosenSessionsOnTheMachine(t *testing.T) {
 	f := newFleet(t, []string{"laptop"}, fleetOpts{edge: map[string][]string{"laptop": {"-keep-local", "cwd=/home/alice/private"}}})
 	e := f.edges[0]
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	ctx := context.Background()
 	large := func(marker string) jsontext.Value {
 		text := strings.Repeat(marker+" ", (200<<10)/(len(marker)+1))

@@ -1,9 +1,7 @@
-package integration
+package edges
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,74 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
-
-// servePorc is a `sessionlog serve` process and what it printed.
-type serveProc struct {
-	cmd  *exec.Cmd
-	log  *clustertest.SyncBuffer
-	data string
-	url  string
-	// cliErr is what the CLI run by cli printed on stderr.
-	cliErr string
-}
-
-// startServe runs serve on data with args until the test ends and waits
-// for its URL.
-func startServe(t *testing.T, data string, args ...string) *serveProc {
-	t.Helper()
-	return startServeLimited(t, data, 0, args...)
-}
-
-// startServeLimited is startServe under a descriptor limit (0: the
-// test's own): serve then runs under sh, after ulimit -n.
-func startServeLimited(t *testing.T, data string, nofile int, args ...string) *serveProc {
-	t.Helper()
-	p := &serveProc{log: &clustertest.SyncBuffer{}, data: data}
-	os.Remove(filepath.Join(data, "serve.url"))
-	serve := append([]string{"serve", "-data", data, "-listen", "127.0.0.1:0", "-http", ""}, args...)
-	if nofile > 0 {
-		p.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf("ulimit -n %d && exec \"$@\"", nofile), "sh", bin}, serve...)...)
-	} else {
-		p.cmd = exec.Command(bin, serve...)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		if t.Failed() {
-			t.Logf("serve %v:\n%s", args, tail(p.log.String(), 40))
-		}
-	})
-	sessiontest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
-		b, err := os.ReadFile(filepath.Join(data, "serve.url"))
-		p.url = strings.TrimSpace(string(b))
-		return err
-	})
-	return p
-}
-
-func (p *serveProc) cli(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append(args, "-url", p.url)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sessionlog %v: %v\n%s", args, err, stderr.String())
-	}
-	p.cliErr += stderr.String()
-	return strings.TrimSpace(string(out))
-}
 
 // edgeRig is a hub's and an edge's data dirs, the hub's tenants file
 // (acme: alice, and the edge as its edge; more tenants as given) and the
@@ -116,77 +52,6 @@ func (r *edgeRig) startEdge(t *testing.T, addr string) *serveProc {
 	return startServe(t, r.edgeData, "-domain", r.domain, "-hub", "nats-leaf://"+addr, "-hub-credentials", r.creds)
 }
 
-// client is a sessionlog client on url (as user, with a password of
-// user-pw, unless user is "") until the test ends.
-func client(t *testing.T, url, user string) *api.Client {
-	t.Helper()
-	var opts []nats.Option
-	if user != "" {
-		opts = append(opts, nats.UserInfo(user, user+"-pw"))
-	}
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return api.NewClient(nc, "sessionlog.v1")
-}
-
-// appendMessages appends n user messages of text to session, one a
-// request, and returns their ids.
-func appendMessages(t *testing.T, c *api.Client, session, text string, n int) []string {
-	t.Helper()
-	var ids []string
-	for range n {
-		var r api.AppendReply
-		for {
-			err := c.Call(context.Background(), api.OpAppend, api.AppendRequest{Session: session, Entries: []jsontext.Value{
-				jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)}}, &r)
-			var ae *api.Error
-			if errors.As(err, &ae) && ae.Code == api.CodeRateLimited {
-				// The node's bound on one client's requests: as a client
-				// would, after the pause it asks for.
-				time.Sleep(time.Duration(max(ae.RetryAfterMs, 10)) * time.Millisecond)
-				continue
-			}
-			if err != nil {
-				t.Fatalf("the edge refused a write: %v", err)
-			}
-			break
-		}
-		ids = append(ids, r.Entries[0].ID)
-	}
-	return ids
-}
-
-// hubHolds waits until the hub (c) holds as many entries of sessions as
-// want has, and fails unless they are want's, each once, in order.
-func hubHolds(t *testing.T, c *api.Client, want []string, sessions ...string) {
-	t.Helper()
-	var got []string
-	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		got = got[:0]
-		for _, s := range sessions {
-			var r api.EntriesReply
-			if err := c.Call(context.Background(), api.OpEntries, api.EntriesRequest{Session: s, Limit: 1000}, &r); err != nil {
-				return err
-			}
-			for _, raw := range r.Entries {
-				var e struct{ ID string }
-				json.Unmarshal(raw, &e)
-				got = append(got, e.ID)
-			}
-		}
-		if len(got) < len(want) {
-			return fmt.Errorf("%d of %d entries at the hub", len(got), len(want))
-		}
-		return nil
-	})
-	if !slices.Equal(got, want) {
-		t.Fatalf("the hub holds %d entries, the edge acknowledged %d (or in another order)", len(got), len(want))
-	}
-}
-
 // An edge node takes a session's writes with its hub down; once the hub
 // runs, the edge links to it with credentials of its own, asks it to take
 // its sessions in, and the hub serves the session to that tenant — every
@@ -195,14 +60,14 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	r := newEdgeRig(t, "laptop", "alice-laptop", `,
  {"name":"globex","users":[{"user":"bob","password":"bob-pw"}]}`)
 	edge := r.startEdge(t, "")
-	edge.cli(t, "new", "-id", "offline-1", "-cwd", "/w")
+	edge.CLI(t, "new", "-id", "offline-1", "-cwd", "/w")
 	var ids []string
 	for i := range 30 {
-		ids = append(ids, edge.cli(t, "append", "offline-1", "-text", fmt.Sprintf("written offline %d", i)))
+		ids = append(ids, edge.CLI(t, "append", "offline-1", "-text", fmt.Sprintf("written offline %d", i)))
 	}
 
 	hub := r.startHub(t)
-	c := client(t, hub.url, "alice")
+	c := client(t, hub.URL, "alice")
 	ctx := context.Background()
 	hubHolds(t, c, ids, "offline-1")
 	// Written online, an entry reaches the hub too, readable and
@@ -211,7 +76,7 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	var lags []time.Duration
 	for i := range 10 {
 		word := fmt.Sprintf("online%dword", i)
-		last := edge.cli(t, "append", "offline-1", "-text", "written "+word)
+		last := edge.CLI(t, "append", "offline-1", "-text", "written "+word)
 		t0 := time.Now()
 		sessiontest.CheckFor(t, 20*time.Second, 5*time.Millisecond, func() error {
 			var g api.GetReply
@@ -235,12 +100,12 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 	t.Logf("edge append -> readable at the hub: p50 %v, max %v (10 appends); searchable within 2 s", lags[len(lags)/2], lags[len(lags)-1])
 	// bob, of another tenant, finds nothing of acme's edge.
 	var none api.EntriesReply
-	if err := client(t, hub.url, "bob").Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
+	if err := client(t, hub.URL, "bob").Call(ctx, api.OpEntries, api.EntriesRequest{Session: "offline-1"}, &none); err == nil {
 		t.Fatalf("another tenant reads the edge's session: %d entries", len(none.Entries))
 	}
 	// The edge's credentials carry its link and nothing else: as a client
 	// they neither read the tenant's sessions nor reach its streams.
-	ec, err := nats.Connect(hub.url, nats.UserInfo(r.edgeUser, r.edgePassword))
+	ec, err := nats.Connect(hub.URL, nats.UserInfo(r.edgeUser, r.edgePassword))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,15 +119,15 @@ func TestEdgeSessionsReachTheHub(t *testing.T) {
 		t.Fatal("the edge's credentials reach the hub's JetStream API")
 	}
 	// The hub's status shows the edge's link: its lag and when it was heard.
-	st, _ := exec.Command(bin, "status", "-url", strings.Replace(hub.url, "nats://", "nats://alice:alice-pw@", 1)).Output()
+	st, _ := exec.Command(bin, "status", "-url", strings.Replace(hub.URL, "nats://", "nats://alice:alice-pw@", 1)).Output()
 	if !strings.Contains(string(st), "EDGE") || !strings.Contains(string(st), "laptop") {
 		t.Fatalf("the hub's status does not show the edge:\n%s", st)
 	}
-	if strings.Contains(edge.cliErr, "replica") {
-		t.Fatalf("the CLI on an edge warned of replicas: %s", edge.cliErr)
+	if strings.Contains(edge.CLIErr, "replica") {
+		t.Fatalf("the CLI on an edge warned of replicas: %s", edge.CLIErr)
 	}
-	if !strings.Contains(edge.log.String(), "linked to the hub") {
-		t.Fatalf("the edge did not say it linked:\n%s", edge.log.String())
+	if !strings.Contains(edge.Log.String(), "linked to the hub") {
+		t.Fatalf("the edge did not say it linked:\n%s", edge.Log.String())
 	}
 }
 
@@ -273,19 +138,19 @@ func TestEdgeWritesThroughHubRestarts(t *testing.T) {
 	r := newEdgeRig(t, "box", "box", "")
 	hub := r.startHub(t)
 	edge := r.startEdge(t, "")
-	ec := client(t, edge.url, "")
+	ec := client(t, edge.URL, "")
 	if err := ec.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "box-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	ids := appendMessages(t, ec, "box-1", "x", 50)
 	for range 2 {
-		hub.cmd.Process.Kill() // -9
-		hub.cmd.Wait()
+		hub.Cmd.Process.Kill() // -9
+		hub.Cmd.Wait()
 		ids = append(ids, appendMessages(t, ec, "box-1", "x", 50)...) // the link is down: the edge takes them
 		hub = r.startHub(t)
 		ids = append(ids, appendMessages(t, ec, "box-1", "x", 25)...)
 	}
-	hubHolds(t, client(t, hub.url, "alice"), ids, "box-1")
+	hubHolds(t, client(t, hub.URL, "alice"), ids, "box-1")
 }
 
 // An edge killed (-9) while the hub takes in what it wrote offline, and
@@ -294,7 +159,7 @@ func TestEdgeWritesThroughHubRestarts(t *testing.T) {
 func TestEdgeKilledMidSync(t *testing.T) {
 	r := newEdgeRig(t, "ci", "ci", "")
 	edge := r.startEdge(t, "")
-	ec := client(t, edge.url, "")
+	ec := client(t, edge.URL, "")
 	var ids, sessions []string
 	text := strings.Repeat("w", 20<<10) // 20 KB a message: a sync that takes a moment
 	for s := range 5 {
@@ -308,15 +173,15 @@ func TestEdgeKilledMidSync(t *testing.T) {
 	hub := r.startHub(t)
 	// Killed as soon as its link is up: the hub is taking its sessions in.
 	sessiontest.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
-		if !strings.Contains(edge.log.String(), "linked to the hub") {
+		if !strings.Contains(edge.Log.String(), "linked to the hub") {
 			return fmt.Errorf("not linked yet")
 		}
 		return nil
 	})
-	edge.cmd.Process.Kill()
-	edge.cmd.Wait()
+	edge.Cmd.Process.Kill()
+	edge.Cmd.Wait()
 	r.startEdge(t, "")
-	hubHolds(t, client(t, hub.url, "alice"), ids, sessions...)
+	hubHolds(t, client(t, hub.URL, "alice"), ids, sessions...)
 }
 
 // The link cut again and again while an edge writes and the hub takes in
@@ -331,7 +196,7 @@ func TestEdgeLinkCutRepeatedly(t *testing.T) {
 	}
 	defer link.Close()
 	edge := r.startEdge(t, link.Addr())
-	ec := client(t, edge.url, "")
+	ec := client(t, edge.URL, "")
 	if err := ec.Call(context.Background(), api.OpCreate, api.CreateRequest{ID: "flaky-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -347,5 +212,5 @@ func TestEdgeLinkCutRepeatedly(t *testing.T) {
 		ids = append(ids, appendMessages(t, ec, "flaky-1", text, 1)...)
 	}
 	link.SetCut(false)
-	hubHolds(t, client(t, hub.url, "alice"), ids, "flaky-1")
+	hubHolds(t, client(t, hub.URL, "alice"), ids, "flaky-1")
 }

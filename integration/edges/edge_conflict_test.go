@@ -1,4 +1,4 @@
-package integration
+package edges
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 		os.WriteFile(creds, []byte(d+":"+d+"-pw\n"), 0o600)
 		e.data = data
 		e.proc = startServe(t, data, append([]string{"-domain", d, "-hub", "nats-leaf://" + e.link.Addr(), "-hub-credentials", creds}, o.edge[d]...)...)
-		e.c = client(t, e.proc.url, "")
+		e.c = client(t, e.proc.URL, "")
 		f.edges = append(f.edges, e)
 	}
 	// Linked both ways (or told why not), before the test begins.
@@ -81,7 +81,7 @@ func newFleet(t *testing.T, domains []string, o fleetOpts) *fleet {
 			break
 		}
 		sessiontest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
-			if l := e.proc.log.String(); !strings.Contains(l, "take in the hub's sessions") && !strings.Contains(l, "did not take this edge's sessions in") {
+			if l := e.proc.Log.String(); !strings.Contains(l, "take in the hub's sessions") && !strings.Contains(l, "did not take this edge's sessions in") {
 				return fmt.Errorf("%s not linked yet", e.domain)
 			}
 			return nil
@@ -150,7 +150,7 @@ func TestEdgesWritingApartConverge(t *testing.T) {
 	// A's link through a bandwidth bound (4 MiB/s): the relay in the way.
 	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{edge: map[string][]string{"laptop-a": {"-hub-bandwidth", "4194304"}}})
 	a, b := f.edges[0], f.edges[1]
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	ctx := context.Background()
 	var sessions []string
 	for i := range 20 {
@@ -237,7 +237,7 @@ func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
 	f := newFleet(t, []string{"laptop-a", "laptop-b"}, fleetOpts{})
 	a, b := f.edges[0], f.edges[1]
 	projects := t.TempDir()
-	follow := exec.Command(bin, "follow", "-interval", "50ms", "-state", "none", "-url", a.proc.url, projects)
+	follow := exec.Command(bin, "follow", "-interval", "50ms", "-state", "none", "-url", a.proc.URL, projects)
 	var followLog clustertest.SyncBuffer
 	follow.Stdout, follow.Stderr = &followLog, &followLog
 	if err := follow.Start(); err != nil {
@@ -250,7 +250,7 @@ func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
 			t.Logf("follow:\n%s", followLog.String())
 		}
 	})
-	claude, err := os.ReadFile("../transcript/testdata/claude-code/short.jsonl")
+	claude, err := os.ReadFile("../../transcript/testdata/claude-code/short.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, id+".jsonl.tmp"), claude, 0o600)
 	os.Rename(filepath.Join(dir, id+".jsonl.tmp"), filepath.Join(dir, id+".jsonl"))
 	t0 := time.Now()
-	hub := client(t, f.hub.url, "alice")
+	hub := client(t, f.hub.URL, "alice")
 	sessiontest.CheckFor(t, 2*time.Second, 10*time.Millisecond, func() error {
 		var r api.SearchReply
 		if err := hub.Call(context.Background(), api.OpSearch, api.SearchRequest{Query: "phx.server"}, &r); err != nil {
@@ -269,7 +269,7 @@ func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
 		if len(r.Hits) == 0 {
 			ta, aerr := readTree(a.c, id)
 			th, herr := readTree(hub, id)
-			st, _ := exec.Command(bin, "status", "-url", strings.Replace(f.hub.url, "nats://", "nats://alice:alice-pw@", 1)).CombinedOutput()
+			st, _ := exec.Command(bin, "status", "-url", strings.Replace(f.hub.URL, "nats://", "nats://alice:alice-pw@", 1)).CombinedOutput()
 			return fmt.Errorf("not found at the hub yet (A: %d %v, hub: %d %v)\n%s", len(ta.ids), aerr, len(th.ids), herr, st)
 		}
 		return nil
@@ -279,7 +279,7 @@ func TestEdgeClaudeCodeSessionFollowsItsUser(t *testing.T) {
 	home := t.TempDir()
 	var out []byte
 	sessiontest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		cmd := exec.Command(bin, "resume", id, "-home", home, "-map", "/home/marco/projects=/Users/m/src_x", "-url", b.proc.url)
+		cmd := exec.Command(bin, "resume", id, "-home", home, "-map", "/home/marco/projects=/Users/m/src_x", "-url", b.proc.URL)
 		cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=")
 		var err error
 		out, err = cmd.CombinedOutput()
