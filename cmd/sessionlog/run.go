@@ -63,7 +63,7 @@ func init() {
 		"status":     {"print a node's or a cluster's health in one screen: servers, partitions and leaders, followers' lag, streams, consumers, usage, warnings", runStatus},
 		"probe":      {"ask a node's /readyz or /healthz; exit 0 only when it answers 200 (container healthchecks)", runProbe},
 		"bench":      {"measure appends, opens, contexts and listing against raw JetStream; print ratios", runBench},
-		"version":    {"print the version and the commit it was built from (also --version)", runVersion},
+		"version":    {"print the release, the commit it was built from, and the formats it writes and reads (also --version)", runVersion},
 		"completion": {"print a shell completion script: bash, zsh or fish (source <(sessionlog completion bash))", runCompletion},
 	}
 }
