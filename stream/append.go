@@ -211,9 +211,7 @@ func (s *Store) appendLocked(ctx context.Context, span trace.Span, w writer, sto
 		if span.IsRecording() {
 			span.AddEvent("sessionlog.publish")
 		}
-		seq, dup, err := s.publish(ctx, msgs, func(err error) {
-			span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error()), attribute.String("server", s.b.nc.ConnectedServerName())))
-		})
+		seq, dup, err := s.publish(ctx, msgs, s.resent(span))
 		if span.IsRecording() {
 			told := "stored"
 			switch {
@@ -385,6 +383,14 @@ func (s *Store) messages(ctx context.Context, entries []*session.Entry, named []
 		msgs[i] = m
 	}
 	return msgs, nil
+}
+
+// resent is publish's onResend for an append traced as span: each resend
+// an event, with the error that caused it and the server then connected.
+func (s *Store) resent(span trace.Span) func(error) {
+	return func(err error) {
+		span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error()), attribute.String("server", s.b.nc.ConnectedServerName())))
+	}
 }
 
 // publish writes msgs (one, or an atomic batch) with the sequence check on

@@ -10,10 +10,11 @@ import (
 // entries waiting to be sent (a Pipeline's, writers' sharing a session)
 // are worth an atomic batch.
 //
-// An atomic batch of two or more messages costs the server some 2.5–3.5
-// ms whatever its size and sync policy (it stages the batch; measured on
-// nats-server 2.12 and 2.15), where one message costs a round trip (0.1–0.5
-// ms, with fsync always). So waiting entries go as a batch only when they
+// An atomic batch of two or more messages costs the server some 2.5–4
+// ms whatever its size and sync policy (it stages the batch, on a
+// single-node file stream in a file store of its own: 2.5–3.5 ms measured
+// on nats-server 2.12, 3.2–4.2 ms on 2.15), where one message costs a
+// round trip (0.1–0.5 ms, with fsync always). So waiting entries go as a batch only when they
 // are enough to pay for it — as many as a batch costs single sends — and
 // otherwise one send at a time.
 type sendCosts struct {

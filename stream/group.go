@@ -135,7 +135,7 @@ func (s *Store) lead(a *groupedAppend) {
 		cancel()
 		for _, b := range batch {
 			if err != nil && !b.answered {
-				b.err, b.outcome = err, "error"
+				b.err = err // its outcome, "ok" with an error, AppendWith counts as "error"
 			}
 		}
 	}
@@ -231,12 +231,9 @@ func (s *Store) commitGroup(ctx context.Context, w writer, batch []*groupedAppen
 			a.span.AddEvent("sessionlog.grouped", trace.WithAttributes(attribute.Int("appends", len(sent)), attribute.Int("entries", len(chain))))
 		}
 	}
-	span := sent[0].span
 	if msgs, err := s.prepare(ctx, sent[0].store, chain); err == nil {
 		sentAt := sinceStart()
-		seq, dup, err := s.publish(ctx, msgs, func(err error) {
-			span.AddEvent("sessionlog.resend", trace.WithAttributes(attribute.String("error", err.Error())))
-		})
+		seq, dup, err := s.publish(ctx, msgs, s.resent(sent[0].span))
 		if err == nil && !dup {
 			if err := s.applyStored(w, chain, seq, sentAt); err != nil {
 				return err
@@ -254,10 +251,7 @@ func (s *Store) commitGroup(ctx context.Context, w writer, batch []*groupedAppen
 	// stored.
 	for _, a := range sent {
 		err := s.appendLocked(ctx, a.span, w, a.store, a.entries, a.opts, &a.outcome)
-		if err != nil && a.outcome == "ok" {
-			a.outcome = "error"
-		}
-		answer(a, err, a.outcome)
+		answer(a, err, a.outcome) // an error with "ok" is AppendWith's "error"
 	}
 	return nil
 }
