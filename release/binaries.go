@@ -8,10 +8,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -35,9 +36,9 @@ func buildBinaries(ctx context.Context, c Config, v versions, m *Manifest) (map[
 			return nil, fmt.Errorf("release: build %s: %w\n%s", t, err, out)
 		}
 		bins[t] = bin
-		name := fmt.Sprintf("sessionlog_%s_%s_%s.tar.gz", strings.TrimPrefix(v.tag, "v"), t.OS, t.Arch)
+		name := fmt.Sprintf("sessionlog_%s_%s_%s.tar.gz", v.number(), t.OS, t.Arch)
 		files := map[string]string{"sessionlog": bin, "README.md": filepath.Join(c.Root, "README.md"), "CHANGELOG.md": filepath.Join(c.Root, "CHANGELOG.md")}
-		if err := writeTarGz(filepath.Join(c.Out, name), files, m); err != nil {
+		if err := writeArchive(filepath.Join(c.Out, name), files, m); err != nil {
 			return nil, err
 		}
 		if err := m.add(c, name, "archive", t); err != nil {
@@ -47,49 +48,60 @@ func buildBinaries(ctx context.Context, c Config, v versions, m *Manifest) (map[
 	return bins, nil
 }
 
-// writeTarGz writes files (name in the archive → path) with the commit's
-// time, sorted by name: the same commit gives the same archive.
-func writeTarGz(path string, files map[string]string, m *Manifest) error {
+// writeArchive writes files (name in the archive → path; a name ending in
+// / is a directory) as a tar, gzipped when path ends in .gz, with the
+// commit's time, sorted by name: the same commit gives the same archive.
+func writeArchive(path string, files map[string]string, m *Manifest) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
+	var w io.Writer = f
+	var gz *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		gz = gzip.NewWriter(f)
+		w = gz
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		src, err := os.Open(files[n])
-		if err != nil {
-			return err
-		}
-		st, err := src.Stat()
-		if err == nil {
-			mode := int64(0o644)
-			if st.Mode()&0o111 != 0 {
-				mode = 0o755
-			}
-			err = tw.WriteHeader(&tar.Header{Name: n, Mode: mode, Size: st.Size(), ModTime: m.Time, Format: tar.FormatPAX})
-		}
-		if err == nil {
-			_, err = io.Copy(tw, src)
-		}
-		src.Close()
-		if err != nil {
+	tw := tar.NewWriter(w)
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := addToArchive(tw, n, files[n], m); err != nil {
 			return fmt.Errorf("release: archive %s: %w", path, err)
 		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := gz.Close(); err != nil {
-		return err
+	if gz != nil {
+		if err := gz.Close(); err != nil {
+			return err
+		}
 	}
 	return f.Close()
+}
+
+func addToArchive(tw *tar.Writer, name, path string, m *Manifest) error {
+	if strings.HasSuffix(name, "/") {
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755, ModTime: m.Time, Format: tar.FormatPAX})
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	mode := int64(0o644)
+	if st.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: st.Size(), ModTime: m.Time, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, src)
+	return err
 }
 
 // add records the artifact name of c.Out with its checksum.

@@ -104,7 +104,7 @@ func buildImage(c Config, v versions, m *Manifest, bins map[Target]string) error
 	if _, err := layout.Write(dir, idx); err != nil {
 		return fmt.Errorf("release: image: %w", err)
 	}
-	name := fmt.Sprintf("sessionlog_%s_oci.tar", strings.TrimPrefix(v.tag, "v"))
+	name := fmt.Sprintf("sessionlog_%s_oci.tar", v.number())
 	if err := tarDir(filepath.Join(c.Out, name), dir, m); err != nil {
 		return err
 	}
@@ -181,39 +181,21 @@ func rootfs(st runtimeStage, bin string, m *Manifest) (io.ReadCloser, error) {
 
 // tarDir archives the directory dir (an OCI layout) as path.
 func tarDir(path, dir string, m *Manifest) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	tw := tar.NewWriter(f)
-	err = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+	files := map[string]string{}
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil || p == dir {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: m.Time, Format: tar.FormatPAX}
+		name := filepath.ToSlash(rel)
 		if info.IsDir() {
-			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
-			return tw.WriteHeader(h)
+			name += "/"
 		}
-		h.Typeflag, h.Size = tar.TypeReg, info.Size()
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		src, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(tw, src)
-		return err
+		files[name] = p
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("release: archive the image: %w", err)
 	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
+	return writeArchive(path, files, m)
 }

@@ -36,14 +36,10 @@ func packNPM(ctx context.Context, c Config, v versions, m *Manifest) error {
 	} else {
 		files = append(files, "src")
 	}
-	for _, f := range files {
-		if err := os.CopyFS(filepath.Join(dir, f), os.DirFS(filepath.Join(src, f))); err != nil {
-			if err := copyFile(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
-				return fmt.Errorf("release: npm package: %s: %w", f, err)
-			}
-		}
+	if err := copyPaths(src, dir, files); err != nil {
+		return fmt.Errorf("release: npm package: %w", err)
 	}
-	pkg["version"] = v.semver
+	pkg["version"] = v.number()
 	b, _ = json.MarshalIndent(pkg, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), append(b, '\n'), 0o644); err != nil {
 		return err
@@ -72,12 +68,8 @@ func buildWheel(ctx context.Context, c Config, v versions, m *Manifest) error {
 	}
 	src := filepath.Join(c.Root, "clients", "python")
 	dir := filepath.Join(c.Out, ".build", "python")
-	for _, f := range []string{"pyproject.toml", "README.md", "src"} {
-		if err := os.CopyFS(filepath.Join(dir, f), os.DirFS(filepath.Join(src, f))); err != nil {
-			if err := copyFile(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
-				return fmt.Errorf("release: python package: %s: %w", f, err)
-			}
-		}
+	if err := copyPaths(src, dir, []string{"pyproject.toml", "README.md", "src"}); err != nil {
+		return fmt.Errorf("release: python package: %w", err)
 	}
 	toml := filepath.Join(dir, "pyproject.toml")
 	b, err := os.ReadFile(toml)
@@ -125,13 +117,25 @@ import pip`
 	return ""
 }
 
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
+// copyPaths copies the files and directories names of src into dst, as
+// they are named there.
+func copyPaths(src, dst string, names []string) error {
+	for _, n := range names {
+		from, to := filepath.Join(src, n), filepath.Join(dst, n)
+		st, err := os.Stat(from)
+		if err == nil && st.IsDir() {
+			err = os.CopyFS(to, os.DirFS(from))
+		} else if err == nil {
+			var b []byte
+			if b, err = os.ReadFile(from); err == nil {
+				if err = os.MkdirAll(filepath.Dir(to), 0o755); err == nil {
+					err = os.WriteFile(to, b, 0o644)
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, 0o644)
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -76,20 +77,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: no targets", ErrConfig)
 	}
 	for _, t := range c.Targets {
-		if !contains(Targets, t) {
+		if !slices.Contains(Targets, t) {
 			return fmt.Errorf("%w: target %s is not one of a release's", ErrConfig, t)
 		}
 	}
 	return nil
-}
-
-func contains(ts []Target, t Target) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // Artifact is one file made, with its SHA-256.
@@ -106,10 +98,14 @@ type Manifest struct {
 	Artifacts []Artifact
 }
 
-// versions are a release's version as each ecosystem writes it.
+// versions are a release's version as each ecosystem writes it: its tag
+// (v1.2.3, or a snapshot's v1.2.4-snapshot.g<commit>), and Python's.
 type versions struct {
-	tag, semver, python string
+	tag, python string
 }
+
+// number is the version without its v: what file names and npm write.
+func (v versions) number() string { return strings.TrimPrefix(v.tag, "v") }
 
 // Build makes the release c describes.
 func Build(ctx context.Context, c Config) (*Manifest, error) {
@@ -122,14 +118,11 @@ func Build(ctx context.Context, c Config) (*Manifest, error) {
 	if ents, err := os.ReadDir(c.Out); err != nil || len(ents) > 0 {
 		return nil, fmt.Errorf("%w: %s is not empty (%v)", ErrConfig, c.Out, err)
 	}
-	commit, err := git(ctx, c.Root, "rev-parse", "HEAD")
+	head, err := git(ctx, c.Root, "show", "-s", "--format=%H %cI", "HEAD")
 	if err != nil {
 		return nil, err
 	}
-	when, err := git(ctx, c.Root, "show", "-s", "--format=%cI", "HEAD")
-	if err != nil {
-		return nil, err
-	}
+	commit, when, _ := strings.Cut(head, " ")
 	at, err := time.Parse(time.RFC3339, when)
 	if err != nil {
 		return nil, fmt.Errorf("release: the commit's time %q: %w", when, err)
@@ -172,13 +165,11 @@ func (c Config) versions(ctx context.Context, commit string) (versions, error) {
 		fmt.Sscan(p[3], &patch)
 		tag = fmt.Sprintf("v%s.%s.%d", p[1], p[2], patch+1)
 	}
-	bare := strings.TrimPrefix(tag, "v")
-	v := versions{tag: tag, semver: bare, python: bare}
+	v := versions{tag: tag, python: strings.TrimPrefix(tag, "v")}
 	if c.Snapshot {
 		// A prerelease of the next patch (g, as git describe writes it:
 		// never read as a number); Python's is a development release.
 		v.tag += "-snapshot.g" + commit[:12]
-		v.semver += "-snapshot.g" + commit[:12]
 		v.python += ".dev0"
 		return v, nil
 	}

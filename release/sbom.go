@@ -44,7 +44,7 @@ func writeSBOM(c Config, v versions, m *Manifest, bin string) error {
 	bom.Metadata = &cdx.Metadata{Timestamp: m.Time.Format(time.RFC3339), Component: &main}
 	bom.Components = &comps
 	bom.Dependencies = &[]cdx.Dependency{{Ref: main.BOMRef, Dependencies: &refs}}
-	name := fmt.Sprintf("sessionlog_%s.cdx.json", strings.TrimPrefix(v.tag, "v"))
+	name := fmt.Sprintf("sessionlog_%s.cdx.json", v.number())
 	f, err := os.Create(filepath.Join(c.Out, name))
 	if err != nil {
 		return err
