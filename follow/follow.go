@@ -72,8 +72,8 @@ func readState(path string, data []byte) (map[string]fileState, error) {
 		Files   map[string]fileState `json:"files"`
 	}
 	if json.Unmarshal(data, &versioned) == nil && versioned.Version != nil {
-		if *versioned.Version > StateVersion || *versioned.Version < 1 {
-			return nil, fmt.Errorf("follow: %w", &session.FormatError{Format: "follow state", What: path, Version: *versioned.Version, Newest: StateVersion})
+		if err := session.CheckFormat("follow state", path, *versioned.Version, 1, StateVersion); err != nil {
+			return nil, fmt.Errorf("follow: %w", err)
 		}
 		return versioned.Files, nil
 	}

@@ -123,9 +123,10 @@ func ReadManifest(ctx context.Context, target Target, id string) (Manifest, erro
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%w: %s: %v", ErrBadArchive, manifestName(id), err)
 	}
+	if err := session.CheckFormat("archive manifest", manifestName(id), m.Version, 1, ArchiveVersion); err != nil {
+		return m, fmt.Errorf("%w: %w", ErrBadArchive, err)
+	}
 	switch {
-	case m.Version != ArchiveVersion:
-		return m, fmt.Errorf("%w: %w", ErrBadArchive, &session.FormatError{Format: "archive manifest", What: manifestName(id), Version: m.Version, Newest: ArchiveVersion})
 	case m.Session != id:
 		return m, fmt.Errorf("%w: %s is the manifest of %q", ErrBadArchive, manifestName(id), m.Session)
 	case m.FileBytes < 0 || m.GzipBytes < 0 || m.FileBytes > session.MaxBlobSize*16:

@@ -249,8 +249,8 @@ func ReadBackupManifest(dir string) (BackupManifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%w: %s: %v", ErrBadArchive, path, err)
 	}
-	if m.Version != BackupVersion {
-		return m, fmt.Errorf("%w: %w", ErrBadArchive, &session.FormatError{Format: "backup manifest", What: path, Version: m.Version, Newest: BackupVersion})
+	if err := session.CheckFormat("backup manifest", path, m.Version, 1, BackupVersion); err != nil {
+		return m, fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
 	seen := map[string]bool{}
 	for _, s := range m.Sessions {

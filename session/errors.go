@@ -133,6 +133,16 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("session: %s %s is of format %d, which this sessionlog does not read (it reads up to %d)", e.Format, e.What, e.Version, e.Newest)
 }
 
+// CheckFormat is nil when version is one this sessionlog reads, from
+// oldest to newest; else a *FormatError naming the format and what was
+// met in it (ErrNewerFormat when the version is newer).
+func CheckFormat(format, what string, version, oldest, newest int) error {
+	if version < oldest || version > newest {
+		return &FormatError{Format: format, What: what, Version: version, Newest: newest}
+	}
+	return nil
+}
+
 // Unwrap makes errors.Is(err, ErrNewerFormat) hold for a newer version.
 func (e *FormatError) Unwrap() error {
 	if e.Version > e.Newest {

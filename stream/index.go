@@ -77,7 +77,7 @@ func (b *Backend) putIndexOnce(ctx context.Context, rec indexRecord, rev uint64)
 		var old indexRecord
 		if json.Unmarshal(cur.Value(), &old) == nil {
 			if old.newer() {
-				return 0, fmt.Errorf("stream: index of %s: %w", rec.ID, &session.FormatError{Format: "index record", What: rec.ID, Version: old.V, Newest: IndexVersion})
+				return 0, fmt.Errorf("stream: index of %s: %w", rec.ID, session.CheckFormat("index record", rec.ID, old.V, 0, IndexVersion))
 			}
 			if old.Seq >= rec.Seq {
 				return cur.Revision(), nil

@@ -112,8 +112,12 @@ func (c Config) decode(id, subject string, data []byte, seq uint64) (Message, er
 // this release writes: a later release's session, which this node does
 // not read (nor write to) rather than read wrong.
 func knownVersion(h *session.Header) error {
-	if h != nil && h.Version > session.CurrentVersion {
-		return fmt.Errorf("stream: %w", &session.FormatError{Format: "session", What: h.ID, Version: h.Version, Newest: session.CurrentVersion})
+	if h == nil {
+		return nil
+	}
+	// Every older version is read, as it always was.
+	if err := session.CheckFormat("session", h.ID, h.Version, math.MinInt, session.CurrentVersion); err != nil {
+		return fmt.Errorf("stream: %w", err)
 	}
 	return nil
 }

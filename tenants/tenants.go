@@ -61,8 +61,8 @@ func Load(path string) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrInvalid, path, err)
 	}
-	if f.Version > Version || f.Version < 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, &session.FormatError{Format: "tenants file", What: path, Version: f.Version, Newest: Version})
+	if err := session.CheckFormat("tenants file", path, f.Version, 0, Version); err != nil { // 0: no version member
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
