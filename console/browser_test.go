@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -153,6 +154,15 @@ func shot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// clickOn clicks the element css selects once there is one, in the page
+// itself: the tree's rows are drawn again whenever the texts they wait
+// for arrive, so a node found first and clicked after (chromedp.Click) may
+// be gone by then.
+func clickOn(css string) chromedp.Action[chromedp.Void] {
+	sel, _ := json.Marshal(css)
+	return poll(fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false; el.click(); return true; })()`, sel))
+}
+
 // poll waits until the JavaScript expression is true.
 func poll(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second))
@@ -233,7 +243,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("search hits: %q", got)
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#hits .hit`)),
+		clickOn(`#hits .hit`),
 		chromedp.WaitVisible(chromedp.CSS(`#tree .row`)),
 		chromedp.WaitVisible(chromedp.CSS(`#context .msg`)),
 	)
@@ -313,7 +323,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("back to the session: %v", err)
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, imageEntry))),
+		clickOn(fmt.Sprintf(`#tree .row[data-id=%q]`, imageEntry)),
 		chromedp.Click(chromedp.CSS(`#tab-entry`)),
 		chromedp.WaitVisible(chromedp.CSS(`#entry-json`)),
 		poll(`document.querySelectorAll('#panel img.content').length === 1 && document.querySelector('#panel img.content').naturalWidth === 1`),
@@ -328,7 +338,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		poll(`[...document.querySelectorAll('#tree .row')].some(r => r.textContent.includes('zeppelin'))`),
 		poll(`document.getElementById('entry-count').textContent === '3'`),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf))),
+		clickOn(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf)),
 		poll(`(window.prompt = () => "landmark") && true`),
 		chromedp.Click(chromedp.CSS(`#act-label`)),
 		poll(`document.getElementById('banner').textContent.startsWith('Labelled')`),
@@ -361,7 +371,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	step("stop the live view", poll(`(current.close(), true)`))
 	other := s.append(t, "alpha", user("written elsewhere meanwhile"))
-	step("select", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf))))
+	step("select", clickOn(fmt.Sprintf(`#tree .row[data-id=%q]`, r.Leaf)))
 	step("answer the prompt", poll(`(window.prompt = () => "too late") && true`))
 	step("label", chromedp.Click(chromedp.CSS(`#act-label`)))
 	step("the conflict said", poll(`document.getElementById('banner').textContent.startsWith('Conflict')`))

@@ -81,7 +81,7 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 	}
 	// A row's count opens on demand: its entries are shown under it.
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#tree .row:nth-child(2) .toggle`)),
+		clickOn(`#tree .row:nth-child(2) .toggle`),
 		poll(`document.querySelectorAll('#tree .row.member').length > 0`),
 	)
 	if err != nil {

@@ -56,7 +56,7 @@ func TestSearchInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#search-filters input[name=label]`), "fruit"),
 		chromedp.Click(chromedp.CSS(`#search-filters button`)),
 		poll(`location.hash.includes('label=fruit') && document.querySelectorAll('#hits .hit').length === 1`),
-		chromedp.Click(chromedp.CSS(`#hits .entry-link`)),
+		clickOn(`#hits .entry-link`),
 		poll(`!!document.querySelector('#tree .row.selected') && document.querySelector('#tree .row.selected').dataset.id === '`+two.Leaf+`'`),
 	)
 	if err != nil {

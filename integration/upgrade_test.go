@@ -180,9 +180,18 @@ func TestRollingUpgradeAndRollback(t *testing.T) {
 	// The blob GC of either version, then nothing left over: the blobs are
 	// the two large messages' (each read back whole by either version),
 	// and every snapshot object is named by a head.
+	// This build's gc also collects the objects of snapshot saves cut
+	// short (by a node stopping, of either version): with nothing written
+	// any more and the snapshot stores still for a while, no save is in
+	// flight, so a short grace period deletes exactly those.
 	gcLine := regexp.MustCompile(`^blobs (\d+): 0 deleted`)
+	snapshotsStill(t, ctx, c.urls(), 3*time.Second)
 	for _, b := range []string{old, bin} {
-		out, err := exec.CommandContext(ctx, b, "gc", "-url", c.urls()).CombinedOutput()
+		args := []string{"gc", "-url", c.urls()}
+		if b == bin {
+			args = append(args, "-snapshot-grace", "1s")
+		}
+		out, err := exec.CommandContext(ctx, b, args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s gc: %v\n%s", filepath.Base(b), err, out)
 		}
@@ -254,26 +263,63 @@ func readableByBoth(ctx context.Context, c *procCluster, k int, old, current str
 	return nil
 }
 
-// snapshotLeftovers lists the objects of every partition's snapshot store
-// that no snapshot head names (its snapshot or the one before, their
-// skeletons, tips and body segments).
-func snapshotLeftovers(t *testing.T, ctx context.Context, urls string) []string {
+// snapshotBuckets connects to the cluster and gives the snapshot bucket of
+// each partition.
+func snapshotBuckets(t *testing.T, urls string) (jetstream.JetStream, []string) {
 	t.Helper()
 	nc, err := nats.Connect(urls)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	var left []string
+	var buckets []string
 	for _, name := range layout().Streams() {
 		cfg := layout()
 		cfg.Stream = name
-		objs, err := js.ObjectStore(ctx, cfg.SnapshotBucket())
+		buckets = append(buckets, cfg.SnapshotBucket())
+	}
+	return js, buckets
+}
+
+// snapshotsStill waits until no partition's snapshot store has changed
+// for quiet: every save has ended.
+func snapshotsStill(t *testing.T, ctx context.Context, urls string, quiet time.Duration) {
+	t.Helper()
+	js, buckets := snapshotBuckets(t, urls)
+	state := func() (sum string) {
+		for _, b := range buckets {
+			if st, err := js.Stream(ctx, "OBJ_"+b); err == nil {
+				sum += fmt.Sprintf("%s:%d;", b, st.CachedInfo().State.LastSeq)
+			}
+		}
+		return sum
+	}
+	last, since := state(), time.Now()
+	sessiontest.CheckFor(t, 2*time.Minute, 250*time.Millisecond, func() error {
+		if now := state(); now != last {
+			last, since = now, time.Now()
+		}
+		if time.Since(since) < quiet {
+			return fmt.Errorf("snapshot stores changed %v ago", time.Since(since).Round(time.Millisecond))
+		}
+		return nil
+	})
+}
+
+// snapshotLeftovers lists the objects of every partition's snapshot store
+// that no snapshot head names (its snapshot or the one before, their
+// skeletons, tips and body segments).
+func snapshotLeftovers(t *testing.T, ctx context.Context, urls string) []string {
+	t.Helper()
+	js, buckets := snapshotBuckets(t, urls)
+	var left []string
+	for _, bucket := range buckets {
+		objs, err := js.ObjectStore(ctx, bucket)
 		if err != nil {
 			continue // no snapshot taken in this partition
 		}
-		heads, err := js.KeyValue(ctx, cfg.SnapshotBucket()+"_HEADS")
+		heads, err := js.KeyValue(ctx, bucket+"_HEADS")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +349,7 @@ func snapshotLeftovers(t *testing.T, ctx context.Context, urls string) []string 
 		}
 		for _, o := range list {
 			if !named[o.Name] {
-				left = append(left, name+"/"+o.Name)
+				left = append(left, bucket+"/"+o.Name)
 			}
 		}
 	}

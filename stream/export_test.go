@@ -151,3 +151,11 @@ func GroupQueued(st *Store) int {
 	defer st.group.mu.Unlock()
 	return len(st.group.queue)
 }
+
+// OnSnapshotHead runs fn when a save of b is about to read the head it
+// replaces.
+func OnSnapshotHead(b *Backend, fn func(id string)) {
+	for _, p := range b.parts {
+		p.snaps.SetHooks(snapshots.Hooks{BeforeHead: fn})
+	}
+}

@@ -91,7 +91,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.Float64Var(&a.rate, "rate", 200, "requests per second allowed to each client (service and gateway)")
 	fs.IntVar(&a.maxRequest, "max-request", 1<<20, "largest request body in bytes")
 	fs.IntVar(&a.maxUpload, "max-upload", 64<<20, "largest entry, or blob, sent in pieces (bytes)")
-	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names are collected (past their grace period; 0: never)")
+	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names and snapshot objects no head names are collected (past their grace period; 0: never)")
 	fs.StringVar(&a.retentionFile, "retention", "", `retention policy (JSON: {"maxIdle":"720h","maxAge":"","maxSessions":0,"archive":true}) run by one node at a time; archives go to the object store `+lifecycle.ArchiveBucket)
 	fs.DurationVar(&a.retentionEvery, "retention-every", time.Hour, "how often the retention policy runs")
 	fs.DurationVar(&a.repairStuck, "repair-stuck", time.Minute, "in a cluster, repair a stream replica behind its leader this long while the leader takes writes: a change of leader, then a fresh replica (0: never)")
@@ -238,8 +238,9 @@ func (a *api) run(job func(ctx context.Context)) {
 	a.stops = append(a.stops, func() { cancel(); <-done })
 }
 
-// collect collects every backend's unnamed blobs (every node does:
-// collections are safe to run at once, see blobs.Store).
+// collect collects every backend's unnamed blobs and snapshot objects
+// (every node does: collections are safe to run at once, see blobs.Store
+// and snapshots.Store.Collect).
 func (a *api) collect(ctx context.Context) {
 	for _, b := range a.backends {
 		st, err := b.CollectBlobs(ctx)
@@ -247,6 +248,12 @@ func (a *api) collect(ctx context.Context) {
 			fmt.Fprintf(os.Stderr, "sessionlog: collecting blobs of %s: %v\n", b.Config().Stream, err)
 		} else if st.Deleted > 0 {
 			fmt.Fprintf(os.Stderr, "sessionlog: collected %d blob(s), %d bytes\n", st.Deleted, st.Freed)
+		}
+		sn, err := b.CollectSnapshots(ctx)
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "sessionlog: collecting snapshots of %s: %v\n", b.Config().Stream, err)
+		} else if sn.Deleted > 0 {
+			fmt.Fprintf(os.Stderr, "sessionlog: collected %d snapshot object(s) no head named, %d bytes\n", sn.Deleted, sn.Freed)
 		}
 	}
 }

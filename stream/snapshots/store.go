@@ -33,6 +33,7 @@ type Store struct {
 	memos segMemos
 	// checkEpoch reports a session whose header is not at epoch any more.
 	checkEpoch func(ctx context.Context, id string, epoch uint64) error
+	beforeHead func(id string) // see Hooks
 }
 
 // Config is where a partition keeps its snapshots.
@@ -206,39 +207,50 @@ func (sn *Store) Save(ctx context.Context, src *Source) (err error) {
 
 // saveSnapshot uploads snap; if it keeps segments of another snapshot,
 // that one (base) must still be current when the head moves to snap.
-func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) error {
+func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) (err error) {
 	id, epoch, seq := snap.id, snap.epoch, snap.seq
 	newer := func(h Head) bool { return h.Epoch == epoch && h.Seq >= seq }
 	// Unique per write: two writers snapshotting the same sequence must
 	// not replace each other's objects, nor delete the one the head names.
 	name := fmt.Sprintf("%s-%d-%d-%s", id, epoch, seq, nuid.Next())
+	// What this save wrote goes again unless a head may name it: on every
+	// return but a head written or one whose outcome is unknown (then
+	// Collect deletes them if it was not), even when ctx is done — a node
+	// stopping mid-save must not leave them behind.
+	var mine []string // the new objects
+	headMayNameThem := false
+	defer func() {
+		if !headMayNameThem && len(mine) > 0 {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sn.timeout)
+			defer cancel()
+			sn.deleteObjects(cctx, mine...)
+		}
+	}()
 	// The body first: a skeleton is only ever found once its body exists.
 	// The skeleton then says where the body's chunks are.
 	// encode made doc and its segment list for this write alone: the new
 	// segment is filled in place, the kept ones are never changed.
 	doc := snap.doc
-	var bodies []string // the new segments' objects
 	for at, end := snap.freshFrom, snap.freshFrom+len(snap.fresh); at < end; {
 		data, seg, err := encodeSegment(snap.fresh[at-snap.freshFrom:], at, maxSegmentBytes)
 		if err != nil {
-			sn.deleteObjects(ctx, bodies...)
 			return err
 		}
 		obj := name + ".body"
-		if len(bodies) > 0 {
-			obj += "." + strconv.Itoa(len(bodies))
+		if n := len(mine); n > 0 {
+			obj += "." + strconv.Itoa(n)
 		}
+		mine = append(mine, obj) // a put that fails may have stored it
 		nuid, seqs, err := sn.putBody(ctx, obj, data)
 		if err != nil {
-			sn.deleteObjects(ctx, bodies...)
 			return err
 		}
 		seg.stored(obj, nuid, data, seqs)
-		doc.Segs, bodies = append(doc.Segs, seg), append(bodies, obj)
+		doc.Segs = append(doc.Segs, seg)
 		at += seg.Count
 	}
-	mineAll := append([]string{name + ".skel", name + ".tip"}, bodies...)
 	if snap.tip != nil {
+		mine = append(mine, name+".tip")
 		if _, err := sn.objs.PutBytes(ctx, name+".tip", snap.tip); err != nil {
 			return fmt.Errorf("snapshots: snapshot %s: %w", id, err)
 		}
@@ -258,11 +270,15 @@ func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base s
 			metaBodySHA: segsDigest(doc.Segs),
 		},
 	}
+	mine = append(mine, name+".skel")
 	if _, err := sn.objs.Put(ctx, meta, bytes.NewReader(skel)); err != nil {
 		return fmt.Errorf("snapshots: snapshot %s: %w", id, err)
 	}
-	mine := segObjects(doc.Segs)
+	segs := segObjects(doc.Segs)
 	for range 8 {
+		if sn.beforeHead != nil {
+			sn.beforeHead(id)
+		}
 		cur, rev, err := sn.head(ctx, id)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -270,14 +286,12 @@ func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base s
 		case err != nil && !errors.Is(err, ErrUnusable):
 			return fmt.Errorf("snapshots: snapshot head %s: %w", id, err)
 		case err == nil && newer(cur):
-			sn.deleteObjects(ctx, mineAll...) // lost the race to another as new
-			return nil
+			return nil // lost the race to another as new
 		}
 		if snap.reused && cur.Object != base {
-			sn.deleteObjects(ctx, mineAll...)
 			return errHeadMoved
 		}
-		val, _ := json.Marshal(Head{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: mine, PrevSegs: cur.Segments(), Tip: snap.tip != nil, Origin: snap.origin})
+		val, _ := json.Marshal(Head{Object: name, Prev: cur.Object, Seq: seq, Epoch: epoch, Segs: segs, PrevSegs: cur.Segments(), Tip: snap.tip != nil, Origin: snap.origin})
 		if rev == 0 {
 			_, err = sn.heads.Create(ctx, id, val)
 		} else {
@@ -286,15 +300,16 @@ func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base s
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
 		}
+		headMayNameThem = true
 		if err != nil {
 			return fmt.Errorf("snapshots: snapshot head %s: %w", id, err)
 		}
 		sn.memos.put(id, segMemo{epoch: epoch, object: name, segs: doc.Segs})
 		if cur.Prev != "" && cur.Prev != name && cur.Prev != cur.Object {
 			// The one before the one before goes, with the segments
-			// neither of the two kept lists (best effort: an orphan
-			// only costs space).
-			sn.deleteObjects(ctx, append([]string{cur.Prev + ".skel", cur.Prev + ".tip"}, without(cur.PrevSegments(), cur.Segments(), mine)...)...)
+			// neither of the two kept lists (best effort: what is left
+			// is Collect's).
+			sn.deleteObjects(ctx, append([]string{cur.Prev + ".skel", cur.Prev + ".tip"}, without(cur.PrevSegments(), cur.Segments(), segs)...)...)
 		}
 		return nil
 	}
