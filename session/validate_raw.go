@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcore/sessionlog/internal/jsonscan"
 )
 
 // raws checks every verbatim value as a strict reader takes it: no
@@ -117,19 +119,12 @@ const MaxDepth = 512
 // none. Only a number with an exponent or of 300 bytes or more can be
 // such, and only those are parsed.
 func shapeOf(r Raw) (most int, huge string) {
-	depth, inString := 0, false
+	depth := 0
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		switch {
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
 		case c == '"':
-			inString = true
+			i = jsonscan.StringEnd(r, i+1) // its closing quote
 		case c == '[' || c == '{':
 			if depth++; depth > most {
 				most = depth

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -74,27 +75,35 @@ func (d *claudeDecoder) parse(raw []byte) any { return parseClaude(raw) }
 func parseClaude(raw []byte) *claudeParsed {
 	p := &claudeParsed{}
 	if !p.parseTyped(raw) {
-		*p = claudeParsed{}
-		if err := json.Unmarshal(raw, &p.l); err != nil {
-			p.err = fmt.Errorf("%w: %v", ErrNotJSON, err)
-			return p
-		}
-		p.hasMessage = len(p.l.Message) > 0
-		// (A line without a message has mErr set too, which only a
-		// compact summary, where a message must be, reports.)
-		p.mErr = json.Unmarshal(p.l.Message, &p.m)
+		p.parseMembers(raw)
 	}
 	p.nullParent = p.l.UUID != "" && p.l.ParentUUID == nil && hasNullParent(raw)
-	if p.mErr != nil {
-		return p
+	return p
+}
+
+// parseMembers reads a line member by member, each of its message's
+// parts read again from the bytes of the part above it: the reading of
+// every line that parseTyped does not take, and what parseTyped's
+// reading must equal (TestClaudeParseTypedAsMembers).
+func (p *claudeParsed) parseMembers(raw []byte) {
+	*p = claudeParsed{}
+	if err := json.Unmarshal(raw, &p.l); err != nil {
+		p.err = fmt.Errorf("%w: %v", ErrNotJSON, err)
+		return
+	}
+	p.hasMessage = len(p.l.Message) > 0
+	// (A line without a message has mErr set too, which only a
+	// compact summary, where a message must be, reports.)
+	if p.mErr = json.Unmarshal(p.l.Message, &p.m); p.mErr != nil {
+		return
 	}
 	var text string
 	if json.Unmarshal(p.m.Content, &text) == nil {
 		p.text = &text
-		return p
+		return
 	}
 	if p.blocksErr = json.Unmarshal(p.m.Content, &p.blocks); p.blocksErr != nil {
-		return p
+		return
 	}
 	p.results = make([]claudeResult, len(p.blocks))
 	for i := range p.blocks {
@@ -102,26 +111,127 @@ func parseClaude(raw []byte) *claudeParsed {
 			p.results[i].content, p.results[i].err = resultContent(p.blocks[i].Content)
 		}
 	}
-	return p
 }
 
 // parseTyped reads a line with a message in one pass, its message as an
-// object rather than as bytes read again: most lines are such. It reports
-// false for any other line — no message, a message that is not an object
-// of its kind, a member named twice, not JSON — which is then read as it
-// always was, member by member, so that what such a line becomes (and the
-// error it is) does not change.
+// object and its content — text, or blocks with their tool results —
+// as values rather than as bytes read again: most lines are such. It
+// reports false for any other line — no message or no content, a message
+// or content that is not of its kind, a member named twice, not JSON —
+// which is then read as it always was, member by member (parseMembers),
+// so that what such a line becomes (and the error it is) does not change.
 func (p *claudeParsed) parseTyped(raw []byte) bool {
 	var typed struct {
 		claudeLine
-		Message *claudeMessage `json:"message"`
+		Message claudeTypedMessage `json:"message"`
 	}
-	if jsonv2.Unmarshal(raw, &typed, json.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false)) != nil || typed.Message == nil {
+	if jsonv2.Unmarshal(raw, &typed, json.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false)) != nil {
 		return false
 	}
-	p.l, p.m, p.hasMessage = typed.claudeLine, *typed.Message, true
+	p.l = typed.claudeLine
+	if !typed.Message.present {
+		// What parseMembers finds of a line without a message.
+		p.mErr = json.Unmarshal(nil, &p.m)
+		return true
+	}
+	c := typed.Message.m.Content
+	if c == nil {
+		return false
+	}
+	p.m, p.hasMessage = typed.Message.m.claudeMessage, true
+	if c.text != nil {
+		p.text = c.text
+		return true
+	}
+	p.blocks, p.results = make([]claudeBlock, len(c.blocks)), make([]claudeResult, len(c.blocks))
+	for i, b := range c.blocks {
+		p.blocks[i] = b.claudeBlock
+		if b.Type == "tool_result" {
+			p.results[i].content = b.Content.blocks
+			if p.results[i].content == nil { // no content, or null
+				p.results[i].content = []piBlock{}
+			}
+		}
+	}
 	return true
 }
+
+// claudeTypedMessage is a line's message read in place: present is false
+// when the line has none; null or not an object, it is parseMembers's.
+type claudeTypedMessage struct {
+	present bool
+	m       struct {
+		claudeMessage
+		Content *claudeContent `json:"content"`
+	}
+}
+
+func (t *claudeTypedMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '{' {
+		return errNotOurs
+	}
+	t.present = true
+	return jsonv2.UnmarshalDecode(dec, &t.m)
+}
+
+// claudeContent is a message's content read in place: its text, or its
+// blocks (a null content is the empty text, as json.Unmarshal leaves it).
+type claudeContent struct {
+	text   *string
+	blocks []claudeTypedBlock
+}
+
+type claudeTypedBlock struct {
+	claudeBlock
+	Content claudeResultContent `json:"content"`
+}
+
+func (c *claudeContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n', '"':
+		var text string
+		c.text = &text
+		return jsonv2.UnmarshalDecode(dec, &text)
+	case '[':
+		return jsonv2.UnmarshalDecode(dec, &c.blocks)
+	}
+	return errNotOurs
+}
+
+// claudeResultContent is a tool result's content read in place, as
+// resultContent maps it.
+type claudeResultContent struct{ blocks []piBlock }
+
+func (c *claudeResultContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		c.blocks = []piBlock{}
+		return dec.SkipValue()
+	case '"':
+		var text string
+		if err := jsonv2.UnmarshalDecode(dec, &text); err != nil {
+			return err
+		}
+		c.blocks = []piBlock{textBlock(text)}
+		return nil
+	case '[':
+		var blocks []claudeBlock
+		if err := jsonv2.UnmarshalDecode(dec, &blocks); err != nil {
+			return err
+		}
+		c.blocks = []piBlock{}
+		for i := range blocks {
+			if pb, ok := mediaBlock(&blocks[i]); ok {
+				c.blocks = append(c.blocks, pb)
+			}
+		}
+		return nil
+	}
+	return errNotOurs
+}
+
+// errNotOurs stops parseTyped at a value parseMembers reads, and reports.
+var errNotOurs = errors.New("transcript: read member by member")
 
 // line decodes line number no (1-based) into its entries.
 func (d *claudeDecoder) line(no int, raw []byte) ([]*session.Entry, error) {

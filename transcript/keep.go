@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentcore/sessionlog/codec"
+	"github.com/agentcore/sessionlog/internal/jsonscan"
 	"github.com/agentcore/sessionlog/session"
 )
 
@@ -186,18 +187,12 @@ func rewriteStrings(dst, src []byte, repl func(tok []byte) []byte) []byte {
 // fn returns false.
 func eachStringValue(src []byte, fn func(start, end int) bool) {
 	for i := 0; i < len(src); {
-		if src[i] != '"' {
-			i++
-			continue
+		k := bytes.IndexByte(src[i:], '"')
+		if k < 0 {
+			return
 		}
-		end := i + 1
-		for end < len(src) && src[end] != '"' {
-			if src[end] == '\\' {
-				end++
-			}
-			end++
-		}
-		end++ // past the closing quote
+		i += k
+		end := jsonscan.StringEnd(src, i+1) + 1 // past the closing quote
 		j := end
 		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
 			j++
