@@ -54,8 +54,15 @@ func sharedTemplate(e *session.Entry, line []byte) ([]byte, error) {
 	if err != nil || len(pool) == 0 {
 		return nil, err
 	}
-	shared := 0
+	// restore gives the line back exactly when each reference resolves to
+	// the string it replaced (checked here: the pool's string under its
+	// hash is that string) and no string of the line is one already (it
+	// would be replaced, or be missing): then nothing else changes.
+	shared, refLike := 0, false
 	template := rewriteStrings(nil, line, func(tok []byte) []byte {
+		if isRef(tok) {
+			refLike = true
+		}
 		if len(tok) < minShared {
 			return nil
 		}
@@ -66,14 +73,15 @@ func sharedTemplate(e *session.Entry, line []byte) ([]byte, error) {
 		shared++
 		return []byte(`"\u0000` + h + `"`)
 	})
-	if shared == 0 {
-		return nil, nil
-	}
-	if back, err := restore(template, pool); err != nil || !bytes.Equal(back, line) {
+	if shared == 0 || refLike {
 		return nil, nil
 	}
 	return template, nil
 }
+
+// isRef reports whether a string token is shaped as a reference to a
+// shared string (restore replaces those).
+func isRef(tok []byte) bool { return len(tok) == refLen && bytes.HasPrefix(tok, []byte(`"\u0000`)) }
 
 // hasLongString reports whether the JSON text line holds a string value
 // of at least minShared bytes (as written).
@@ -152,7 +160,7 @@ func stringRef(tok []byte) string {
 func restore(template []byte, pool map[string][]byte) ([]byte, error) {
 	var missing error
 	out := rewriteStrings(make([]byte, 0, len(template)*4), template, func(tok []byte) []byte {
-		if len(tok) != refLen || !bytes.HasPrefix(tok, []byte(`"\u0000`)) {
+		if !isRef(tok) {
 			return nil
 		}
 		p, ok := pool[string(tok[7:23])]
