@@ -161,6 +161,9 @@ func (p path) String() string {
 type fieldCheck struct {
 	id  string
 	err error
+	// parsed: the verbatim values were read strictly already
+	// (ValidateWriteParsed).
+	parsed bool
 }
 
 func (v *fieldCheck) fail(at path, reason string) {

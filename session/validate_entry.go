@@ -26,13 +26,22 @@ func ValidateLoad(e *Entry) error {
 // whatever passes is written, and read back, by every backend and by pi.
 // Loaders do not apply it, so files written by others still load.
 // Entries of unknown types are checked only as ValidateLoad does.
-func ValidateWrite(e *Entry) error {
+func ValidateWrite(e *Entry) error { return validateWrite(e, false) }
+
+// ValidateWriteParsed is ValidateWrite of an entry whose verbatim values
+// its caller made from JSON it read as strictly as ValidateWrite would (no
+// member name twice, valid UTF-8: jsontext's defaults): that reading, the
+// costliest check of a large value, is not made again. Every other check
+// is (nesting, numbers, every member).
+func ValidateWriteParsed(e *Entry) error { return validateWrite(e, true) }
+
+func validateWrite(e *Entry, parsed bool) error {
 	// ValidateLoad's check of verbatim values is left to raws below,
 	// which is stricter: each value is read once.
 	if err := validateShape(e); err != nil {
 		return err
 	}
-	v := fieldCheck{id: e.ID}
+	v := fieldCheck{id: e.ID, parsed: parsed}
 	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
 		v.fail(root.at("timestamp"), fmt.Sprintf("%q is not an ISO-8601 time such as 2025-01-04T00:59:36.639Z", clip(e.Timestamp)))
 	}

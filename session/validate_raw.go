@@ -97,7 +97,7 @@ func (v *fieldCheck) verbatim(at path, r Raw) {
 		v.fail(at, fmt.Sprintf("is nested %d deep; at most %d (what every client's JSON reader takes)", d, MaxDepth))
 		return
 	}
-	if !jsontext.Value(r).IsValid() {
+	if !v.parsed && !jsontext.Value(r).IsValid() {
 		v.fail(at, "is not strict JSON (a member name twice, or invalid UTF-8)")
 		return
 	}

@@ -35,18 +35,29 @@ func WithRunner(run codec.Runner) Option {
 // nil: e holds only its id until then), validate it, then keep its line
 // (when line is not nil).
 type check struct {
-	e    *session.Entry
-	v    any
-	line []byte
+	e      *session.Entry
+	v      any
+	line   []byte
+	parsed bool // see lines.parsed
 }
 
 // validate validates e now, or leaves it for later.
 func (l *lines) validate(e *session.Entry) error {
 	if l.later != nil {
-		*l.later = append(*l.later, check{e: e})
+		*l.later = append(*l.later, check{e: e, parsed: l.parsed})
 		return nil
 	}
-	if err := session.ValidateWrite(e); err != nil {
+	return validateEntry(e, l.parsed)
+}
+
+// validateEntry is ValidateWrite, of an entry made from a line read
+// strictly whole when parsed.
+func validateEntry(e *session.Entry, parsed bool) error {
+	check := session.ValidateWrite
+	if parsed {
+		check = session.ValidateWriteParsed
+	}
+	if err := check(e); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadLine, err)
 	}
 	return nil
@@ -75,8 +86,8 @@ func (c check) do(f Format) error {
 		}
 		*c.e = *e
 	}
-	if err := session.ValidateWrite(c.e); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadLine, err)
+	if err := validateEntry(c.e, c.parsed); err != nil {
+		return err
 	}
 	if c.line != nil {
 		return f.keep(c.e, c.line)

@@ -51,6 +51,7 @@ func newClaudeDecoder() *claudeDecoder {
 type claudeParsed struct {
 	l          claudeLine
 	err        error // the line is not JSON
+	strict     bool  // read whole in one pass (parseTyped): strict JSON
 	nullParent bool  // "parentUuid": null
 	hasMessage bool  // a "message" member, null included
 	// The message, when the line has one: m, or mErr when it is not an
@@ -74,7 +75,7 @@ func (d *claudeDecoder) parse(raw []byte) any { return parseClaude(raw) }
 
 func parseClaude(raw []byte) *claudeParsed {
 	p := &claudeParsed{}
-	if !p.parseTyped(raw) {
+	if p.strict = p.parseTyped(raw); !p.strict {
 		p.parseMembers(raw)
 	}
 	p.nullParent = p.l.UUID != "" && p.l.ParentUUID == nil && hasNullParent(raw)
@@ -117,15 +118,17 @@ func (p *claudeParsed) parseMembers(raw []byte) {
 // object and its content — text, or blocks with their tool results —
 // as values rather than as bytes read again: most lines are such. It
 // reports false for any other line — no message or no content, a message
-// or content that is not of its kind, a member named twice, not JSON —
-// which is then read as it always was, member by member (parseMembers),
-// so that what such a line becomes (and the error it is) does not change.
+// or content that is not of its kind, a member named twice or a string
+// not UTF-8 anywhere in it, not JSON — which is then read as it always
+// was, member by member (parseMembers), so that what such a line becomes
+// (and the error it is) does not change. A line it reads is strict JSON
+// throughout: its entries' checks need not read their values again.
 func (p *claudeParsed) parseTyped(raw []byte) bool {
 	var typed struct {
 		claudeLine
 		Message claudeTypedMessage `json:"message"`
 	}
-	if jsonv2.Unmarshal(raw, &typed, json.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false)) != nil {
+	if jsonv2.Unmarshal(raw, &typed, json.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)) != nil {
 		return false
 	}
 	p.l = typed.claudeLine
@@ -244,6 +247,8 @@ func (d *claudeDecoder) parsedLine(no int, raw []byte, parsed any) ([]*session.E
 	if p.err != nil {
 		return nil, p.err
 	}
+	d.parsed = p.strict
+	defer func() { d.parsed = false }()
 	l := &p.l
 	if l.Type == "" {
 		return nil, fmt.Errorf("%w: a line without a type", ErrBadLine)

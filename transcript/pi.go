@@ -24,6 +24,10 @@ type lines struct {
 	// later holds the checks left for later (checks.go), nil when
 	// entries are checked as they are made.
 	later *[]check
+	// parsed: the line being decoded was read strictly whole (no member
+	// name twice, valid UTF-8), so its entries' verbatim values need not
+	// be read again (session.ValidateWriteParsed).
+	parsed bool
 }
 
 func newLines(f Format) lines {
@@ -178,7 +182,7 @@ func one(m any, err error) ([]any, error) {
 func (l *lines) entry(id string, v any) (*session.Entry, error) {
 	if l.later != nil {
 		e := &session.Entry{ID: id}
-		*l.later = append(*l.later, check{e: e, v: v})
+		*l.later = append(*l.later, check{e: e, v: v, parsed: l.parsed})
 		return e, nil
 	}
 	e, err := piEntry(v)

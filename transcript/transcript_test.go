@@ -370,6 +370,11 @@ func TestBadLinesAreReportedByLine(t *testing.T) {
 		{"no type", good + "\n{\"uuid\":\"x\"}\n" + good2, transcript.ErrBadLine, 1},
 		{"a message that is not an object", good + "\n" + `{"type":"user","uuid":"u3","message":"hi"}` + "\n" + good2, transcript.ErrBadLine, 1},
 		{"torn last line", good + "\n" + good2 + "\n{\"type\":\"us", nil, 1},
+		// Lines read in one pass are strict JSON throughout, and their
+		// entries are not read again: what is not strict is still refused.
+		{"a string not UTF-8 in a line kept as it is", good + "\n" + `{"type":"progress","uuid":"p1","data":{"out":"` + "\xff\xfe" + `"}}` + "\n" + good2, transcript.ErrBadLine, 1},
+		{"a member named twice deep in a line kept as it is", good + "\n" + `{"type":"progress","uuid":"p1","data":{"a":{"b":1,"b":2}}}` + "\n" + good2, transcript.ErrBadLine, 1},
+		{"a member named twice in a tool call's input", good + "\n" + `{"type":"assistant","uuid":"a0","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"c":"ls","c":"rm"}}]}}` + "\n" + good2, transcript.ErrBadLine, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
