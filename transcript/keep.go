@@ -59,7 +59,7 @@ func sharedTemplate(e *session.Entry, line []byte) ([]byte, error) {
 	// hash is that string) and no string of the line is one already (it
 	// would be replaced, or be missing): then nothing else changes.
 	shared, refLike := 0, false
-	template := rewriteStrings(nil, line, func(tok []byte) []byte {
+	template := rewriteStrings(make([]byte, 0, len(line)), line, func(tok []byte) []byte {
 		if isRef(tok) {
 			refLike = true
 		}
@@ -133,11 +133,11 @@ func sharedStrings(e *session.Entry) (map[string][]byte, error) {
 		return nil, err
 	}
 	pool := map[string][]byte{}
-	rewriteStrings(nil, j, func(tok []byte) []byte {
-		if len(tok) >= minShared {
+	eachStringValue(j, func(start, end int) bool {
+		if tok := j[start:end]; len(tok) >= minShared {
 			pool[stringRef(tok)] = tok
 		}
-		return nil
+		return true
 	})
 	return pool, nil
 }
