@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"time"
 
@@ -81,19 +82,29 @@ func (sn *Store) Collect(ctx context.Context, cutoff time.Time) (CollectStats, e
 }
 
 // namedSet is what the heads name: whole object names and snapshot names
-// (objects "<snapshot>.<anything>").
+// (objects "<snapshot>.<anything>"), by a 64-bit hash of each — a
+// deployment's heads name millions of objects, and a collision only keeps
+// an orphan.
 type namedSet struct {
-	objects   map[string]bool
-	snapshots map[string]bool
+	seed      maphash.Seed
+	objects   map[uint64]struct{}
+	snapshots map[uint64]struct{}
 }
 
+func newNamedSet() namedSet {
+	return namedSet{seed: maphash.MakeSeed(), objects: map[uint64]struct{}{}, snapshots: map[uint64]struct{}{}}
+}
+
+func (n namedSet) addObject(name string)   { n.objects[maphash.String(n.seed, name)] = struct{}{} }
+func (n namedSet) addSnapshot(name string) { n.snapshots[maphash.String(n.seed, name)] = struct{}{} }
+
 func (n namedSet) names(obj string) bool {
-	if n.objects[obj] {
+	if _, ok := n.objects[maphash.String(n.seed, obj)]; ok {
 		return true
 	}
 	// A session id may hold dots: try every prefix ending before one.
 	for i := strings.IndexByte(obj, '.'); i >= 0; {
-		if n.snapshots[obj[:i]] {
+		if _, ok := n.snapshots[maphash.String(n.seed, obj[:i])]; ok {
 			return true
 		}
 		j := strings.IndexByte(obj[i+1:], '.')
@@ -120,7 +131,7 @@ func (p idSet) prefixes(obj string) bool {
 // named reads every head: what they name, and the sessions whose heads
 // this version cannot read.
 func (sn *Store) named(ctx context.Context) (namedSet, idSet, error) {
-	live := namedSet{objects: map[string]bool{}, snapshots: map[string]bool{}}
+	live := newNamedSet()
 	protect := idSet{}
 	w, err := sn.heads.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
@@ -142,11 +153,11 @@ func (sn *Store) named(ctx context.Context) (namedSet, idSet, error) {
 			}
 			for _, s := range []string{h.Object, h.Prev} {
 				if s != "" {
-					live.snapshots[s] = true
+					live.addSnapshot(s)
 				}
 			}
 			for _, o := range append(h.Segments(), h.PrevSegments()...) {
-				live.objects[o] = true
+				live.addObject(o)
 			}
 		}
 	}
