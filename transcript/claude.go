@@ -151,7 +151,7 @@ func (p *claudeParsed) parseTyped(raw []byte) bool {
 		p.blocks[i] = b.claudeBlock
 		if b.Type == "tool_result" {
 			p.results[i].content = b.Content.blocks
-			if p.results[i].content == nil { // no content, or null
+			if p.results[i].content == nil { // no content member
 				p.results[i].content = []piBlock{}
 			}
 		}
@@ -178,7 +178,8 @@ func (t *claudeTypedMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 // claudeContent is a message's content read in place: its text, or its
-// blocks (a null content is the empty text, as json.Unmarshal leaves it).
+// blocks. (A null content leaves the pointer to it nil: parseMembers reads
+// that line.)
 type claudeContent struct {
 	text   *string
 	blocks []claudeTypedBlock
@@ -191,7 +192,7 @@ type claudeTypedBlock struct {
 
 func (c *claudeContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch dec.PeekKind() {
-	case 'n', '"':
+	case '"':
 		var text string
 		c.text = &text
 		return jsonv2.UnmarshalDecode(dec, &text)
@@ -222,12 +223,7 @@ func (c *claudeResultContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &blocks); err != nil {
 			return err
 		}
-		c.blocks = []piBlock{}
-		for i := range blocks {
-			if pb, ok := mediaBlock(&blocks[i]); ok {
-				c.blocks = append(c.blocks, pb)
-			}
-		}
+		c.blocks = mediaBlocks(blocks)
 		return nil
 	}
 	return errNotOurs
@@ -428,13 +424,19 @@ func resultContent(raw json.RawMessage) ([]piBlock, error) {
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, fmt.Errorf("%w: tool result content: %v", ErrBadLine, err)
 	}
+	return mediaBlocks(blocks), nil
+}
+
+// mediaBlocks is what blocks of a tool result's content map to (never
+// nil): its text and inline images.
+func mediaBlocks(blocks []claudeBlock) []piBlock {
 	out := []piBlock{}
-	for _, b := range blocks {
-		if pb, ok := mediaBlock(&b); ok {
+	for i := range blocks {
+		if pb, ok := mediaBlock(&blocks[i]); ok {
 			out = append(out, pb)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // mediaBlock maps a text block, or an image given inline (base64), to
