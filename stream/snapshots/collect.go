@@ -2,7 +2,6 @@ package snapshots
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -138,29 +137,22 @@ func (sn *Store) named(ctx context.Context) (namedSet, idSet, error) {
 		return live, protect, fmt.Errorf("snapshots: collect %s: heads: %w", sn.bucket, err)
 	}
 	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return live, protect, ctx.Err()
-		case e := <-w.Updates():
-			if e == nil { // every head read, unless the watch was cut short
-				return live, protect, ctx.Err()
-			}
-			var h Head
-			if err := json.Unmarshal(e.Value(), &h); err != nil || h.Object == "" {
-				protect[e.Key()] = true
-				continue
-			}
-			for _, s := range []string{h.Object, h.Prev} {
-				if s != "" {
-					live.addSnapshot(s)
-				}
-			}
-			for _, o := range append(h.Segments(), h.PrevSegments()...) {
-				live.addObject(o)
+	err = eachInitial(ctx, w.Updates(), func(e jetstream.KeyValueEntry) {
+		h, err := parseHead(e.Value())
+		if err != nil || h.Object == "" {
+			protect[e.Key()] = true
+			return
+		}
+		for _, s := range []string{h.Object, h.Prev} {
+			if s != "" {
+				live.addSnapshot(s)
 			}
 		}
-	}
+		for _, o := range append(h.Segments(), h.PrevSegments()...) {
+			live.addObject(o)
+		}
+	})
+	return live, protect, err
 }
 
 // eachObject calls fn with the description of every object in the store.
@@ -170,17 +162,23 @@ func (sn *Store) eachObject(ctx context.Context, fn func(*jetstream.ObjectInfo))
 		return fmt.Errorf("snapshots: collect %s: objects: %w", sn.bucket, err)
 	}
 	defer w.Stop()
+	return eachInitial(ctx, w.Updates(), fn)
+}
+
+// eachInitial calls fn with what a watcher gives before its nil: the
+// values there were when it started. It fails if ctx ends first (the
+// watch is then cut short: what was read is not all).
+func eachInitial[T comparable](ctx context.Context, updates <-chan T, fn func(T)) error {
+	var none T
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case info := <-w.Updates():
-			if info == nil {
+		case v := <-updates:
+			if v == none {
 				return ctx.Err()
 			}
-			if !info.Deleted {
-				fn(info)
-			}
+			fn(v)
 		}
 	}
 }

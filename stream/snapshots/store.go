@@ -159,11 +159,17 @@ func (sn *Store) head(ctx context.Context, id string) (Head, uint64, error) {
 	if err != nil {
 		return Head{}, 0, err
 	}
+	h, err := parseHead(e.Value())
+	return h, e.Revision(), err
+}
+
+// parseHead reads a head record: ErrUnusable when it is not one.
+func parseHead(val []byte) (Head, error) {
 	var h Head
-	if err := json.Unmarshal(e.Value(), &h); err != nil {
-		return Head{}, e.Revision(), fmt.Errorf("%w: head: %w", ErrUnusable, err)
+	if err := json.Unmarshal(val, &h); err != nil {
+		return Head{}, fmt.Errorf("%w: head: %w", ErrUnusable, err)
 	}
-	return h, e.Revision(), nil
+	return h, nil
 }
 
 // errHeadMoved is a snapshot built on segments of a snapshot that another
@@ -207,7 +213,7 @@ func (sn *Store) Save(ctx context.Context, src *Source) (err error) {
 
 // saveSnapshot uploads snap; if it keeps segments of another snapshot,
 // that one (base) must still be current when the head moves to snap.
-func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) (err error) {
+func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base string) error {
 	id, epoch, seq := snap.id, snap.epoch, snap.seq
 	newer := func(h Head) bool { return h.Epoch == epoch && h.Seq >= seq }
 	// Unique per write: two writers snapshotting the same sequence must
@@ -237,7 +243,7 @@ func (sn *Store) saveSnapshot(ctx context.Context, snap *encodedSnapshot, base s
 			return err
 		}
 		obj := name + ".body"
-		if n := len(mine); n > 0 {
+		if n := len(mine); n > 0 { // mine holds the bodies so far
 			obj += "." + strconv.Itoa(n)
 		}
 		mine = append(mine, obj) // a put that fails may have stored it
