@@ -32,6 +32,8 @@ func TestRunErrors(t *testing.T) {
 		{"missing file", []string{"tree", filepath.Join(dir, "none.jsonl")}, 1, "no such file"},
 		{"bad line, strict", []string{"context", bad}, 1, "bad.jsonl:2"},
 		{"check reports bad lines", []string{"check", bad}, 1, "1 bad line(s)"},
+		{"gc: a negative snapshot grace", []string{"gc", "-data", dir, "-snapshot-grace", "-1s"}, 2, "-snapshot-grace -1s is negative"},
+		{"gc: a snapshot grace that is no duration", []string{"gc", "-data", dir, "-snapshot-grace", "soon"}, 2, `invalid value "soon"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

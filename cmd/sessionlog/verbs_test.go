@@ -188,7 +188,8 @@ func TestImportOffloadsInlineImages(t *testing.T) {
 		mustRun(t, data, "", "rm", "i1")
 		mustRun(t, data, "", "rm", "i2")
 		out = mustRun(t, data, "", "gc")
-		if offload != "0" && !strings.Contains(out, "blobs 1: 0 deleted") || !strings.Contains(out, "within the grace period of 24h0m0s") {
+		if offload != "0" && !strings.Contains(out, "blobs 1: 0 deleted") || !strings.Contains(out, "within the grace period of 24h0m0s") ||
+			!strings.Contains(out, "\nsnapshot objects ") {
 			t.Fatalf("gc with -offload %s: %s", offload, out)
 		}
 		return grew
