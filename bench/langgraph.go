@@ -74,7 +74,7 @@ func langGraphPart(ctx context.Context, cfg Config, dir string, r *Report, p pro
 		}
 		if read, ok := ours["read"]; ok {
 			r.add(Row{Group: group, Name: "getTuple p50, against its floor", Ours: ours["getTuple"][0], Base: read[0], Unit: "ms",
-				BaseName: "the client reading the thread's last entry linearizably (a read barrier), same run"})
+				BaseName: "the client reading the thread's last entry linearizably (a read barrier on a cluster; none on a server alone), same run"})
 		}
 	}
 	for _, via := range []struct{ kind, name, url string }{

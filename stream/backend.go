@@ -76,6 +76,11 @@ type Backend struct {
 	sendHook func(msgs []*nats.Msg, send func() error) error
 	// barrierGroup shares read barriers between concurrent reads.
 	barrierGroup barrierGroup
+	// soloCheck remembers whether the stream is on the connected server
+	// alone, when fresh reads need no barrier (solo.go); noSolo, set by
+	// tests only, makes every fresh read take the barrier.
+	soloCheck soloCheck
+	noSolo    bool
 	// electionSub hears the partition's elections, which interrupt its
 	// requests in flight (see jsx.Requester).
 	electionSub *nats.Subscription

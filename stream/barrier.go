@@ -141,6 +141,22 @@ func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 // the stream that includes every write acknowledged before the call (see
 // above). jetstream.ErrMsgNotFound: no message on subject.
 func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error) {
+	if b.solo(ctx) {
+		var last uint64
+		var ok bool
+		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
+			last, ok, err = b.soloLast(ctx, subject)
+			return err
+		}, nil)
+		switch {
+		case err != nil:
+			return 0, err
+		case ok && last == 0:
+			return 0, jetstream.ErrMsgNotFound
+		case ok:
+			return last, nil
+		}
+	}
 	from := time.Now()
 	at, err := b.barrier(ctx)
 	if err != nil {

@@ -159,3 +159,25 @@ func OnSnapshotHead(b *Backend, fn func(id string)) {
 		p.snaps.SetHooks(snapshots.Hooks{BeforeHead: fn})
 	}
 }
+
+// BarriersWritten is how many read barriers b's partitions wrote.
+func BarriersWritten(b *Backend) uint64 {
+	var n uint64
+	for _, p := range b.parts {
+		n += p.barriers.Load()
+	}
+	return n
+}
+
+// AlwaysBarrier makes every fresh read of b take the read barrier, as it
+// did before a stream on one server alone was read without one.
+func AlwaysBarrier(b *Backend) {
+	for _, p := range b.parts {
+		p.noSolo = true
+	}
+}
+
+// SoloLast is a fresh read's look at subject on a stream alone (solo.go).
+func SoloLast(ctx context.Context, b *Backend, subject string) (uint64, bool, error) {
+	return b.soloLast(ctx, subject)
+}

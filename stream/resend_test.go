@@ -221,6 +221,7 @@ func backendOnConn(t *testing.T, ctx context.Context, urls string, attempt time.
 func TestReadBarriersAreShared(t *testing.T) {
 	ctx := context.Background()
 	b := newBackend(t)
+	stream.AlwaysBarrier(b) // a cluster's streams take it; this server's alone need not
 	w, err := b.CreateStore(ctx, sessiontest.TestHeader("shared"))
 	if err != nil {
 		t.Fatal(err)

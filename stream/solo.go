@@ -1,0 +1,109 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentcore/sessionlog/stream/internal/jsx"
+)
+
+// A stream on a server that has no cluster has one copy, on that server,
+// and nobody else can lead it: every write it acknowledged is in the
+// state its direct gets read. A fresh read of it needs no barrier (a
+// write, fsynced when the stream syncs always), and the embedded default
+// runs exactly so. It takes the fast way only while that is known:
+//
+//   - the stream's info has no Raft group (a clustered server gives every
+//     stream one, R1 included: those can move, and a moved stream has two
+//     leaders for a moment — the barrier's reason);
+//   - its server is the one the connection is attached to (its leader's
+//     name is the connected server's): a stream reached through a leafnode
+//     lives on another server, which the connection cannot watch;
+//   - that server has not restarted since: a server becomes clustered only
+//     by a restart, and a restarted server has a new id, so the check is
+//     tied to the connected server's id and made again when it changes;
+//   - the answer came from the stream itself: a mirror of it that serves
+//     direct gets (an operator's) answers from its own copy, so each
+//     answer's Nats-Stream is checked and one from elsewhere falls back to
+//     the barrier.
+
+// soloCheck remembers, per connected server, whether the partition's
+// stream is on it alone.
+type soloCheck struct {
+	mu       sync.Mutex
+	serverID string // the connected server's id when checked
+	solo     bool
+}
+
+// soloInfo is what decides: the stream's cluster info and the name of the
+// server the connection is attached to.
+func soloInfo(c *jetstream.ClusterInfo, connected string) bool {
+	return c != nil && c.RaftGroup == "" && c.Leader != "" && c.Leader == connected
+}
+
+// solo reports whether the stream is on the connected server alone (see
+// above). A failed check says no: the read takes the barrier.
+func (b *Backend) solo(ctx context.Context) bool {
+	if b.noSolo {
+		return false
+	}
+	id := b.nc.ConnectedServerId()
+	if id == "" {
+		return false
+	}
+	s := &b.soloCheck
+	s.mu.Lock()
+	if s.serverID == id {
+		solo := s.solo
+		s.mu.Unlock()
+		return solo
+	}
+	s.mu.Unlock()
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		return false
+	}
+	solo := soloInfo(info.Cluster, b.nc.ConnectedServerName())
+	if b.nc.ConnectedServerId() != id {
+		return false // moved while asking: the answer may be another's
+	}
+	s.mu.Lock()
+	s.serverID, s.solo = id, solo
+	s.mu.Unlock()
+	return solo
+}
+
+// soloLast is the sequence of the last message on subject, read from the
+// stream alone; ok is false when the answer did not come from the stream
+// itself (then the caller takes the barrier). The barrier subject is asked
+// for too: the stream has a barrier almost always, and a message is what
+// names the stream that answered.
+func (b *Backend) soloLast(ctx context.Context, subject string) (last uint64, ok bool, err error) {
+	req := struct {
+		MultiLast []string `json:"multi_last"`
+	}{[]string{subject, b.cfg.barrierSubject()}}
+	barrier := b.cfg.barrierSubject()
+	ours := true
+	seen := false
+	err = b.rq.Direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		seen = true
+		if m.Header.Get(jetstream.StreamHeader) != b.cfg.Stream {
+			ours = false
+		}
+		if m.Subject != barrier {
+			last = max(last, m.Sequence)
+		}
+		return nil
+	}, func(nats.Header) error { return nil })
+	if errors.Is(err, jsx.ErrNoMessages) {
+		return 0, false, nil // not even a barrier: nothing names who answered
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return last, seen && ours, nil
+}
