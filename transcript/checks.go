@@ -22,6 +22,21 @@ type Option func(*options)
 
 type options struct {
 	run codec.Runner
+	// viaJSON, set by tests only: see lines.viaJSON.
+	viaJSON bool
+}
+
+// decoder is f's line decoder as the options make it.
+func (o options) decoder(f Format) (*headed, error) {
+	dec, err := NewLineDecoder(f)
+	if err != nil {
+		return nil, err
+	}
+	h := dec.(*headed)
+	if l, ok := h.dec.(interface{ state() *lines }); ok {
+		l.state().viaJSON = o.viaJSON
+	}
+	return h, nil
 }
 
 // WithRunner spreads the work of decoding a file through run (as
@@ -108,9 +123,12 @@ func (l *lines) deferChecks(later *[]check) { l.later = later }
 // decodeSpread is decode with the lines read and the entries checked
 // through run; ok is false when a check failed (decode then decodes the
 // file again, a line at a time).
-func decodeSpread(f Format, src Source, items []fileItem, run codec.Runner) (d *Decoded, bad []*codec.LineError, h *headed, ok bool) {
-	dec, _ := NewLineDecoder(f)
-	h = dec.(*headed)
+func decodeSpread(f Format, src Source, items []fileItem, o options) (d *Decoded, bad []*codec.LineError, h *headed, ok bool) {
+	run := o.run
+	h, err := o.decoder(f)
+	if err != nil {
+		return nil, nil, nil, false
+	}
 	p, can := h.dec.(parser)
 	if !can {
 		return nil, nil, nil, false

@@ -190,14 +190,13 @@ func Decode(f Format, data []byte, src Source, mode codec.Mode, opts ...Option) 
 	var h *headed
 	ok := false
 	if o.run != nil {
-		out, bad, h, ok = decodeSpread(f, src, items, o.run)
+		out, bad, h, ok = decodeSpread(f, src, items, o)
 	}
 	if !ok {
-		dec, err := NewLineDecoder(f)
-		if err != nil {
+		var err error
+		if h, err = o.decoder(f); err != nil {
 			return nil, err
 		}
-		h = dec.(*headed)
 		out, bad = decodeItems(src, items, func(i int) ([]*session.Entry, error) { return h.Line(items[i].no, items[i].line) })
 	}
 	if len(bad) > 0 && mode == codec.Strict {

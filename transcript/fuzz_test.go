@@ -9,8 +9,9 @@ import (
 	"github.com/agentcore/sessionlog/transcript"
 )
 
-// Whatever a file holds, a decode gives entries a tree takes, and a file
-// decoded strictly is given back line for line (blank lines aside).
+// Whatever a file holds, a decode gives entries a tree takes, the same
+// whether made directly or via JSON (pi_direct.go), and a file decoded
+// strictly is given back line for line (blank lines aside).
 func FuzzDecode(f *testing.F) {
 	for _, fx := range fixtures(f) {
 		// Short lines of each file: the engine mutates small inputs best.
@@ -27,6 +28,9 @@ func FuzzDecode(f *testing.F) {
 		format := transcript.FormatClaudeCode
 		if codex {
 			format = transcript.FormatCodex
+		}
+		if err := sameEntries(format, data); err != nil {
+			t.Fatal(err)
 		}
 		src := transcript.Source{ID: "fuzz", File: "f.jsonl"}
 		for _, mode := range []codec.Mode{codec.Strict, codec.Lenient} {

@@ -3,9 +3,11 @@ package transcript
 import (
 	"bytes"
 	"fmt"
-	json "github.com/go-json-experiment/json/v1"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	json "github.com/go-json-experiment/json/v1"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
@@ -28,7 +30,12 @@ type lines struct {
 	// name twice, valid UTF-8), so its entries' verbatim values need not
 	// be read again (session.ValidateWriteParsed).
 	parsed bool
+	// viaJSON, set by tests only, makes every entry by writing it as JSON
+	// and decoding it (pi_direct.go).
+	viaJSON bool
 }
+
+func (l *lines) state() *lines { return l }
 
 func newLines(f Format) lines {
 	return lines{format: f, ids: map[string]bool{}, tools: map[string]string{}}
@@ -148,25 +155,14 @@ func piUser(text string, blocks []piBlock, ts stamp) (any, error) {
 	if blocks != nil {
 		content = blocks
 	}
-	return struct {
-		Role      string `json:"role"`
-		Content   any    `json:"content"`
-		Timestamp int64  `json:"timestamp"`
-	}{"user", content, ts.ms}, nil
+	return piUserMessage{"user", content, ts.ms}, nil
 }
 
 func piToolResult(callID, name string, content []piBlock, isError bool, ts stamp) (any, error) {
 	if name == "" {
 		name = "unknown" // its call is not in the file
 	}
-	return struct {
-		Role       string    `json:"role"`
-		ToolCallID string    `json:"toolCallId"`
-		ToolName   string    `json:"toolName"`
-		Content    []piBlock `json:"content"`
-		IsError    bool      `json:"isError"`
-		Timestamp  int64     `json:"timestamp"`
-	}{"toolResult", callID, name, content, isError, ts.ms}, nil
+	return piToolResultMessage{"toolResult", callID, name, content, isError, ts.ms}, nil
 }
 
 func one(m any, err error) ([]any, error) {
@@ -193,6 +189,28 @@ func (l *lines) entry(id string, v any) (*session.Entry, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// messageEntry is the message entry of m: made directly when it can be
+// (pi_direct.go), else as entry makes it.
+func (l *lines) messageEntry(id, parent string, ts stamp, m any) (*session.Entry, error) {
+	if d, ok := m.(directMessage); ok && l.parsed && !l.viaJSON && utf8.ValidString(parent) {
+		if msg, ok := d.message(); ok {
+			e := &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts.iso, Message: &msg}
+			if l.later != nil {
+				*l.later = append(*l.later, check{e: e, parsed: true})
+				return e, nil
+			}
+			if err := l.validate(e); err != nil {
+				return nil, err
+			}
+			return e, nil
+		}
+	}
+	return l.entry(id, struct {
+		piHead
+		Message any `json:"message"`
+	}{head("message", id, parent, ts), m})
 }
 
 // piEntry decodes the pi entry v marshals to.
@@ -245,10 +263,7 @@ func (l *lines) messages(id, parent string, ts stamp, msgs []any, raw []byte) ([
 		if i < len(msgs)-1 {
 			eid = fmt.Sprintf("%s~%d", id, i+1)
 		}
-		e, err := l.entry(eid, struct {
-			piHead
-			Message any `json:"message"`
-		}{head("message", eid, parent, ts), m})
+		e, err := l.messageEntry(eid, parent, ts, m)
 		if err == nil && eid == id {
 			err = l.keep(e, raw)
 		}
