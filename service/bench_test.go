@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/service"
+	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/sessiontest"
 )
 
@@ -50,6 +51,39 @@ func BenchmarkServiceAppend(b *testing.B) {
 	b.Run("request-reply", func(b *testing.B) {
 		subject := "bench.echo." + b.Name()
 		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { m.Respond([]byte(`{"sequence":1}`)) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		payload := []byte(`{"session":"svc","entries":[` + string(body) + `]}`)
+		sessiontest.Timed(b, func() error {
+			_, err := nc.RequestWithContext(ctx, subject, payload)
+			return err
+		})
+	})
+	// The floor under the service's append, measured: the library's append
+	// behind a bare responder, the hop there and back around it with none
+	// of the service's work (decode, checks, fill, its reply). The hop
+	// around an append costs more than request-reply alone: the append's
+	// fsync and goroutines share the two cores with it.
+	b.Run("library-append-behind-request", func(b *testing.B) {
+		f := start(b, nil)
+		st, err := f.b.CreateStore(ctx, sessiontest.TestHeader("lib-hop"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close(ctx)
+		sess, err := session.New(st, sessiontest.TestConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		subject := "bench.append." + b.Name()
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+			if _, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)}); err != nil {
+				b.Error(err)
+			}
+			m.Respond([]byte(`{"sequence":1}`))
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
