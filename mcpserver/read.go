@@ -1,12 +1,14 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcore/sessionlog/api"
@@ -85,14 +87,10 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 					return nil, err
 				}
 			}
-			var raw []json.RawMessage
-			if err := json.Unmarshal(page.Messages, &raw); err != nil {
-				return nil, fmt.Errorf("the context's messages: %v", err)
-			}
-			for i, m := range raw {
+			err := eachMessage(page.Messages, func(i int, m []byte) {
 				j := page.Offset + i
 				if j < offset || j >= hi {
-					continue
+					return
 				}
 				source := ""
 				if k := j - page.Offset; k < len(page.Sources) {
@@ -101,6 +99,9 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 				cm := readable(source, m)
 				cm.Text = clipText(cm.Text, maxText)
 				got = append(got, cm)
+			})
+			if err != nil {
+				return nil, fmt.Errorf("the context's messages: %v", err)
 			}
 			if page.Next == 0 || page.Next <= offset {
 				break
@@ -159,33 +160,42 @@ func (t *tools) getContext(ctx context.Context, _ *mcp.CallToolRequest, in Conte
 
 // readable is a context message as text: its text and thinking, its tool
 // calls with their arguments, images as a note; summaries as they read.
-func readable(source string, raw json.RawMessage) ContextMessage {
+// It reads raw with encoding/json's rules (go-json-experiment's v1, which
+// does not validate a value before decoding it: readableRef, in the
+// tests, is the reading with encoding/json itself).
+func readable(source string, raw []byte) ContextMessage {
 	var m struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		Summary    string          `json:"summary"`
-		ToolName   string          `json:"toolName"`
-		CustomType string          `json:"customType"`
-		Command    string          `json:"command"`
-		Output     string          `json:"output"`
+		Role       string         `json:"role"`
+		Content    jsontext.Value `json:"content"`
+		Summary    string         `json:"summary"`
+		ToolName   string         `json:"toolName"`
+		CustomType string         `json:"customType"`
+		Command    string         `json:"command"`
+		Output     string         `json:"output"`
 	}
 	// raw is an entry the service answered with, valid JSON: an error
 	// is a member of another type than m's, left empty and not shown.
-	_ = json.Unmarshal(raw, &m)
+	_ = jsonv1.Unmarshal(raw, &m)
 	var parts []string
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		parts = append(parts, s)
-	} else {
-		var blocks []struct {
-			Type      string          `json:"type"`
-			Text      string          `json:"text"`
-			Thinking  string          `json:"thinking"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			MimeType  string          `json:"mimeType"`
+	// Content is a string (null reads as one too) or blocks: read as the
+	// one its first byte says.
+	switch c := bytes.TrimLeft(m.Content, " \t\r\n"); {
+	case len(c) == 0:
+	case c[0] == '"' || c[0] == 'n':
+		var s string
+		if jsonv1.Unmarshal(c, &s) == nil {
+			parts = append(parts, s)
 		}
-		_ = json.Unmarshal(m.Content, &blocks)
+	default:
+		var blocks []struct {
+			Type      string         `json:"type"`
+			Text      string         `json:"text"`
+			Thinking  string         `json:"thinking"`
+			Name      string         `json:"name"`
+			Arguments jsontext.Value `json:"arguments"`
+			MimeType  string         `json:"mimeType"`
+		}
+		_ = jsonv1.Unmarshal(c, &blocks)
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
@@ -193,9 +203,9 @@ func readable(source string, raw json.RawMessage) ContextMessage {
 			case "thinking":
 				parts = append(parts, "(thinking) "+b.Thinking)
 			case "toolCall":
-				parts = append(parts, fmt.Sprintf("(calls %s %s)", b.Name, b.Arguments))
+				parts = append(parts, "(calls "+b.Name+" "+string(b.Arguments)+")")
 			case "image":
-				parts = append(parts, fmt.Sprintf("(an image, %s)", b.MimeType))
+				parts = append(parts, "(an image, "+b.MimeType+")")
 			}
 		}
 	}
@@ -208,4 +218,29 @@ func readable(source string, raw json.RawMessage) ContextMessage {
 		parts = append(parts, "$ "+m.Command, m.Output)
 	}
 	return ContextMessage{Entry: source, Role: m.Role, Text: strings.Join(parts, "\n")}
+}
+
+// eachMessage gives fn each element of the JSON array msgs, in one pass
+// (m is valid until fn returns).
+func eachMessage(msgs []byte, fn func(i int, m []byte)) error {
+	// As encoding/json reads: a name twice, or a string not UTF-8, is
+	// the stored message's, and shown.
+	dec := jsontext.NewDecoder(bytes.NewReader(msgs), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	switch tok, err := dec.ReadToken(); {
+	case err != nil:
+		return err
+	case tok.Kind() == 'n':
+		return nil // none
+	case tok.Kind() != '[':
+		return fmt.Errorf("a %v, not an array", tok.Kind())
+	}
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		fn(i, v)
+	}
+	_, err := dec.ReadToken()
+	return err
 }
