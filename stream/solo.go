@@ -21,8 +21,11 @@ import (
 //     stream one, R1 included: those can move, and a moved stream has two
 //     leaders for a moment — the barrier's reason);
 //   - its server is the one the connection is attached to (its leader's
-//     name is the connected server's): a stream reached through a leafnode
-//     lives on another server, which the connection cannot watch;
+//     name is the connected server's), and that server has no routes (no
+//     cluster name): a stream reached through a leafnode lives on another
+//     server, which the connection cannot watch, and servers routed
+//     together without a JetStream cluster could each hold a stream of
+//     the name;
 //   - that server has not restarted since: a server becomes clustered only
 //     by a restart, and a restarted server has a new id, so the check is
 //     tied to the connected server's id and made again when it changes;
@@ -39,10 +42,10 @@ type soloCheck struct {
 	solo     bool
 }
 
-// soloInfo is what decides: the stream's cluster info and the name of the
-// server the connection is attached to.
-func soloInfo(c *jetstream.ClusterInfo, connected string) bool {
-	return c != nil && c.RaftGroup == "" && c.Leader != "" && c.Leader == connected
+// soloInfo is what decides: the stream's cluster info, and the name and
+// cluster of the server the connection is attached to.
+func soloInfo(c *jetstream.ClusterInfo, connected, connectedCluster string) bool {
+	return c != nil && c.RaftGroup == "" && c.Leader != "" && c.Leader == connected && connectedCluster == ""
 }
 
 // solo reports whether the stream is on the connected server alone (see
@@ -67,7 +70,7 @@ func (b *Backend) solo(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	solo := soloInfo(info.Cluster, b.nc.ConnectedServerName())
+	solo := soloInfo(info.Cluster, b.nc.ConnectedServerName(), b.nc.ConnectedClusterName())
 	if b.nc.ConnectedServerId() != id {
 		return false // moved while asking: the answer may be another's
 	}
