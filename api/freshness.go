@@ -8,13 +8,14 @@ import "time"
 // session (open, stats, context, tree, entries, get) takes it.
 //
 // Consistency "linearizable" (the default) answers with every append
-// acknowledged before the request: the service proves it with a write to
-// the session's stream (a read barrier) before answering. "replica"
-// accepts an answer up to MaxLagMs stale — missing no append acknowledged
-// more than MaxLagMs before the request — and skips that write while the
-// service's copy of the session is known that fresh (it synced, or
-// appended to the session, within the bound). A caller's own appends
-// through the same node are always seen.
+// acknowledged before the request: on a cluster the service proves it with
+// a write to the session's stream (a read barrier) before answering; a
+// stream on a server alone is asked for the session's last message.
+// "replica" accepts an answer up to MaxLagMs stale — missing no append
+// acknowledged more than MaxLagMs before the request — and skips that
+// question while the service's copy of the session is known that fresh
+// (it synced, or appended to the session, within the bound). A caller's
+// own appends through the same node are always seen.
 type Freshness struct {
 	Consistency string `json:"consistency,omitempty"`
 	// MaxLagMs bounds a "replica" read's staleness: default

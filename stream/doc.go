@@ -44,7 +44,8 @@
 //     what a read returned, in stream order.
 //   - Reads may be answered by any replica; a read that must see every
 //     acknowledged write (Store.CatchUp, barrier.go) first learns the
-//     leader's last sequence.
+//     leader's last sequence: behind a read barrier on a cluster, from the
+//     stream itself on a server alone (solo.go).
 //   - The index and snapshots only make listing and opening faster: both
 //     are rebuilt from the session streams, and a snapshot that fails any
 //     check is ignored (snapshots.ErrUnusable), never trusted.
