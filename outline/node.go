@@ -237,9 +237,28 @@ func textOf(raws ...json.RawMessage) string {
 // session that is shown to a person or handed to a model's host passes
 // here or through OneLine.
 func Visible(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, Hazard) {
-		return s
+	// Printable ASCII, lines and tabs (most text) pass a byte at a time;
+	// the rest a rune at a time.
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= ' ' && c < 0x7f || c == '\n' || c == '\t' {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			return visibleSlow(s) // an ASCII control
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || Hazard(r) {
+			return visibleSlow(s)
+		}
+		i += n
 	}
+	return s
+}
+
+// visibleSlow is Visible of a string that needs a change.
+func visibleSlow(s string) string {
 	return strings.Map(func(r rune) rune {
 		if Hazard(r) {
 			return '\uFFFD'

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/outline"
@@ -234,4 +235,26 @@ func checkRowOf(t *testing.T, o outline.Outline, nodes []outline.Node) {
 			t.Fatalf("row %d (%s) holds %d entries, fewer than itself, %d folded and %d results", r, row.Node.ID, inRow[r], folded, len(row.Results))
 		}
 	}
+}
+
+// FuzzVisible: Visible's byte-at-a-time pass changes nothing of what it
+// gives: every string comes out as the rune-at-a-time reading makes it.
+func FuzzVisible(f *testing.F) {
+	for _, s := range []string{"plain\ttext\nnext", "héllo 👩\u200d💻", "red \x1b[31mx", "del \x7f", "bad \xff", "\u202eevil", "\uFFFD ok", "\xe2\x80", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := s
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, outline.Hazard) {
+			want = strings.Map(func(r rune) rune {
+				if outline.Hazard(r) {
+					return '\uFFFD'
+				}
+				return r
+			}, strings.ToValidUTF8(s, "\uFFFD"))
+		}
+		if got := outline.Visible(s); got != want {
+			t.Fatalf("Visible(%q) = %q, want %q", s, got, want)
+		}
+	})
 }
