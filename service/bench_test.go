@@ -48,18 +48,9 @@ func BenchmarkServiceAppend(b *testing.B) {
 	// The floor under the service's overhead: one request and its reply
 	// through the server, of an append's size, to a responder that does
 	// nothing.
+	payload := []byte(`{"session":"svc","entries":[` + string(body) + `]}`)
 	b.Run("request-reply", func(b *testing.B) {
-		subject := "bench.echo." + b.Name()
-		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { m.Respond([]byte(`{"sequence":1}`)) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sub.Unsubscribe()
-		payload := []byte(`{"session":"svc","entries":[` + string(body) + `]}`)
-		sessiontest.Timed(b, func() error {
-			_, err := nc.RequestWithContext(ctx, subject, payload)
-			return err
-		})
+		timedResponder(b, payload, func() error { return nil })
 	})
 	// The floor under the service's append, measured: the library's append
 	// behind a bare responder, the hop there and back around it with none
@@ -77,20 +68,8 @@ func BenchmarkServiceAppend(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		subject := "bench.append." + b.Name()
-		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-			if _, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)}); err != nil {
-				b.Error(err)
-			}
-			m.Respond([]byte(`{"sequence":1}`))
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sub.Unsubscribe()
-		payload := []byte(`{"session":"svc","entries":[` + string(body) + `]}`)
-		sessiontest.Timed(b, func() error {
-			_, err := nc.RequestWithContext(ctx, subject, payload)
+		timedResponder(b, payload, func() error {
+			_, err := sess.AppendMessage(ctx, session.Message{Role: session.RoleUser, Content: session.TextContent(text)})
 			return err
 		})
 	})
@@ -153,4 +132,24 @@ func BenchmarkServiceEntriesPage(b *testing.B) {
 	if len(r.Entries) != 1000 {
 		b.Fatalf("%d entries", len(r.Entries))
 	}
+}
+
+// timedResponder times requests of payload, one at a time, to a bare
+// responder that does work and answers.
+func timedResponder(b *testing.B, payload []byte, work func() error) {
+	subject := "bench.responder." + b.Name()
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		if err := work(); err != nil {
+			b.Error(err)
+		}
+		m.Respond([]byte(`{"sequence":1}`))
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	sessiontest.Timed(b, func() error {
+		_, err := nc.RequestWithContext(context.Background(), subject, payload)
+		return err
+	})
 }
