@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,11 +36,42 @@ import (
 //     the barrier.
 
 // soloCheck remembers, per connected server, whether the partition's
-// stream is on it alone.
+// stream is on it alone. A check that failed (the stream's info not
+// answered, an election under way) says no, for soloRetry: the barrier is
+// always right, and reads do not each wait on the stream's info meanwhile.
 type soloCheck struct {
 	mu       sync.Mutex
-	serverID string // the connected server's id when checked
-	solo     bool
+	serverID string    // the connected server's id when checked
+	solo     bool      // the answer for that server
+	until    time.Time // a failed check's no holds until then; zero: the answer holds for the server
+}
+
+// soloRetry is how long a failed check's no holds; soloInfoWait bounds the
+// check, out of the read's own time.
+const (
+	soloRetry    = 10 * time.Second
+	soloInfoWait = time.Second
+)
+
+// cached is the answer for server id at now, if there is one.
+func (s *soloCheck) cached(id string, now time.Time) (solo, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serverID != id || (!s.until.IsZero() && !now.Before(s.until)) {
+		return false, false
+	}
+	return s.solo, true
+}
+
+// remember keeps the answer for server id: solo, or no until now +
+// soloRetry when the check failed.
+func (s *soloCheck) remember(id string, solo, failed bool, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serverID, s.solo, s.until = id, solo && !failed, time.Time{}
+	if failed {
+		s.until = now.Add(soloRetry)
+	}
 }
 
 // soloInfo is what decides: the stream's cluster info, and the name and
@@ -49,7 +81,7 @@ func soloInfo(c *jetstream.ClusterInfo, connected, connectedCluster string) bool
 }
 
 // solo reports whether the stream is on the connected server alone (see
-// above). A failed check says no: the read takes the barrier.
+// above).
 func (b *Backend) solo(ctx context.Context) bool {
 	if b.noSolo {
 		return false
@@ -58,25 +90,21 @@ func (b *Backend) solo(ctx context.Context) bool {
 	if id == "" {
 		return false
 	}
-	s := &b.soloCheck
-	s.mu.Lock()
-	if s.serverID == id {
-		solo := s.solo
-		s.mu.Unlock()
+	if solo, ok := b.soloCheck.cached(id, time.Now()); ok {
 		return solo
 	}
-	s.mu.Unlock()
-	info, err := b.stream.Info(ctx)
+	ictx, cancel := context.WithTimeout(ctx, soloInfoWait)
+	info, err := b.stream.Info(ictx)
+	cancel()
 	if err != nil {
+		b.soloCheck.remember(id, false, true, time.Now())
 		return false
 	}
 	solo := soloInfo(info.Cluster, b.nc.ConnectedServerName(), b.nc.ConnectedClusterName())
 	if b.nc.ConnectedServerId() != id {
 		return false // moved while asking: the answer may be another's
 	}
-	s.mu.Lock()
-	s.serverID, s.solo = id, solo
-	s.mu.Unlock()
+	b.soloCheck.remember(id, solo, false, time.Now())
 	return solo
 }
 
