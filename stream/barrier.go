@@ -142,20 +142,16 @@ func (b *Backend) sendBarrier(ctx context.Context) (uint64, error) {
 // above). jetstream.ErrMsgNotFound: no message on subject.
 func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error) {
 	if b.solo(ctx) {
-		var last uint64
-		var ok bool
-		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
-			last, ok, err = b.soloLast(ctx, subject)
-			return err
-		}, nil)
+		r, err := b.readLast(ctx, subject)
 		switch {
 		case err != nil:
 			return 0, err
-		case ok && last == 0:
+		case r.fromStream && r.last == 0:
 			return 0, jetstream.ErrMsgNotFound
-		case ok:
-			return last, nil
+		case r.fromStream:
+			return r.last, nil
 		}
+		// Answered by a mirror, or nothing named who answered: the barrier.
 	}
 	from := time.Now()
 	at, err := b.barrier(ctx)
@@ -168,54 +164,73 @@ func (b *Backend) freshLast(ctx context.Context, subject string) (uint64, error)
 			attribute.String("took", time.Since(from).Round(time.Millisecond).String())))
 	}
 	for attempt := 0; ; attempt++ {
-		var last, upTo uint64
-		err := b.rq.Resend(ctx, func(ctx context.Context) (err error) {
-			last, upTo, err = b.lastAndPosition(ctx, subject)
-			return err
-		}, nil)
+		r, err := b.readLast(ctx, subject)
 		switch {
 		case err != nil:
 			return 0, err
-		case upTo < at:
+		case r.upTo < at:
 			// A replica that has not applied the barrier yet.
 			if span.IsRecording() && attempt%10 == 0 {
-				span.AddEvent("sessionlog.behind", trace.WithAttributes(attribute.Int64("upTo", int64(upTo)), attribute.Int("attempt", attempt)))
+				span.AddEvent("sessionlog.behind", trace.WithAttributes(attribute.Int64("upTo", int64(r.upTo)), attribute.Int("attempt", attempt)))
 			}
 			select {
 			case <-ctx.Done():
 				return 0, fmt.Errorf("stream: replicas behind the read barrier %d: %w", at, ctx.Err())
 			case <-time.After(min(time.Duration(attempt+1)*2*time.Millisecond, 50*time.Millisecond)):
 			}
-		case last == 0:
+		case r.last == 0:
 			return 0, jetstream.ErrMsgNotFound
 		default:
-			return last, nil
+			return r.last, nil
 		}
 	}
 }
 
+// lastRead is one replica's answer to lastAndPosition.
+type lastRead struct {
+	last uint64 // the sequence of the subject's last message (0: none)
+	upTo uint64 // how far the replica's copy of the stream goes
+	// fromStream: the answer held a message and every message came from
+	// the stream itself, not from a mirror serving its direct gets (by
+	// their Nats-Stream).
+	fromStream bool
+}
+
+// readLast is lastAndPosition, asked again while its outcome is unknown.
+func (b *Backend) readLast(ctx context.Context, subject string) (r lastRead, err error) {
+	err = b.rq.Resend(ctx, func(ctx context.Context) (err error) {
+		r, err = b.lastAndPosition(ctx, subject)
+		return err
+	}, nil)
+	return r, err
+}
+
 // lastAndPosition asks one replica, in one direct get, for the last
-// message on subject and on the barrier subject: the sequence of the
-// subject's last message (0: none) and how far the replica's copy of the
-// stream goes.
-func (b *Backend) lastAndPosition(ctx context.Context, subject string) (last, upTo uint64, err error) {
+// message on subject and on the barrier subject.
+func (b *Backend) lastAndPosition(ctx context.Context, subject string) (r lastRead, err error) {
 	req := struct {
 		MultiLast []string `json:"multi_last"`
 	}{[]string{subject, b.cfg.barrierSubject()}}
 	barrier := b.cfg.barrierSubject()
+	seen, ours := false, true
 	err = b.rq.Direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
+		seen = true
+		if m.Header.Get(jetstream.StreamHeader) != b.cfg.Stream {
+			ours = false
+		}
 		if m.Subject != barrier {
-			last = max(last, m.Sequence)
+			r.last = max(r.last, m.Sequence)
 		}
 		return nil
 	}, func(eob nats.Header) (err error) {
-		if upTo, err = strconv.ParseUint(eob.Get("Nats-UpTo-Sequence"), 10, 64); err != nil {
+		if r.upTo, err = strconv.ParseUint(eob.Get("Nats-UpTo-Sequence"), 10, 64); err != nil {
 			return fmt.Errorf("stream: direct get: end without a position: %w", jetstream.ErrInvalidJetStreamResponse)
 		}
 		return nil
 	})
 	if errors.Is(err, jsx.ErrNoMessages) {
-		return 0, 0, nil // not even a barrier: a replica that has none yet
+		return lastRead{}, nil // not even a barrier: a replica that has none yet
 	}
-	return last, upTo, err
+	r.fromStream = seen && ours
+	return r, err
 }

@@ -179,5 +179,6 @@ func AlwaysBarrier(b *Backend) {
 
 // SoloLast is a fresh read's look at subject on a stream alone (solo.go).
 func SoloLast(ctx context.Context, b *Backend, subject string) (uint64, bool, error) {
-	return b.soloLast(ctx, subject)
+	r, err := b.lastAndPosition(ctx, subject)
+	return r.last, r.fromStream, err
 }

@@ -2,14 +2,10 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
 // A stream on a server that has no cluster has one copy, on that server,
@@ -32,8 +28,10 @@ import (
 //     tied to the connected server's id and made again when it changes;
 //   - the answer came from the stream itself: a mirror of it that serves
 //     direct gets (an operator's) answers from its own copy, so each
-//     answer's Nats-Stream is checked and one from elsewhere falls back to
-//     the barrier.
+//     answer's Nats-Stream is checked (lastRead.fromStream) and one from
+//     elsewhere falls back to the barrier. The barrier subject is asked
+//     for beside the session's: the stream almost always has a barrier,
+//     and an answer needs a message to name the stream it came from.
 
 // soloCheck remembers, per connected server, whether the partition's
 // stream is on it alone. A check that failed (the stream's info not
@@ -106,35 +104,4 @@ func (b *Backend) solo(ctx context.Context) bool {
 	}
 	b.soloCheck.remember(id, solo, false, time.Now())
 	return solo
-}
-
-// soloLast is the sequence of the last message on subject, read from the
-// stream alone; ok is false when the answer did not come from the stream
-// itself (then the caller takes the barrier). The barrier subject is asked
-// for too: the stream has a barrier almost always, and a message is what
-// names the stream that answered.
-func (b *Backend) soloLast(ctx context.Context, subject string) (last uint64, ok bool, err error) {
-	req := struct {
-		MultiLast []string `json:"multi_last"`
-	}{[]string{subject, b.cfg.barrierSubject()}}
-	barrier := b.cfg.barrierSubject()
-	ours := true
-	seen := false
-	err = b.rq.Direct(ctx, b.cfg.Stream, req, func(m *jetstream.RawStreamMsg, _ uint64) error {
-		seen = true
-		if m.Header.Get(jetstream.StreamHeader) != b.cfg.Stream {
-			ours = false
-		}
-		if m.Subject != barrier {
-			last = max(last, m.Sequence)
-		}
-		return nil
-	}, func(nats.Header) error { return nil })
-	if errors.Is(err, jsx.ErrNoMessages) {
-		return 0, false, nil // not even a barrier: nothing names who answered
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return last, seen && ours, nil
 }

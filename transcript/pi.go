@@ -197,11 +197,7 @@ func (l *lines) messageEntry(id, parent string, ts stamp, m any) (*session.Entry
 	if d, ok := m.(directMessage); ok && l.parsed && !l.viaJSON && utf8.ValidString(parent) {
 		if msg, ok := d.message(); ok {
 			e := &session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts.iso, Message: &msg}
-			if l.later != nil {
-				*l.later = append(*l.later, check{e: e, parsed: true})
-				return e, nil
-			}
-			if err := l.validate(e); err != nil {
+			if err := l.validate(e); err != nil { // now, or left for later
 				return nil, err
 			}
 			return e, nil
