@@ -71,18 +71,28 @@ type UsageRow struct {
 	CostPerTurn   float64 `json:"costPerTurn"`
 }
 
-// UsageSums are what model calls consumed. Turns counts assistant
-// replies; Calls usage entries (a model called outside the conversation:
-// compaction, cache warming…).
+// UsageSums are what model calls consumed, each API call counted once
+// however many lines or entries repeat it. Turns counts assistant
+// replies (a Codex rollout's token counts among them); Calls usage
+// entries (a model called outside the conversation: compaction, cache
+// warming…).
+//
+// Cost is in dollars: what the agent recorded (pi's cost), else the
+// tokens at the price table's prices when the call was made. Calls of a
+// model the table does not price are not in Cost: UnpricedCalls counts
+// them and UnpricedTokens their tokens, so a report says how much of it
+// is unknown rather than calling it free.
 type UsageSums struct {
-	Turns      int64   `json:"turns"`
-	Calls      int64   `json:"calls"`
-	Input      int64   `json:"input"`
-	Output     int64   `json:"output"`
-	CacheRead  int64   `json:"cacheRead"`
-	CacheWrite int64   `json:"cacheWrite"`
-	Tokens     int64   `json:"tokens"`
-	Cost       float64 `json:"cost"`
+	Turns          int64   `json:"turns"`
+	Calls          int64   `json:"calls"`
+	Input          int64   `json:"input"`
+	Output         int64   `json:"output"`
+	CacheRead      int64   `json:"cacheRead"`
+	CacheWrite     int64   `json:"cacheWrite"`
+	Tokens         int64   `json:"tokens"`
+	Cost           float64 `json:"cost"`
+	UnpricedCalls  int64   `json:"unpricedCalls,omitzero"`
+	UnpricedTokens int64   `json:"unpricedTokens,omitzero"`
 }
 
 // Add adds o to s.
@@ -95,7 +105,27 @@ func (s *UsageSums) Add(o UsageSums) {
 	s.CacheWrite += o.CacheWrite
 	s.Tokens += o.Tokens
 	s.Cost += o.Cost
+	s.UnpricedCalls += o.UnpricedCalls
+	s.UnpricedTokens += o.UnpricedTokens
 }
+
+// Sub takes o, added before, out of s.
+func (s *UsageSums) Sub(o UsageSums) {
+	s.Turns -= o.Turns
+	s.Calls -= o.Calls
+	s.Input -= o.Input
+	s.Output -= o.Output
+	s.CacheRead -= o.CacheRead
+	s.CacheWrite -= o.CacheWrite
+	s.Tokens -= o.Tokens
+	s.Cost -= o.Cost
+	s.UnpricedCalls -= o.UnpricedCalls
+	s.UnpricedTokens -= o.UnpricedTokens
+}
+
+// CostKnown tells whether Cost is the whole cost: no call of a model
+// without a price is in the sums.
+func (s UsageSums) CostKnown() bool { return s.UnpricedCalls == 0 }
 
 // Of is r's value of dimension dim ("" for none).
 func (r UsageRow) Of(dim string) string {

@@ -90,3 +90,27 @@ func heldFormats(entries []*session.Entry) string {
 	}
 	return "it holds " + strings.Join(held, " and ") + " lines: export it with -format " + held[0]
 }
+
+// RawLine is the line of format f an entry keeps, as it is held: whole,
+// or the template whose long strings (at least minShared bytes) are
+// references to the entry's own. The members a reader of a line's
+// bookkeeping wants (ids, timestamps, usage, model) are short and so
+// always as written: RawLine spares such a reader the restore, which
+// encodes the whole entry again.
+func RawLine(f Format, e *session.Entry) ([]byte, bool) {
+	if e == nil {
+		return nil, false
+	}
+	if c := e.Custom(); c != nil {
+		if strings.HasPrefix(c.CustomType, f.customPrefix()) {
+			return c.Data, len(c.Data) > 0
+		}
+		return nil, false
+	}
+	for _, fl := range e.Extra {
+		if fl.Key == f.lineKey() || fl.Key == f.sharedKey() {
+			return fl.Value, len(fl.Value) > 0
+		}
+	}
+	return nil, false
+}
