@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentcore/sessionlog/outline"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 var (
@@ -72,6 +73,10 @@ type Config struct {
 	// query's rarest word may be in for its hits to be ranked across the
 	// index rather than newest slice first (see rank.go).
 	SliceEntries, ExactUpTo int
+	// Prices prices the usage of model calls (nil: usage.Default()).
+	// Costs are worked out as entries are indexed: an index priced by
+	// another table is rebuilt.
+	Prices *usage.Table
 }
 
 // DefaultConfig keeps the index in dir.
@@ -100,6 +105,7 @@ type Index struct {
 	cfg    Config
 	idx    bleve.Index
 	usages *usageTable
+	prices *usage.Table
 	taken  atomic.Uint64 // entries indexed, ever: their slices
 
 	mu     sync.RWMutex // closed
@@ -129,8 +135,9 @@ var schemaKey = []byte("sessionlog.schema")
 
 // schema is the version of doc and its mapping (2: the facets; 3: the
 // usage documents; 4: the slices; 5: usage documents' ids apart from
-// entries').
-const schema = "5"
+// entries'; 6: usage read by package usage, each call once, priced). The price table's fingerprint follows
+// it.
+const schema = "6"
 
 // docID names an entry's document: session ids hold no '/'.
 func docID(sessionID, entryID string) string { return sessionID + "/" + entryID }
@@ -206,11 +213,15 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
-	if v, gerr := idx.GetInternal(schemaKey); !rebuilt && (gerr != nil || string(v) != schema) {
+	if cfg.Prices == nil {
+		cfg.Prices = usage.Default()
+	}
+	version := schema + " " + cfg.Prices.Fingerprint()
+	if v, gerr := idx.GetInternal(schemaKey); !rebuilt && (gerr != nil || string(v) != version) {
 		// Made by another version: what it holds of an entry is not
 		// what this one searches.
 		idx.Close()
-		aside := fmt.Sprintf("%s.schema%s-%d", cfg.Dir, v, time.Now().UnixNano())
+		aside := fmt.Sprintf("%s.schema%s-%d", cfg.Dir, strings.Fields(string(v) + " ")[0], time.Now().UnixNano())
 		if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
 			return nil, false, fmt.Errorf("search: index %s is of another version and cannot be set aside: %w", cfg.Dir, rerr)
 		}
@@ -220,12 +231,12 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 		rebuilt = true
 	}
 	if rebuilt {
-		if err := idx.SetInternal(schemaKey, []byte(schema)); err != nil {
+		if err := idx.SetInternal(schemaKey, []byte(version)); err != nil {
 			idx.Close()
 			return nil, false, fmt.Errorf("search: %w", err)
 		}
 	}
-	x = &Index{cfg: cfg, idx: idx, usages: newUsageTable()}
+	x = &Index{cfg: cfg, idx: idx, usages: newUsageTable(), prices: cfg.Prices}
 	if v, err := idx.GetInternal(sliceKey); err == nil && len(v) == 8 {
 		x.taken.Store(binary.BigEndian.Uint64(v))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 // Usage across sessions is kept by the indexer as entries pass, beside
@@ -43,8 +44,22 @@ type sessionUsage struct {
 	Agent string      `json:"agent,omitempty"`
 	Cwd   string      `json:"cwd,omitempty"`
 	Cells []usageCell `json:"cells"` // in place: a report reads them all, in order
-	index map[cellKey]int
-	total api.UsageSums // of every cell: what a report by session alone reads
+	// Reader and Recent are where the reading of its entries stands: a
+	// Codex rollout's model and totals, the last API messages counted.
+	Reader usage.ReaderState `json:"reader,omitzero"`
+	Recent []usage.Call      `json:"recent,omitempty"`
+	index  map[cellKey]int
+	total  api.UsageSums // of every cell: what a report by session alone reads
+	// reader and ledger read a batch's entries (a staged copy's alone).
+	reader *usage.Reader
+	ledger *usage.Ledger
+}
+
+// keepReading records where the reading stands, to be written.
+func (su *sessionUsage) keepReading() {
+	if su.reader != nil {
+		su.Reader, su.Recent = su.reader.State(), su.ledger.Remembered()
+	}
 }
 
 // maxCells bounds one session's cells: past it, new days and models are
@@ -56,7 +71,9 @@ const maxCells = 1024
 const overflowModel = "(more days and models than one session keeps)"
 
 func (su *sessionUsage) clone() *sessionUsage {
-	return &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: slices.Clone(su.Cells), index: maps.Clone(su.index), total: su.total}
+	su.keepReading()
+	return &sessionUsage{Agent: su.Agent, Cwd: su.Cwd, Cells: slices.Clone(su.Cells), index: maps.Clone(su.index), total: su.total,
+		Reader: su.Reader, Recent: slices.Clone(su.Recent)}
 }
 
 // reindex builds the index of cells read back.
@@ -117,28 +134,21 @@ type usageDoc struct {
 
 const usageType = "usage"
 
-// stageUsage adds what e consumed to its session's usage in st: an
-// assistant reply's usage is a turn, a usage entry's a call. A fork's
+// usageWindow is how many API messages a session's usage remembers to
+// count their repeated lines once: Claude Code writes the lines of one
+// message together, so a repeat is of one of the last few.
+const usageWindow = 8
+
+// stageUsage adds what e consumed to its session's usage in st: each
+// model call once (a repeat of one counted already replaces it when
+// larger, as usage.Ledger says), priced by the index's table. A fork's
 // copy of its parent's entry (stamped no later than the fork was made)
 // adds nothing: the parent counts it.
 func (x *Index) stageUsage(st usageStage, sessionID string, e *session.Entry, facts SessionFacts) {
-	var u *session.Usage
-	var provider, model string
-	turn := false
-	switch {
-	case e.Type == session.TypeMessage && e.Message != nil && e.Message.Assistant() != nil:
-		a := e.Message.Assistant()
-		u, provider, model, turn = a.Usage, a.Provider, a.Model, true
-	case e.Type == session.TypeUsage && e.UsageRecord() != nil:
-		r := e.UsageRecord()
-		u, provider, model = r.Usage, r.Provider, r.Model
-	}
-	if u == nil {
-		return
-	}
-	at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
-	if !facts.Forked.IsZero() && err == nil && !at.After(facts.Forked) {
-		return
+	if !facts.Forked.IsZero() {
+		if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil && !at.After(facts.Forked) {
+			return
+		}
 	}
 	su := st[sessionID]
 	if su == nil {
@@ -156,33 +166,54 @@ func (x *Index) stageUsage(st usageStage, sessionID string, e *session.Entry, fa
 		}
 		st[sessionID] = su
 	}
+	if su.reader == nil {
+		su.reader, su.ledger = &usage.Reader{}, &usage.Ledger{Window: usageWindow}
+		su.reader.Resume(su.Reader)
+		su.ledger.Restore(su.Recent)
+	}
+	calls := su.reader.Calls(e)
+	if len(calls) == 0 {
+		return
+	}
 	if facts.Agent != "" || facts.Cwd != "" {
 		su.Agent, su.Cwd = facts.Agent, facts.Cwd
 	}
-	day := ""
-	if err == nil {
-		day = at.UTC().Format(time.DateOnly)
+	for _, c := range calls {
+		counted, old, replaced := su.ledger.Add(c)
+		if replaced {
+			sums := x.prices.Sums(old)
+			su.cell(usageDay(old), modelName(old)).Sub(sums)
+			su.total.Sub(sums)
+		}
+		if counted {
+			sums := x.prices.Sums(c)
+			su.cell(usageDay(c), modelName(c)).Add(sums)
+			su.total.Add(sums)
+		}
 	}
-	name := ""
-	if provider != "" || model != "" {
-		name = provider + "/" + model
+}
+
+// usageDay is the UTC day a call was made ("" when unknown).
+func usageDay(c usage.Call) string {
+	if c.At.IsZero() {
+		return ""
 	}
+	return c.At.UTC().Format(time.DateOnly)
+}
+
+// modelName is a call's provider/model as a cell names it.
+func modelName(c usage.Call) string {
+	name := c.Name()
 	if len(name) > maxFacetBytes || !utf8.ValidString(name) {
-		name = "(invalid model name)"
+		return "(invalid model name)"
 	}
-	add := api.UsageSums{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Tokens: u.Tokens(), Cost: u.Cost.Total}
-	if turn {
-		add.Turns = 1
-	} else {
-		add.Calls = 1
-	}
-	su.cell(day, name).Add(add)
-	su.total.Add(add)
+	return name
 }
 
 // writeUsage adds st's sessions' usage documents to b.
 func writeUsage(b *bleve.Batch, st usageStage) error {
 	for id, su := range st {
+		su.keepReading()
 		data, err := json.Marshal(su)
 		if err != nil {
 			return fmt.Errorf("search: usage of %s: %w", id, err)

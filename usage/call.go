@@ -85,8 +85,9 @@ func (r *Reader) State() ReaderState {
 // Resume makes r go on from s.
 func (r *Reader) Resume(s ReaderState) { r.codexModel, r.codexTotals = s.CodexModel, s.CodexTotals }
 
-// Calls are the model calls entry e records: an assistant reply's or a
-// usage entry's; for a line kept from Claude Code or Codex, what that line
+// Calls are the model calls entry e records: an assistant reply's, a
+// usage entry's (pi 1.6's calls outside the conversation: titles, cache
+// warming), a compaction's or branch summary's summarising call; for a line kept from Claude Code or Codex, what that line
 // records as the agent wrote it (so an import counts what the agent
 // counted, and imports made by earlier versions too).
 func (r *Reader) Calls(e *session.Entry) []Call {
@@ -114,6 +115,10 @@ func (r *Reader) Calls(e *session.Entry) []Call {
 	case e.Type == session.TypeUsage && e.UsageRecord() != nil:
 		rec := e.UsageRecord()
 		u, c.Provider, c.Model = rec.Usage, rec.Provider, rec.Model
+	case e.Type == session.TypeCompaction && e.Compaction() != nil:
+		u = e.Compaction().Usage // the summarising call (pi names no model)
+	case e.Type == session.TypeBranchSummary && e.BranchSummary() != nil:
+		u = e.BranchSummary().Usage
 	}
 	if u == nil {
 		return nil

