@@ -421,6 +421,21 @@ type UsageDay struct {
 	Input   int64   `json:"input"`
 	Output  int64   `json:"output"`
 	Cost    float64 `json:"cost"`
+	// Calls counts the calls outside the conversation; CacheRead,
+	// CacheWrite and Tokens are as in UsageSums, and so are the calls
+	// without a price, left out of Cost.
+	Calls          int64 `json:"calls,omitzero"`
+	CacheRead      int64 `json:"cacheRead,omitzero"`
+	CacheWrite     int64 `json:"cacheWrite,omitzero"`
+	Tokens         int64 `json:"tokens,omitzero"`
+	UnpricedCalls  int64 `json:"unpricedCalls,omitzero"`
+	UnpricedTokens int64 `json:"unpricedTokens,omitzero"`
+}
+
+// UsageDayOf is a timeline's row of a day and model's sums.
+func UsageDayOf(day, model string, s UsageSums) UsageDay {
+	return UsageDay{Day: day, Model: model, Replies: int(s.Turns), Input: s.Input, Output: s.Output, Cost: s.Cost, Calls: s.Calls,
+		CacheRead: s.CacheRead, CacheWrite: s.CacheWrite, Tokens: s.Tokens, UnpricedCalls: s.UnpricedCalls, UnpricedTokens: s.UnpricedTokens}
 }
 
 // MaxTimeline bounds the rows of a timeline.
@@ -446,13 +461,30 @@ type StatsReply struct {
 }
 
 // UsageReply sums tokens and cost.
+//
+// Each API call is counted once (Claude Code repeats a message's usage on
+// each of its lines), as the usage operation counts it: Turns are the
+// assistant replies, Calls the model calls outside the conversation;
+// Cost leaves out the calls of a model without a price, which
+// UnpricedCalls counts (their tokens UnpricedTokens): the cost is then
+// only known in part.
 type UsageReply struct {
-	Input       int64   `json:"input"`
-	Output      int64   `json:"output"`
-	CacheRead   int64   `json:"cacheRead"`
-	CacheWrite  int64   `json:"cacheWrite"`
-	TotalTokens int64   `json:"totalTokens"`
-	Cost        float64 `json:"cost"`
+	Input          int64   `json:"input"`
+	Output         int64   `json:"output"`
+	CacheRead      int64   `json:"cacheRead"`
+	CacheWrite     int64   `json:"cacheWrite"`
+	TotalTokens    int64   `json:"totalTokens"`
+	Cost           float64 `json:"cost"`
+	Turns          int64   `json:"turns"`
+	Calls          int64   `json:"calls"`
+	UnpricedCalls  int64   `json:"unpricedCalls,omitzero"`
+	UnpricedTokens int64   `json:"unpricedTokens,omitzero"`
+}
+
+// UsageReplyOf is a session's sums as a stats reply gives them.
+func UsageReplyOf(s UsageSums) UsageReply {
+	return UsageReply{Input: s.Input, Output: s.Output, CacheRead: s.CacheRead, CacheWrite: s.CacheWrite, TotalTokens: s.Tokens,
+		Cost: s.Cost, Turns: s.Turns, Calls: s.Calls, UnpricedCalls: s.UnpricedCalls, UnpricedTokens: s.UnpricedTokens}
 }
 
 // ListReply is a page of sessions; Next is the cursor of the following

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcore/sessionlog/service"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/tracker"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 // Config is what Start starts.
@@ -49,6 +50,9 @@ type Tenant struct {
 	// Edges are the JetStream domains of the tenant's edge nodes, whose
 	// links may ask its service to take their sessions in.
 	Edges []string
+	// Prices prices its model calls (its negotiated prices before the
+	// table's); nil: the service's.
+	Prices *usage.Table
 }
 
 // Services is what Start started, an entry per account served (in the
@@ -98,6 +102,9 @@ func Start(ctx context.Context, node *cluster.Node, cfg Config) (*Services, erro
 		svcCfg := cfg.Service
 		svcCfg.Tenant = t.Name
 		svcCfg.EdgeDomains = t.Edges
+		if t.Prices != nil {
+			svcCfg.Prices = t.Prices
+		}
 		if t.Name != "" {
 			svcCfg.Owners = node.TenantOwners(t.Name)
 		}

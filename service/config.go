@@ -14,6 +14,7 @@ import (
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/session/system"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 // Limits bound what one request may ask.
@@ -66,6 +67,9 @@ type Config struct {
 	QueueGroup string
 	// Tenant names whose sessions these are (announced in metadata).
 	Tenant string
+	// Prices prices model calls in a session's stats (nil:
+	// usage.Default()); the index's usage takes the same.
+	Prices *usage.Table
 	// ReplyPrefixes are where replies may go: a request whose reply
 	// subject starts with none of them (a stored subject, the index, the
 	// service's own subjects, none at all) is dropped unanswered and

@@ -1,10 +1,7 @@
 package service
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -12,6 +9,7 @@ import (
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 // The operations that read a session whole: open and stats (the paged
@@ -48,64 +46,50 @@ func (s *Service) stats(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	prices := s.cfg.Prices
+	if prices == nil {
+		prices = usage.Default()
+	}
 	return s.readAs(ctx, req.Session, req.Freshness, func(st *stream.Store) (any, error) {
 		x, err := st.Stats(ctx)
 		if err != nil {
 			return nil, err
 		}
+		entries, err := usage.Read(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		calls := usage.Counted(entries)
 		r := api.StatsReply{
 			Entries: x.Entries, ByType: map[string]int{}, Messages: x.Messages, ByRole: x.ByRole,
 			ToolCalls: x.ToolCalls, Compactions: x.Compactions, BranchSummaries: x.BranchSummaries, Redactions: x.Redactions,
-			Usage: api.UsageReply{Input: x.Usage.Input, Output: x.Usage.Output, CacheRead: x.Usage.CacheRead,
-				CacheWrite: x.Usage.CacheWrite, TotalTokens: x.Usage.TotalTokens, Cost: x.Usage.Cost.Total},
+			Usage: api.UsageReplyOf(sumCalls(calls, prices)),
 		}
 		for t, n := range x.ByType {
 			r.ByType[string(t)] = n
 		}
 		if req.Timeline {
-			entries, err := st.Entries(ctx)
-			if err != nil {
-				return nil, err
-			}
-			r.Timeline, r.TimelineCut = timeline(entries)
+			r.Timeline, r.TimelineCut = timeline(calls, prices)
 		}
 		r.Sequence, err = st.Sequence(ctx)
 		return r, err
 	})
 }
 
-// timeline sums the usage of assistant replies by day and model.
-func timeline(entries []*session.Entry) ([]api.UsageDay, bool) {
-	type key struct{ day, model string }
-	rows := map[key]*api.UsageDay{}
-	cut := false
-	for _, e := range entries {
-		m := e.Message
-		if m == nil || m.Assistant() == nil || m.Assistant().Usage == nil {
-			continue
-		}
-		a := m.Assistant()
-		k := key{e.Timestamp[:min(10, len(e.Timestamp))], a.Provider + "/" + a.Model}
-		d := rows[k]
-		if d == nil {
-			if len(rows) == api.MaxTimeline {
-				cut = true
-				continue
-			}
-			d = &api.UsageDay{Day: k.day, Model: k.model}
-			rows[k] = d
-		}
-		d.Replies++
-		d.Input += a.Usage.Input
-		d.Output += a.Usage.Output
-		d.Cost += a.Usage.Cost.Total
+func sumCalls(calls []usage.Call, prices *usage.Table) api.UsageSums {
+	var sums api.UsageSums
+	for _, c := range calls {
+		sums.Add(prices.Sums(c))
 	}
-	out := make([]api.UsageDay, 0, len(rows))
-	for _, d := range rows {
-		out = append(out, *d)
+	return sums
+}
+
+// timeline sums a session's model calls by day and model.
+func timeline(calls []usage.Call, prices *usage.Table) ([]api.UsageDay, bool) {
+	rows, cut := usage.ByDay(calls, prices, api.MaxTimeline)
+	out := make([]api.UsageDay, len(rows))
+	for i, r := range rows {
+		out[i] = api.UsageDayOf(r.Day, r.Model, r.UsageSums)
 	}
-	slices.SortFunc(out, func(a, b api.UsageDay) int {
-		return cmp.Or(strings.Compare(a.Day, b.Day), strings.Compare(a.Model, b.Model))
-	})
 	return out, cut
 }

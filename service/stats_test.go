@@ -112,9 +112,10 @@ func TestStatsTimeline(t *testing.T) {
 	var r api.StatsReply
 	f.call(t, api.OpStats, api.StatsRequest{Session: "tl", Timeline: true}, &r)
 	want := []api.UsageDay{
-		{Day: "2025-01-01", Model: "p/a", Replies: 2, Input: 30, Output: 3, Cost: 0.75},
-		{Day: "2025-01-01", Model: "p/b", Replies: 1, Input: 5, Output: 5, Cost: 1},
-		{Day: "2025-01-02", Model: "p/a", Replies: 1, Input: 1, Output: 1, Cost: 0},
+		{Day: "2025-01-01", Model: "p/a", Replies: 2, Input: 30, Output: 3, Cost: 0.75, Tokens: 33},
+		{Day: "2025-01-01", Model: "p/b", Replies: 1, Input: 5, Output: 5, Cost: 1, Tokens: 10},
+		// No cost given, and the table has no price of p/a: unknown, not free.
+		{Day: "2025-01-02", Model: "p/a", Replies: 1, Input: 1, Output: 1, Cost: 0, Tokens: 2, UnpricedCalls: 1, UnpricedTokens: 2},
 	}
 	if len(r.Timeline) != len(want) || r.TimelineCut {
 		t.Fatalf("timeline %+v", r.Timeline)
@@ -126,7 +127,7 @@ func TestStatsTimeline(t *testing.T) {
 	}
 	var plain api.StatsReply
 	f.call(t, api.OpStats, api.StatsRequest{Session: "tl"}, &plain)
-	if plain.Timeline != nil || plain.Messages != 4 {
+	if u := plain.Usage; plain.Timeline != nil || plain.Messages != 4 || u.Turns != 4 || u.TotalTokens != 45 || u.Cost != 1.75 || u.UnpricedCalls != 1 {
 		t.Fatalf("stats without a timeline: %+v", plain)
 	}
 }

@@ -15,5 +15,6 @@
 // prices; a call whose model has no price is counted as unpriced, never
 // as free.
 //
-// The package does no I/O and starts no goroutines.
+// The package does no I/O of its own and starts no goroutines: Read
+// asks the store it is given.
 package usage

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -189,7 +190,8 @@ func parseTable(data []byte) (*Table, error) {
 // ErrOverrides is an override file that cannot be used.
 var ErrOverrides = errors.New("usage: price overrides")
 
-// WithOverrides is t with the prices of an override file before its own:
+// WithOverrides is t with the prices of an override file before its own
+// (and before the overrides t has, for the models both name):
 // a JSON object whose "models" map a model's name (claude-opus-4-6) or
 // provider/model (anthropic/claude-opus-4-6), compared without case, to
 // its prices in dollars per million tokens, as the table writes them
@@ -207,7 +209,10 @@ func (t *Table) WithOverrides(data []byte) (*Table, error) {
 	if len(f.Models) == 0 {
 		return nil, fmt.Errorf(`%w: no "models" given`, ErrOverrides)
 	}
-	c := &Table{Source: t.Source, Version: t.Version, Published: t.Published, Providers: t.Providers, overrides: map[string]Prices{}}
+	c := &Table{Source: t.Source, Version: t.Version, Published: t.Published, Providers: t.Providers, overrides: maps.Clone(t.overrides)}
+	if c.overrides == nil {
+		c.overrides = map[string]Prices{}
+	}
 	for name, p := range f.Models {
 		if strings.TrimSpace(name) == "" || len(name) > 256 {
 			return nil, fmt.Errorf("%w: a model name is empty or longer than 256 bytes", ErrOverrides)

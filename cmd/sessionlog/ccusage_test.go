@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +17,10 @@ import (
 	"time"
 
 	slapi "github.com/agentcore/sessionlog/api"
+	"github.com/agentcore/sessionlog/cluster/clustertest"
 	"github.com/agentcore/sessionlog/codec"
 	"github.com/agentcore/sessionlog/internal/peers"
+	"github.com/agentcore/sessionlog/session/sessiontest"
 	"github.com/agentcore/sessionlog/transcript"
 )
 
@@ -315,6 +319,66 @@ func TestUsageEqualsCcusage(t *testing.T) {
 	if sessions < 12 {
 		t.Fatalf("only %d sessions were compared", sessions)
 	}
+	everyReaderAgrees(t, data)
+}
+
+// everyReaderAgrees holds the readers of a session's usage to the usage
+// report, on every session of data: the stats verb, and the service's
+// stats and usage over HTTP, as the console and the clients read them.
+func everyReaderAgrees(t *testing.T, data string) {
+	t.Helper()
+	var rep slapi.UsageReport
+	if err := json.Unmarshal([]byte(mustRun(t, data, "", "usage", "-json", "-by", "session")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	same := func(who, id string, got slapi.UsageReply, want slapi.UsageSums) {
+		t.Helper()
+		g := slapi.UsageSums{Turns: got.Turns, Calls: got.Calls, Input: got.Input, Output: got.Output, CacheRead: got.CacheRead, CacheWrite: got.CacheWrite,
+			Tokens: got.TotalTokens, Cost: want.Cost, UnpricedCalls: got.UnpricedCalls, UnpricedTokens: got.UnpricedTokens}
+		if g != want || math.Abs(got.Cost-want.Cost) > 1e-9 {
+			t.Errorf("%s of %s: %+v, the usage report %+v", who, id, got, want)
+		}
+	}
+	for _, r := range rep.Rows {
+		var st struct{ Usage slapi.UsageReply }
+		if err := json.Unmarshal([]byte(mustRun(t, data, "", "stats", "-json", r.Session)), &st); err != nil {
+			t.Fatal(err)
+		}
+		same("sessionlog stats", r.Session, st.Usage, r.UsageSums)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
+	serveFor(t, data, "-http", addr)
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(v) != nil {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+	}
+	var served slapi.UsageReport
+	sessiontest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		get("/v1/usage?by=session", &served)
+		if served.Total != rep.Total {
+			return fmt.Errorf("the served usage report %+v, the verb's %+v", served.Total, rep.Total)
+		}
+		return nil
+	})
+	for _, r := range rep.Rows {
+		var st slapi.StatsReply
+		get("/v1/sessions/"+url.PathEscape(r.Session)+"/stats?timeline=true", &st)
+		same("GET stats", r.Session, st.Usage, r.UsageSums)
+		var days slapi.UsageSums
+		for _, d := range st.Timeline {
+			days.Add(slapi.UsageSums{Turns: int64(d.Replies), Calls: d.Calls, Input: d.Input, Output: d.Output, CacheRead: d.CacheRead,
+				CacheWrite: d.CacheWrite, Tokens: d.Tokens, Cost: d.Cost, UnpricedCalls: d.UnpricedCalls, UnpricedTokens: d.UnpricedTokens})
+		}
+		same("GET stats' timeline", r.Session, slapi.UsageReplyOf(days), r.UsageSums)
+	}
+	t.Logf("%d sessions read alike by usage, stats and the service", len(rep.Rows))
 }
 
 // piOutsideCalls sums, per file and per day and model, the calls pi 1.6

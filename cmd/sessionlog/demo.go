@@ -72,9 +72,11 @@ func runDemo(ctx context.Context, e env) error {
 			return err
 		}
 		fmt.Fprintf(w, "\n── sessionlog stats %s\n", h.ID)
-		if err := printStats(ctx, e, sess); err != nil {
+		stats, u, err := sessionStats(ctx, sess, rf.data)
+		if err != nil {
 			return err
 		}
+		printStats(e, stats, u)
 		entries, err := st.Entries(ctx)
 		if err != nil {
 			return err

@@ -37,6 +37,7 @@ func init() {
 		"ls":         {"list sessions, most recently updated first (filters: -name -cwd -label -meta -since -until)", runList},
 		"search":     {"find messages by their words across sessions, best first, with snippets", runSearch},
 		"usage":      {"sum tokens and cost across sessions by day, month, model, project, agent or session, with averages per turn", runUsage},
+		"prices":     {"say where the prices of model calls come from (the offline table, negotiated prices in prices.json) and what a model costs (-model)", runPrices},
 		"tree":       {"print a session's tree with labels and the leaf marked", runTree},
 		"show":       {"same as tree", runTree},
 		"context":    {"print the context of a session's leaf as JSON", runContext},

@@ -323,15 +323,24 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 		sc.Edge, sc.Sync = true, a.syncRules()
 		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
 	}
+	prices, err := pricesFor(cfg.DataDir, "")
+	if err != nil {
+		return nil, err
+	}
+	svcCfg.Prices = prices
 	scfg := host.Config{Stream: sc, Service: svcCfg, BackendOptions: a.backendOptions()}
 	if cfg.Auth != nil {
 		for _, t := range cfg.Auth.Tenants {
+			prices, err := pricesFor(cfg.DataDir, t.Name)
+			if err != nil {
+				return nil, err
+			}
 			own, _ := a.tenantFile.Of(t.Name)
 			var edges []string
 			for _, e := range t.Edges {
 				edges = append(edges, e.Domain)
 			}
-			scfg.Tenants = append(scfg.Tenants, host.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention, Edges: edges})
+			scfg.Tenants = append(scfg.Tenants, host.Tenant{Name: t.Name, Offload: own.Offload, Redact: own.Redact, Retention: own.Retention, Edges: edges, Prices: prices})
 		}
 	}
 	if a.search {

@@ -29,7 +29,13 @@ func openSearch(ctx context.Context, cfg cluster.Config, tenant string, b *strea
 	if cfg.Encryption != nil {
 		dir = ""
 	}
-	x, _, err := search.Open(search.DefaultConfig(dir))
+	prices, err := pricesFor(cfg.DataDir, tenant)
+	if err != nil {
+		return nil, nil, err
+	}
+	scfg := search.DefaultConfig(dir)
+	scfg.Prices = prices
+	x, _, err := search.Open(scfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -83,8 +84,16 @@ func printUsage(e env, rep slapi.UsageReport) {
 	head = append(head, "TURNS", "CALLS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOKENS", "COST", "TOKENS/TURN", "COST/TURN")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	line := func(keys []string, r slapi.UsageRow) {
-		cols := append(keys, fmt.Sprint(r.Turns), fmt.Sprint(r.Calls), fmt.Sprint(r.Input), fmt.Sprint(r.Output), fmt.Sprint(r.CacheRead),
-			fmt.Sprint(r.CacheWrite), fmt.Sprint(r.Tokens), fmt.Sprintf("%.4f", r.Cost), fmt.Sprintf("%.0f", r.TokensPerTurn), fmt.Sprintf("%.4f", r.CostPerTurn))
+		cost, perTurn := "$"+money(r.Cost), "$"+money(r.CostPerTurn)
+		if r.UnpricedCalls > 0 {
+			// Calls of a model without a price: the cost is known in part.
+			cost, perTurn = cost+" + ?", "?"
+			if r.Cost == 0 {
+				cost = "?"
+			}
+		}
+		cols := append(keys, thousands(r.Turns), thousands(r.Calls), thousands(r.Input), thousands(r.Output), thousands(r.CacheRead),
+			thousands(r.CacheWrite), thousands(r.Tokens), cost, thousands(int64(math.Round(r.TokensPerTurn))), perTurn)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
 	for _, r := range rep.Rows {
@@ -105,6 +114,10 @@ func printUsage(e env, rep slapi.UsageReport) {
 		cut = fmt.Sprintf(" (%d rows of %d shown: -limit)", len(rep.Rows), rep.Groups)
 	}
 	fmt.Fprintf(e.stderr, "%d session(s)%s\n", rep.Sessions, cut)
+	if t := rep.Total; t.UnpricedCalls > 0 {
+		fmt.Fprintf(e.stderr, "? %s calls (%s tokens) of models without a price are not in the cost: `sessionlog prices -model NAME` tells, prices.json gives one\n",
+			thousands(t.UnpricedCalls), thousands(t.UnpricedTokens))
+	}
 }
 
 // cellText is a value as a table shows it: one line, "-" for none.

@@ -46,14 +46,20 @@ async function showEntry(st, panel) {
 async function showStats(st, panel) {
   const s = await api("GET", st.path + "/stats?timeline=true");
   const u = s.usage || {};
-  const rows = [["entries", s.entries], ["messages", s.messages], ["tool calls", s.toolCalls], ["compactions", s.compactions], ["branch summaries", s.branchSummaries],
-    ["input tokens", u.input], ["output tokens", u.output], ["cache read", u.cacheRead], ["cache write", u.cacheWrite], ["cost", u.cost]];
-  const out = [h("table", { id: "stats" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v === undefined ? "" : String(v))))))];
+  // Model calls are counted as the usage page counts them: each API call
+  // once, however many lines of the agent's file repeat it.
+  const n = (x) => count(x || 0);
+  const rows = [["entries", n(s.entries)], ["messages", n(s.messages)], ["tool calls", n(s.toolCalls)], ["compactions", n(s.compactions)], ["branch summaries", n(s.branchSummaries)],
+    ["model calls", `${n((u.turns || 0) + (u.calls || 0))} (${n(u.turns)} replies, ${n(u.calls)} outside the conversation)`],
+    ["input tokens", n(u.input)], ["output tokens", n(u.output)], ["cache read", n(u.cacheRead)], ["cache write", n(u.cacheWrite)], ["tokens", n(u.totalTokens)],
+    ["cost", cost({ cost: u.cost || 0, unpricedCalls: u.unpricedCalls, unpricedTokens: u.unpricedTokens })]];
+  const out = [h("table", { id: "stats" }, h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))))];
   const days = s.timeline || [];
-  const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "input", "output", "cost"].map((c) => h("th", {}, c)))));
-  t.append(h("tbody", {}, days.map((d) => h("tr", {}, h("td", {}, d.day), h("td", {}, d.model), h("td", {}, String(d.replies)),
-    h("td", {}, String(d.input)), h("td", {}, String(d.output)), h("td", {}, d.cost.toFixed(4))))));
-  out.push(h("h3", {}, "Tokens and cost by day and model"), days.length ? t : h("p", { class: "muted" }, "No assistant replies with usage."));
+  const t = h("table", { id: "stats-by-model" }, h("thead", {}, h("tr", {}, ["day", "model", "replies", "other calls", "input", "output", "cache read", "cache write", "tokens", "cost"].map((c) => h("th", {}, c)))));
+  t.append(h("tbody", {}, days.map((d) => h("tr", {}, h("td", {}, d.day || "(no time)"), h("td", {}, d.model || "(no model)"),
+    [d.replies, d.calls, d.input, d.output, d.cacheRead, d.cacheWrite, d.tokens].map((x) => h("td", { class: "num" }, n(x))),
+    h("td", { class: "num", title: unpricedNote(d) }, cost(d))))));
+  out.push(h("h3", {}, "Tokens and cost by day and model"), days.length ? t : h("p", { class: "muted" }, "No model calls with usage."));
   if (s.timelineCut) out.push(h("p", { class: "muted" }, "More days and models than shown (the first 1,000)."));
   panel.replaceChildren(...out);
 }

@@ -18,7 +18,11 @@ function label(v) {
   return one.length > 48 ? one.slice(0, 47) + "…" : one;
 }
 
-const money = (x) => "$" + (x < 1 ? x.toFixed(4) : x.toFixed(2));
+const money = (x) => "$" + (x < 1 ? x.toFixed(4) : x.toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
+// cost is a row's cost as people should read it: with the part of models
+// the price table does not know said to be unknown, never taken as free.
+const cost = (r) => (!r.unpricedCalls ? money(r.cost) : r.cost ? money(r.cost) + " + unknown" : "unknown");
+const unpricedNote = (r) => (r.unpricedCalls ? `${count(r.unpricedCalls)} calls (${count(r.unpricedTokens)} tokens) of models without a price are not in the cost` : "");
 const count = (x) => Math.round(x).toLocaleString("en");
 const tick = (v) => "$" + Number(v).toLocaleString("en", { maximumSignificantDigits: 3 });
 
@@ -41,8 +45,9 @@ async function usageView(main, params) {
   const [byTime, byProject, byAgent, byModel] = await Promise.all([get([period, "model"]), get(["project"]), get(["agent"]), get(["model"])]);
   const t = byModel.total;
   main.append(h("div", { class: "cards", id: "usage-total" },
-    card("cost", money(t.cost)), card("tokens", count(t.tokens)), card("turns", count(t.turns)), card("other calls", count(t.calls)),
-    card("sessions", count(byModel.sessions)), card("cost per turn", money(t.costPerTurn)), card("tokens per turn", count(t.tokensPerTurn))));
+    card("cost", cost(t), unpricedNote(t)), card("tokens", count(t.tokens)), card("turns", count(t.turns)), card("other calls", count(t.calls)),
+    card("sessions", count(byModel.sessions)), card("cost per turn", t.unpricedCalls ? "unknown" : money(t.costPerTurn)), card("tokens per turn", count(t.tokensPerTurn)),
+    t.unpricedTokens ? card("tokens without a price", `${((100 * t.unpricedTokens) / t.tokens).toFixed(1)}%`, unpricedNote(t)) : null));
   if (!byModel.rows.length) {
     main.append(h("p", { class: "muted", id: "usage-none" }, "No model calls with usage match."));
     return {};
@@ -64,12 +69,15 @@ async function usageView(main, params) {
   };
 
   // Cost over time, stacked by model: the models that cost most apart.
-  const periods = [...new Set(byTime.rows.map((r) => r[period]))].sort();
+  // Every day (or month) from the first to the last is on the axis, so
+  // time is spaced as it passed and a gap shows as one.
+  const periods = timeAxis(byTime.rows.map((r) => r[period]), period);
   const models = topKeys(byModel.rows, "model");
   const series = new Map(models.map((m) => [m, new Array(periods.length).fill(0)]));
   const turnsAt = new Array(periods.length).fill(0), tokensAt = new Array(periods.length).fill(0);
   for (const r of byTime.rows) {
     const i = periods.indexOf(r[period]);
+    if (i < 0) continue;
     const key = series.has(r.model || "") ? r.model || "" : "other";
     if (!series.has(key)) series.set(key, new Array(periods.length).fill(0));
     series.get(key)[i] += r.cost;
@@ -84,8 +92,8 @@ async function usageView(main, params) {
   });
   plot(panel("chart-per-turn", `Tokens per turn by ${period}`), {
     type: "line",
-    data: { labels: periods.map(label), datasets: [{ label: "tokens per turn", data: tokensAt.map((x, i) => (turnsAt[i] ? x / turnsAt[i] : 0)), borderColor: PALETTE[0], backgroundColor: PALETTE[0] }] },
-    options: { plugins: { legend: { display: false } } },
+    data: { labels: periods.map(label), datasets: [{ label: "tokens per turn", data: tokensAt.map((x, i) => (turnsAt[i] ? x / turnsAt[i] : null)), borderColor: PALETTE[0], backgroundColor: PALETTE[0], spanGaps: false }] },
+    options: { plugins: { legend: { display: false } }, scales: { y: { ticks: { callback: (v) => count(v) } } } },
   });
   // Projects by cost, most first; a click shows that project alone.
   const projects = [...byProject.rows].sort((a, b) => b.cost - a.cost).slice(0, 12);
@@ -107,8 +115,43 @@ async function usageView(main, params) {
   return { close: () => charts.forEach((c) => c.destroy()) };
 }
 
-function card(name, value) {
-  return h("div", { class: "card" }, h("div", { class: "muted small" }, name), h("div", { class: "figure" }, value));
+function card(name, value, note) {
+  return h("div", { class: "card", title: note || "" }, h("div", { class: "muted small" }, name), h("div", { class: "figure" }, value));
+}
+
+// MAX_AXIS bounds the days an axis holds: past it, months.
+const MAX_AXIS = 1500;
+
+// timeAxis is every day (YYYY-MM-DD) or month (YYYY-MM) from the first of
+// values to the last, in order; values that are no such period (a call
+// without a time) go first, as they are.
+function timeAxis(values, period) {
+  const odd = [...new Set(values.filter((v) => !isPeriod(v, period)))].sort();
+  const good = values.filter((v) => isPeriod(v, period)).sort();
+  if (!good.length) return odd;
+  const out = [];
+  const last = good[good.length - 1];
+  if (period === "month") {
+    let [y, m] = good[0].split("-").map(Number);
+    for (let v = good[0]; v <= last && out.length <= MAX_AXIS; ) {
+      out.push(v);
+      m++;
+      if (m > 12) (m = 1), y++;
+      v = `${String(y).padStart(4, "0")}-${String(m).padStart(2, "0")}`;
+    }
+  } else {
+    for (let d = new Date(good[0] + "T00:00:00Z"); out.length <= MAX_AXIS; d.setUTCDate(d.getUTCDate() + 1)) {
+      const v = d.toISOString().slice(0, 10);
+      if (v > last) break;
+      out.push(v);
+    }
+  }
+  // Too long a span for days: the days that have calls, as they are.
+  return odd.concat(out.length > MAX_AXIS ? [...new Set(good)] : out);
+}
+
+function isPeriod(v, period) {
+  return period === "month" ? /^\d{4}-\d{2}$/.test(v || "") : /^\d{4}-\d{2}-\d{2}$/.test(v || "");
 }
 
 // topKeys are the TOP values of dim that cost most, "" (none) included.
@@ -122,6 +165,6 @@ function usageTable(id, dim, rep) {
   const t = h("table", { id, class: "usage" }, h("thead", {}, h("tr", {}, cols.map((c) => h("th", {}, c)))));
   t.append(h("tbody", {}, rows.map((r) => h("tr", {}, h("td", { title: visible(r[dim] || "") }, label(r[dim])),
     [r.turns, r.calls, r.input, r.output, r.cacheRead, r.cacheWrite, r.tokens].map((x) => h("td", { class: "num" }, count(x))),
-    h("td", { class: "num" }, money(r.cost)), h("td", { class: "num" }, count(r.tokensPerTurn)), h("td", { class: "num" }, money(r.costPerTurn))))));
+    h("td", { class: "num", title: unpricedNote(r) }, cost(r)), h("td", { class: "num" }, count(r.tokensPerTurn)), h("td", { class: "num" }, r.unpricedCalls ? "unknown" : money(r.costPerTurn))))));
   return rep.cut ? [t, h("p", { class: "muted" }, `The ${rows.length} costliest of ${rep.groups}.`)] : t;
 }

@@ -33,8 +33,18 @@ export interface TreeNode {
 export interface TreeReply { leaf: string; sequence: number; nodes: TreeNode[]; total: number; next?: number; apart?: Apart[] }
 export interface GetReply { entry: Entry; sequence: number }
 export interface EntriesReply { entries: Entry[]; total: number; next?: number; sequence: number }
-export interface UsageReply { input: number; output: number; cacheRead: number; cacheWrite: number; totalTokens: number; cost: number }
-export interface UsageDay { day: string; model: string; replies: number; input: number; output: number; cost: number }
+/**
+ * A session's usage: each API call once (however many lines of the agent's file repeat it). `cost` leaves out
+ * the calls of a model without a price, which `unpricedCalls` counts: then the cost is known only in part.
+ */
+export interface UsageReply {
+  input: number; output: number; cacheRead: number; cacheWrite: number; totalTokens: number; cost: number;
+  turns: number; calls: number; unpricedCalls?: number; unpricedTokens?: number;
+}
+export interface UsageDay {
+  day: string; model: string; replies: number; input: number; output: number; cost: number;
+  calls?: number; cacheRead?: number; cacheWrite?: number; tokens?: number; unpricedCalls?: number; unpricedTokens?: number;
+}
 export interface StatsReply {
   entries: number; byType: Record<string, number>; messages: number; byRole: Record<string, number>; toolCalls: number; compactions: number;
   branchSummaries: number; redactions: number; usage: UsageReply; sequence: number; timeline?: UsageDay[]; timelineCut?: boolean;
@@ -189,7 +199,10 @@ export interface UsageRow {
   cacheRead: number;
   cacheWrite: number;
   tokens: number;
+  /** Dollars: recorded by the agent, or priced from the table; calls of a model without a price are left out and counted in unpricedCalls. */
   cost: number;
+  unpricedCalls?: number;
+  unpricedTokens?: number;
   tokensPerTurn: number;
   costPerTurn: number;
 }

@@ -153,22 +153,40 @@ class EntriesReply(_EntriesReplyRequired, total=False):
     next: int
 
 
-class UsageReply(TypedDict):
+class _UsageReplyRequired(TypedDict):
     input: int
     output: int
     cacheRead: int
     cacheWrite: int
     totalTokens: int
     cost: float
+    turns: int
+    calls: int
 
 
-class UsageDay(TypedDict):
+class UsageReply(_UsageReplyRequired, total=False):
+    """A session's usage, each API call once; cost leaves out the calls of a
+    model without a price, which unpricedCalls counts."""
+    unpricedCalls: int
+    unpricedTokens: int
+
+
+class _UsageDayRequired(TypedDict):
     day: str
     model: str
     replies: int
     input: int
     output: int
     cost: float
+
+
+class UsageDay(_UsageDayRequired, total=False):
+    calls: int
+    cacheRead: int
+    cacheWrite: int
+    tokens: int
+    unpricedCalls: int
+    unpricedTokens: int
 
 
 class _StatsReplyRequired(TypedDict):
@@ -239,7 +257,10 @@ class _UsageRowRequired(TypedDict):
 
 class UsageRow(_UsageRowRequired, total=False):
     """One group's usage: its values of the dimensions asked for (turns are
-    assistant replies, calls usage entries), and averages per turn."""
+    assistant replies, calls usage entries), and averages per turn; cost
+    leaves out the calls of a model without a price (unpricedCalls)."""
+    unpricedCalls: int
+    unpricedTokens: int
     day: str
     month: str
     model: str
