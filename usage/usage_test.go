@@ -113,7 +113,7 @@ func TestCodexTokenCounts(t *testing.T) {
 		}
 	}
 	want := []Call{
-		{Turn: true, Provider: "openai", Model: "gpt-5", Input: 60, CacheRead: 40, Output: 10},     // before any model: gpt-5
+		{Turn: true, Provider: "openai", Model: "gpt-5", Input: 60, CacheRead: 40, Output: 10},    // before any model: gpt-5
 		{Turn: true, Provider: "openai", Model: "gpt-5.5", Input: 50, CacheRead: 100, Output: 20}, // the totals' growth
 		{Turn: true, Provider: "openai", Model: "gpt-5.5", Input: 0, CacheRead: 60, Output: 5},    // cached counts within the input
 	}
