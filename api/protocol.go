@@ -367,6 +367,12 @@ type TreeNode struct {
 	Summary    string   `json:"summary,omitempty"`
 	CustomType string   `json:"customType,omitempty"`
 	Tools      []string `json:"tools,omitempty"`
+	// Calls are an assistant's tool calls as its agent shows them, with
+	// what each acted on (Read(src/App.tsx), Bash(npm test)), in Tools'
+	// order; Turn names the API message the entry is part of (Claude Code
+	// writes one line per block of a message).
+	Calls      []string `json:"calls,omitempty"`
+	Turn       string   `json:"turn,omitempty"`
 	Thinking   bool     `json:"thinking,omitzero"`
 	Error      bool     `json:"error,omitzero"`
 	// The conversation outline of the whole tree (package outline): Row is

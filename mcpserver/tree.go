@@ -64,7 +64,7 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 		out.Leaf, out.Sequence = page.Leaf, page.Sequence
 		for _, n := range page.Nodes {
 			nodes = append(nodes, outline.Node{ID: n.ID, ParentID: n.ParentID, Type: n.Type, Role: n.Role, Label: n.Label,
-				CustomType: n.CustomType, Summary: n.Summary, Tools: n.Tools, Thinking: n.Thinking, Error: n.Error})
+				CustomType: n.CustomType, Summary: n.Summary, Tools: n.Tools, Calls: n.Calls, Turn: n.Turn, Thinking: n.Thinking, Error: n.Error})
 			if n.Label != "" && n.Type != "label" && len(out.Labels) < maxLabels { // the label in force on an entry
 				out.Labels = append(out.Labels, fmt.Sprintf("%s on %s", outline.OneLine(n.Label, 60), n.ID))
 				shown = append(shown, fmt.Sprintf("%s on %s", strconv.Quote(outline.OneLine(n.Label, 60)), inline(n.ID)))

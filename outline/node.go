@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcore/sessionlog/session"
+	"github.com/agentcore/sessionlog/transcript"
 )
 
 // SummaryRunes bounds a node's summary.
@@ -41,6 +42,13 @@ type Node struct {
 	// Tools are an assistant message's tool calls, by name; for a tool
 	// result, the tool it answers.
 	Tools []string
+	// Calls are an assistant message's tool calls as its agent shows them,
+	// with what each acted on (Call): Tools' calls, in their order.
+	Calls []string
+	// Turn names the API message an assistant entry is part of (Claude
+	// Code writes one line per content block of a message): the entries of
+	// one turn are one row.
+	Turn string
 	// Thinking is set on an assistant message that thought.
 	Thinking bool
 	// Error is set on a tool result that failed.
@@ -82,12 +90,19 @@ func FromEntry(e *session.Entry, label string) Node {
 				text.WriteString("[image] ")
 			case session.BlockToolCall:
 				if tc := b.ToolCall(); tc != nil {
-					n.Tools = addTool(n.Tools, tc.Name)
+					n.Tools = addTool(n.Tools, OneLine(tc.Name, 60))
+					n.Calls = addTool(n.Calls, Call(tc.Name, tc.Arguments))
 				}
 			}
 		}
 		if r := m.ToolResult(); r != nil {
-			n.Tools, n.Error = addTool(nil, r.ToolName), r.IsError
+			n.Tools, n.Error = addTool(nil, OneLine(r.ToolName, 60)), r.IsError
+		}
+		if a := m.Assistant(); a != nil {
+			n.Turn = a.ResponseID
+			if n.Turn == "" {
+				n.Turn = transcript.MessageID(e)
+			}
 		}
 		n.Summary = OneLine(text.String(), SummaryRunes)
 		return n
@@ -119,7 +134,7 @@ const maxTools = 16
 func addTool(tools []string, name string) []string {
 	switch {
 	case len(tools) < maxTools-1:
-		return append(tools, OneLine(name, 60))
+		return append(tools, OneLine(name, 60+CallRunes+2)) // a name, or a call (Call bounds its parts)
 	case len(tools) == maxTools-1:
 		return append(tools, "+1")
 	}

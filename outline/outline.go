@@ -127,13 +127,33 @@ func Build(nodes []Node, leaf string) Outline {
 				r.ResultErrors++
 			}
 			r.Leaf = r.Leaf || n.ID == leaf
+		case row >= 0 && n.Role == "assistant" && n.Turn != "" && n.Turn == o.Rows[row].Node.Turn:
+			// The next line of the row's API message (Claude Code writes
+			// each of a message's blocks, parallel tool calls among them,
+			// as a line of its own): the same turn, one row.
+			r := &o.Rows[row]
+			o.RowOf[it.i] = row
+			if n.Summary != "" {
+				r.Node.Summary = OneLine(r.Node.Summary+" "+n.Summary, SummaryRunes)
+			}
+			for k, tool := range n.Tools {
+				r.Node.Tools = addTool(r.Node.Tools, tool)
+				if k < len(n.Calls) {
+					r.Node.Calls = addTool(r.Node.Calls, n.Calls[k])
+				}
+			}
+			r.Node.Thinking = r.Node.Thinking || n.Thinking
+			if n.Label != "" {
+				r.Node.Label = n.Label
+			}
+			r.Leaf = r.Leaf || n.ID == leaf
 		case row >= 0 && n.Role == "assistant" && continues(&o.Rows[row]):
 			// Claude Code writes a turn's thinking, text and tool calls
 			// as lines of their own: one row.
 			r := &o.Rows[row]
 			o.RowOf[it.i] = row
 			r.Node.Summary = OneLine(r.Node.Summary+" "+n.Summary, SummaryRunes)
-			r.Node.Tools = n.Tools
+			r.Node.Tools, r.Node.Calls = n.Tools, n.Calls
 			r.Node.Thinking = r.Node.Thinking || n.Thinking
 			if n.Label != "" {
 				r.Node.Label = n.Label
@@ -159,6 +179,21 @@ func Build(nodes []Node, leaf string) Outline {
 			}
 		}
 		show, hidden := shown(children[it.i])
+		// Lines of the row's own API message beside what follows them
+		// (Claude Code hangs a message's next tool call and the result of
+		// the one before off the same line): the same turn, not a branch.
+		var sameTurn []int
+		if row >= 0 && len(show) > 1 && o.Rows[row].Node.Turn != "" {
+			kept := show[:0:0]
+			for _, c := range show {
+				if nodes[c].Role == "assistant" && nodes[c].Turn == o.Rows[row].Node.Turn {
+					sameTurn = append(sameTurn, c)
+					continue
+				}
+				kept = append(kept, c)
+			}
+			show = kept
+		}
 		if row >= 0 && len(show) > 1 {
 			// A result that answers the row's calls beside the turn that
 			// goes on (Claude Code hangs a call's result, and its progress
@@ -206,6 +241,10 @@ func Build(nodes []Node, leaf string) Outline {
 				}
 			}
 			stack = append(stack, next)
+		}
+		for k := len(sameTurn) - 1; k >= 0; k-- {
+			// First, so that the row has all its calls before their results.
+			stack = append(stack, item{i: sameTurn[k], depth: it.depth, row: row, branch: it.branch})
 		}
 	}
 	return o
@@ -283,6 +322,15 @@ func kindOf(n Node) string {
 // maxKinds bounds the kinds a row names; the rest are counted as others.
 const maxKinds = 3
 
+// Shown are an assistant's tool calls as a reader sees them: with what
+// each acted on where that is known (Calls), else by name.
+func (n Node) Shown() []string {
+	if len(n.Calls) == len(n.Tools) {
+		return n.Calls
+	}
+	return n.Tools
+}
+
 // Text is the row on one line, as `tree` and get_tree show it.
 func (r Row) Text() string {
 	n := r.Node
@@ -308,7 +356,7 @@ func (r Row) Text() string {
 		if n.Role == "toolResult" {
 			fmt.Fprintf(&b, " ← %s", strings.Join(clipAll(n.Tools), ", "))
 		} else {
-			fmt.Fprintf(&b, " → %s", strings.Join(clipAll(n.Tools), ", "))
+			fmt.Fprintf(&b, " → %s", strings.Join(clipAll(n.Shown()), ", "))
 			if len(r.Results) > 0 {
 				fmt.Fprintf(&b, " (%d result", len(r.Results))
 				if len(r.Results) > 1 {
@@ -337,6 +385,20 @@ func (r Row) Text() string {
 	return b.String()
 }
 
+// callShown bounds a tool call as a row shows it.
+const callShown = 96
+
+// clipMiddle cuts s to at most n runes from its middle: a call's name and
+// the end of what it acted on (a path's file name) stay.
+func clipMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := n * 2 / 5
+	return string(r[:head]) + "…" + string(r[len(r)-(n-head-1):])
+}
+
 func clipAll(names []string) []string {
 	out := make([]string, 0, min(len(names), 8))
 	for i, s := range names {
@@ -344,7 +406,7 @@ func clipAll(names []string) []string {
 			out = append(out, fmt.Sprintf("+%d", len(names)-8))
 			break
 		}
-		out = append(out, OneLine(s, 40))
+		out = append(out, clipMiddle(OneLine(s, 4*callShown), callShown))
 	}
 	return out
 }

@@ -148,3 +148,15 @@ func modelIs(cell, asked string) bool {
 	_, name, ok := strings.Cut(cell, "/")
 	return ok && name == asked
 }
+
+// SessionUsage is what one session's model calls consumed, as a report
+// counts it; ok is false for a session the index holds no usage of.
+func (x *Index) SessionUsage(id string) (sums api.UsageSums, ok bool) {
+	x.usages.mu.RLock()
+	defer x.usages.mu.RUnlock()
+	su := x.usages.sessions[id]
+	if su == nil {
+		return api.UsageSums{}, false
+	}
+	return su.total, true
+}

@@ -143,6 +143,13 @@ type Searcher interface {
 	Forget(ctx context.Context, session string) error
 }
 
+// SessionUsager is a Searcher that tells one session's usage as its usage
+// report counts it (a *search.Index): listings then give the same tokens
+// and cost.
+type SessionUsager interface {
+	SessionUsage(id string) (api.UsageSums, bool)
+}
+
 // UsageReporter is a Searcher that also keeps usage across sessions (a
 // *search.Index does), which answers the usage operation.
 type UsageReporter interface {

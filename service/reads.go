@@ -228,6 +228,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 			for i, e := range entries {
 				label, _ := t.Label(e.ID)
 				nodes[i] = outline.FromEntry(e, label)
+				nodes[i].RelativeTo(t.Header().Cwd)
 			}
 			ol := outline.Build(nodes, t.Leaf())
 			p := pager{left: s.budget()}
@@ -235,7 +236,7 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 			for i := min(req.Offset, len(entries)); i < len(entries); i++ {
 				e, o := entries[i], nodes[i]
 				n := api.TreeNode{ID: e.ID, ParentID: e.ParentID, Type: string(e.Type), Timestamp: e.Timestamp, Role: o.Role, Label: o.Label,
-					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Thinking: o.Thinking, Error: o.Error, Row: ol.RowOf[i]}
+					Summary: o.Summary, CustomType: o.CustomType, Tools: o.Tools, Calls: o.Calls, Turn: o.Turn, Thinking: o.Thinking, Error: o.Error, Row: ol.RowOf[i]}
 				if ri := ol.RowOf[i]; ri >= 0 && ol.Rows[ri].Node.ID == e.ID {
 					row := ol.Rows[ri]
 					n.Head, n.Depth, n.Branch = true, row.Depth, row.Branch
@@ -248,8 +249,8 @@ func (s *Service) tree(ctx context.Context, data []byte) (any, error) {
 				}
 				// Members, quotes and escapes: a generous bound of the JSON.
 				size := 160 + 2*(len(n.ID)+len(n.ParentID)+len(n.Type)+len(n.Timestamp)+len(n.Role)+len(n.Label)+len(n.Target)+
-					len(n.Summary)+len(n.CustomType))
-				for _, tool := range n.Tools {
+					len(n.Summary)+len(n.CustomType)+len(n.Turn))
+				for _, tool := range append(n.Tools, n.Calls...) {
 					size += 8 + 2*len(tool)
 				}
 				if ok, err := p.fits(size, func() string { return "tree node " + e.ID }); err != nil || !ok {
@@ -397,7 +398,15 @@ func (s *Service) list(ctx context.Context, data []byte) (any, error) {
 	}
 	r := api.ListReply{Sessions: []session.Listing{}, Next: page.Next}
 	p := pager{left: s.budget()}
+	su, _ := s.cfg.Search.(SessionUsager)
 	for i, in := range page.Sessions {
+		if su != nil {
+			// Tokens and cost as the usage report counts them (each API
+			// call once, priced), not the record's sum of what entries say.
+			if u, ok := su.SessionUsage(in.ID); ok {
+				in.Tokens, in.Cost, in.UnpricedTokens = u.Tokens, u.Cost, u.UnpricedTokens
+			}
+		}
 		size := 160 + 2*(len(in.ID)+len(in.Cwd)+len(in.ParentSession)+len(in.Name)+len(in.Created)+len(in.Updated)+len(in.Leaf)+len(in.Metadata))
 		for _, l := range in.Labels {
 			size += 8 + 2*len(l)

@@ -54,6 +54,14 @@ type Listing struct {
 	Model  string  `json:"model,omitempty"`
 	Tokens int64   `json:"tokens,omitempty"`
 	Cost   float64 `json:"cost,omitempty"`
+	// UnpricedTokens are the tokens of calls whose model has no price
+	// (their cost is not in Cost), where a service with a usage index
+	// fills Tokens and Cost as its usage report counts them.
+	UnpricedTokens int64 `json:"unpricedTokens,omitempty"`
+	// LastActivity is when the session last happened: its last entry's
+	// timestamp (Updated, on JetStream, is when it was last written,
+	// which for an imported session is the import).
+	LastActivity string `json:"lastActivity,omitempty"`
 }
 
 // ListOptions pages a listing.
@@ -187,6 +195,7 @@ func (t *Tree) Info() Listing {
 	if last > in.Updated {
 		in.Updated = last
 	}
+	in.LastActivity = in.Updated
 	return in
 }
 

@@ -53,7 +53,9 @@ func (s *Stats) add(e *Entry, redactions int) {
 		s.ByRole[m.Role]++
 		s.addUsage(m.Usage())
 		if m.Role == RoleUser && s.FirstUser == "" {
-			s.FirstUser = oneLine(m.Content.Paragraphs(), FirstUserRunes)
+			if text := m.Content.Paragraphs(); !injected(text) {
+				s.FirstUser = oneLine(text, FirstUserRunes)
+			}
 		}
 		if a := m.Assistant(); a != nil && a.Model != "" {
 			s.Model = a.Model
@@ -99,6 +101,23 @@ func (s Stats) clone() Stats {
 	s.Usage.Extra = nil
 	s.Usage.Cost.Extra = nil
 	return s
+}
+
+// injectedPrefixes start the user messages agents write themselves, not
+// their user: Codex's instructions and environment, Claude Code's echoes
+// of local commands and its reminders. They say nothing of what a session
+// is about, so the first message a list shows is the first one typed.
+var injectedPrefixes = []string{"# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
+	"<local-command-caveat>", "<command-name>", "<command-message>", "<local-command-stdout>", "<system-reminder>", "Caveat: The messages below"}
+
+func injected(text string) bool {
+	text = strings.TrimLeftFunc(text, unicode.IsSpace)
+	for _, p := range injectedPrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // oneLine is text with its runs of white space made one space, cut to at

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"fmt"
+	json "github.com/go-json-experiment/json/v1"
 	"strings"
 
 	"github.com/agentcore/sessionlog/session"
@@ -113,4 +114,23 @@ func RawLine(f Format, e *session.Entry) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MessageID is the id of the API message a Claude Code line an entry
+// keeps is part of ("" for none): Claude Code writes one line per
+// content block of a message, each with the message's id.
+func MessageID(e *session.Entry) string {
+	line, ok := RawLine(FormatClaudeCode, e)
+	if !ok {
+		return ""
+	}
+	var l struct {
+		Message *struct {
+			ID string `json:"id"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &l) != nil || l.Message == nil {
+		return ""
+	}
+	return l.Message.ID
 }

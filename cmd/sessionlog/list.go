@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,9 +81,15 @@ func runList(ctx context.Context, e env) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUPDATED\tENTRIES\tNAME\tLABELS")
+		// A session's time is when it happened (its last entry), its title
+		// its name or else its first message, as the console shows them.
+		fmt.Fprintln(tw, "ID\tLAST ACTIVITY\tENTRIES\tTITLE\tLABELS")
 		for _, in := range got {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, shortTime(in.Updated), in.Entries, cell(in.Name), cell(strings.Join(in.Labels, ",")))
+			when, title := cmp.Or(in.LastActivity, in.Updated), in.Name
+			if title == "" && in.FirstMessage != "" {
+				title = "“" + outline.OneLine(in.FirstMessage, 60) + "”"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, shortTime(when), in.Entries, cell(title), cell(strings.Join(in.Labels, ",")))
 		}
 		tw.Flush()
 	}

@@ -53,7 +53,13 @@ func printSession(ctx context.Context, w io.Writer, sess *session.Session, o tre
 	if o.json {
 		return printTreeJSON(w, h, name, v, o.depth)
 	}
-	fmt.Fprintf(w, "session %s %s\n", h.ID, quoteIf(name))
+	title := name
+	if title == "" {
+		if st, err := sess.Stats(ctx); err == nil {
+			title = st.FirstUser // as the list names a session without a name
+		}
+	}
+	fmt.Fprintf(w, "session %s %s\n", h.ID, quoteIf(outline.OneLine(title, 100)))
 	if v.Leaf == "" && len(v.Roots) > 0 {
 		// After move -root no entry carries the marker: say where it is.
 		fmt.Fprintln(w, "← leaf: before the first entry (the next append starts a new root)")
@@ -61,7 +67,7 @@ func printSession(ctx context.Context, w io.Writer, sess *session.Session, o tre
 	if o.entries {
 		printTree(w, v, o.width, o.depth)
 	} else {
-		printOutline(w, v, o.width)
+		printOutline(w, v, h.Cwd, o.width)
 	}
 	printApart(w, v.Apart)
 	return nil
@@ -78,7 +84,7 @@ func printApart(w io.Writer, apart []session.Apart) {
 // printOutline draws the conversation (package outline): a row a
 // message, tool results with their calls, bookkeeping counted, branches
 // only where the conversation branched.
-func printOutline(w io.Writer, v session.TreeView, width int) {
+func printOutline(w io.Writer, v session.TreeView, cwd string, width int) {
 	var nodes []outline.Node
 	stack := slices.Clone(v.Roots)
 	slices.Reverse(stack)
@@ -86,6 +92,7 @@ func printOutline(w io.Writer, v session.TreeView, width int) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		on := outline.FromEntry(n.Entry, n.Label)
+		on.RelativeTo(cwd)
 		on.Summary = outline.OneLine(on.Summary, width)
 		nodes = append(nodes, on)
 		for i := len(n.Children) - 1; i >= 0; i-- {

@@ -101,6 +101,12 @@ async function route() {
   }
 }
 
+// callsOf are an assistant's tool calls as its agent showed them: with
+// what each acted on (Read(src/App.tsx)), where the tree says.
+function callsOf(n) {
+  return n.calls && n.calls.length === n.tools.length ? n.calls : n.tools;
+}
+
 // ---- one session ----
 
 async function sessionView(main, id, wantEntry) {
@@ -114,7 +120,9 @@ async function sessionView(main, id, wantEntry) {
   };
   for (const n of tree.nodes) addNode(st, n);
 
-  const title = h("h2", { id: "session-title" }, st.name || id);
+  // Named as the list names it: its name, else its first message.
+  st.about = opened.session.firstMessage || "";
+  const title = h("h2", { id: "session-title", title: id }, st.name || st.about || id);
   const live = h("span", { class: "live off", id: "live" }, "live");
   const act = (label, fn, idAttr) => h("button", { id: idAttr, onclick: () => fn().catch(async (e) => { banner(explain(e)); if (e.code === "conflict") await reload(); }) }, label);
   const toolbar = h("div", { class: "toolbar" },
@@ -194,8 +202,8 @@ async function sessionView(main, id, wantEntry) {
         h("span", { class: "kind " + kind }, kind),
         n.label ? h("span", { class: "tag" }, n.label) : null,
         n.type === "label" ? `${n.label ? "label" : ""} → ${n.target}` : n.type === "leaf" ? `leaf moved to ${n.target}` : (text || ""),
-        n.thinking && !row.member ? h("span", { class: "muted note" }, "[thought]") : null,
-        n.tools && n.tools.length && n.role === "assistant" ? h("span", { class: "tools" }, "→ " + n.tools.join(", ") + (folded.results ? ` (${folded.results} result${folded.results > 1 ? "s" : ""}${folded.failed ? `, ${folded.failed} failed` : ""})` : "")) : null,
+        (row.member ? n.thinking : row.thought ?? n.thinking) ? h("span", { class: "muted note" }, "[thought]") : null,
+        n.role === "assistant" && (row.calls || (n.tools ? callsOf(n) : [])).length ? h("span", { class: "tools" }, "→ " + (row.calls || callsOf(n)).join(", ") + (folded.results ? ` (${folded.results} result${folded.results > 1 ? "s" : ""}${folded.failed ? `, ${folded.failed} failed` : ""})` : "")) : null,
         folded.other ? h("span", { class: "folded", title: folded.kinds }, `+${folded.other}`) : null,
         (n.id === st.leaf || row.leaf) ? h("span", { class: "leafmark" }, "← leaf") : null,
         apartMark(st, row, n));
@@ -321,7 +329,7 @@ async function sessionView(main, id, wantEntry) {
     const n = { id: e.id, parentId: e.parentId || "", type: e.type, timestamp: e.timestamp, role: e.message ? e.message.role : "" };
     if (e.type === "label") { n.target = e.targetId; const t = st.byId.get(e.targetId); if (t !== undefined) st.nodes[t].label = e.label || ""; }
     if (e.type === "leaf") n.target = e.parentId || "";
-    if (e.type === "session_info") { st.name = e.name || ""; title.textContent = visible(st.name || id); }
+    if (e.type === "session_info") { st.name = e.name || ""; title.textContent = visible(st.name || st.about || id); }
     if (st.byId.has(n.id)) return;
     const i = addNode(st, n);
     st.texts.set(i, textOf(e));
@@ -424,10 +432,19 @@ function conversationLayout(st) {
     const head = g.head >= 0 ? g.head : g.members.shift();
     const n = st.nodes[head];
     const leaf = g.members.some((m) => st.nodes[m].id === st.leaf);
-    // A turn's text may be on a later line than its thinking (Claude Code).
-    let text = n.summary || "";
-    for (const m of g.members) if (!text && st.nodes[m].role === "assistant") text = st.nodes[m].summary || "";
-    rows.push({ i: head, indent: n.depth || 0, kids: g.members.length, members: g.members, leaf, text });
+    // A turn's text, thinking and tool calls may be lines of their own
+    // (Claude Code writes a line per block of a message): the row says
+    // what all of them say.
+    let text = n.summary || "", thought = !!n.thinking;
+    const calls = n.role === "assistant" && n.tools ? [...callsOf(n)] : [];
+    for (const m of g.members) {
+      const x = st.nodes[m];
+      if (x.role !== "assistant") continue;
+      if (x.summary) text = text ? text + " " + x.summary : x.summary;
+      thought = thought || !!x.thinking;
+      if (x.tools) calls.push(...callsOf(x));
+    }
+    rows.push({ i: head, indent: n.depth || 0, kids: g.members.length, members: g.members, leaf, text, thought, calls });
     if (st.opened.has(n.id)) for (const m of g.members) rows.push({ i: m, indent: (n.depth || 0) + 1, kids: 0, member: true });
   }
   for (const i of late) rows.push({ i, indent: 0, kids: 0 });

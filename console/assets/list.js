@@ -39,23 +39,40 @@ async function listView(main, params) {
   // What a session is about first, as pi's picker shows it: its name, or
   // its first user message; then what it used and when.
   const cols = [["about", "session"], ["model", "model"], ["entries", "entries"], ["tokens", "tokens"], ["cost", "cost"], ["updated", "updated"], ["labels", "labels"]];
-  for (const s of sessions) s.about = s.name || s.firstMessage || s.id;
+  // A session's time is when it happened (its last entry's), not when it
+  // was last written (an import's).
+  for (const s of sessions) {
+    s.about = s.name || s.firstMessage || s.id;
+    s.when = s.lastActivity || s.updated;
+  }
+  // A subagent's session (a Claude Code Task's) sits under the session
+  // that started it, when that one is on the page.
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  const subagent = (s) => s.parentSession && byId.has(s.parentSession) && s.id.startsWith(s.parentSession + "_");
   const render = () => {
-    const rows = [...sessions].sort((a, b) => {
-      const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
+    const order = (a, b) => {
+      const k = sortKey === "updated" ? "when" : sortKey;
+      const x = a[k] ?? "", y = b[k] ?? "";
       return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
-    });
+    };
+    const rows = [];
+    for (const s of [...sessions].filter((s) => !subagent(s)).sort(order)) {
+      rows.push([s, false]);
+      for (const c of sessions.filter((c) => subagent(c) && c.parentSession === s.id).sort(order)) rows.push([c, true]);
+    }
     table.replaceChildren(
       h("thead", {}, h("tr", {}, cols.map(([k, t]) => h("th", { onclick: () => { asc = sortKey === k ? !asc : true; sortKey = k; render(); } }, t + (sortKey === k ? (asc ? " ▲" : " ▼") : ""))))),
-      h("tbody", {}, rows.map((s) => h("tr", {},
+      h("tbody", {}, rows.map(([s, sub]) => h("tr", { class: sub ? "subagent" : "" },
         h("td", { class: "about" },
+          sub ? h("span", { class: "muted small" }, "↳ subagent: ") : null,
           h("a", { href: "#/s/" + encodeURIComponent(s.id), class: "session-link", title: s.firstMessage || "" }, s.about),
           h("div", { class: "muted small" }, [s.id, s.cwd].filter(Boolean).join(" · "))),
         h("td", { class: "muted" }, s.model || ""),
-        h("td", { class: "num" }, String(s.entries)),
+        h("td", { class: "num" }, s.entries.toLocaleString("en")),
         h("td", { class: "num" }, s.tokens ? s.tokens.toLocaleString("en") : ""),
-        h("td", { class: "num" }, s.cost ? "$" + s.cost.toFixed(s.cost < 1 ? 4 : 2) : ""),
-        h("td", { class: "muted updated", title: s.updated }, ago(s.updated)),
+        h("td", { class: "num", title: s.unpricedTokens ? `${s.unpricedTokens.toLocaleString("en")} tokens of models without a price are not in the cost` : "" },
+          s.unpricedTokens ? (s.cost ? money(s.cost) + " + unknown" : "unknown") : s.cost ? money(s.cost) : ""),
+        h("td", { class: "muted updated", title: s.lastActivity ? `happened ${s.lastActivity}, written ${s.updated}` : s.updated }, ago(s.when)),
         h("td", {}, (s.labels || []).map((l) => h("span", { class: "tag" }, l)))))));
   };
   render();

@@ -20,8 +20,12 @@ function renderContent(c) {
 async function showContext(st, panel) {
   const at = st.selected >= 0 ? st.nodes[st.selected].id : "";
   const ctx = await api("GET", st.path + "/context?" + qs({ at }));
-  const head = h("p", { class: "muted" }, `Context ${at ? "at " + at : "of the leaf"}: ${ctx.messages.length} message(s)` +
-    (ctx.thinkingLevel ? ` · thinking ${ctx.thinkingLevel}` : "") + (ctx.model ? ` · ${ctx.model.provider}/${ctx.model.modelId}` : ""));
+  // Agents that record no thinking level (Claude Code, Codex) still
+  // think: the messages say so where the level does not.
+  const thought = ctx.messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b && b.type === "thinking"));
+  const level = thought && (!ctx.thinkingLevel || ctx.thinkingLevel === "off") ? "on" : ctx.thinkingLevel;
+  const head = h("p", { class: "muted", id: "context-head" }, `Context ${at ? "at " + at : "of the leaf"}: ${ctx.messages.length} message(s)` +
+    (level ? ` · thinking ${level}` : "") + (ctx.model ? ` · ${ctx.model.provider}/${ctx.model.modelId}` : ""));
   const list = h("div", { id: "context" });
   ctx.messages.forEach((m, k) => {
     list.append(h("div", { class: "msg", "data-source": (ctx.sources || [])[k] || "" },

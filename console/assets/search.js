@@ -41,11 +41,15 @@ async function searchView(main, params) {
     if (!groups.has(hit.session)) groups.set(hit.session, []);
     groups.get(hit.session).push(hit);
   }
+  // Each group is named as the list names its session: its name, else
+  // its first message (the id beneath).
+  const titles = new Map(await Promise.all([...groups.keys()].map((sid) =>
+    api("GET", "/v1/sessions/" + encodeURIComponent(sid)).then((r) => [sid, r.session.name || r.session.firstMessage || ""], () => [sid, ""]))));
   const list = h("div", { id: "hits" });
   for (const [sid, hits] of groups) {
     const link = "#/s/" + encodeURIComponent(sid);
     list.append(h("section", { class: "hit-group", "data-session": sid },
-      h("h3", {}, h("a", { href: link }, sid), " ", h("span", { class: "muted small" }, `${hits.length} hit(s)`)),
+      h("h3", {}, h("a", { href: link, title: sid }, titles.get(sid) || sid), " ", h("span", { class: "muted small" }, `${titles.get(sid) ? sid + " · " : ""}${hits.length} hit(s)`)),
       hits.map((hit) => h("div", { class: "hit" + (hit.outsideContext ? " outside" : ""), onclick: () => { location.hash = link + "?entry=" + encodeURIComponent(hit.entry); } },
         h("div", {}, h("a", { href: link + "?entry=" + encodeURIComponent(hit.entry), class: "entry-link" }, hit.entry), " ",
           h("span", { class: "muted" }, `${hit.role || hit.type} · ${hit.timestamp}`),

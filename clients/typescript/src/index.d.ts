@@ -28,7 +28,7 @@ export interface ContextReply { thinkingLevel: string; model: ModelReply | null;
 export interface ListReply { sessions: Listing[]; next?: string }
 export interface TreeNode {
   id: string; parentId?: string; type: string; timestamp: string; role?: string; label?: string; target?: string; summary?: string;
-  customType?: string; tools?: string[]; thinking?: boolean; error?: boolean; row: number; head?: boolean; depth?: number; branch?: boolean;
+  customType?: string; tools?: string[]; calls?: string[]; turn?: string; thinking?: boolean; error?: boolean; row: number; head?: boolean; depth?: number; branch?: boolean;
 }
 export interface TreeReply { leaf: string; sequence: number; nodes: TreeNode[]; total: number; next?: number; apart?: Apart[] }
 export interface GetReply { entry: Entry; sequence: number }
