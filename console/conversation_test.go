@@ -71,8 +71,51 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 	}
 	conv := rows()
 	shown := text(ctx, t, "#tree")
-	if conv < 50 || conv > 300 || strings.Contains(shown, "claude-code/progress") || !strings.Contains(shown, "→ Bash (1 result)") || !strings.Contains(shown, "+") {
+	if conv < 50 || conv > 300 || strings.Contains(shown, "claude-code/progress") || !strings.Contains(shown, "+") {
 		t.Fatalf("the conversation view: %d rows\n%s", conv, shown)
+	}
+	// Tool calls with what they acted on, Claude Code's way (paths under
+	// the session's directory relative to it); a message's parallel calls
+	// on one row with their results.
+	for _, want := range []string{"→ Bash(bd show spotter-dov), Bash(bd ready) (2 results)", "→ Read(lib/spotter_web/live/session_live.ex), Read(",
+		"→ Task(Explore transcript rendering codebase) (1 result)"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the conversation view has no %q:\n%s", want, shown)
+		}
+	}
+	// No assistant row without a word or a call (a turn whose text,
+	// thinking and calls are lines of their own says all of them).
+	empty, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#tree .row:not(.member)')].filter(r =>
+		r.querySelector('.kind.assistant') && !r.querySelector('.tools') && r.textContent.replace(/assistant|\[thought\]|\+\d+|← leaf/g, '').trim() === '').map(r => r.dataset.id)`))
+	if err != nil || len(empty) > 0 {
+		t.Errorf("assistant rows that say nothing: %v %v", empty, err)
+	}
+	// Headed by its title, as the list names it, not its id.
+	if title := text(ctx, t, "#session-title"); !strings.HasPrefix(title, "Work on bead spotter-dov") {
+		t.Errorf("the session's heading is %q", title)
+	}
+	// The context says it thought; the stats say what it cost, each API
+	// call once (ccusage's figures: 12,127,036 tokens, $9.5261).
+	if err := chromedp.Do(ctx, poll(`!!document.getElementById('context-head')`)); err != nil {
+		t.Fatalf("the context: %v\n%s", err, page(ctx))
+	}
+	if head := text(ctx, t, "#context-head"); !strings.Contains(head, "thinking on") {
+		t.Errorf("the context's head: %q", head)
+	}
+	err = chromedp.Do(ctx,
+		clickOn(`#tab-stats`),
+		poll(`!!document.getElementById('stats-by-model')`),
+		shot(t, dir, "3c-claude-code-stats"),
+	)
+	if err != nil {
+		t.Fatalf("the stats tab: %v\n%s", err, page(ctx))
+	}
+	if stats := text(ctx, t, "#stats"); !strings.Contains(stats, "12,127,036") || !strings.Contains(stats, "$9.53") || !strings.Contains(stats, "139 replies") {
+		t.Errorf("the stats: %q", stats)
+	}
+	err = chromedp.Do(ctx, clickOn(`#tab-context`), poll(`!!document.getElementById('context-head')`))
+	if err != nil {
+		t.Fatalf("back to the context: %v", err)
 	}
 	// Rows are not indented where the conversation did not branch.
 	indents, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...new Set([...document.querySelectorAll('#tree .row')].map(r => r.style.paddingLeft))]`))
@@ -107,12 +150,14 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta, _ := json.Marshal(map[string]any{"step": 3, "source": "loop"})
-	s.append(t, "lg", user(hostile), map[string]any{"type": "custom", "customType": "langgraph_checkpoint",
+	s.append(t, "lg", user(hostile), map[string]any{"type": "message", "message": map[string]any{"role": "assistant", "provider": "p", "model": "m", "stopReason": "toolUse",
+		"content": []any{map[string]any{"type": "toolCall", "id": "c1", "name": hostile, "arguments": map[string]any{"command": hostile, "file_path": hostile}}}}},
+		map[string]any{"type": "custom", "customType": "langgraph_checkpoint",
 		"data": map[string]any{"ns": "", "id": "1ef-cp-3", "channels": map[string]any{"messages": []any{"3", map[string]any{"type": "json", "text": "[]"}}},
 			"metadata": map[string]any{"type": "json", "text": string(meta)}}})
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/#/s/lg"),
-		poll(`[...document.querySelectorAll('#tree .row')].length === 2`),
+		poll(`[...document.querySelectorAll('#tree .row')].length === 3`),
 		shot(t, dir, "3b-langgraph-hostile"),
 	)
 	if err != nil {

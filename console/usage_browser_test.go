@@ -102,4 +102,35 @@ func TestUsageInBrowser(t *testing.T) {
 	if labels, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Chart.getChart('chart-cost').data.labels.join(',')`)); err != nil || labels != "2026-03" {
 		t.Fatalf("by month: %q %v", labels, err)
 	}
+
+	// Months later, a call of a model no price table knows: the days
+	// between are on the axis (a gap is a gap, and the line breaks
+	// there), and the cost says part of it is unknown rather than free.
+	s.append(t, "b1", reply("nobody/unknown-model", "2026-06-01T10:00:00Z", 1000, 10, 0))
+	if err := s.ix.CaughtUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/#/usage?period=day"),
+		poll(`!!Chart.getChart('chart-cost') && Chart.getChart('chart-cost').data.labels.length > 2`),
+		shot(t, dir, "8-usage-months"),
+	)
+	if err != nil {
+		t.Fatalf("usage over months: %v\n%s", err, page(ctx))
+	}
+	axis, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => { const c = Chart.getChart('chart-cost'), l = c.data.labels;
+		const line = Chart.getChart('chart-per-turn').data.datasets[0].data;
+		return { n: l.length, first: l[0], last: l[l.length - 1], gaps: line.filter(v => v === null).length, drawn: line.filter(v => v !== null).length }; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if axis["n"] != float64(93) || axis["first"] != "2026-03-01" || axis["last"] != "2026-06-01" || axis["gaps"] != float64(90) || axis["drawn"] != float64(3) {
+		t.Fatalf("the time axis: %v", axis)
+	}
+	if got := text(ctx, t, "#usage-total"); !strings.Contains(got, "$4.00 + unknown") || !strings.Contains(got, "tokens without a price") {
+		t.Fatalf("totals with a model without a price: %q", got)
+	}
+	if got := text(ctx, t, "#usage-by-model"); !strings.Contains(got, "nobody/unknown-model") || !strings.Contains(got, "unknown") {
+		t.Fatalf("the model without a price: %q", got)
+	}
 }

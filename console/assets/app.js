@@ -10,9 +10,11 @@ const BLOCK = 200; // entries fetched at once for the tree's text
 // h makes an element: h("td", {class: "x", onclick: f}, "text", child…).
 // visible replaces the bidirectional embeddings, overrides and isolates
 // in text a session holds, which would reorder what is shown around them
-// (an "evil" that reads "live"): every text the console shows passes here.
+// (an "evil" that reads "live"), and control characters but for tabs and
+// line ends (an escape sequence a tool printed): every text the console
+// shows passes here.
 function visible(s) {
-  return s.replace(/[\u202A-\u202E\u2066-\u2069]/g, "\uFFFD");
+  return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, "\uFFFD");
 }
 
 function h(tag, attrs, ...kids) {
@@ -494,7 +496,7 @@ function textOf(e) {
   const parts = [];
   const add = (c) => {
     if (typeof c === "string") parts.push(c);
-    else if (Array.isArray(c)) for (const b of c) { if (b.type === "text") parts.push(b.text); else if (b.type === "toolCall") parts.push(`${b.name}(…)`); else if (b.type === "image") parts.push("[image]"); }
+    else if (Array.isArray(c)) for (const b of c) { if (b.type === "text") parts.push(b.text); else if (b.type === "image") parts.push("[image]"); } // tool calls: the row's own span
   };
   if (e.message) add(e.message.content);
   if (e.content) add(e.content);
