@@ -153,8 +153,8 @@ func TestConsoleShowsTheConversation(t *testing.T) {
 	s.append(t, "lg", user(hostile), map[string]any{"type": "message", "message": map[string]any{"role": "assistant", "provider": "p", "model": "m", "stopReason": "toolUse",
 		"content": []any{map[string]any{"type": "toolCall", "id": "c1", "name": hostile, "arguments": map[string]any{"command": hostile, "file_path": hostile}}}}},
 		map[string]any{"type": "custom", "customType": "langgraph_checkpoint",
-		"data": map[string]any{"ns": "", "id": "1ef-cp-3", "channels": map[string]any{"messages": []any{"3", map[string]any{"type": "json", "text": "[]"}}},
-			"metadata": map[string]any{"type": "json", "text": string(meta)}}})
+			"data": map[string]any{"ns": "", "id": "1ef-cp-3", "channels": map[string]any{"messages": []any{"3", map[string]any{"type": "json", "text": "[]"}}},
+				"metadata": map[string]any{"type": "json", "text": string(meta)}}})
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/#/s/lg"),
 		poll(`[...document.querySelectorAll('#tree .row')].length === 3`),
