@@ -75,6 +75,16 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 				m.Role, m.Body = session.RoleAssistant, usageReply(rng, i)
 			}
 			e := &session.Entry{Type: session.TypeMessage, ID: fmt.Sprintf("%08x", k+1), ParentID: parent, Timestamp: session.FormatTime(at), Message: &m}
+			if k%2 == 1 && usageAgents[i%len(usageAgents)] == "claude-code" {
+				// Claude Code's way: the message's lines each repeat its
+				// usage (the first with a partial output count), and no
+				// cost is recorded: the index counts it once, priced.
+				first, last := claudeLines(e, k)
+				e.Extra = append(e.Extra, session.Field{Key: "claudeCode", Value: first})
+				again := *e
+				again.ID, again.ParentID, again.Extra = e.ID+"b", e.ID, []session.Field{{Key: "claudeCode", Value: last}}
+				batch, e = append(batch, e), &again
+			}
 			batch, parent = append(batch, e), e.ID
 			if len(batch) == 100 {
 				if err := st.AppendBatch(ctx, batch); err != nil {

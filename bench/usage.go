@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentcore/sessionlog/search"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
+	"github.com/agentcore/sessionlog/usage"
 )
 
 // The search bench's sessions are spread over usageDays days from
@@ -42,6 +44,21 @@ func usageReply(rng *rand.Rand, sid int) *session.AssistantFields {
 	u.TotalTokens = u.Input + u.Output + u.CacheRead
 	u.Cost.Total = float64(u.Input)*3e-6 + float64(u.Output)*15e-6 + float64(u.CacheRead)*3e-7
 	return &session.AssistantFields{Provider: "p", Model: model, StopReason: "stop", Usage: u}
+}
+
+// claudeLines are two lines of one API message as Claude Code writes them,
+// the reply e's usage on each (the first with a partial output count) and
+// no cost: what the import keeps of its lines, for the index to count once
+// and price.
+func claudeLines(e *session.Entry, k int) (first, last session.Raw) {
+	a := e.Message.Assistant()
+	u := a.Usage
+	a.Usage, a.Model, a.Provider = nil, "claude-sonnet-4-5", "anthropic"
+	line := func(output int64) session.Raw {
+		return session.Raw(fmt.Sprintf(`{"type":"assistant","timestamp":%q,"requestId":"req_%d","message":{"id":"msg_%s_%d","model":"claude-sonnet-4-5","usage":{"input_tokens":%d,"output_tokens":%d,"cache_read_input_tokens":%d,"cache_creation_input_tokens":0}}}`,
+			e.Timestamp, k, e.ID, k, u.Input, output, u.CacheRead))
+	}
+	return line(1), line(u.Output)
 }
 
 // usageReports measures reports of usage across the bench's sessions
@@ -77,8 +94,8 @@ func usageReports(ctx context.Context, x *search.Index, b *stream.Backend, group
 		return err
 	}
 	scan := time.Since(t0)
-	if got.Tokens != want.Tokens || got.Turns != want.Turns {
-		return fmt.Errorf("bench: usage: the report sums %d tokens over %d turns, the stream %d over %d", want.Tokens, want.Turns, got.Tokens, got.Turns)
+	if got.Tokens != want.Tokens || got.Turns != want.Turns || got.UnpricedCalls != want.UnpricedCalls || math.Abs(got.Cost-want.Cost) > 1e-6*math.Max(1, want.Cost) {
+		return fmt.Errorf("bench: usage: the report sums %d tokens over %d turns ($%.2f), the stream %d over %d ($%.2f)", want.Tokens, want.Turns, want.Cost, got.Tokens, got.Turns, got.Cost)
 	}
 	base := fmt.Sprintf("reading the stream's %d messages to sum them", n)
 	r.add(Row{Group: group, Name: "usage report p50 (by day and model, project, month and agent, a month's models, a project's days, sessions)", Ours: millis(lat.pct(50)), Base: millis(scan), Unit: "ms", BaseName: base})
@@ -88,20 +105,37 @@ func usageReports(ctx context.Context, x *search.Index, b *stream.Backend, group
 	return nil
 }
 
-// scanUsage sums the usage of every assistant reply in b's streams.
+// scanUsage sums the usage of every model call in b's streams, as the
+// index counts it (each API call once, priced): each session's messages
+// through a usage.Reader and Ledger of its own.
 func scanUsage(ctx context.Context, b *stream.Backend) (sum api.UsageRow, n int, err error) {
 	scan := scanMessages(ctx, b)
 	defer scan.Stop()
+	type reading struct {
+		r usage.Reader
+		l usage.Ledger
+	}
+	sessions := map[string]*reading{}
+	prices := usage.Default()
 	for {
-		e, _, err := scan.Next()
+		e, id, err := scan.Next()
 		if err != nil || e == nil {
 			return sum, n, err
 		}
 		n++
-		if a := e.Message.Assistant(); a != nil && a.Usage != nil {
-			sum.Turns++
-			sum.Tokens += a.Usage.Tokens()
-			sum.Cost += a.Usage.Cost.Total
+		rd := sessions[id]
+		if rd == nil {
+			rd = &reading{l: usage.Ledger{Window: 8}}
+			sessions[id] = rd
+		}
+		for _, c := range rd.r.Calls(e) {
+			counted, old, replaced := rd.l.Add(c)
+			if replaced {
+				sum.Sub(prices.Sums(old))
+			}
+			if counted {
+				sum.Add(prices.Sums(c))
+			}
 		}
 	}
 }

@@ -393,6 +393,17 @@ func TestReadToolsOnEveryShapeOfSession(t *testing.T) {
 		!strings.Contains(text, "(1 result)") {
 		t.Errorf("get_tree of the Claude Code session: %d characters, %v\n%s", len(text), clipArgs(st), text)
 	}
+	// As Claude Code showed it: each call with what it acted on, relative
+	// to the session's directory, a message's calls on one row; headed by
+	// its title.
+	for _, want := range []string{`session 4d5611e5-241a-462a-8d15-5122611a9569 "Work on bead spotter-dov.`, "→ Edit(lib/spotter_web/live/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("get_tree of the Claude Code session has no %q:\n%s", want, text)
+		}
+	}
+	if st["title"] == nil {
+		t.Errorf("get_tree's structured reply has no title: %v", clipArgs(st))
+	}
 	text, st, _ = call(t, cs, "get_tree", map[string]any{"session": ids[0], "max_tokens": 200})
 	if st["omitted"].(float64) < 1 || !strings.Contains(text, "rows left out to fit max_tokens 200") || len(text) > 200*4+1000 {
 		t.Errorf("get_tree within 200 tokens: %d characters\n%s", len(text), text)
@@ -405,6 +416,9 @@ func TestReadToolsOnEveryShapeOfSession(t *testing.T) {
 		}
 		for _, s := range st["sessions"].([]any) {
 			seen[s.(map[string]any)["id"].(string)] = true
+		}
+		if strings.Contains(text, "4d5611e5-241a-462a-8d15-5122611a9569 ") && !strings.Contains(text, `first message "Work on bead spotter-dov.`) {
+			t.Errorf("list_sessions names the Claude Code session by no title:\n%s", text)
 		}
 		next, _ := st["next"].(string)
 		if next == "" {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -153,9 +154,25 @@ func (t *tools) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in Lis
 	}
 	var b strings.Builder
 	for _, s := range reply.Sessions {
-		fmt.Fprintf(&b, "%s  updated %s  %d entries", inline(s.ID), inline(s.Updated), s.Entries)
+		// Named as people see it (its name, else the first message its
+		// user typed), when it happened, what it cost as usage counts it.
+		fmt.Fprintf(&b, "%s  last activity %s  %d entries", inline(s.ID), inline(cmp.Or(s.LastActivity, s.Updated)), s.Entries)
 		if s.Name != "" {
 			fmt.Fprintf(&b, "  name %s", strconv.Quote(s.Name))
+		} else if s.FirstMessage != "" {
+			fmt.Fprintf(&b, "  first message %s", strconv.Quote(outline.OneLine(s.FirstMessage, 100)))
+		}
+		if s.ParentSession != "" {
+			fmt.Fprintf(&b, "  under %s", inline(s.ParentSession))
+		}
+		if s.Tokens > 0 {
+			fmt.Fprintf(&b, "  %d tokens", s.Tokens)
+			switch {
+			case s.UnpricedTokens > 0:
+				fmt.Fprintf(&b, " ($%.4f + unknown: %d tokens of models without a price)", s.Cost, s.UnpricedTokens)
+			default:
+				fmt.Fprintf(&b, " ($%.4f)", s.Cost)
+			}
 		}
 		if s.Cwd != "" {
 			fmt.Fprintf(&b, "  cwd %s", inline(s.Cwd))

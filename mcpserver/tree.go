@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -21,6 +22,7 @@ type TreeInput struct {
 // TreeOutput is a session's conversation outline and where its leaf is.
 type TreeOutput struct {
 	Session  string   `json:"session"`
+	Title    string   `json:"title,omitempty"` // its name, else its first message`
 	Leaf     string   `json:"leaf"`
 	Sequence uint64   `json:"sequence"`
 	Entries  int      `json:"entries"`
@@ -107,8 +109,18 @@ func (t *tools) getTree(ctx context.Context, _ *mcp.CallToolRequest, in TreeInpu
 	}
 	out.Outline = b.String()
 	var head strings.Builder
-	fmt.Fprintf(&head, "session %s: %d entries in %d rows (%d bookkeeping entries counted into them), %d branches, leaf %s\n",
-		inline(out.Session), out.Entries, out.Rows, out.Folded, out.Branches, inline(out.Leaf))
+	fmt.Fprintf(&head, "session %s", inline(out.Session))
+	// Its title, as people see it: its name, else the first message its
+	// user typed (a session that cannot be opened now is named by its id).
+	var opened api.SessionReply
+	if t.svc.Call(ctx, api.OpOpen, api.SessionRequest{Session: in.Session}, &opened) == nil {
+		if title := cmp.Or(opened.Session.Name, opened.Session.FirstMessage); title != "" {
+			out.Title = outline.OneLine(title, 100)
+			fmt.Fprintf(&head, " %s", strconv.Quote(out.Title))
+		}
+	}
+	fmt.Fprintf(&head, ": %d entries in %d rows (%d bookkeeping entries counted into them), %d branches, leaf %s\n",
+		out.Entries, out.Rows, out.Folded, out.Branches, inline(out.Leaf))
 	if len(out.Labels) > 0 {
 		fmt.Fprintf(&head, "labels: %s\n", strings.Join(shown, "; "))
 	}
