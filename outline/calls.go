@@ -1,8 +1,12 @@
 package outline
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/session"
 )
@@ -17,10 +21,12 @@ const CallRunes = 240
 // and shell), the address, the pattern or query (Grep, Glob, WebSearch:
 // quoted, as a pattern is) before the directory it searches, what a task
 // is for.
-var subjects = []struct {
+type subjectKey struct {
 	key    string
 	quoted bool
-}{
+}
+
+var subjects = []subjectKey{
 	{"file_path", false}, {"notebook_path", false}, {"command", false}, {"cmd", false}, {"url", false},
 	{"pattern", true}, {"query", true}, {"path", false}, {"description", false}, {"prompt", false}, {"skill", false}, {"name", false},
 }
@@ -38,42 +44,69 @@ func Call(name string, args session.Raw) string {
 }
 
 func subject(args session.Raw) string {
-	var m map[string]json.RawMessage
-	if len(args) == 0 || args[0] != '{' || json.Unmarshal(args, &m) != nil {
+	if len(args) == 0 || args[0] != '{' {
 		return ""
 	}
-	if in, ok := m["input"]; ok && len(m) == 1 {
+	// One pass over the arguments' members, only the ones that may say
+	// what the call acts on read: a Write's content or an Edit's strings
+	// (most of a call's bytes) are skipped, never copied.
+	dec := jsontext.NewDecoder(bytes.NewReader(args), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	best, bestAt, members := "", len(subjects), 0
+	var patch string
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		members++
+		key := name.String()
+		at := slices.IndexFunc(subjects, func(s subjectKey) bool { return s.key == key })
+		if (at < 0 || at >= bestAt) && key != "input" {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return ""
+		}
+		if key == "input" {
+			json.Unmarshal(v, &patch)
+			continue
+		}
+		if text := subjectText(v, subjects[at].quoted); text != "" {
+			best, bestAt = text, at
+		}
+	}
+	if members == 1 && patch != "" {
 		// Codex's apply_patch: a patch, whose files say what it changed.
-		var patch string
-		if json.Unmarshal(in, &patch) == nil {
-			if files := patchFiles(patch); len(files) > 0 {
-				return OneLine(strings.Join(files, ", "), CallRunes)
-			}
+		if files := patchFiles(patch); len(files) > 0 {
+			return OneLine(strings.Join(files, ", "), CallRunes)
 		}
 	}
-	for _, s := range subjects {
-		raw, ok := m[s.key]
-		if !ok {
-			continue
+	return best
+}
+
+// subjectText is an argument's value as a call shows it: a string, or a
+// command's argv.
+func subjectText(raw []byte, quoted bool) string {
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		var argv []string
+		if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 {
+			return ""
 		}
-		var v string
-		if json.Unmarshal(raw, &v) != nil {
-			var argv []string
-			if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 {
-				continue
-			}
-			v = shellLine(argv)
-		}
-		v = OneLine(v, CallRunes)
-		if v == "" {
-			continue
-		}
-		if s.quoted {
-			return `"` + v + `"`
-		}
-		return v
+		v = shellLine(argv)
 	}
-	return ""
+	v = OneLine(v, CallRunes)
+	if v != "" && quoted {
+		return `"` + v + `"`
+	}
+	return v
 }
 
 // shellLine is a command given as argv: the script of a shell's -c (or
