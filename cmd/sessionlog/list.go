@@ -89,6 +89,9 @@ func runList(ctx context.Context, e env) error {
 			if title == "" && in.FirstMessage != "" {
 				title = "“" + outline.OneLine(in.FirstMessage, 60) + "”"
 			}
+			if in.ParentSession != "" && strings.HasPrefix(in.ID, in.ParentSession+"_") {
+				title = "↳ subagent of " + in.ParentSession + ": " + title // a Claude Code Task's session
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", in.ID, shortTime(when), in.Entries, cell(title), cell(strings.Join(in.Labels, ",")))
 		}
 		tw.Flush()
