@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -62,6 +63,7 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 		return strings.Join(s, " ")
 	}
 	p.say("search: writing %d sessions of %d messages", sessions, per)
+	var written atomic.Int64 // entries: a Claude Code reply is two
 	err = createHeaders(ctx, b, 0, sessions, usageHeader, func(st *stream.Store, i int) error {
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
 		var batch []*session.Entry
@@ -86,13 +88,15 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 				batch, e = append(batch, e), &again
 			}
 			batch, parent = append(batch, e), e.ID
-			if len(batch) == 100 {
+			if len(batch) >= 100 {
 				if err := st.AppendBatch(ctx, batch); err != nil {
 					return err
 				}
+				written.Add(int64(len(batch)))
 				batch = batch[:0]
 			}
 		}
+		written.Add(int64(len(batch)))
 		if len(batch) > 0 {
 			return st.AppendBatch(ctx, batch)
 		}
@@ -107,7 +111,8 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 		return err
 	}
 	defer x.Close()
-	p.say("search: indexing %d entries from the stream", sessions*per)
+	total := int(written.Load())
+	p.say("search: indexing %d entries from the stream", total)
 	start := time.Now()
 	ix, err := search.Follow(ctx, x, b)
 	if err != nil {
@@ -118,8 +123,7 @@ func searchPart(ctx context.Context, cfg Config, n *node, dir string, r *Report,
 		return err
 	}
 	built := time.Since(start)
-	total := sessions * per
-	group := fmt.Sprintf("Search over %d sessions, %d messages (index on disk)", sessions, total)
+	group := fmt.Sprintf("Search over %d sessions, %d messages (index on disk)", sessions, sessions*per)
 	size, _ := dirSize(indexDir)
 	r.note("search: the index of %d entries was built from the stream in %.1f s (%.0f entries/s); %.0f MB on disk", total, built.Seconds(), float64(total)/built.Seconds(), size/1e6)
 
