@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,7 +217,10 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 	if cfg.Prices == nil {
 		cfg.Prices = usage.Default()
 	}
-	version := schema + " " + cfg.Prices.Fingerprint()
+	// The price table's fingerprint, hashed: every release names a set
+	// aside index after this record, so it stays a file name's part
+	// (v0.4.0 would fail to roll back on a '/').
+	version := fmt.Sprintf("%s-%016x", schema, fnv64a(cfg.Prices.Fingerprint()))
 	if v, gerr := idx.GetInternal(schemaKey); !rebuilt && (gerr != nil || string(v) != version) {
 		// Made by another version: what it holds of an entry is not
 		// what this one searches.
@@ -477,4 +481,22 @@ func (x *Index) compile(q Query) (query.Query, error) {
 		ids[i] = docID(q.Session, e)
 	}
 	return bleve.NewConjunctionQuery(tq, s, bleve.NewDocIDQuery(ids)), nil
+}
+
+func fnv64a(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// fileSafe is s with what a file name may not hold (another version's
+// record is read as it is) replaced, at most 64 bytes of it.
+func fileSafe(s string) string {
+	b := []byte(s[:min(len(s), 64)])
+	for i, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '.' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

@@ -77,7 +77,7 @@ func TestImportTranscriptsAndExportThemBack(t *testing.T) {
 	// progress lines, a call with its result, no branch it did not have;
 	// -entries shows every entry.
 	tree := mustRun(t, data, "", "tree", main, "-no-pager")
-	if n := strings.Count(tree, "\n"); n > 300 || strings.Contains(tree, "claude-code/progress:") || !strings.Contains(tree, "→ Bash (1 result)") ||
+	if n := strings.Count(tree, "\n"); n > 300 || strings.Contains(tree, "claude-code/progress:") || !strings.Contains(tree, "→ Bash(bd show spotter-dov.1) (1 result)") ||
 		!strings.Contains(tree, "0 branches") || strings.Contains(tree, "\n  ") {
 		t.Errorf("tree of a Claude Code session (%d lines):\n%s", n, tree)
 	}

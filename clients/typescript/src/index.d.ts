@@ -13,6 +13,10 @@ export interface Listing {
   labels?: string[]; metadata?: Json;
   /** The start of the first user message: what a picker shows of a session without a name. */
   firstMessage?: string; model?: string; tokens?: number; cost?: number;
+  /** Tokens of models without a price (not in cost), where the service keeps a usage index. */
+  unpricedTokens?: number;
+  /** When the session happened: its last entry's time (updated is when it was last written). */
+  lastActivity?: string;
 }
 /** @deprecated The protocol calls it Listing. */
 export type SessionInfo = Listing;

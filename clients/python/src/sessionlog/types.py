@@ -27,6 +27,8 @@ class Listing(_ListingRequired, total=False):
     model: str
     tokens: int
     cost: float
+    unpricedTokens: int
+    lastActivity: str
 
 
 class LabelReply(TypedDict):
@@ -119,6 +121,8 @@ class TreeNode(_TreeNodeRequired, total=False):
     summary: str
     customType: str
     tools: List[str]
+    calls: List[str]
+    turn: str
     thinking: bool
     error: bool
     head: bool
