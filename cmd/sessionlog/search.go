@@ -79,7 +79,7 @@ func runSearch(ctx context.Context, e env) error {
 	// each hit's entry is what tree -at and context -at take.
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 	for _, hits := range res.BySession() {
-		fmt.Fprintf(tw, "%s\t(%d hit(s))\t\t\n", hits[0].Session, len(hits))
+		fmt.Fprintf(tw, "%s\t(%d hit(s))\t%s\t\n", hits[0].Session, len(hits), sessionTitle(ctx, repo, hits[0].Session))
 		for _, h := range hits {
 			snippet := marked(h)
 			if h.OutsideContext {
@@ -167,4 +167,25 @@ func marked(h search.Hit) string {
 	}
 	b.WriteString(h.Snippet[at:])
 	return outline.OneLine(b.String(), math.MaxInt)
+}
+
+// sessionTitle is a session as people name it, quoted: its name, else
+// the first message its user typed ("" when it has neither, or cannot be
+// read now: the id beside it says which it is).
+func sessionTitle(ctx context.Context, repo session.Repo, id string) string {
+	st, err := repo.Open(ctx, id)
+	if err != nil {
+		return ""
+	}
+	defer st.Close(context.WithoutCancel(ctx))
+	title, _ := st.SessionName(ctx)
+	if title == "" {
+		if stats, err := st.Stats(ctx); err == nil {
+			title = stats.FirstUser
+		}
+	}
+	if title == "" {
+		return ""
+	}
+	return "“" + outline.OneLine(title, 80) + "”"
 }
