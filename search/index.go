@@ -225,7 +225,7 @@ func Open(cfg Config) (x *Index, rebuilt bool, err error) {
 		// Made by another version: what it holds of an entry is not
 		// what this one searches.
 		idx.Close()
-		aside := fmt.Sprintf("%s.schema%s-%d", cfg.Dir, strings.Fields(string(v) + " ")[0], time.Now().UnixNano())
+		aside := fmt.Sprintf("%s.schema%s-%d", cfg.Dir, fileSafe(string(v)), time.Now().UnixNano())
 		if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
 			return nil, false, fmt.Errorf("search: index %s is of another version and cannot be set aside: %w", cfg.Dir, rerr)
 		}
