@@ -32,6 +32,7 @@ type Indexer struct {
 	mu      sync.Mutex
 	pos     map[int]uint64 // partition -> last sequence indexed
 	cons    map[int]jetstream.Consumer
+	parts   map[int]followed // partition -> what its consumer follows
 	lags    []time.Duration
 	lagNext int
 	indexed uint64
@@ -45,6 +46,12 @@ type Indexer struct {
 	facts   *lru.Cache[string, SessionFacts]
 }
 
+// followed is a partition's stream and the subjects its consumer takes.
+type followed struct {
+	stream   jetstream.Stream
+	subjects []string
+}
+
 // maxFacts bounds the sessions whose header facets an indexer remembers.
 const maxFacts = 1 << 16
 
@@ -54,7 +61,7 @@ const maxLags = 10000
 // Follow starts indexing b's entries into x. It returns once every
 // partition's consumer is made; Close stops it.
 func Follow(ctx context.Context, x *Index, b *stream.Backend) (*Indexer, error) {
-	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, cons: map[int]jetstream.Consumer{}, facts: lru.New[string, SessionFacts]()}
+	ix := &Indexer{x: x, b: b, pos: map[int]uint64{}, cons: map[int]jetstream.Consumer{}, parts: map[int]followed{}, facts: lru.New[string, SessionFacts]()}
 	fctx, cancel := context.WithCancel(context.Background())
 	ix.cancel = cancel
 	for _, p := range b.Partitions() {
@@ -98,6 +105,7 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	}
 	ix.mu.Lock()
 	ix.pos[p.Index()], ix.cons[p.Index()] = from, cons
+	ix.parts[p.Index()] = followed{stream: p.Stream(), subjects: filter.Subjects}
 	ix.mu.Unlock()
 	ix.wg.Add(2)
 	go ix.follow(fctx, p, it, filter)
@@ -324,30 +332,54 @@ func (ix *Indexer) Status() Status {
 }
 
 // CaughtUp waits until every entry stored before the call is
-// searchable: each partition's consumer has nothing left to deliver of
-// what its filter takes (its last messages may be of types not indexed),
-// and the index holds everything it delivered.
+// searchable: each partition's index holds the last message its filter
+// takes that the stream held when the call began (its last messages may
+// be of types not indexed). A consumer's own count of what it has left
+// is not enough: the server updates it after the append is acknowledged,
+// and under load a call read it as nothing left while two entries were
+// still to come. That count is a fallback only where the target message
+// went away meanwhile (a session deleted): when it has said "nothing
+// left, all indexed" for a second on end.
 func (ix *Indexer) CaughtUp(ctx context.Context) error {
 	t := time.NewTicker(ix.x.cfg.FlushEvery / 2)
 	defer t.Stop()
 	done := map[int]bool{}
+	targets := map[int]uint64{}
+	idle := map[int]time.Time{} // since when the consumer has said nothing is left
 	for {
 		ix.mu.Lock()
-		cons := maps.Clone(ix.cons)
+		cons, parts := maps.Clone(ix.cons), maps.Clone(ix.parts)
 		ix.mu.Unlock()
 		for i, c := range cons {
 			if done[i] {
 				continue
 			}
-			// Asked after the call began: what it counts as pending
-			// includes every entry stored before.
+			if _, ok := targets[i]; !ok {
+				last, err := lastOf(ctx, parts[i])
+				if err != nil {
+					continue // a partition electing a leader: ask later
+				}
+				targets[i] = last
+			}
+			ix.mu.Lock()
+			pos := ix.pos[i]
+			ix.mu.Unlock()
+			if pos >= targets[i] {
+				done[i] = true
+				continue
+			}
 			info, err := c.Info(ctx)
 			if err != nil {
 				continue // an ordered consumer being made again: ask later
 			}
-			ix.mu.Lock()
-			done[i] = info.NumPending == 0 && ix.pos[i] >= info.Delivered.Stream
-			ix.mu.Unlock()
+			switch {
+			case info.NumPending != 0 || pos < info.Delivered.Stream:
+				delete(idle, i)
+			case idle[i].IsZero():
+				idle[i] = time.Now()
+			case time.Since(idle[i]) > time.Second:
+				done[i] = true
+			}
 		}
 		if len(done) == len(cons) && !slices.Contains(slices.Collect(maps.Values(done)), false) {
 			return nil
@@ -358,6 +390,23 @@ func (ix *Indexer) CaughtUp(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// lastOf is the sequence of the last message in f's stream that f's
+// subjects take (0 for none).
+func lastOf(ctx context.Context, f followed) (uint64, error) {
+	var last uint64
+	for _, subj := range f.subjects {
+		m, err := f.stream.GetLastMsgForSubject(ctx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		last = max(last, m.Sequence)
+	}
+	return last, nil
 }
 
 // Close stops following and waits for the goroutines. It is idempotent;
