@@ -1,14 +1,36 @@
 package gateway
 
+import "context"
+
 // HoldAssembling takes every turn to put a reply of several pages
 // together, as that many slow ones would; release gives them back.
 func HoldAssembling(g *Gateway) (release func()) {
-	for range cap(g.assembling) {
-		g.assembling <- struct{}{}
-	}
+	s := g.assembling
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.max - s.used
+	s.used = s.max
 	return func() {
-		for range cap(g.assembling) {
-			<-g.assembling
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.used -= held
+	}
+}
+
+// HoldAssemblingAs takes every turn tenant's user may have, as its own
+// large replies would, and says how many it got.
+func HoldAssemblingAs(g *Gateway, tenant, user string) (n int, release func()) {
+	var releases []func()
+	for {
+		r, refused, err := g.assembling.acquire(context.Background(), tenant, tenant+"/"+user, 0)
+		if err != nil || refused != nil {
+			break
+		}
+		releases = append(releases, r)
+	}
+	return len(releases), func() {
+		for _, r := range releases {
+			r()
 		}
 	}
 }

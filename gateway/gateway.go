@@ -65,9 +65,13 @@ type Config struct {
 	MaxStreams, MaxStreamsPerTenant, MaxStreamsPerUser int
 	// MaxAssembling bounds the replies of several pages (a context or a
 	// tree larger than one NATS message, up to 64 MiB each) put together
-	// at once; past it a caller waits two seconds for its turn, then is
-	// refused rate_limited.
-	MaxAssembling int
+	// at once; of those, one tenant may have MaxAssemblingPerTenant and
+	// one user MaxAssemblingPerUser, so that one tenant's large reads
+	// never take every turn, and a turn given back goes to the tenant
+	// holding fewest. Past them a caller waits two seconds for its turn,
+	// then is refused rate_limited (saying whose share was taken only when
+	// it is the caller's own).
+	MaxAssembling, MaxAssemblingPerTenant, MaxAssemblingPerUser int
 	// StreamBuffer bounds the bytes of entries waiting for one event
 	// stream's client: a client that reads slower than the session grows
 	// is cut off (an error event says from where to resume) rather than
@@ -129,7 +133,7 @@ func DefaultConfig(addr, natsURL string) Config {
 	return Config{
 		Listen: addr, NATSURL: natsURL, Subject: api.DefaultSubject, Stream: stream.DefaultConfig(),
 		MaxBodyBytes: 1 << 20, MaxUploadBytes: 64 << 20, Rate: 100, Burst: 200, MaxUsers: 1024,
-		MaxAssembling: 4, MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
+		MaxAssembling: 4, MaxAssemblingPerTenant: 2, MaxAssemblingPerUser: 2, MaxStreams: 1024, MaxStreamsPerTenant: 256, MaxStreamsPerUser: 32, StreamBuffer: 1 << 20,
 		Heartbeat: 15 * time.Second, RequestTimeout: 45 * time.Second,
 		WriteTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
 		MaxHeaderBytes: 16 << 10, MaxConns: 4096, ReservedConns: 512, MaxConnsPerAddr: 256,
@@ -155,8 +159,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxUploadBytes must be at least MaxBodyBytes", ErrInvalidConfig)
 	case c.MaxBodyBytes < 1024 || c.Rate <= 0 || c.Burst < 1 || c.MaxUsers < 1 || c.MaxStreams < 1:
 		return fmt.Errorf("%w: MaxBodyBytes (≥1 KiB), Rate, Burst, MaxUsers and MaxStreams must be positive", ErrInvalidConfig)
-	case c.MaxAssembling < 1:
-		return fmt.Errorf("%w: MaxAssembling must be positive", ErrInvalidConfig)
+	case c.MaxAssembling < 1 || c.MaxAssemblingPerTenant < 1 || c.MaxAssemblingPerUser < 1:
+		return fmt.Errorf("%w: MaxAssembling, MaxAssemblingPerTenant and MaxAssemblingPerUser must be positive", ErrInvalidConfig)
 	case c.Heartbeat <= 0 || c.RequestTimeout <= 0:
 		return fmt.Errorf("%w: Heartbeat and RequestTimeout must be positive", ErrInvalidConfig)
 	case c.MaxStreamsPerTenant < 1 || c.MaxStreamsPerUser < 1 || c.StreamBuffer < 64<<10:
@@ -183,7 +187,7 @@ type Gateway struct {
 	logins  *logins
 	// assembling holds a token for each reply of several pages being put
 	// together (Config.MaxAssembling).
-	assembling chan struct{}
+	assembling *shares
 
 	ctx    context.Context // cancelled by Close: ends event streams, refuses new requests
 	cancel context.CancelFunc
@@ -227,7 +231,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rctx, cutoff := context.WithCancel(context.WithoutCancel(ctx))
 	g := &Gateway{
-		cfg: cfg, ln: ln, guard: guard, assembling: make(chan struct{}, cfg.MaxAssembling), streams: newStreamCounts(cfg), logins: newLogins(cfg),
+		cfg: cfg, ln: ln, guard: guard, assembling: newShares(cfg.MaxAssembling, cfg.MaxAssemblingPerTenant, cfg.MaxAssemblingPerUser), streams: newStreamCounts(cfg), logins: newLogins(cfg),
 		ctx: gctx, cancel: cancel, reqCtx: rctx, cutoff: cutoff,
 		users: lru.New[[32]byte, *userConn](), limits: ratelimit.NewKeyed(cfg.Rate, cfg.Burst),
 	}

@@ -338,14 +338,7 @@ func TestLargeContextOverHTTP(t *testing.T) {
 // of consumers: it is deleted when the stream ends, so reconnecting many
 // times never reaches the bound.
 func TestEventStreamsReleaseTheirConsumers(t *testing.T) {
-	ts := servicetest.StartTenants(t, cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}})
-	cfg := gateway.DefaultConfig("127.0.0.1:0", ts.Node.ClientURL())
-	cfg.Auth = true
-	g, err := gateway.Start(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close(context.Background())
+	g, _ := authGateway(t, cluster.Tenant{Name: "acme", Users: []cluster.User{{Name: "alice", Password: "alice-pw"}}})
 	u := g.URL() + "/v1/sessions"
 	alice := []string{"alice", "alice-pw"}
 	if r := do(t, "POST", u, `{"id":"s"}`, alice...); r.status != 200 {

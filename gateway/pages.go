@@ -33,21 +33,28 @@ const (
 // assemble asks for req's pages from offset 0 and joins them. Pages must
 // share one sequence: if the session moved on meanwhile, it starts over.
 //
-// At most Config.MaxAssembling replies are put together at once (each up
-// to maxAssembled bytes in memory): past them a caller waits a moment,
-// then is refused rate_limited, and can read in pages meanwhile.
+// At most Config.MaxAssembling replies are put together at once on the
+// node (each up to maxAssembled bytes in memory), at most
+// MaxAssemblingPerTenant of one tenant's and MaxAssemblingPerUser of one
+// user's, so that one tenant's large reads never take every turn (shares):
+// past them a caller waits a moment, then is refused rate_limited, and can
+// read in pages meanwhile.
 func (g *Gateway) assemble(ctx context.Context, u *userConn, op string, req map[string]any) ([]byte, error) {
-	wait := time.NewTimer(assembleWait)
-	defer wait.Stop()
-	select {
-	case g.assembling <- struct{}{}:
-		defer func() { <-g.assembling }()
-	case <-wait.C:
+	tenant := g.tenantOf(u)
+	release, refused, err := g.assembling.acquire(ctx, tenant, tenant+"/"+u.name, assembleWait)
+	switch {
+	case err != nil:
+		return nil, err
+	case refused != nil && refused.own != "":
 		return nil, &api.Error{Code: api.CodeRateLimited, RetryAfterMs: assembleWait.Milliseconds(),
-			Message: fmt.Sprintf("%d large replies are being put together: try again, or read the %s in pages with ?offset=", cap(g.assembling), op)}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+			Message: fmt.Sprintf("%s large replies already being put together take its share: try again, or read the %s in pages with ?offset=", refused.own, op)}
+	case refused != nil:
+		// Nothing of who holds the turns: another tenant's reads are not
+		// this caller's business.
+		return nil, &api.Error{Code: api.CodeRateLimited, RetryAfterMs: assembleWait.Milliseconds(),
+			Message: fmt.Sprintf("no turn to put a large reply together came within %v: try again, or read the %s in pages with ?offset=", assembleWait, op)}
 	}
+	defer release()
 	for range 3 {
 		out, moved, err := g.pages(ctx, u, op, req)
 		if err != nil || !moved {
