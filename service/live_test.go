@@ -318,3 +318,49 @@ func TestLiveHostileStrings(t *testing.T) {
 		}
 	}
 }
+
+// A generation is written by the writer that started it alone (issue 68):
+// another token that read the last sequence from livestate cannot put
+// into it or end it; a second put or an end at a sequence already used is
+// a conflict, not an answer of 200 with nothing stored; every accepted
+// end shows in livestate.
+func TestLiveWritesAreTheWritersOwn(t *testing.T) {
+	f := start(t, nil)
+	a := &live{t: t, f: f, id: "gen", writer: "A"}
+	if r := a.start(); !r.Started {
+		t.Fatalf("start: %+v", r)
+	}
+	if _, err := a.put("one"); err != nil {
+		t.Fatal(err)
+	}
+	// An intruder with the current sequence, as livestate gives it.
+	b := &live{t: t, f: f, id: a.id, writer: "B", seq: a.state().Seq}
+	if _, err := b.put("intruder"); !isCode(err, api.CodeConflict) {
+		t.Fatalf("another writer's put at the last sequence: %v", err)
+	}
+	var ended api.LiveReply
+	if err := f.callErr2(api.OpLiveEnd, api.LiveWriteRequest{Stream: a.id, Writer: "B", After: b.seq}, &ended); !isCode(err, api.CodeConflict) {
+		t.Fatalf("another writer's end: %+v %v", ended, err)
+	}
+	// The writer's own second put, and its end, at a sequence used.
+	used := a.seq
+	if _, err := a.put("two"); err != nil {
+		t.Fatal(err)
+	}
+	var again api.LiveReply
+	if err := f.callErr2(api.OpLivePut, api.LivePutRequest{LiveWriteRequest: api.LiveWriteRequest{Stream: a.id, Writer: a.writer, After: used}, Chunks: []string{"other"}}, &again); !isCode(err, api.CodeConflict) {
+		t.Fatalf("another put at a used sequence: %+v %v", again, err)
+	}
+	if err := f.callErr2(api.OpLiveEnd, api.LiveWriteRequest{Stream: a.id, Writer: a.writer, After: used}, &again); !isCode(err, api.CodeConflict) {
+		t.Fatalf("an end at a used sequence: %+v %v", again, err)
+	}
+	if r := a.state(); r.State != api.LiveRunning {
+		t.Fatalf("after the refused end: %+v", r)
+	}
+	if r := a.end(); r.State != api.LiveDone || a.state().State != api.LiveDone {
+		t.Fatalf("the writer's end: %+v, then %+v", r, a.state())
+	}
+	if got := records(t, f, a.state()); strings.Join(got, " ") != "start[] chunks[one] chunks[two] done[]" {
+		t.Fatalf("records: %v", got)
+	}
+}

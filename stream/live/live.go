@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentcore/sessionlog/internal/lru"
 	"github.com/agentcore/sessionlog/stream/internal/jsx"
 )
 
@@ -129,6 +131,11 @@ type Generations struct {
 
 	mu    sync.Mutex
 	ready bool
+
+	// last is each generation's last record this node wrote (under
+	// lastMu, a leaf lock never held across a request).
+	lastMu sync.Mutex
+	last   *lru.Cache[string, written]
 }
 
 // New keeps generations in cfg's stream, made on first use.
@@ -136,7 +143,7 @@ func New(rq *jsx.Requester, cfg Config) (*Generations, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Generations{rq: rq, cfg: cfg}, nil
+	return &Generations{rq: rq, cfg: cfg, last: lru.New[string, written]()}, nil
 }
 
 // Config is the config the generations were made with.
@@ -284,6 +291,7 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 	seq, err := g.publish(ctx, msg, mid, 0, all, ttl)
 	switch {
 	case err == nil:
+		g.wrote(id, writer, seq)
 		return State{Exists: true, Seq: seq, MsgID: mid}, true, nil
 	case !errors.Is(err, ErrMoved):
 		return State{}, false, err
@@ -297,10 +305,60 @@ func (g *Generations) Start(ctx context.Context, id, writer string, ttl time.Dur
 }
 
 // msgID is the message id of writer's record of generation id: what
-// follows start, or the sequence it extends. The token is hashed: it is
-// anyone's string, and a header turns its line breaks into spaces.
+// follows start, or the sequence it extends with the record's kind and
+// content. The token is hashed: it is anyone's string, and a header turns
+// its line breaks into spaces.
 func msgID(id, writer, what string) string {
 	return Key(id) + "/" + Key(writer) + "/" + what
+}
+
+// writerOf is the writer's key in a record's message id ("" for a stop,
+// which is anyone's).
+func writerOf(mid string) string {
+	parts := strings.SplitN(mid, "/", 3)
+	if len(parts) < 3 || parts[1] == "stop" {
+		return ""
+	}
+	return parts[1]
+}
+
+// contentKey names a record's content in its message id.
+func contentKey(body []byte, continues bool) string {
+	h := sha256.New()
+	h.Write(body)
+	if continues {
+		h.Write([]byte{1})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// maxWritten bounds the generations whose last record this node wrote
+// and remembers.
+const maxWritten = 1 << 14
+
+// wrote remembers that writer's record at seq is generation id's last.
+func (g *Generations) wrote(id, writer string, seq uint64) {
+	g.lastMu.Lock()
+	defer g.lastMu.Unlock()
+	g.last.Put(id, written{writer: Key(writer), seq: seq})
+	if g.last.Len() > maxWritten {
+		g.last.Trim(maxWritten*7/8, nil)
+	}
+}
+
+// wroteLast reports whether this node wrote writer's record at after as
+// generation id's last: then the record a write continues is the
+// writer's, with no need to read it.
+func (g *Generations) wroteLast(id, writer string, after uint64) bool {
+	g.lastMu.Lock()
+	defer g.lastMu.Unlock()
+	w, ok := g.last.Get(id)
+	return ok && w.seq == after && w.writer == Key(writer)
+}
+
+type written struct {
+	writer string
+	seq    uint64
 }
 
 // Put adds chunks to generation id after the record at sequence after
@@ -343,30 +401,57 @@ func (g *Generations) write(ctx context.Context, id, writer string, after uint64
 		msg.Header.Set(ContinuesHeader, "1")
 	}
 	msg.Data = body
-	mid := msgID(id, writer, strconv.FormatUint(after, 10))
+	// The record's id names what it is as well as where: a resend of it
+	// is found to have landed; another record at the same place (a
+	// second put, an end) is a conflict, never taken for a resend.
+	what := strconv.FormatUint(after, 10) + "/" + kind + "/" + contentKey(body, continues)
+	mid := msgID(id, writer, what)
+	// Only the generation's writer writes to it: the record at after
+	// (its last) must be the writer's own.
+	if !g.wroteLast(id, writer, after) {
+		st, err := g.State(ctx, id)
+		if st, settled, err := settled(id, mid, st, err); settled {
+			return st, err
+		}
+		if st.Seq == after && writerOf(st.MsgID) != Key(writer) {
+			return State{}, fmt.Errorf("%w: %q is written by the writer that started it, not this one", ErrMoved, id)
+		}
+	}
 	seq, err := g.publish(ctx, msg, mid, after, all, ttl)
 	if err == nil {
 		st := State{Exists: true, Seq: seq, MsgID: mid}
 		if kind == KindDone {
 			st.Ended = KindDone
 		}
+		g.wrote(id, writer, seq)
 		return st, nil
 	}
 	if !errors.Is(err, ErrMoved) {
 		return State{}, err
 	}
 	st, serr := g.State(ctx, id)
-	switch {
-	case serr != nil:
-		return State{}, serr
-	case st.MsgID == mid:
-		return st, nil // this very record, sent again: it landed the first time
-	case !st.Exists:
-		return State{}, fmt.Errorf("%w: %q (expired, or never started)", ErrNotFound, id)
-	case st.Ended != "":
-		return st, nil
+	if st, settled, err := settled(id, mid, st, serr); settled {
+		return st, err
 	}
 	return State{}, fmt.Errorf("%w: %q is at record %d, not %d: another writer, or a record lost", ErrMoved, id, st.Seq, after)
+}
+
+// settled says what a write of the record mid answers, given where
+// generation id stands (st, read with err), when that alone decides: the
+// record is its last already (a resend: it landed), the generation is
+// gone, or it ended.
+func settled(id, mid string, st State, err error) (State, bool, error) {
+	switch {
+	case err != nil:
+		return State{}, true, err
+	case st.MsgID == mid:
+		return st, true, nil // this very record, sent again: it landed the first time
+	case !st.Exists:
+		return State{}, true, fmt.Errorf("%w: %q (expired, or never started)", ErrNotFound, id)
+	case st.Ended != "":
+		return st, true, nil
+	}
+	return st, false, nil
 }
 
 // Stop ends generation id for everyone: its writer's next record is
