@@ -53,6 +53,17 @@ type linker struct {
 	// progressSaid is the last progress said, and when.
 	progressSaid   string
 	progressSaidAt time.Time
+	// refused paces the tries after the hub refused (or failed) a link,
+	// and what is said of them.
+	refused retries
+}
+
+// refusal says a refused or failed link when it is worth saying, and
+// when it is asked again (later each time, up to a minute apart).
+func (l *linker) refusal(msg string) {
+	if say, wait := l.refused.failed(time.Now(), msg); say {
+		l.log(fmt.Sprintf("sessionlog: %s (asked again in %v)", msg, wait))
+	}
 }
 
 func (x *api) linkToHub(node *cluster.Node, req slapi.LinkRequest, fromHub bool, log func(string)) {
@@ -78,7 +89,7 @@ func (l *linker) tick(ctx context.Context) {
 		l.progressSaid = "" // said again, of this sync
 	}
 	due := cameUp || l.resume || l.linkedAt.IsZero() || time.Since(l.linkedAt) >= every || (l.fromHub && !l.sourcing)
-	if !due {
+	if !due || (!cameUp && !l.refused.due(time.Now())) {
 		return
 	}
 	if !linked {
@@ -104,7 +115,7 @@ func (l *linker) tick(ctx context.Context) {
 	req.Resume = resume
 	if err := slapi.NewClient(nc, slapi.DefaultSubject).Call(cctx, slapi.OpLink, req, &reply); err != nil {
 		l.resume = resume // asked again, as a resume
-		l.log(fmt.Sprintf("sessionlog: the hub did not take this edge's sessions in yet: %v (asked again in %v)", err, linkEvery))
+		l.refusal(fmt.Sprintf("the hub did not take this edge's sessions in yet: %v", err))
 		return
 	}
 	if l.linkedAt.IsZero() {
@@ -123,7 +134,7 @@ func (l *linker) tick(ctx context.Context) {
 			source = b.Restart
 		}
 		if _, err := source(cctx, reply.Domain, reply.Streams); err != nil {
-			l.log(fmt.Sprintf("sessionlog: could not take in the hub's sessions: %v (asked again in %v)", err, linkEvery))
+			l.refusal(fmt.Sprintf("could not take in the hub's sessions: %v", err))
 			l.sourcing = false
 			return
 		}
@@ -133,6 +144,7 @@ func (l *linker) tick(ctx context.Context) {
 		l.sourcing = true
 	}
 	l.resume = false
+	l.refused.ok()
 }
 
 // progress says how far a sync is, while messages are still to go either
