@@ -223,6 +223,20 @@ func (c RedactConfig) Missing(want RedactConfig) []string {
 	return out
 }
 
+// With is c and o together: a write redacted by it goes through every
+// rule of both.
+func (c RedactConfig) With(o RedactConfig) RedactConfig {
+	out := RedactConfig{Defaults: c.Defaults || o.Defaults, Rules: slices.Clone(c.Rules)}
+	have := c.ruleSet()
+	for _, r := range o.Rules {
+		if !have[r] {
+			out.Rules = append(out.Rules, r)
+			have[r] = true
+		}
+	}
+	return out
+}
+
 // Common is what c and o both apply: the rules every entry redacted by
 // one or the other went through.
 func (c RedactConfig) Common(o RedactConfig) RedactConfig {

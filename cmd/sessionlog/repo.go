@@ -247,7 +247,20 @@ func (r *repoFlags) open(ctx context.Context) (*openedRepo, error) {
 			}
 		}
 	}
-	b, err := stream.New(ctx, nc, r.streamConfig(), stream.WithConflictPolicy(stream.Rebase))
+	scfg := r.streamConfig()
+	if r.url == "" {
+		// The data dir's own store (embedded, or its serve's): every write
+		// goes through the redaction its entries are recorded to have gone
+		// through (an edge's -redact), whichever verb makes it.
+		if scfg.Redact, err = dataDirRedaction(r.data, scfg.Redact); err != nil {
+			if r.share {
+				os.Remove(serveURLFile(r.data))
+			}
+			closeNodeConn(ctx, nc, node)
+			return nil, err
+		}
+	}
+	b, err := stream.New(ctx, nc, scfg, stream.WithConflictPolicy(stream.Rebase))
 	closeAll := func(ctx context.Context) error {
 		if b != nil {
 			b.Close(ctx)
@@ -316,4 +329,38 @@ func isFile(arg string) bool {
 	}
 	_, err := os.Stat(arg)
 	return err == nil || strings.HasSuffix(arg, ".jsonl")
+}
+
+// dataDirRedaction is flags' redaction (nil: none) with the one dataDir
+// records (redaction.json, see redactionInForce), which it does not
+// change.
+func dataDirRedaction(dataDir string, flags *codec.RedactConfig) (*codec.RedactConfig, error) {
+	path := filepath.Join(dataDir, redactionFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return flags, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec codec.RedactConfig
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !rec.Defaults && len(rec.Rules) == 0 {
+		return flags, nil
+	}
+	out := rec
+	if flags != nil {
+		out = flags.With(rec)
+	}
+	return &out, nil
+}
+
+// closeNodeConn closes what open made before it failed.
+func closeNodeConn(ctx context.Context, nc *nats.Conn, node *cluster.Node) {
+	nc.Close()
+	if node != nil {
+		node.Close(ctx)
+	}
 }
