@@ -1,7 +1,7 @@
 package usage
 
 import (
-	"strings"
+	"bytes"
 	"time"
 
 	json "github.com/go-json-experiment/json/v1"
@@ -170,7 +170,7 @@ type claudeLine struct {
 // tokens, a time, and no empty or null ids, model or version; the
 // model "<synthetic>" (Claude Code's own notices) is no model.
 func claudeCall(line []byte) (Call, bool) {
-	if !strings.Contains(string(line), `"usage"`) {
+	if !bytes.Contains(line, []byte(`"usage"`)) {
 		return Call{}, false
 	}
 	var l claudeLine
@@ -212,16 +212,21 @@ func claudeCall(line []byte) (Call, bool) {
 // emptyOrNot tells whether an optional string is given empty.
 func emptyOrNot(s *string) bool { return s != nil && *s == "" }
 
-// nullable are the members a Claude Code line may not give as null
-// (ccusage skips such a line).
-var nullable = []string{"id", "cwd", "model", "speed", "costUSD", "version", "sessionId", "requestId",
-	"isApiErrorMessage", "cache_read_input_tokens", "cache_creation_input_tokens"}
+// nullMembers are the members a Claude Code line may not give as null
+// (ccusage skips such a line), as they are written then.
+var nullMembers = func() [][]byte {
+	var out [][]byte
+	for _, name := range []string{"id", "cwd", "model", "speed", "costUSD", "version", "sessionId", "requestId",
+		"isApiErrorMessage", "cache_read_input_tokens", "cache_creation_input_tokens"} {
+		out = append(out, []byte(`"`+name+`":null`))
+	}
+	return out
+}()
 
-// hasNullMember tells whether line gives one of nullable as null.
+// hasNullMember tells whether line gives one of nullMembers as null.
 func hasNullMember(line []byte) bool {
-	s := string(line)
-	for _, name := range nullable {
-		if strings.Contains(s, `"`+name+`":null`) {
+	for _, m := range nullMembers {
+		if bytes.Contains(line, m) {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -61,8 +62,9 @@ const codexFallbackModel = "gpt-5"
 // growth since the last totals); a turn context names the model of the
 // calls after it.
 func (r *Reader) codexCall(line []byte) (Call, bool) {
-	s := string(line)
-	if !strings.Contains(s, `"turn_context"`) && !strings.Contains(s, `"token_count"`) {
+	// Most of a rollout's lines are neither: passed over without a parse
+	// (or a copy).
+	if !bytes.Contains(line, []byte(`"turn_context"`)) && !bytes.Contains(line, []byte(`"token_count"`)) {
 		return Call{}, false
 	}
 	var l codexLine

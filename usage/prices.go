@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"regexp"
 	"strings"
@@ -222,22 +223,15 @@ func (t *Table) WithOverrides(data []byte) (*Table, error) {
 		}
 		c.overrides[strings.ToLower(strings.TrimSpace(name))] = p
 	}
-	c.fingerprint = t.fingerprint + "+" + fmt.Sprintf("%x", fnv64(data))
+	h := fnv.New64a()
+	h.Write(data)
+	c.fingerprint = t.fingerprint + "+" + fmt.Sprintf("%x", h.Sum64())
 	return c, nil
 }
 
 // Fingerprint changes whenever a price could: what was priced with
 // another must be priced again.
 func (t *Table) Fingerprint() string { return t.fingerprint }
-
-func fnv64(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
 
 // Cost is what c cost: what its agent recorded, or its tokens at the
 // table's prices when it was made. known is false when neither is to be
