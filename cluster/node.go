@@ -80,6 +80,10 @@ type Config struct {
 	// Hub, when set, links this node to a hub as a leafnode (see edge.go):
 	// the node works alone, and its link comes and goes.
 	Hub *HubConfig
+	// BrokenAfter is how long one of the node's own connections may stay
+	// away from its server before the node is broken (Broken; see
+	// watch.go). 0: DefaultBrokenAfter.
+	BrokenAfter time.Duration
 }
 
 // Join joins a node to a JetStream cluster over routes.
@@ -121,6 +125,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxPayload %d outside 0..64MiB", ErrInvalidConfig, c.MaxPayload)
 	case c.MaxStore < 0 || c.MaxMemory < 0 || c.MaxConnections < 0:
 		return fmt.Errorf("%w: negative storage or connection limit", ErrInvalidConfig)
+	case c.BrokenAfter < 0:
+		return fmt.Errorf("%w: negative BrokenAfter", ErrInvalidConfig)
 	}
 	if c.Auth != nil {
 		if err := c.Auth.Validate(); err != nil {
@@ -178,6 +184,9 @@ type Node struct {
 	mu     sync.Mutex
 	closed bool
 	conns  []*nats.Conn
+	watch  *connWatch // the node's own connections (watch.go)
+	// linkLog keeps what the hub answered an edge's link with (edges only).
+	linkLog *linkLog
 
 	// The fence's goroutine (clustered nodes only): see fence.go.
 	stopFence chan struct{}
@@ -287,6 +296,12 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logs {
 		srv.ConfigureLogger()
 	}
+	var ll *linkLog
+	if cfg.Hub != nil {
+		// What the hub answers the link with is only logged: keep it.
+		ll = &linkLog{next: srv.Logger()}
+		srv.SetLoggerV2(ll, false, false, false)
+	}
 	// A port in use is said at once, naming it: the server would only
 	// fail to accept, and its start wait out ReadyTimeout.
 	if err := portsFree(cfg); err != nil {
@@ -305,7 +320,11 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		return nil, fmt.Errorf("%w: not accepting connections on %s after %v", ErrNotReady, cfg.Listen, cfg.ReadyTimeout)
 	}
-	n := &Node{srv: srv, opts: opts, cfg: cfg, keys: keys, tls: clientTLS, relays: relays}
+	brokenAfter := cfg.BrokenAfter
+	if brokenAfter == 0 {
+		brokenAfter = DefaultBrokenAfter
+	}
+	n := &Node{srv: srv, opts: opts, cfg: cfg, keys: keys, tls: clientTLS, relays: relays, watch: newConnWatch(brokenAfter), linkLog: ll}
 	for {
 		err := n.Ready()
 		if err == nil {
@@ -341,6 +360,9 @@ func (n *Node) Ready() error {
 	srv, cfg := n.srv, n.cfg
 	if !srv.JetStreamEnabled() {
 		return errors.New("JetStream is not running")
+	}
+	if err := n.watch.check(notReadyAfter); err != nil {
+		return err
 	}
 	if cfg.Cluster == nil {
 		return nil
@@ -415,7 +437,13 @@ func (n *Node) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	if n.closed {
 		return nil, ErrClosed
 	}
-	opts = append([]nats.Option{nats.Name("sessionlog"), nats.MaxReconnects(-1)}, opts...)
+	opts = append([]nats.Option{nats.Name("sessionlog")}, opts...)
+	var named nats.Options
+	for _, o := range opts {
+		_ = o(&named)
+	}
+	// Last: the node's own connections stay with its server (watch.go).
+	opts = append(opts, n.watch.options(named.Name)...)
 	if n.tls != nil {
 		opts = append(opts, nats.Secure(n.tls))
 	}
@@ -445,6 +473,7 @@ func (n *Node) Close(ctx context.Context) error {
 	conns := n.conns
 	n.conns = nil
 	n.mu.Unlock()
+	n.watch.stop()
 	for _, nc := range conns {
 		nc.Close()
 	}

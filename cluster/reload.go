@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // ErrReload is returned by ReloadAuth for a change it cannot make to a
@@ -61,4 +63,24 @@ func (n *Node) ReloadAuth(a *AuthConfig) error {
 	cfg := *a
 	n.cfg.Auth, n.opts = &cfg, opts
 	return nil
+}
+
+// CutLinks closes the edge links signed in to tenant's account and says
+// how many it closed. The server re-checks its clients' credentials on a
+// reload, but not its leafnode links': a revoked edge's link stayed up,
+// and the hub's writes kept reaching it. The account's other edges sign
+// in again within a second (their credentials still hold); the revoked
+// ones are refused from then on.
+func (n *Node) CutLinks(tenant string) (int, error) {
+	lz, err := n.srv.Leafz(&server.LeafzOptions{Account: tenant})
+	if err != nil {
+		return 0, fmt.Errorf("cluster: links of %s: %w", tenant, err)
+	}
+	cut := 0
+	for _, l := range lz.Leafs {
+		if err := n.srv.DisconnectClientByID(l.ID); err == nil {
+			cut++
+		}
+	}
+	return cut, nil
 }

@@ -19,20 +19,7 @@ import (
 // the edge's link moves to another node, and the hub ends with every
 // entry once, in the edge's order.
 func TestEdgeSyncsThroughAHubNodeKilled(t *testing.T) {
-	dir := t.TempDir()
-	tenants := filepath.Join(dir, "tenants.json")
-	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
-  "edges":[{"domain":"laptop","user":"laptop","password":"laptop-pw"}]}]}`), 0o600)
-	leaves := make([]string, 3)
-	for i := range leaves {
-		leaves[i] = fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
-	}
-	hub := startClusterWith(t, bin, 3, func(i int) []string {
-		return []string{"-domain", "hub", "-leaf-listen", leaves[i], "-tenants", tenants}
-	})
-	edgeData := t.TempDir()
-	creds := filepath.Join(edgeData, "hub.creds")
-	os.WriteFile(creds, []byte("laptop:laptop-pw\n"), 0o600)
+	hub, leaves, edgeData, creds := startTenantHub(t)
 	var urls []string
 	for _, l := range leaves {
 		urls = append(urls, "nats-leaf://"+l)
@@ -84,6 +71,27 @@ func TestEdgeSyncsThroughAHubNodeKilled(t *testing.T) {
 	for _, id := range sessions {
 		hubHolds(t, hc, want[id], id)
 	}
+}
+
+// startTenantHub starts a hub of three nodes (domain hub) with tenant
+// acme (user alice) and its edge laptop, and gives the hub nodes' leafnode
+// addresses, and a data dir for the edge holding its credentials.
+func startTenantHub(t *testing.T) (hub *procCluster, leaves []string, edgeData, creds string) {
+	t.Helper()
+	tenants := filepath.Join(t.TempDir(), "tenants.json")
+	os.WriteFile(tenants, []byte(`{"tenants":[{"name":"acme","users":[{"user":"alice","password":"alice-pw"}],
+  "edges":[{"domain":"laptop","user":"laptop","password":"laptop-pw"}]}]}`), 0o600)
+	leaves = make([]string, 3)
+	for i := range leaves {
+		leaves[i] = fmt.Sprintf("127.0.0.1:%d", clustertest.FreePort(t))
+	}
+	hub = startClusterWith(t, bin, 3, func(i int) []string {
+		return []string{"-domain", "hub", "-leaf-listen", leaves[i], "-tenants", tenants}
+	})
+	edgeData = t.TempDir()
+	creds = filepath.Join(edgeData, "hub.creds")
+	os.WriteFile(creds, []byte("laptop:laptop-pw\n"), 0o600)
+	return hub, leaves, edgeData, creds
 }
 
 // waitLinked waits until an edge says the hub took its sessions in.

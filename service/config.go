@@ -133,6 +133,9 @@ type Config struct {
 	// Domain is this node's JetStream domain, which linked edges source
 	// the tenant's sessions from.
 	Domain string
+	// Node, when set, tells how the node is (OpNode): what its operator
+	// sees in status beyond the streams' health.
+	Node func() api.NodeReply
 }
 
 // Searcher is the full-text index the search operation asks (a

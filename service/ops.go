@@ -21,7 +21,16 @@ func (s *Service) ops() map[string]opFunc {
 	if s.cfg.AcceptLinks {
 		ops[api.OpLink] = s.link
 	}
+	ops[api.OpNode] = s.node
 	return ops
+}
+
+// node tells how the answering node is (Config.Node).
+func (s *Service) node(context.Context, []byte) (any, error) {
+	if s.cfg.Node == nil {
+		return api.NodeReply{}, nil
+	}
+	return s.cfg.Node(), nil
 }
 
 // decodeFor decodes a request and checks its session id.

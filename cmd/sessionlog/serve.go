@@ -118,8 +118,14 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer os.Remove(serveURLFile(rf.data))
-	<-ctx.Done()
-	return nil
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-node.Broken():
+		// Crash-only: a node that cannot serve and will not recover by
+		// itself exits, so that its supervisor starts it again.
+		return fmt.Errorf("%w; exiting so that the node is started again", node.BrokenErr())
+	}
 }
 
 // waitCurrent waits until the node has caught up with the cluster (see

@@ -207,6 +207,8 @@ type api struct {
 	policies []*lifecycle.Policy
 	// stops end the periodic jobs and wait for them.
 	stops []func()
+	// state is what OpNode tells of the node (serve_node.go).
+	state *nodeState
 }
 
 // periodic runs fn every interval until the api closes (close waits for
@@ -308,9 +310,10 @@ func (a *api) retainOne(ctx context.Context, b *stream.Backend, pol lifecycle.Po
 // startAPI runs a service per tenant (or one for the whole node) and the
 // gateway.
 func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Config, sc stream.Config) (*api, error) {
-	out := &api{}
+	out := &api{state: &nodeState{node: node, name: cfg.ServerName}}
 	svcCfg := service.DefaultConfig(system.Config())
 	svcCfg.Ready = node.Quorum
+	svcCfg.Node = out.state.reply
 	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes, svcCfg.Limits.MaxUploadBytes = a.maxUpload, a.maxUpload

@@ -83,6 +83,9 @@ func (l *linker) tick(ctx context.Context) {
 	// written apart is on its way.
 	link := l.node.LinkID()
 	linked := link != 0
+	if why := l.node.LinkRefused(); why != "" && l.refused.due(time.Now()) {
+		l.refusal(fmt.Sprintf("the hub refuses this edge's link (%s): it was revoked at the hub, or -hub-credentials is wrong; writes are kept here meanwhile", why))
+	}
 	cameUp := linked && link != l.link
 	l.link = link
 	if cameUp {

@@ -40,7 +40,11 @@ func (a *apiFlags) reloadOnHangup(node *cluster.Node, x *api) {
 	})
 }
 
-// reloadTenants applies the tenants file as it is now.
+// reloadTenants applies the tenants file as it is now. Once the node
+// has taken the new credentials the file is reloaded, whatever follows
+// fails: what did not follow is said after that (the node said "not
+// reloaded" when a revoked edge's sourcing could not be stopped, while
+// its credentials were already refused).
 func (a *apiFlags) reloadTenants(ctx context.Context, node *cluster.Node, x *api) (string, error) {
 	f, err := tenants.Load(a.tenants)
 	if err != nil {
@@ -49,7 +53,7 @@ func (a *apiFlags) reloadTenants(ctx context.Context, node *cluster.Node, x *api
 	if err := node.ReloadAuth(f.Auth()); err != nil {
 		return "", err
 	}
-	var revoked []string
+	var revoked, failed []string
 	for i, t := range x.srv.Tenants {
 		own, _ := f.Of(t.Name)
 		var now []string
@@ -57,20 +61,39 @@ func (a *apiFlags) reloadTenants(ctx context.Context, node *cluster.Node, x *api
 			now = append(now, e.Domain)
 		}
 		x.services[i].SetEdgeDomains(now)
+		var gone []string
 		for _, d := range t.Edges {
-			if slices.Contains(now, d) {
-				continue
+			if !slices.Contains(now, d) {
+				gone = append(gone, d)
 			}
-			if _, err := x.backends[i].Unsource(ctx, d); err != nil {
-				return "", fmt.Errorf("edge %s of %s revoked, but its sessions streams still source it: %w", d, t.Name, err)
-			}
-			revoked = append(revoked, t.Name+"/"+d)
 		}
 		x.srv.Tenants[i].Edges = now
+		if len(gone) == 0 {
+			continue
+		}
+		// One whose sourcing could not be stopped stays listed: the next
+		// reload tries again.
+		kept := slices.Clone(now)
+		// Its link first: nothing more reaches it, whatever follows.
+		if _, err := node.CutLinks(t.Name); err != nil {
+			failed = append(failed, fmt.Sprintf("the links of %s not cut: %v", t.Name, err))
+		}
+		for _, d := range gone {
+			revoked = append(revoked, t.Name+"/"+d)
+			if _, err := x.backends[i].Unsource(ctx, d); err != nil {
+				failed = append(failed, fmt.Sprintf("edge %s of %s revoked, but its sessions streams still source it: %v", d, t.Name, err))
+				kept = append(kept, d)
+			}
+		}
+		x.srv.Tenants[i].Edges = kept
 	}
 	msg := "sessionlog: tenants file reloaded"
+	x.state.noteRevoked(revoked)
 	if len(revoked) > 0 {
-		msg += "; edges revoked: " + strings.Join(revoked, ", ")
+		msg += "; edges revoked: " + strings.Join(revoked, ", ") + " (links cut; the tenant's other edges link again within a second)"
+	}
+	if len(failed) > 0 {
+		msg += "; but " + strings.Join(failed, "; ") + " (send SIGHUP again)"
 	}
 	return msg, nil
 }

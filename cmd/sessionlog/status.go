@@ -10,6 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	slapi "github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/session"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/upkeep"
@@ -34,6 +37,12 @@ func runStatus(ctx context.Context, e env) error {
 		h, err := b.Health(ctx)
 		if err != nil {
 			return err
+		}
+		// What the node serving the data dir or URL says of itself, when
+		// one does (its connections, its link, edges revoked there).
+		if nr, ok := askNode(ctx, b.Conn()); ok {
+			h.Warnings = append(h.Warnings, nr.Warnings...)
+			h.Notes = append(h.Notes, nr.Notes...)
 		}
 		if *asJSON {
 			enc := json.NewEncoder(e.stdout)
@@ -119,6 +128,12 @@ func printStatus(w io.Writer, via string, h upkeep.Health) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	for _, n := range h.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if len(h.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	if len(h.Warnings) == 0 {
 		fmt.Fprintln(w, "no warnings")
 		return
@@ -127,6 +142,18 @@ func printStatus(w io.Writer, via string, h upkeep.Health) {
 	for _, warn := range h.Warnings {
 		fmt.Fprintf(w, "  ! %s\n", warn)
 	}
+}
+
+// askNode asks the node behind nc how it is (OpNode); false when no
+// node answers (a data dir opened by this process, an older node).
+func askNode(ctx context.Context, nc *nats.Conn) (slapi.NodeReply, bool) {
+	var r slapi.NodeReply
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := slapi.NewClient(nc, slapi.DefaultSubject).Call(cctx, slapi.OpNode, struct{}{}, &r); err != nil {
+		return r, false
+	}
+	return r, true
 }
 
 func leaderOf(s upkeep.Stream) string {

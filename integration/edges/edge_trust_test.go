@@ -3,6 +3,7 @@ package edges
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -123,20 +124,29 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 		}
 		appendMessages(t, e.c, e.domain+"-1", "before", 2)
 	}
-	atHub := func(id string, n int) func() error {
+	at := func(c *api.Client, id string, n int) func() error {
 		return func() error {
-			tr, err := readTree(hub, id)
+			tr, err := readTree(c, id)
 			if err != nil {
 				return err
 			}
 			if len(tr.ids) != n {
-				return fmt.Errorf("%s: %d entries at the hub, want %d", id, len(tr.ids), n)
+				return fmt.Errorf("%s: %d entries, want %d", id, len(tr.ids), n)
 			}
 			return nil
 		}
 	}
+	atHub := func(id string, n int) func() error { return at(hub, id, n) }
 	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, atHub("stolen-1", 2))
 	sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, atHub("kept-1", 2))
+	// A session written at the hub reaches both machines.
+	if err := hub.Call(ctx, api.OpCreate, api.CreateRequest{ID: "hub-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	appendMessages(t, hub, "hub-1", "before", 2)
+	for _, e := range f.edges {
+		sessiontest.CheckFor(t, 60*time.Second, 100*time.Millisecond, at(e.c, "hub-1", 2))
+	}
 
 	b, _ := os.ReadFile(f.tenants)
 	revoked := strings.Replace(string(b), `{"domain":"stolen","user":"stolen","password":"stolen-pw"},`, "", 1)
@@ -162,8 +172,10 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 	if err != nil || !strings.Contains(string(st), "kept") {
 		t.Fatalf("the hub's status (%v) does not list the kept edge:\n%s", err, st)
 	}
-	if strings.Contains(string(st), "stolen") {
-		t.Fatalf("the hub's streams still source the revoked edge:\n%s", st)
+	for _, line := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(line, "stolen ") { // an EDGE row
+			t.Fatalf("the hub's streams still source the revoked edge:\n%s", st)
+		}
 	}
 	// The revoked machine still takes its own writes; the kept one syncs.
 	appendMessages(t, stolen.c, "stolen-1", "after", 1)
@@ -175,4 +187,33 @@ func TestEdgeRevokedIsCutOffAtOnce(t *testing.T) {
 	if strings.Contains(f.hub.Log.String(), "not reloaded") {
 		t.Fatalf("the hub could not reload:\n%s", f.hub.Log.String())
 	}
+	// The hub's writes no longer reach it: its link was cut, and it
+	// cannot sign in again (it stayed linked, and took the hub's writes
+	// for as long as it ran).
+	appendMessages(t, hub, "hub-1", "after", 1)
+	sessiontest.CheckFor(t, 30*time.Second, 100*time.Millisecond, at(kept.c, "hub-1", 3))
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if at(stolen.c, "hub-1", 3)() == nil {
+			t.Fatal("the hub's write reached the revoked edge")
+		}
+	}
+	// Both sides' status say so: the hub that it revoked the edge, the
+	// edge that the hub refuses it.
+	st, _ = exec.Command(bin, "status", "-url", strings.Replace(f.hub.URL, "nats://", "nats://alice:alice-pw@", 1)).Output()
+	if !strings.Contains(string(st), "note: edge acme/stolen revoked") {
+		t.Fatalf("the hub's status does not say it revoked the edge:\n%s", st)
+	}
+	sessiontest.CheckFor(t, 20*time.Second, 200*time.Millisecond, func() error {
+		st, err := exec.Command(bin, "status", "-url", stolen.proc.URL).Output()
+		if err == nil || !strings.Contains(string(st), "the hub refuses this edge's link") {
+			return fmt.Errorf("the revoked edge's status (%v) does not say the hub refuses it:\n%s", err, st)
+		}
+		return nil
+	})
+	sessiontest.CheckFor(t, 20*time.Second, 200*time.Millisecond, func() error {
+		if !strings.Contains(stolen.proc.Log.String(), "the hub refuses this edge's link") {
+			return errors.New("the revoked edge's log does not say the hub refuses it")
+		}
+		return nil
+	})
 }

@@ -17,6 +17,9 @@ import (
 // dead letters — with its leader, replicas and consumers, the account's
 // usage against its limits, and warnings for what needs a look.
 type Health struct {
+	// Notes are what the node that answered says happened (edges
+	// revoked there); not warnings.
+	Notes []string `json:",omitempty"`
 	Streams []Stream
 	// Servers are the servers holding a replica of any stream.
 	Servers []string
