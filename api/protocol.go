@@ -371,10 +371,10 @@ type TreeNode struct {
 	// what each acted on (Read(src/App.tsx), Bash(npm test)), in Tools'
 	// order; Turn names the API message the entry is part of (Claude Code
 	// writes one line per block of a message).
-	Calls      []string `json:"calls,omitempty"`
-	Turn       string   `json:"turn,omitempty"`
-	Thinking   bool     `json:"thinking,omitzero"`
-	Error      bool     `json:"error,omitzero"`
+	Calls    []string `json:"calls,omitempty"`
+	Turn     string   `json:"turn,omitempty"`
+	Thinking bool     `json:"thinking,omitzero"`
+	Error    bool     `json:"error,omitzero"`
 	// The conversation outline of the whole tree (package outline): Row is
 	// the row the entry is shown in (rows in the outline's order); Head
 	// marks the row's own entry, with the row's Depth and whether it

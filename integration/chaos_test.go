@@ -89,7 +89,13 @@ func TestChaosEveryNodeAnswers(t *testing.T) {
 	random := []fault{
 		{"a hub node killed (-9) and started again", func() { n := rand.IntN(3); hub.kill(n); hub.restart(n) }},
 		{"a hub node stopped (SIGTERM) and started again", func() { n := rand.IntN(3); hub.terminate(n); hub.restart(n) }},
-		{"a hub node cut off its routes for 3 s", func() { n := rand.IntN(3); hub.cutOff(n, true); write(3); time.Sleep(3 * time.Second); hub.cutOff(n, false) }},
+		{"a hub node cut off its routes for 3 s", func() {
+			n := rand.IntN(3)
+			hub.cutOff(n, true)
+			write(3)
+			time.Sleep(3 * time.Second)
+			hub.cutOff(n, false)
+		}},
 		{"a hub node paused for 3 s", func() { n := rand.IntN(3); hub.pause(n, true); time.Sleep(3 * time.Second); hub.pause(n, false) }},
 		{"the edge killed (-9) and started again", func() { startEdge() }},
 		{"the edge bound to 50 kB/s, then freed", func() { startEdge("-hub-bandwidth", "50000"); write(20); startEdge() }},

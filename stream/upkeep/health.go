@@ -19,7 +19,7 @@ import (
 type Health struct {
 	// Notes are what the node that answered says happened (edges
 	// revoked there); not warnings.
-	Notes []string `json:",omitempty"`
+	Notes   []string `json:",omitempty"`
 	Streams []Stream
 	// Servers are the servers holding a replica of any stream.
 	Servers []string
