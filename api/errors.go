@@ -79,6 +79,9 @@ type Error struct {
 	Sequence uint64 `json:"sequence,omitzero"`
 	// RetryAfterMs is when to try again, for rate_limited.
 	RetryAfterMs int64 `json:"retryAfterMs,omitzero"`
+	// Request names the request in the node's log, for an error whose
+	// cause the node keeps there (internal; transport or JetStream text).
+	Request string `json:"request,omitempty"`
 }
 
 func (e *Error) Error() string {

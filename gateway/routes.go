@@ -421,9 +421,11 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	if pe.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((pe.RetryAfterMs+999)/1000, 10))
 	}
-	public := *pe
-	public.Message = service.PublicMessage(pe.Message)
-	b, _ := json.Marshal(api.ErrorReply{Error: &public})
+	// The cause of an internal error, or transport text, goes to the
+	// node's log (slog's default, as the service's), the client gets a
+	// request id for it.
+	public := service.Public(pe, err, nil, "http")
+	b, _ := json.Marshal(api.ErrorReply{Error: public})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -109,23 +108,6 @@ func errorOf(err error) *api.Error {
 		}
 	}
 	return &api.Error{Code: code, Message: err.Error()}
-}
-
-// internalPrefix is a Go package's prefix on an error's text (session:,
-// stream: …): it names the server's code, which a client neither sees nor
-// can act on.
-var internalPrefix = regexp.MustCompile(`(^|: |\()(session|stream|codec|service|lifecycle|search|filestore|cluster|replica|transcript|follow|gateway): `)
-
-// PublicMessage is an error's text as a client reads it: without the
-// package prefixes the server's errors carry. Every error a client is
-// sent goes through it (the service's replies, the gateway's).
-func PublicMessage(msg string) string { return internalPrefix.ReplaceAllString(msg, "$1") }
-
-// publicError is e as a client is sent it.
-func publicError(e *api.Error) *api.Error {
-	c := *e
-	c.Message = PublicMessage(e.Message)
-	return &c
 }
 
 // decodeRequest unmarshals a request strictly: unknown members, duplicate

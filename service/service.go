@@ -38,8 +38,9 @@ var (
 // while another is taken or across a request: resumeMu the edges' resume
 // times, waitMu the waits in flight, mu the closing (closed and wg.Add).
 type Service struct {
-	cfg Config
-	b   *stream.Backend
+	logger *slog.Logger // hears the causes clients are not told (public.go)
+	cfg    Config
+	b      *stream.Backend
 	// edges are the tenant's edge domains, the link op's (Config.
 	// EdgeDomains until SetEdgeDomains).
 	edges atomic.Pointer[[]string]
@@ -106,6 +107,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		searches: make(chan struct{}, max(1, cfg.MaxSearches)),
 		tel:      b.Telemetry(),
 		ctx:      sctx, cancel: cancel, stopping: make(chan struct{}),
+		logger: logger,
 	}
 	meta := map[string]string{"stream": b.Config().Stream, "subject": cfg.Subject}
 	if cfg.Tenant != "" {
@@ -189,29 +191,29 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			return
 		}
 		if n := len(req.Data()); n > s.cfg.Limits.MaxRequestBytes {
-			respondError(req, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
+			s.respondError(req, op, &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request of %d bytes is over the limit of %d", n, s.cfg.Limits.MaxRequestBytes)})
 			return
 		}
 		if wait, ok := s.lim.allow(clientOf(req.Reply())); !ok {
-			respondError(req, &api.Error{Code: api.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
+			s.respondError(req, op, &api.Error{Code: api.CodeRateLimited, Message: "too many requests", RetryAfterMs: max(1, wait.Milliseconds())})
 			return
 		}
 		if writes[op] {
 			if wait, ok := s.lim.allowBytes(len(req.Data())); !ok {
-				respondError(req, &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("the tenant writes more than %.0f bytes a second", s.cfg.Limits.TenantWriteBytes), RetryAfterMs: max(1, wait.Milliseconds())})
+				s.respondError(req, op, &api.Error{Code: api.CodeRateLimited, Message: fmt.Sprintf("the tenant writes more than %.0f bytes a second", s.cfg.Limits.TenantWriteBytes), RetryAfterMs: max(1, wait.Milliseconds())})
 				return
 			}
 		}
 		if s.cfg.Ready != nil {
 			if err := s.cfg.Ready(); err != nil {
-				respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "this node cannot serve now: " + err.Error()})
+				s.respondError(req, op, &api.Error{Code: api.CodeUnavailable, Message: "this node cannot serve now: " + err.Error()})
 				return
 			}
 		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
+			s.respondError(req, op, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
 			return
 		}
 		s.wg.Add(1)
@@ -223,7 +225,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 		if op == api.OpWait {
 			if err := s.takeWait(client); err != nil {
 				s.wg.Done()
-				respondError(req, err)
+				s.respondError(req, op, err)
 				return
 			}
 			sem = nil
@@ -232,7 +234,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			case s.sem <- struct{}{}:
 			case <-s.ctx.Done():
 				s.wg.Done()
-				respondError(req, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
+				s.respondError(req, op, &api.Error{Code: api.CodeUnavailable, Message: "service is stopping"})
 				return
 			}
 		}
@@ -268,7 +270,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 				err = &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("the reply is %d bytes, over the server's max payload of %d", len(body), s.nc.MaxPayload())}
 			}
 			if err != nil {
-				pe := errorOf(err)
+				pe := Public(errorOf(err), err, s.logger, op)
 				finish(pe)
 				s.answered.note(op, pe)
 				s.replyAsync(req, errorBody(pe), errorHeaders(pe))
@@ -351,7 +353,8 @@ func (s *Service) trace(ctx context.Context, op string, req micro.Request) (cont
 }
 
 // respondError answers from the micro handler itself.
-func respondError(req micro.Request, e *api.Error) {
+func (s *Service) respondError(req micro.Request, op string, e *api.Error) {
+	e = Public(e, nil, s.logger, op)
 	_ = req.Error(string(e.Code), e.Message, errorBody(e))
 }
 
@@ -363,7 +366,7 @@ func (s *Service) replyAsync(req micro.Request, body []byte, h nats.Header) {
 }
 
 func errorBody(e *api.Error) []byte {
-	body, _ := json.Marshal(api.ErrorReply{Error: publicError(e)})
+	body, _ := json.Marshal(api.ErrorReply{Error: e})
 	return body
 }
 

@@ -3,7 +3,7 @@
 // carries where the session is now) or switch on .code.
 
 export class SessionlogError extends Error {
-  constructor(code, message, { status = 0, field, leaf, sequence, retryAfterMs } = {}) {
+  constructor(code, message, { status = 0, field, leaf, sequence, retryAfterMs, request } = {}) {
     super(`${code}: ${message}${field ? ` (at ${field})` : ""}`);
     this.name = new.target.name;
     this.code = code;
@@ -12,6 +12,8 @@ export class SessionlogError extends Error {
     this.leaf = leaf;
     this.sequence = sequence;
     this.retryAfterMs = retryAfterMs;
+    // The request's id in the node's log, where the node keeps the cause.
+    this.request = request;
   }
 }
 
@@ -64,7 +66,7 @@ export function errorFromReply(status, body) {
     return new InternalError("internal", `HTTP ${status}: a reply that is not the service's: ${String(body).slice(0, 200)}`, { status });
   }
   const Cls = errorClasses[e.code] ?? SessionlogError;
-  return new Cls(e.code ?? "internal", e.message ?? "", { status, field: e.field, leaf: e.leaf, sequence: e.sequence, retryAfterMs: e.retryAfterMs });
+  return new Cls(e.code ?? "internal", e.message ?? "", { status, field: e.field, leaf: e.leaf, sequence: e.sequence, retryAfterMs: e.retryAfterMs, request: e.request });
 }
 
 /** Codes of a connection that was never made: nothing was sent, so no

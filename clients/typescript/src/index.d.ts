@@ -61,6 +61,8 @@ export interface Event { id: number; kind: "entry" | "header" | string; data: Js
 
 export class SessionlogError extends Error {
   code: string; status: number; field?: string; leaf?: string; sequence?: number; retryAfterMs?: number;
+  /** The request's id in the node's log, where the node keeps the cause (internal errors). */
+  request?: string;
 }
 export class BadRequestError extends SessionlogError {}
 export class InvalidSessionIDError extends SessionlogError {}

@@ -16,7 +16,7 @@ class SessionlogError(Exception):
 
     def __init__(self, code: str, message: str, status: int = 0, field: Optional[str] = None,
                  leaf: Optional[str] = None, sequence: Optional[int] = None,
-                 retry_after_ms: Optional[int] = None) -> None:
+                 retry_after_ms: Optional[int] = None, request: Optional[str] = None) -> None:
         self.code = code
         self.message = message
         self.status = status
@@ -24,6 +24,8 @@ class SessionlogError(Exception):
         self.leaf = leaf
         self.sequence = sequence
         self.retry_after_ms = retry_after_ms
+        # The request's id in the node's log, where the node keeps the cause.
+        self.request = request
         where = f" (at {field})" if field else ""
         super().__init__(f"{code}: {message}{where}")
 
@@ -133,7 +135,7 @@ def from_reply(status: int, body: Any) -> SessionlogError:
     code = str(err.get("code", "internal"))
     cls = CLASSES.get(code, SessionlogError)
     return cls(code, str(err.get("message", "")), status, err.get("field"), err.get("leaf"),
-               err.get("sequence"), err.get("retryAfterMs"))
+               err.get("sequence"), err.get("retryAfterMs"), err.get("request"))
 
 
 def transport_error(e: BaseException, what: str) -> "SessionlogError":
