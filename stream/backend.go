@@ -188,6 +188,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 	if err := b.settleNode(ctx); err != nil {
 		return nil, err
 	}
+	if err := b.settleRedaction(ctx); err != nil {
+		return nil, err
+	}
 	bcfg := blobs.Config{Bucket: b.cfg.BlobBucket(), Replicas: b.cfg.Replicas, Grace: b.cfg.BlobGrace, CacheBytes: b.cfg.BlobCacheBytes}
 	shared, err := blobs.Open(ctx, b.parts[0].rq, b.tel, bcfg)
 	if err != nil {
@@ -202,8 +205,8 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, opts ...Option) (_ *Bac
 		}
 		blobs.Pair(shared, local)
 	}
-	if cfg.Redact != nil {
-		if b.redactor, err = cfg.Redact.Redactor(); err != nil {
+	if b.cfg.Redact != nil {
+		if b.redactor, err = b.cfg.Redact.Redactor(); err != nil {
 			return nil, err
 		}
 	}

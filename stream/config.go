@@ -68,8 +68,15 @@ type Config struct {
 	// session.BlobRef). 0 stores everything inline.
 	OffloadThreshold int
 	// Redact, when set, replaces secrets in entries before they are
-	// stored (codec.RedactConfig); nil stores entries as written.
+	// stored (codec.RedactConfig); nil stores entries as written. The
+	// deployment's own rules, recorded in its streams by the node that
+	// serves it (RecordRedaction), are applied by every backend besides
+	// its own: what one writer redacts, all do (redact_record.go).
 	Redact *codec.RedactConfig
+	// RecordRedaction makes Redact the deployment's rules (nil: none),
+	// recorded in its streams for every other writer to follow: the node
+	// that serves the deployment sets it (serve), no other writer.
+	RecordRedaction bool
 	// Origin names the node the store's writes are made on (its
 	// JetStream domain, where edge nodes sync): every entry written
 	// carries it, and a session written on several nodes while apart

@@ -203,19 +203,28 @@ func (b *Backend) settleNode(ctx context.Context) error {
 			cfg.Duplicates = max(cfg.Duplicates, b.cfg.DedupeWindow)
 		}
 		cfg.Metadata = want
-		err := Provisioning(ctx, func(ctx context.Context) error {
-			s, err := b.js.UpdateStream(ctx, cfg)
-			if err == nil {
-				p.stream = s
-			}
-			return err
-		})
-		if err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+		if err := p.updateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream: record the origin %q of %s: %w", origin, cfg.Name, err)
 		}
 	}
 	b.cfg.Origin, b.cfg.syncRules = origin, rules
 	return nil
+}
+
+// updateStream gives p's stream cfg (its metadata: what every writer
+// follows), waiting out elections.
+func (p *Backend) updateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	err := Provisioning(ctx, func(ctx context.Context) error {
+		s, err := p.js.UpdateStream(ctx, cfg)
+		if err == nil {
+			p.stream = s
+		}
+		return err
+	})
+	if errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+		return nil
+	}
+	return err
 }
 
 // subjectLayout reads a stream's subject layout from its metadata: none

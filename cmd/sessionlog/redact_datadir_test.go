@@ -37,3 +37,25 @@ func TestDataDirRedactionOnEveryWrite(t *testing.T) {
 		t.Fatalf("a damaged record: exit %d, %q", code, stderr)
 	}
 }
+
+// The node's rules are the deployment's: serve records them in its
+// streams, and every writer that reaches them follows them — the command
+// line given only the node's URL (no data dir to read a record from), as
+// a program on the library would be. Before, such a writer stored raw
+// keys on a node that redacts (issue 68, item 2).
+func TestRecordedRedactionOnEveryWriter(t *testing.T) {
+	data := t.TempDir()
+	serveFor(t, data, "-http", "", "-redact")
+	url, err := os.ReadFile(serveURLFile(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := []string{"-url", strings.TrimSpace(string(url))}
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	mustRun(t, "", "", append([]string{"new", "-id", "w1"}, at...)...)
+	mustRun(t, "", "", append([]string{"append", "w1", "-text", "the key is " + key}, at...)...)
+	ctx := mustRun(t, "", "", append([]string{"context", "w1"}, at...)...)
+	if strings.Contains(ctx, key) || !strings.Contains(ctx, "[REDACTED:aws-access-key]") {
+		t.Fatalf("a write through the node's URL kept the key:\n%s", ctx)
+	}
+}

@@ -322,6 +322,9 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg.Limits.TenantWriteBurst = max(svcCfg.Limits.TenantWriteBurst, a.maxRequest)
 	svcCfg.AcceptLinks = a.leafListen != ""
 	svcCfg.Domain, sc.Origin = cfg.Domain, cfg.Domain
+	// The node's rules (and each tenant's) are the deployment's: recorded
+	// in its streams, every other writer follows them.
+	sc.RecordRedaction = true
 	if cfg.Hub != nil {
 		sc.Edge, sc.Sync = true, a.syncRules()
 		sc.DedupeWindow = max(sc.DedupeWindow, stream.EdgeDedupeWindow)
