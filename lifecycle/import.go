@@ -15,7 +15,12 @@ const importBatch = 1000
 // batches, and its leaf; a failure leaves no half-imported session.
 func Import(ctx context.Context, repo session.Repo, h session.Header, t *session.Tree) error {
 	ctx = session.ForImport(ctx) // what loaded may be written: pi's labels of missing entries
-	st, err := repo.Create(ctx, h)
+	create := repo.Create
+	if cc, ok := repo.(session.CopyCreator); ok {
+		// The copy is not held as it is written: t is held already.
+		create = cc.CreateForCopy
+	}
+	st, err := create(ctx, h)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,9 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	if err != nil {
 		return fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
 	}
-	it, err := cons.Messages()
+	// Bounded by bytes, not only by count: 500 entries of a fork's were
+	// 50 MB waiting to be read.
+	it, err := cons.Messages(jetstream.PullMaxBytes(pullBytes))
 	if err != nil {
 		return fmt.Errorf("search: follow partition %d: %w", p.Index(), err)
 	}
@@ -112,6 +114,11 @@ func (ix *Indexer) start(ctx, fctx context.Context, p stream.Partition) error {
 	go ix.forget(fctx, w)
 	return nil
 }
+
+// pullBytes bounds what a follower's consumer holds ahead of the indexer:
+// above the largest message (the server's max payload, 8 MiB embedded),
+// which a smaller bound would never deliver.
+const pullBytes = 16 << 20
 
 // posKey is where the index keeps a partition's position.
 func posKey(p stream.Partition) []byte {
@@ -161,7 +168,13 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		gap       time.Duration
 		lastFlush time.Time
 		wait      = cfg.FlushEvery
+		// staged bounds the text of a batch (Config.BatchBytes).
+		staged    int
+		maxStaged = cfg.BatchBytes
 	)
+	if maxStaged <= 0 {
+		maxStaged = DefaultBatchBytes
+	}
 	flush := func() {
 		if !pending {
 			return
@@ -191,7 +204,7 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 		}
 		ix.mu.Unlock()
 		batch.Reset()
-		pending, stamps, usage = false, stamps[:0], usageStage{}
+		pending, stamps, usage, staged = false, stamps[:0], usageStage{}, 0
 		lastFlush, wait = now, cfg.FlushEvery
 	}
 	for {
@@ -233,12 +246,13 @@ func (ix *Indexer) follow(ctx context.Context, p stream.Partition, it jetstream.
 			ix.x.stageUsage(usage, m.Session, m.Entry, facts)
 			err = ix.x.add(batch, m.Session, m.Entry, facts)
 			stamps = append(stamps, meta.Timestamp)
+			staged += min(len(msg.Data()), cfg.MaxTextBytes)
 		}
 		if err != nil && !errors.Is(err, stream.ErrNotSession) {
 			ix.note(err) // left out; the rest goes on
 		}
 		switch since := time.Since(lastFlush); {
-		case batch.Size() >= cfg.Batch:
+		case batch.Size() >= cfg.Batch, staged >= maxStaged:
 			flush()
 		case meta.NumPending == 0 && since >= gap:
 			flush()

@@ -66,9 +66,13 @@ type Config struct {
 	// MaxQueryBytes and MaxQueryTerms bound a query; MaxResults bounds
 	// offset+limit.
 	MaxQueryBytes, MaxQueryTerms, MaxResults int
-	// Batch is how many entries an indexer writes at once; FlushEvery how
-	// long one waits for more before writing fewer.
+	// Batch is how many entries an indexer writes at once, BatchBytes
+	// how many bytes of their text at most (0: DefaultBatchBytes; a fork
+	// or an import writes a thousand entries of 32 KB of text faster than
+	// one is read, and the index held them all with what it made of
+	// them); FlushEvery how long one waits for more before writing fewer.
 	Batch      int
+	BatchBytes int
 	FlushEvery time.Duration
 	// SliceEntries is the size of a slice, ExactUpTo the most entries a
 	// query's rarest word may be in for its hits to be ranked across the
@@ -83,7 +87,7 @@ type Config struct {
 // DefaultConfig keeps the index in dir.
 func DefaultConfig(dir string) Config {
 	return Config{Dir: dir, MaxTextBytes: 32 << 10, MaxQueryBytes: 1024, MaxQueryTerms: 32, MaxResults: 1000,
-		Batch: 1000, FlushEvery: 50 * time.Millisecond, SliceEntries: 32 << 10, ExactUpTo: 5000}
+		Batch: 1000, BatchBytes: DefaultBatchBytes, FlushEvery: 50 * time.Millisecond, SliceEntries: 32 << 10, ExactUpTo: 5000}
 }
 
 // Validate checks the config.
@@ -132,6 +136,9 @@ type doc struct {
 
 // schemaKey records, in the index, the version of what it holds of an
 // entry: an index of another is set aside and rebuilt from the stream.
+// DefaultBatchBytes is Config.BatchBytes's default.
+const DefaultBatchBytes = 4 << 20
+
 var schemaKey = []byte("sessionlog.schema")
 
 // schema is the version of doc and its mapping (2: the facets; 3: the

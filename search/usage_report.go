@@ -106,9 +106,6 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 				groupOf(nil, su, id).Add(sum)
 			}
 		}
-		for i := range rep.Rows {
-			rep.Total.Add(rep.Rows[i].UsageSums)
-		}
 		return nil
 	})
 	if err != nil {
@@ -122,6 +119,11 @@ func (x *Index) Usage(ctx context.Context, req api.UsageRequest) (api.UsageRepor
 		}
 		return 0
 	})
+	// Summed in the rows' order, not the map's: the same report gives the
+	// same cost to the last digit.
+	for i := range rep.Rows {
+		rep.Total.Add(rep.Rows[i].UsageSums)
+	}
 	rep.Groups = len(rep.Rows)
 	if len(rep.Rows) > req.Limit {
 		rep.Rows, rep.Cut = rep.Rows[:req.Limit], true

@@ -25,13 +25,25 @@ func newLimiter(l Limits) *limiter {
 
 // writes are the operations whose bodies are stored: their bytes count
 // against the tenant's write rate.
-var writes = map[string]bool{api.OpAppend: true, api.OpUpload: true, api.OpPutBlob: true, api.OpLivePut: true}
+var writes = map[string]bool{api.OpAppend: true, api.OpUpload: true, api.OpPutBlob: true, api.OpLivePut: true, api.OpFork: true}
 
 // allowBytes takes n bytes of the tenant's write rate (a body larger than
 // the burst takes the whole burst), or says how long to wait.
 func (x *limiter) allowBytes(n int) (time.Duration, bool) {
 	now := time.Now()
 	return ratelimit.Take(x.written.ReserveN(now, min(n, x.written.Burst())), now)
+}
+
+// charge takes n bytes the tenant wrote other than by a request's body
+// (a fork's copy) from its write rate, whatever the wait: the tenant's
+// writes that follow wait until they are paid (allowBytes).
+func (x *limiter) charge(n int) {
+	now := time.Now()
+	for n > 0 {
+		k := min(n, x.written.Burst())
+		x.written.ReserveN(now, k)
+		n -= k
+	}
 }
 
 // allow takes a token for key and for the tenant, or says how long to wait.

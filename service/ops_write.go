@@ -387,22 +387,30 @@ func (s *Service) fork(ctx context.Context, data []byte) (any, error) {
 		return nil, err
 	}
 	h := session.Header{Version: session.CurrentVersion, ID: req.ID, Timestamp: session.FormatTime(s.cfg.Session.Clock.Now())}
-	if src, err := s.with(ctx, req.Session, func(st *stream.Store) (any, error) { return st.Header(ctx) }); err != nil {
-		return nil, err
-	} else {
-		h.Cwd = src.(session.Header).Cwd
+	// One copy at a time per tenant: a copy reads and writes the whole
+	// branch, however large.
+	select {
+	case s.copies <- struct{}{}:
+		defer func() { <-s.copies }()
+	default:
+		return nil, &api.Error{Code: api.CodeRateLimited, Message: "a fork of this tenant's is under way: one at a time", RetryAfterMs: 1000}
 	}
-	st, sel, err := s.b.Fork(ctx, req.Session, point, h)
+	src, err := s.b.Header(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close(ctx)
-	fs, ok := st.(*stream.Store)
-	if !ok {
-		return nil, fmt.Errorf("service: fork returned a %T", st)
+	h.Cwd = src.Cwd
+	// The source is read from the stream, not opened: neither it nor the
+	// copy is held (stream.CopyFork). What is copied is charged against
+	// the tenant's write rate, as appends are: the tenant's writes after
+	// a large fork wait until it is paid.
+	fs, rep, err := s.b.CopyFork(ctx, req.Session, point, h, s.lim.charge)
+	if err != nil {
+		return nil, err
 	}
+	defer fs.Close(ctx)
 	r, err := describe(ctx, fs)
-	r.Copied = len(sel.Entries)
+	r.Copied = rep.Copied
 	return r, err
 }
 

@@ -24,7 +24,7 @@ import (
 // internalPrefix is a Go package's prefix on an error's text (session:,
 // stream: …, and the client library's nats:): it names the server's
 // code, which a client neither sees nor can act on.
-var internalPrefix = regexp.MustCompile(`(^|: |\()(session|stream|codec|service|lifecycle|search|filestore|cluster|replica|transcript|follow|gateway|blobs|live|upkeep|snapshots|tracker|host|usage|outline|tenants|mcpserver|nats|jetstream): `)
+var internalPrefix = regexp.MustCompile(`(?m)(^|: |\()(session|stream|codec|service|lifecycle|search|filestore|cluster|replica|transcript|follow|gateway|blobs|live|upkeep|snapshots|tracker|host|usage|outline|tenants|mcpserver|nats|jetstream): `)
 
 // serverText is text of the server's workings a client is never shown.
 var serverText = regexp.MustCompile(`(?i)\b(tcp|udp|unix) [^ ]*\d+\.\d+\.\d+\.\d+|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d+|\[[0-9a-f:]+\]:\d+|connection reset|broken pipe|i/o timeout|err_code=|API error|no responders|slow consumer|goroutine|\.go:\d+`)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,7 @@ func TestErrorsTellNoServerWorkings(t *testing.T) {
 		{"a reset connection", errors.New("write tcp 127.0.0.1:38322->127.0.0.1:4222: write: connection reset by peer"), api.CodeInternal, true, ""},
 		{"an IPv6 peer", errors.New("read tcp [::1]:4222: i/o timeout"), api.CodeInternal, true, ""},
 		{"an internal error of no known cause", errors.New("stream: index: unexpected state"), api.CodeInternal, true, ""},
+		{"a timeout over lines", fmt.Errorf("%w\nstream: sync big-copy: %w", context.DeadlineExceeded, context.DeadlineExceeded), api.CodeTimeout, false, "sync big-copy"},
 		{"an internal error naming packages", fmt.Errorf("session: %w", errors.New("codec: state of entry \"a\"")), api.CodeInternal, true, ""},
 	}
 	for _, c := range cases {

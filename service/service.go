@@ -38,7 +38,8 @@ var (
 // while another is taken or across a request: resumeMu the edges' resume
 // times, waitMu the waits in flight, mu the closing (closed and wg.Add).
 type Service struct {
-	logger *slog.Logger // hears the causes clients are not told (public.go)
+	copies chan struct{} // the fork under way (one at a time)
+	logger *slog.Logger  // hears the causes clients are not told (public.go)
 	cfg    Config
 	b      *stream.Backend
 	// edges are the tenant's edge domains, the link op's (Config.
@@ -105,6 +106,7 @@ func Start(ctx context.Context, nc *nats.Conn, b *stream.Backend, cfg Config) (*
 		sem:   make(chan struct{}, cfg.MaxInFlight),
 		waits: make(chan struct{}, cfg.MaxWaits), waitsBy: map[string]int{},
 		searches: make(chan struct{}, max(1, cfg.MaxSearches)),
+		copies:   make(chan struct{}, 1),
 		tel:      b.Telemetry(),
 		ctx:      sctx, cancel: cancel, stopping: make(chan struct{}),
 		logger: logger,
@@ -248,8 +250,13 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 				}
 			}()
 			timeout := s.cfg.RequestTimeout
-			if op == api.OpWait {
+			switch op {
+			case api.OpWait:
 				timeout += s.cfg.MaxWait
+			case api.OpFork:
+				// A copy of the whole branch: twice a request's time (the
+				// gateway waits 45 s), some 1.5 GB at the rate measured.
+				timeout *= 2
 			}
 			ctx, cancel := context.WithTimeout(s.ctx, timeout)
 			defer cancel()

@@ -26,6 +26,14 @@ type Repo interface {
 	Fork(ctx context.Context, from string, p ForkPoint, h Header) (Store, ForkSelection, error)
 }
 
+// CopyCreator is a Repo that creates sessions for a bulk copy (an import,
+// a restore): CreateForCopy's store takes appends in memory that does not
+// grow with what it holds, and is closed, not read back (its reads see
+// entries without their content: NewLeanTree).
+type CopyCreator interface {
+	CreateForCopy(ctx context.Context, h Header) (Store, error)
+}
+
 // Listing is one session in a listing.
 type Listing struct {
 	ID            string `json:"id"`

@@ -51,6 +51,9 @@ type Tree struct {
 	// origins are the leaves of the nodes the entries were written on,
 	// once a named one has written (origins.go).
 	origins []OriginLeaf
+
+	// lean trees keep lean entries (lean.go).
+	lean bool
 }
 
 type labelState struct {
@@ -368,6 +371,11 @@ func (t *Tree) applyAt(e *Entry, p int32, c entryCounts) {
 		}
 	}
 	t.stats.add(e, c.redactions)
+	if t.lean {
+		// Counted whole, kept lean.
+		t.entries[i] = leanOf(e)
+		t.bytes += leanEntryBytes - int64(c.size)
+	}
 }
 
 // SetLeaf moves the leaf without an entry. Loaders use it to restore the

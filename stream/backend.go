@@ -415,16 +415,3 @@ func (b *Backend) Close(ctx context.Context) error {
 	b.moves.Stop()
 	return nil
 }
-
-// Fork implements session.Repo: the selected branch is copied into the new
-// session in atomic batches of MaxBatch entries; ParentSession is the
-// source's id.
-func (b *Backend) Fork(ctx context.Context, from string, p session.ForkPoint, h session.Header) (session.Store, session.ForkSelection, error) {
-	src, err := b.OpenStore(ctx, from)
-	if err != nil {
-		return nil, session.ForkSelection{}, err
-	}
-	defer src.Close(ctx)
-	return session.Fork(ctx, src, p, h, from,
-		func(ctx context.Context, h session.Header) (session.Store, error) { return b.CreateStore(ctx, h) }, b.Delete)
-}

@@ -31,6 +31,14 @@ func (b *Backend) CreateStore(ctx context.Context, h session.Header) (*Store, er
 }
 
 func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, error) {
+	return b.createStoreOf(ctx, h, session.NewTree)
+}
+
+// createStoreOf is createStore with the store's tree made by newTree: a
+// lean one (session.NewLeanTree) writes, in memory that does not grow
+// with what it holds, and takes no snapshot (it holds no content to take
+// one of); it is not for reading back.
+func (b *Backend) createStoreOf(ctx context.Context, h session.Header, newTree func(session.Header) *session.Tree) (*Store, error) {
 	if err := session.ValidateHeader(&h); err != nil {
 		return nil, err
 	}
@@ -79,7 +87,7 @@ func (b *Backend) createStore(ctx context.Context, h session.Header) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("stream: create %s: %w", h.ID, err)
 	}
-	t := session.NewTree(h)
+	t := newTree(h)
 	st := newStore(b, t, ack.Sequence, ack.Sequence, b.policy)
 	st.setKept(local)
 	// Indexed in the background, as appends are: a create depends on its

@@ -92,6 +92,9 @@ func (f *indexFollower) follow(ctx context.Context, p *Backend) {
 			DeliverPolicy: jetstream.DeliverNewPolicy,
 			AckWait:       time.Minute,
 			MaxAckPending: 10_000,
+			// Subjects and sequences are all it reads: a batch of a
+			// fork's or an import's entries was 256 of them whole.
+			HeadersOnly: true,
 		})
 		cancel()
 		if err == nil {

@@ -26,8 +26,8 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if os.Getenv("SESSIONLOG_KILL_CHILD") != "" {
-		return m.Run() // the child of a kill test runs its own node
+	if os.Getenv("SESSIONLOG_KILL_CHILD") != "" || os.Getenv("SESSIONLOG_FORK_CHILD") != "" {
+		return m.Run() // the child of a kill or fork test: its own node, or the parent's
 	}
 	return clustertest.RunWithNode("sessionlog-stream-test-", nil, func(n *cluster.Node, c *nats.Conn) int {
 		node, nc = n, c

@@ -42,7 +42,7 @@ func (b *Backend) read(ctx context.Context, id string, after uint64, fn func(Mes
 			}
 			n++
 			msg, err := b.cfg.decode(id, m.Subject, m.Data, m.Sequence)
-			msg.Origin = m.Header.Get(OriginHeader)
+			msg.Origin, msg.Bytes = m.Header.Get(OriginHeader), len(m.Data)
 			if err == nil {
 				err = fn(msg)
 			}
@@ -129,11 +129,16 @@ func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.Can
 // loadTree reads a whole session into a tree. It returns the sequence of
 // the header (the session's epoch) and of the last message.
 func (b *Backend) loadTree(ctx context.Context, id string) (t *session.Tree, epoch, last uint64, err error) {
+	return b.loadTreeWith(ctx, id, func(ctx context.Context) (*session.Tree, uint64, uint64, error) { return b.loadTreeOnce(ctx, id) })
+}
+
+// loadTreeWith is loadTree reading with once.
+func (b *Backend) loadTreeWith(ctx context.Context, id string, once func(ctx context.Context) (*session.Tree, uint64, uint64, error)) (t *session.Tree, epoch, last uint64, err error) {
 	// A read may be answered by a replica behind the leader that does not
 	// know a session created a moment ago: "not found" is only believed
 	// once a read behind a barrier says so too.
 	for attempt := 0; ; attempt++ {
-		t, epoch, last, err = b.loadTreeOnce(ctx, id)
+		t, epoch, last, err = once(ctx)
 		if !errors.Is(err, session.ErrSessionNotFound) || attempt == 20 {
 			return t, epoch, last, err
 		}
@@ -171,6 +176,12 @@ var errPastEnd = errors.New("stream: past the end of the read")
 // until; with epoch set, only the session whose header is at epoch (not
 // one deleted and created again).
 func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint64) (t *session.Tree, epoch, last uint64, err error) {
+	return b.readTreeAs(ctx, id, wantEpoch, until, session.NewTree)
+}
+
+// readTreeAs is readTree into the tree newTree makes (session.NewLeanTree:
+// a selection over a session too large to hold).
+func (b *Backend) readTreeAs(ctx context.Context, id string, wantEpoch, until uint64, newTree func(session.Header) *session.Tree) (t *session.Tree, epoch, last uint64, err error) {
 	last, err = b.read(ctx, id, 0, func(r Message) error {
 		switch {
 		case r.Seq > until:
@@ -178,7 +189,7 @@ func (b *Backend) readTree(ctx context.Context, id string, wantEpoch, until uint
 		case r.Header != nil && t == nil && wantEpoch != 0 && r.Seq != wantEpoch:
 			return fmt.Errorf("%w: %s was created again (seq %d) since it was opened", session.ErrSessionNotFound, id, r.Seq)
 		case r.Header != nil && t == nil:
-			t = session.NewTree(*r.Header)
+			t = newTree(*r.Header)
 			epoch = r.Seq
 		case r.Header != nil && sameHeader(*r.Header, t.Header()):
 			// A copy of the header: stored twice by a stream source
@@ -223,6 +234,9 @@ type Message struct {
 	// Origin is the node the entry was written on (OriginHeader), where
 	// the reader had the message's headers.
 	Origin string
+	// Bytes is the size of the message's data as stored, where the
+	// reader had it (a fork charges what it copies).
+	Bytes int
 }
 
 // OriginHeader names the node a message was written on (Config.Origin).

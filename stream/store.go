@@ -102,7 +102,12 @@ func newStore(b *Backend, t *session.Tree, epoch, lastSeq uint64, policy Conflic
 	s.subject1 = b.cfg.subject(s.id, "")
 	s.msgIDPrefix = s.id + ":" + strconv.FormatUint(epoch, 10) + ":"
 	s.idx = newIndexer(b, b.cfg.indexInterval())
-	s.snap = b.NewSnapshotScheduler(func(ctx context.Context, _ string) error { return s.writeSnapshot(ctx) })
+	s.snap = b.NewSnapshotScheduler(func(ctx context.Context, _ string) error {
+		if t.Lean() {
+			return nil // no content to snapshot (a fork's copy: session.NewLeanTree)
+		}
+		return s.writeSnapshot(ctx)
+	})
 	s.tree, s.writer = sessionkit.NewTreeWriter(t, nil)
 	s.full.Store(!t.Partial())
 	return s
