@@ -123,6 +123,11 @@ func applyLeaf(opts *server.Options, cfg Config) (relays []*relay, err error) {
 			}
 			remote.URLs = append(remote.URLs, p)
 		}
+		if h.Bandwidth > 0 {
+			// The relay reads the protocol's frames to let the small
+			// ones go first: the link carries them uncompressed.
+			remote.Compression = server.CompressionOpts{Mode: server.CompressionOff}
+		}
 		opts.LeafNode.ReconnectInterval = h.ReconnectEvery
 		if opts.LeafNode.ReconnectInterval <= 0 {
 			opts.LeafNode.ReconnectInterval = time.Second
@@ -147,6 +152,19 @@ func (n *Node) LeafURL() string {
 	port := n.opts.LeafNode.Port
 	n.mu.Unlock()
 	return fmt.Sprintf("nats-leaf://%s", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// LinkCarried is the bytes a bandwidth-bound link (HubConfig.Bandwidth)
+// has carried both ways since the node started, and its bound in bytes a
+// second; 0, 0 for a link without a bound.
+func (n *Node) LinkCarried() (bytes, bound int64) {
+	if n.cfg.Hub == nil || n.cfg.Hub.Bandwidth <= 0 {
+		return 0, 0
+	}
+	for _, r := range n.relays {
+		bytes += r.carried.Load()
+	}
+	return bytes, n.cfg.Hub.Bandwidth
 }
 
 // Linked reports whether this edge node's link to its hub is up.

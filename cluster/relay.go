@@ -2,9 +2,9 @@ package cluster
 
 import (
 	"context"
-	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/time/rate"
 )
@@ -12,7 +12,8 @@ import (
 // A relay bounds the bandwidth of an edge's link (HubConfig.Bandwidth):
 // the node's leafnode connects to a listener of its own on loopback,
 // which carries the bytes to and from the hub through one token bucket
-// for both directions. NATS has no such bound of its own; a first sync
+// for both directions, the protocol's small frames ahead of the sync's
+// bulk (relay_lane.go). NATS has no such bound of its own; a first sync
 // of months of sessions over a tethered phone should not take the whole
 // link.
 type relay struct {
@@ -25,9 +26,11 @@ type relay struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
+	// carried counts the bytes relayed, both ways.
+	carried atomic.Int64
 }
 
-// relayChunk is what one read may take of the bucket at once.
+// relayChunk is what one write may take of the bucket at once.
 const relayChunk = 16 << 10
 
 // startRelay listens on loopback and relays each connection to target
@@ -84,38 +87,29 @@ func (r *relay) serve(c net.Conn) {
 	}
 	defer r.track(c, false)
 	defer r.track(up, false)
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		r.copy(dst, src)
-		// One side ended: end both, so the leafnode sees the link drop.
-		dst.Close()
-		src.Close()
-		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
-	<-done
-	<-done
-}
-
-// copy moves bytes from src to dst, waiting for the bucket before each
-// write.
-func (r *relay) copy(dst io.Writer, src io.Reader) {
-	buf := make([]byte, relayChunk)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if r.lim.WaitN(r.ctx, n) != nil {
-				return
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
+	// Each direction a lane (relay_lane.go), one bucket for both; when
+	// one side ends, both do, so that the leafnode sees the link drop.
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	lanes := []*lane{newLane(ctx, r.lim, &r.carried), newLane(ctx, r.lim, &r.carried)}
+	var wg sync.WaitGroup
+	stop := func() {
+		cancel()
+		c.Close()
+		up.Close()
+		for _, l := range lanes {
+			l.wake()
 		}
 	}
+	for i, ends := range [][2]net.Conn{{c, up}, {up, c}} {
+		l, src, dst := lanes[i], ends[0], ends[1]
+		wg.Go(func() { l.read(src) })
+		wg.Go(func() {
+			l.write(dst)
+			stop()
+		})
+	}
+	wg.Wait()
 }
 
 // close stops the relay and its connections, and waits for them.

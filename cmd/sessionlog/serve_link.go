@@ -53,6 +53,10 @@ type linker struct {
 	// progressSaid is the last progress said, and when.
 	progressSaid   string
 	progressSaidAt time.Time
+	// carried and carriedAt are a bandwidth-bound link's bytes when its
+	// rate was last said (linkRate).
+	carried   int64
+	carriedAt time.Time
 	// refused paces the tries after the hub refused (or failed) a link,
 	// and what is said of them.
 	refused retries
@@ -174,7 +178,7 @@ func (l *linker) progress(ctx context.Context, reply slapi.LinkReply) {
 		if !inHeard {
 			down = "(not counted yet)"
 		}
-		said := fmt.Sprintf("sessionlog: sync: %s of this edge's messages still to reach the hub, %s of the hub's still to come", up, down)
+		said := fmt.Sprintf("sessionlog: sync: %s of this edge's messages still to reach the hub, %s of the hub's still to come", up, down) + l.linkRate()
 		// Said when it changed, and each minute it stays (a source
 		// that cannot start).
 		if said != l.progressSaid || time.Since(l.progressSaidAt) >= time.Minute {
@@ -185,4 +189,22 @@ func (l *linker) progress(ctx context.Context, reply slapi.LinkReply) {
 		l.progressSaid = ""
 		l.log("sessionlog: sync: up to date with the hub")
 	}
+}
+
+// linkRate says what a bandwidth-bound link carried, both ways, since it
+// was last said: " (the link: 19,400 B/s of its 20,000)"; "" without a
+// bound, or the first time.
+func (l *linker) linkRate() string {
+	carried, bound := l.node.LinkCarried()
+	if bound == 0 {
+		return ""
+	}
+	now := time.Now()
+	was, at := l.carried, l.carriedAt
+	l.carried, l.carriedAt = carried, now
+	if at.IsZero() || now.Sub(at) < time.Second {
+		return ""
+	}
+	rate := float64(carried-was) / now.Sub(at).Seconds()
+	return fmt.Sprintf(" (the link: %s B/s of its %s)", thousands(int64(rate)), thousands(bound))
 }
