@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcore/sessionlog/api"
 	"github.com/agentcore/sessionlog/session/sessiontest"
@@ -29,15 +26,7 @@ func TestEdgeSyncUsesItsBandwidth(t *testing.T) {
 	f := newFleet(t, []string{"laptop"}, fleetOpts{apart: true, edge: map[string][]string{"laptop": {"-hub-bandwidth", fmt.Sprint(bound)}}})
 	e := f.edges[0]
 	ctx := context.Background()
-	if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "backlog"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + strings.Repeat("b", 2400) + `"}}`)
-	for range 10 {
-		if err := e.c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "backlog", Entries: slices.Repeat([]jsontext.Value{entry}, 10)}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeBacklog(t, e, "backlog", 10, strings.Repeat("b", 2400))
 	hub := client(t, f.hub.URL, "alice")
 	before := len(e.proc.Log.String())
 	t0 := time.Now()

@@ -24,20 +24,7 @@ func TestEdgeSyncSaysHowFarItIs(t *testing.T) {
 	f := newFleet(t, []string{"laptop"}, fleetOpts{apart: true, edge: map[string][]string{"laptop": {"-hub-bandwidth", "262144"}}})
 	e := f.edges[0]
 	ctx := context.Background()
-	if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: "away"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + strings.Repeat("written away from the hub ", 100) + `"}}`)
-	for range 40 {
-		var r api.AppendReply
-		if err := e.c.Call(ctx, api.OpAppend, api.AppendRequest{Session: "away", Entries: slices.Repeat([]jsontext.Value{entry}, 10)}, &r); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range r.Entries {
-			ids = append(ids, e.ID)
-		}
-	}
+	ids := writeBacklog(t, e, "away", 40, strings.Repeat("written away from the hub ", 100))
 	t0 := time.Now()
 	before := len(e.proc.Log.String())
 	e.link.SetCut(false)
@@ -70,6 +57,28 @@ func TestEdgeSyncSaysHowFarItIs(t *testing.T) {
 	if len(lines) == 0 {
 		t.Fatal("no progress said between the link coming back and up to date")
 	}
+}
+
+// writeBacklog writes session id on edge e: batches appends of ten
+// messages of text each; it gives their ids.
+func writeBacklog(t *testing.T, e *fleetEdge, id string, batches int, text string) []string {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.c.Call(ctx, api.OpCreate, api.CreateRequest{ID: id}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	entry := jsontext.Value(`{"type":"message","message":{"role":"user","content":"` + text + `"}}`)
+	for range batches {
+		var r api.AppendReply
+		if err := e.c.Call(ctx, api.OpAppend, api.AppendRequest{Session: id, Entries: slices.Repeat([]jsontext.Value{entry}, 10)}, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range r.Entries {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
 }
 
 // An edge whose link was cut for a moment tells the hub when it is back,
