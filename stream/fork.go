@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentcore/sessionlog/session"
 )
@@ -68,9 +71,29 @@ func (b *Backend) CopyFork(ctx context.Context, from string, p session.ForkPoint
 		return nil, rep, err
 	}
 	src := b.partOf(from)
-	t, epoch, last, err := src.loadTreeAs(ctx, from, session.NewLeanTree)
+	// Everything acknowledged before the fork is in it: the leader's last
+	// sequence of the session first, then reads (which a replica behind
+	// may answer) until they reach it.
+	subjects := src.cfg.sessionSubjects(from)
+	fresh, err := src.freshLast(ctx, subjects)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, rep, fmt.Errorf("%w: %q", session.ErrSessionNotFound, from)
+	}
 	if err != nil {
 		return nil, rep, err
+	}
+	var t *session.Tree
+	var epoch, last uint64
+	for attempt := 0; ; attempt++ {
+		if t, epoch, last, err = src.loadTreeAs(ctx, from, session.NewLeanTree); err != nil {
+			return nil, rep, err
+		}
+		if last >= fresh {
+			break
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return nil, rep, fmt.Errorf("stream: fork of %s: the stream read is behind its leader: %w", from, err)
+		}
 	}
 	sel, err := session.SelectFork(t, p)
 	if err != nil {
@@ -116,7 +139,7 @@ func (b *Backend) CopyFork(ctx context.Context, from string, p session.ForkPoint
 		return nil
 	}
 	seenHeader := false
-	_, err = src.read(ctx, from, 0, func(m Message) error {
+	copyOne := func(m Message) error {
 		switch {
 		case m.Seq > last:
 			return errPastEnd // written after the selection: not the fork's
@@ -148,9 +171,22 @@ func (b *Backend) CopyFork(ctx context.Context, from string, p session.ForkPoint
 			return flush()
 		}
 		return nil
-	})
-	if errors.Is(err, errPastEnd) {
-		err = nil
+	}
+	// Read again until the selection's last sequence is reached (a
+	// replica behind may end a read early).
+	for after, attempt := uint64(0), 0; ; attempt++ {
+		var upTo uint64
+		upTo, err = src.read(ctx, from, after, copyOne)
+		if errors.Is(err, errPastEnd) || (err == nil && upTo >= last) {
+			err = nil
+			break
+		}
+		if err == nil {
+			after, err = upTo, pause(ctx, attempt)
+		}
+		if err != nil {
+			break
+		}
 	}
 	if err == nil {
 		err = flush()
@@ -174,6 +210,17 @@ func (b *Backend) CreateForCopy(ctx context.Context, h session.Header) (session.
 }
 
 var _ session.CopyCreator = (*Backend)(nil)
+
+// pause waits a little longer each attempt, up to 50 ms, or until ctx
+// ends.
+func pause(ctx context.Context, attempt int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(min(time.Duration(attempt+1)*5*time.Millisecond, 50*time.Millisecond)):
+		return nil
+	}
+}
 
 // loadTreeAs is loadTree into the tree newTree makes.
 func (b *Backend) loadTreeAs(ctx context.Context, id string, newTree func(session.Header) *session.Tree) (*session.Tree, uint64, uint64, error) {
