@@ -308,6 +308,16 @@ func withSession(ctx context.Context, rf *repoFlags, id string, fn func(s *sessi
 		if err != nil {
 			return err
 		}
+		// A verb sees every write acknowledged before it began, through
+		// whichever node of a cluster it asks: a replica behind may have
+		// answered the open (a tree through one node missed an append
+		// made through another).
+		if c, ok := st.(interface{ CatchUp(context.Context) error }); ok {
+			if err := c.CatchUp(ctx); err != nil {
+				st.Close(ctx)
+				return err
+			}
+		}
 		sess, err := session.New(st, sysConfig())
 		if err != nil {
 			st.Close(ctx)
