@@ -160,3 +160,29 @@ func kindOf(goKind string) string {
 	}
 	return "a number (" + goKind + ")"
 }
+
+// JetStream's codes for storage that is used up: the server's (its disk,
+// or its JetStream limit) and an account's (a tenant's max-store).
+const (
+	jsInsufficientResources = 10023
+	jsStorageExceeded       = 10047
+)
+
+// storageError is a write refused for want of storage, said as such:
+// unavailable, naming what is full and on which node; nil for any other
+// error. (Clients read "append to s1: nats: nats: API error: code=503
+// err_code=10023 description=insufficient resources", as an internal
+// error.)
+func storageError(err error, node string) *api.Error {
+	var ae *jetstream.APIError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	switch ae.ErrorCode {
+	case jsInsufficientResources:
+		return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("the storage of node %s is full (its disk, or its JetStream limit): writes are refused until space is freed; reads go on", node)}
+	case jsStorageExceeded:
+		return &api.Error{Code: api.CodeUnavailable, Message: "the tenant's storage limit is reached: writes are refused until sessions are deleted or the limit is raised; reads go on"}
+	}
+	return nil
+}

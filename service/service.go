@@ -277,7 +277,11 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 				err = &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("the reply is %d bytes, over the server's max payload of %d", len(body), s.nc.MaxPayload())}
 			}
 			if err != nil {
-				pe := Public(errorOf(err), err, s.logger, op)
+				pe := errorOf(err)
+				if se := storageError(err, s.nc.ConnectedServerName()); se != nil {
+					pe = se
+				}
+				pe = Public(pe, err, s.logger, op)
 				finish(pe)
 				s.answered.note(op, pe)
 				s.replyAsync(req, errorBody(pe), errorHeaders(pe))

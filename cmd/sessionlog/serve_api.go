@@ -32,6 +32,9 @@ import (
 // apiFlags configure what `serve` offers clients besides NATS itself: the
 // request/reply service, the HTTP gateway, credentials and TLS.
 type apiFlags struct {
+	// diskWarn is the free percentage of the data dir's file system
+	// below which status warns.
+	diskWarn   float64
 	http       string
 	tenants    string
 	tenantFile *tenants.File // read from tenants
@@ -89,6 +92,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.StringVar(&a.tlsCA, "tls-ca", "", "CA (PEM) that signs client certificates, with -tls-verify")
 	fs.BoolVar(&a.tlsVerify, "tls-verify", false, "require NATS client certificates signed by -tls-ca")
 	fs.Float64Var(&a.rate, "rate", 200, "requests per second allowed to each client (service and gateway)")
+	fs.Float64Var(&a.diskWarn, "disk-warn", 10, "status warns when less than this percentage of the data dir's file system is free")
 	fs.IntVar(&a.maxRequest, "max-request", 1<<20, "largest request body in bytes")
 	fs.IntVar(&a.maxUpload, "max-upload", 64<<20, "largest entry, or blob, sent in pieces (bytes)")
 	fs.DurationVar(&a.blobGC, "blob-gc", time.Hour, "how often blobs no entry names and snapshot objects no head names are collected (past their grace period; 0: never)")
@@ -122,6 +126,9 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 func (a *apiFlags) configure(cfg *cluster.Config, sc stream.Config) error {
 	if a.repairStuck < 0 || a.repairDead < 0 {
 		return usageError("-repair-stuck and -repair-dead must not be negative")
+	}
+	if a.diskWarn < 0 || a.diskWarn > 100 {
+		return usageError("-disk-warn %v: a percentage, 0 to 100", a.diskWarn)
 	}
 	if err := a.configureEdge(cfg); err != nil {
 		return err
@@ -310,7 +317,7 @@ func (a *api) retainOne(ctx context.Context, b *stream.Backend, pol lifecycle.Po
 // startAPI runs a service per tenant (or one for the whole node) and the
 // gateway.
 func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Config, sc stream.Config) (*api, error) {
-	out := &api{state: &nodeState{node: node, name: cfg.ServerName}}
+	out := &api{state: &nodeState{node: node, name: cfg.ServerName, dir: cfg.DataDir, warnBelow: a.diskWarn}}
 	svcCfg := service.DefaultConfig(system.Config())
 	svcCfg.Ready = node.Quorum
 	svcCfg.Node = out.state.reply

@@ -15,6 +15,10 @@ import (
 type nodeState struct {
 	node *cluster.Node
 	name string
+	// dir is the data dir, whose file system's free space is told, and
+	// warned of below warnBelow percent.
+	dir       string
+	warnBelow float64
 
 	mu      sync.Mutex
 	revoked []string // "acme/laptop-b revoked at …: …"
@@ -42,6 +46,15 @@ func (s *nodeState) reply() slapi.NodeReply {
 	}
 	if why := s.node.LinkRefused(); why != "" {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the hub refuses this edge's link (%s): it was revoked at the hub, or -hub-credentials is wrong; writes are kept here", why))
+	}
+	if free, size, ok := diskSpace(s.dir); ok && size > 0 {
+		pct := 100 * float64(free) / float64(size)
+		said := fmt.Sprintf("%s free of %s (%.0f%%) where the node stores its data (%s)", bytesOf(free), bytesOf(size), pct, s.dir)
+		if pct < s.warnBelow {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("storage of node %s: only %s: writes are refused once it is full; free space or grow the volume", s.name, said))
+		} else {
+			r.Notes = append(r.Notes, "storage: "+said)
+		}
 	}
 	s.mu.Lock()
 	r.Notes = append(r.Notes, s.revoked...)

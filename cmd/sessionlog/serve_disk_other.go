@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// diskSpace cannot read the space of a file system here.
+func diskSpace(string) (free, size uint64, ok bool) { return 0, 0, false }
