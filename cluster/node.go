@@ -80,6 +80,9 @@ type Config struct {
 	// Hub, when set, links this node to a hub as a leafnode (see edge.go):
 	// the node works alone, and its link comes and goes.
 	Hub *HubConfig
+	// Say, when set, hears what the node does by itself that its operator
+	// should know (JetStream restarted once space is back: storage.go).
+	Say func(string)
 	// BrokenAfter is how long one of the node's own connections may stay
 	// away from its server before the node is broken (Broken; see
 	// watch.go). 0: DefaultBrokenAfter.
@@ -185,6 +188,8 @@ type Node struct {
 	closed bool
 	conns  []*nats.Conn
 	watch  *connWatch // the node's own connections (watch.go)
+	// storage is the storage watcher's state (storage.go).
+	storage storageWatch
 	// linkLog keeps what the hub answered an edge's link with (edges only).
 	linkLog *linkLog
 
@@ -347,6 +352,8 @@ func start(ctx context.Context, cfg Config) (*Node, error) {
 		n.stopFence, n.fenced = make(chan struct{}), make(chan struct{})
 		go n.fence(n.stopFence, n.fenced)
 	}
+	n.storage.stop, n.storage.done = make(chan struct{}), make(chan struct{})
+	go n.watchStorage(cfg.Say)
 	started = true
 	return n, nil
 }
@@ -474,6 +481,8 @@ func (n *Node) Close(ctx context.Context) error {
 	n.conns = nil
 	n.mu.Unlock()
 	n.watch.stop()
+	close(n.storage.stop)
+	<-n.storage.done
 	for _, nc := range conns {
 		nc.Close()
 	}

@@ -136,6 +136,9 @@ type Config struct {
 	// Node, when set, tells how the node is (OpNode): what its operator
 	// sees in status beyond the streams' health.
 	Node func() api.NodeReply
+	// OutOfSpace, when set, hears of each write the node's storage
+	// refused for want of space (cluster.Node.NoteOutOfSpace).
+	OutOfSpace func()
 }
 
 // Searcher is the full-text index the search operation asks (a

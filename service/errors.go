@@ -173,13 +173,16 @@ const (
 // error. (Clients read "append to s1: nats: nats: API error: code=503
 // err_code=10023 description=insufficient resources", as an internal
 // error.)
-func storageError(err error, node string) *api.Error {
+func storageError(err error, node string, outOfSpace func()) *api.Error {
 	var ae *jetstream.APIError
 	if !errors.As(err, &ae) {
 		return nil
 	}
 	switch ae.ErrorCode {
 	case jsInsufficientResources:
+		if outOfSpace != nil {
+			outOfSpace()
+		}
 		return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("the storage of node %s is full (its disk, or its JetStream limit): writes are refused until space is freed; reads go on", node)}
 	case jsStorageExceeded:
 		return &api.Error{Code: api.CodeUnavailable, Message: "the tenant's storage limit is reached: writes are refused until sessions are deleted or the limit is raised; reads go on"}

@@ -278,7 +278,7 @@ func (s *Service) handler(op string, fn opFunc) micro.Handler {
 			}
 			if err != nil {
 				pe := errorOf(err)
-				if se := storageError(err, s.nc.ConnectedServerName()); se != nil {
+				if se := storageError(err, s.nc.ConnectedServerName(), s.cfg.OutOfSpace); se != nil {
 					pe = se
 				}
 				pe = Public(pe, err, s.logger, op)

@@ -69,6 +69,7 @@ func runServe(ctx context.Context, e env) error {
 		rf.replicas = 1
 	}
 	af.log = e.stderr
+	cfg.Say = func(msg string) { fmt.Fprintln(e.stderr, msg) }
 	if err := af.configure(&cfg, rf.streamConfig()); err != nil {
 		return err
 	}

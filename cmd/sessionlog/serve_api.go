@@ -321,6 +321,7 @@ func (a *apiFlags) start(ctx context.Context, node *cluster.Node, cfg cluster.Co
 	svcCfg := service.DefaultConfig(system.Config())
 	svcCfg.Ready = node.Quorum
 	svcCfg.Node = out.state.reply
+	svcCfg.OutOfSpace = node.NoteOutOfSpace
 	svcCfg.Limits.Rate, svcCfg.Limits.Burst = a.rate, max(1, int(2*a.rate))
 	svcCfg.Limits.MaxRequestBytes = a.maxRequest
 	svcCfg.Limits.MaxEntryBytes, svcCfg.Limits.MaxUploadBytes = a.maxUpload, a.maxUpload

@@ -47,7 +47,10 @@ func (s *nodeState) reply() slapi.NodeReply {
 	if why := s.node.LinkRefused(); why != "" {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the hub refuses this edge's link (%s): it was revoked at the hub, or -hub-credentials is wrong; writes are kept here", why))
 	}
-	if free, size, ok := diskSpace(s.dir); ok && size > 0 {
+	if at := s.node.StorageFull(); !at.IsZero() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("storage of node %s: writes refused since %s for a full disk; they are taken again once space is freed", s.name, at.UTC().Format(time.RFC3339)))
+	}
+	if free, size, ok := s.node.DiskSpace(); ok && size > 0 {
 		pct := 100 * float64(free) / float64(size)
 		said := fmt.Sprintf("%s free of %s (%.0f%%) where the node stores its data (%s)", bytesOf(free), bytesOf(size), pct, s.dir)
 		if pct < s.warnBelow {
