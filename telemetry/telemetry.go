@@ -94,6 +94,10 @@ type T struct {
 	StreamFollowers, FollowerLag              metric.Int64ObservableGauge
 	ConsumerPending                           metric.Int64ObservableGauge
 	AccountStore, AccountStoreLimit, Warnings metric.Int64ObservableGauge
+	// DiskFree and DiskSize are the space free and the size of the file
+	// system the node stores its data on (issue 69: a full disk refuses
+	// writes).
+	DiskFree, DiskSize metric.Int64ObservableGauge
 }
 
 // StateKey is a follower's state in a StreamFollowers observation.
@@ -153,6 +157,8 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	t.ConsumerPending, _ = m.Int64ObservableGauge("sessionlog.consumer.pending", metric.WithUnit("{message}"), metric.WithDescription("Messages a durable consumer has not been delivered yet."))
 	t.AccountStore, _ = m.Int64ObservableGauge("sessionlog.account.stored", metric.WithUnit("By"), metric.WithDescription("Bytes the account stores in JetStream."))
 	t.AccountStoreLimit, _ = m.Int64ObservableGauge("sessionlog.account.store_limit", metric.WithUnit("By"), metric.WithDescription("The account's JetStream storage limit (0: none)."))
+	t.DiskFree, _ = m.Int64ObservableGauge("sessionlog.disk.free", metric.WithUnit("By"), metric.WithDescription("Bytes free on the file system the node stores its data on."))
+	t.DiskSize, _ = m.Int64ObservableGauge("sessionlog.disk.size", metric.WithUnit("By"), metric.WithDescription("Size of the file system the node stores its data on."))
 	t.Warnings, _ = m.Int64ObservableGauge("sessionlog.health.warnings", metric.WithUnit("{warning}"), metric.WithDescription("Warnings of the deployment's health report (see sessionlog status)."))
 	return t
 }

@@ -93,6 +93,11 @@ func runServe(ctx context.Context, e env) error {
 		return err
 	}
 	defer unregister()
+	unregisterDisk, err := registerDisk(instruments, node)
+	if err != nil {
+		return err
+	}
+	defer unregisterDisk()
 	defer func() {
 		// Stopping is bounded whatever clients do: requests in flight get
 		// stopGrace, then are cut off.

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentcore/sessionlog/cluster"
 	"github.com/agentcore/sessionlog/stream"
 	"github.com/agentcore/sessionlog/stream/upkeep"
 	"github.com/agentcore/sessionlog/telemetry"
@@ -102,4 +103,20 @@ func (hm *healthMetrics) observe(o metric.Observer, tel *telemetry.T, h upkeep.H
 	o.ObserveInt64(tel.AccountStore, int64(h.Account.Store))
 	o.ObserveInt64(tel.AccountStoreLimit, max(h.Account.StoreLimit, 0))
 	o.ObserveInt64(tel.Warnings, int64(len(h.Warnings)))
+}
+
+// registerDisk makes the disk gauges observe the file system the node
+// stores its data on; the returned function unregisters them.
+func registerDisk(tel *telemetry.T, node *cluster.Node) (func(), error) {
+	reg, err := tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		if free, size, ok := node.DiskSpace(); ok {
+			o.ObserveInt64(tel.DiskFree, int64(free))
+			o.ObserveInt64(tel.DiskSize, int64(size))
+		}
+		return nil
+	}, tel.DiskFree, tel.DiskSize)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = reg.Unregister() }, nil
 }
